@@ -1,0 +1,114 @@
+"""Argument validation shared by the whole package.
+
+Every public entry point validates its inputs with these helpers so that bad input
+raises a :class:`ValueError` or :class:`TypeError` that names the offending argument,
+instead of producing a silently wrong answer.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_finite_array",
+    "check_nonnegative_float",
+    "check_nonnegative_int",
+    "check_positive_float",
+    "check_positive_int",
+    "check_probabilities",
+    "check_probability",
+    "check_unit_interval_array",
+]
+
+
+def check_positive_int(value: Any, name: str) -> int:
+    """Return ``value`` as an ``int`` if it is an integer ``>= 1``; raise otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return int(value)
+
+
+def check_nonnegative_int(value: Any, name: str) -> int:
+    """Return ``value`` as an ``int`` if it is an integer ``>= 0``; raise otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    return int(value)
+
+
+def _as_real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    out = float(value)
+    if np.isnan(out):
+        raise ValueError(f"{name} must not be NaN")
+    return out
+
+
+def check_positive_float(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a ``float`` if it is ``> 0`` (and finite unless ``allow_inf``)."""
+    out = _as_real(value, name)
+    if not out > 0:
+        raise ValueError(f"{name} must be > 0, got {value}")
+    if not allow_inf and not np.isfinite(out):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return out
+
+
+def check_nonnegative_float(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a ``float`` if it is ``>= 0`` (and finite unless ``allow_inf``)."""
+    out = _as_real(value, name)
+    if not out >= 0:
+        raise ValueError(f"{name} must be >= 0, got {value}")
+    if not allow_inf and not np.isfinite(out):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return out
+
+
+def check_probability(value: Any, name: str) -> float:
+    """Return ``value`` as a ``float`` if it lies in ``[0, 1]``."""
+    out = _as_real(value, name)
+    if not 0.0 <= out <= 1.0:
+        raise ValueError(f"{name} must lie in [0, 1], got {value}")
+    return out
+
+
+def check_finite_array(value: Any, name: str, *, dtype: Any = np.float64) -> np.ndarray:
+    """Return ``value`` as a numpy array of ``dtype``; raise if it holds NaN or inf."""
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be array-like of numbers: {exc}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return arr
+
+
+def check_unit_interval_array(value: Any, name: str) -> np.ndarray:
+    """Return ``value`` as a float64 array whose entries all lie in ``[0, 1]``."""
+    arr = check_finite_array(value, name)
+    if arr.size and (arr.min() < 0.0 or arr.max() > 1.0):
+        raise ValueError(f"{name} must lie in [0, 1], got values in [{arr.min()}, {arr.max()}]")
+    return arr
+
+
+def check_probabilities(probs: np.ndarray, name: str, *, atol: float = 1e-6) -> None:
+    """Raise unless ``probs`` (last axis = actions) is non-negative and sums to one."""
+    if probs.shape[-1:] == (0,) or probs.ndim == 0:
+        raise ValueError(f"{name} must have at least one action on its last axis")
+    if not np.all(np.isfinite(probs)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    if np.any(probs < 0):
+        raise ValueError(f"{name} must be non-negative")
+    total = probs.sum(axis=-1)
+    if np.any(np.abs(total - 1.0) > atol):
+        worst = float(total.flat[np.argmax(np.abs(total - 1.0))])
+        raise ValueError(
+            f"{name} must sum to 1 along the last axis (found a row summing to {worst})"
+        )

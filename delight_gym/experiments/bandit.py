@@ -1,0 +1,119 @@
+"""Run bandit agents on batches of Bernoulli bandit instances and measure pseudo-regret.
+
+Seeding (so that every number can be reproduced one seed at a time):
+
+* seed ``i`` of a run with base ``seed`` plays the ``BernoulliBandit-v0`` instance drawn by
+  ``reset(seed=seed + i)`` (Gymnasium's vector convention); every agent therefore faces the
+  same instances (common random numbers), which makes agent comparisons paired;
+* the agent's own generator is seeded with ``[seed, 2026]``, independent of the environment's
+  streams.
+
+Regret is cumulative pseudo-regret, ``Σ_t (max_a μ_a − μ_{A_t})``, computed from the
+environment's ``info`` (expected rewards), never from the noisy rewards.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym.agents.bandits import make_bandit_agent
+from delight_gym.envs.bandits import BernoulliBanditVectorEnv
+
+__all__ = ["AGENT_SEED_SALT", "BanditResult", "run_bernoulli", "summarize_regret"]
+
+#: Second word of the agent generator's seed, keeping it apart from the environments' seeds.
+AGENT_SEED_SALT = 2026
+
+
+@dataclass(frozen=True)
+class BanditResult:
+    """Per-step pseudo-regret of one agent on a batch of instances.
+
+    Attributes:
+        agent: agent name.
+        num_arms: ``K``.
+        regret: per-step pseudo-regret, shape ``(seeds, horizon)``.
+        actions: arms played, shape ``(seeds, horizon)``.
+        seconds: wall-clock time of the run.
+        overrides: rounds where the DE override fired with a non-empty gate, shape
+            ``(seeds,)`` (zeros for other agents).
+    """
+
+    agent: str
+    num_arms: int
+    regret: np.ndarray
+    actions: np.ndarray
+    seconds: float
+    overrides: np.ndarray
+
+    @property
+    def cumulative(self) -> np.ndarray:
+        """Cumulative pseudo-regret, shape ``(seeds, horizon)``."""
+        return np.cumsum(self.regret, axis=1)
+
+
+def run_bernoulli(
+    agent: str,
+    num_arms: int,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int = 0,
+    means: np.ndarray | None = None,
+    callback: Callable[[int], object] | None = None,
+    **agent_kwargs: Any,
+) -> BanditResult:
+    """Run ``agent`` for ``horizon`` rounds on ``seeds`` independent Bernoulli bandits.
+
+    Args:
+        agent: ``delight``, ``thompson``, ``egreedy``, ``greedy`` or ``ucb``.
+        num_arms: ``K ≥ 1``.
+        horizon: ``T ≥ 1`` rounds.
+        seeds: number of independent instances (run as one batch).
+        seed: base seed; instance ``i`` uses environment seed ``seed + i``.
+        means: optional fixed arm means, shape ``(seeds, K)`` or ``(K,)``.
+        callback: called with the number of rounds just completed (for progress bars).
+        **agent_kwargs: passed to the agent (``half_life``, ``gate_price``, ...).
+
+    Returns:
+        A :class:`BanditResult`.
+    """
+    num_arms = check_positive_int(num_arms, "num_arms")
+    horizon = check_positive_int(horizon, "horizon")
+    seeds = check_positive_int(seeds, "seeds")
+    seed = check_nonnegative_int(seed, "seed")
+    env = BernoulliBanditVectorEnv(seeds, num_arms=num_arms, means=means)
+    env.reset(seed=seed)
+    bandit = make_bandit_agent(agent, seeds, num_arms, seed=[seed, AGENT_SEED_SALT], **agent_kwargs)
+    regret = np.empty((seeds, horizon))
+    actions = np.empty((seeds, horizon), dtype=np.int64)
+    overrides = np.zeros(seeds, dtype=np.int64)
+    start = time.perf_counter()
+    for t in range(horizon):
+        a = bandit.act()
+        _, rewards, _, _, info = env.step(a)
+        bandit.update(a, rewards)
+        regret[:, t] = info["regret"]
+        actions[:, t] = a
+        if "overridden" in bandit.last_info:
+            overrides += bandit.last_info["overridden"]
+        if callback is not None:
+            callback(1)
+    seconds = time.perf_counter() - start
+    env.close()
+    return BanditResult(agent, num_arms, regret, actions, seconds, overrides)
+
+
+def summarize_regret(cumulative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error (``std(ddof=1)/√n``) across seeds of ``(seeds, T)`` curves."""
+    n = cumulative.shape[0]
+    mean = cumulative.mean(axis=0)
+    if n < 2:
+        return mean, np.full_like(mean, np.nan)
+    return mean, cumulative.std(axis=0, ddof=1) / np.sqrt(n)

@@ -1,0 +1,175 @@
+"""Results store: cells saved atomically, then ``summary.csv``, ``curves.csv`` and a figure.
+
+A *cell* is one (agent, setting) pair run over all seeds. Each finished cell is written to
+``<out>/cells/<key>.npz`` through a temporary file and an atomic rename, so a sweep killed at
+any moment leaves only complete cells behind; re-running the same command loads them instead
+of recomputing. The key hashes everything that determines the cell's numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "cell_key",
+    "curves_frame",
+    "load_cell",
+    "plot_curves",
+    "save_cell",
+    "summary_frame",
+    "write_tables",
+]
+
+SUMMARY_TAIL = ["horizon", "seeds", "regret_mean", "regret_se", "seconds"]
+
+
+def cell_key(spec: Mapping[str, Any]) -> str:
+    """A short stable hash of a JSON-serialisable cell specification."""
+    blob = json.dumps(spec, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:20]
+
+
+def save_cell(
+    out: Path, key: str, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
+) -> Path:
+    """Write one finished cell atomically to ``out/cells/key.npz``."""
+    folder = Path(out) / "cells"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{key}.npz"
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            payload = {"meta": np.array(json.dumps(meta, default=str)), **arrays}
+            np.savez(fh, **payload)  # type: ignore[arg-type]
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+def load_cell(out: Path, key: str) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:
+    """Load a finished cell, or ``None`` if it has not been computed yet."""
+    path = Path(out) / "cells" / f"{key}.npz"
+    if not path.exists():
+        return None
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files if k != "meta"}
+        meta = json.loads(str(data["meta"]))
+    return arrays, meta
+
+
+def _mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = values.shape[0]
+    mean = values.mean(axis=0)
+    se = values.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full_like(mean, np.nan)
+    return mean, se
+
+
+def summary_frame(
+    rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[str]
+) -> pd.DataFrame:
+    """Build ``summary.csv`` rows: ``experiment, agent, <settings>, horizon, seeds, ...``.
+
+    Each row must hold ``experiment``, ``agent``, the settings, ``horizon``, ``seconds`` and
+    ``final_regret`` (array of per-seed cumulative regret at the horizon).
+    """
+    records = []
+    for row in rows:
+        final = np.asarray(row["final_regret"], dtype=float)
+        mean, se = _mean_se(final[:, None])
+        rec = {"experiment": row["experiment"], "agent": row["agent"]}
+        rec.update({c: row[c] for c in setting_columns})
+        rec.update(
+            horizon=row["horizon"],
+            seeds=final.shape[0],
+            regret_mean=float(mean[0]),
+            regret_se=float(se[0]),
+            seconds=float(row["seconds"]),
+        )
+        records.append(rec)
+    columns = ["experiment", "agent", *setting_columns, *SUMMARY_TAIL]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def curves_frame(rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[str]) -> pd.DataFrame:
+    """Build ``curves.csv``: one row per (agent, setting, t) with mean ± s.e. of cumulative regret.
+
+    Each row must hold ``experiment``, ``agent``, the settings and ``cumulative`` (array of
+    shape ``(seeds, T)``). ``t`` runs from 1 to ``T``.
+    """
+    frames = []
+    for row in rows:
+        mean, se = _mean_se(np.asarray(row["cumulative"], dtype=float))
+        frame = pd.DataFrame(
+            {"t": np.arange(1, mean.shape[0] + 1), "regret_mean": mean, "regret_se": se}
+        )
+        for i, c in enumerate(["experiment", "agent", *setting_columns]):
+            frame.insert(i, c, row[c])
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def write_tables(out: Path, summary: pd.DataFrame, curves: pd.DataFrame) -> None:
+    """Write ``summary.csv`` and ``curves.csv`` into ``out`` (atomically, file by file)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, frame in (("summary.csv", summary), ("curves.csv", curves)):
+        tmp = out / f".{name}.tmp"
+        frame.to_csv(tmp, index=False)
+        os.replace(tmp, out / name)
+
+
+def plot_curves(
+    curves: pd.DataFrame, setting_column: str, path_stem: Path, *, title: str = ""
+) -> list[Path]:
+    """One panel per setting value: cumulative regret vs ``t``, mean ± 1 s.e. per agent.
+
+    Writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    values = sorted(curves[setting_column].unique())
+    fig, axes = plt.subplots(1, len(values), figsize=(4.2 * len(values), 3.4), squeeze=False)
+    for ax, value in zip(axes[0], values, strict=True):
+        panel = curves[curves[setting_column] == value]
+        for agent, group in panel.groupby("agent", sort=False):
+            (line,) = ax.plot(group["t"], group["regret_mean"], label=str(agent))
+            ax.fill_between(
+                group["t"],
+                group["regret_mean"] - group["regret_se"],
+                group["regret_mean"] + group["regret_se"],
+                color=line.get_color(),
+                alpha=0.25,
+                linewidth=0,
+            )
+        ax.set_title(f"{setting_column} = {value}")
+        ax.set_xlabel("t")
+        ax.set_ylabel("cumulative regret")
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(frameon=False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    paths = []
+    for ext in ("png", "pdf"):
+        p = Path(f"{path_stem}.{ext}")
+        fig.savefig(p, dpi=130)
+        paths.append(p)
+    plt.close(fig)
+    return paths

@@ -1,0 +1,267 @@
+"""The Delight-gated exploration (DE) rule and its ε schedule — the only implementation.
+
+For one decision with actions ``a = 1..A`` (paper §2.1, Algorithm 1):
+
+* surprisal under the host, ``ℓ(a) = min([−log π(a) − min_b(−log π(b))]_+, L)``: the host's
+  favourite gets 0 and, for a greedy host, every other action gets exactly ``L``;
+* prospective delight ``χ(a) = EI(a)·ℓ(a)``;
+* gate ``G = {a : χ(a) ≥ λ, χ(a) > 0}``;
+* override ``q(a) ∝ χ(a)·1{a ∈ G}``, or ``q = π`` when ``G`` is empty;
+* acting distribution ``(1 − ε)·π + ε·q`` with ``ε_t = M / (M + t)``.
+
+The extra condition ``χ(a) > 0`` in the gate only matters for ``λ = 0``: it keeps ``q``
+well defined (the paper's code would divide by zero there) and is the ``λ → 0`` limit of the
+rule. For every ``λ > 0`` the gate is exactly the paper's.
+
+Every function is batched over any leading dimensions (the last axis indexes actions) and
+accepts either numpy arrays or torch tensors; the result has the input's type, dtype and
+device. Agents, wrappers and experiments all call these functions; no other copy of the rule
+exists in the package.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from delight_gym._checks import (
+    check_nonnegative_float,
+    check_positive_float,
+    check_probability,
+)
+
+__all__ = [
+    "DEFAULT_GATE_PRICE",
+    "DEFAULT_HALF_LIFE",
+    "DEFAULT_SURPRISAL_CAP",
+    "DelightDecision",
+    "delight_rule",
+    "epsilon_schedule",
+    "sample_acting",
+    "sample_categorical",
+    "surprisal",
+]
+
+#: Defaults used everywhere (the paper transfers them unchanged across all experiments).
+DEFAULT_HALF_LIFE = 100.0
+DEFAULT_GATE_PRICE = 0.1
+DEFAULT_SURPRISAL_CAP = 10.0
+
+Array = Any  # numpy.ndarray or torch.Tensor
+
+
+def _is_torch(x: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _xp(x: Any) -> Any:
+    """The array namespace of ``x``: ``torch`` for tensors, ``numpy`` otherwise."""
+    return sys.modules["torch"] if _is_torch(x) else np
+
+
+def _check_host_probs(host_probs: Array, *, atol: float) -> None:
+    xp = _xp(host_probs)
+    if host_probs.ndim == 0 or host_probs.shape[-1] == 0:
+        raise ValueError("host_probs must have at least one action on its last axis")
+    if not bool(xp.all(xp.isfinite(host_probs))):
+        raise ValueError("host_probs must be finite (no NaN or inf)")
+    if bool(xp.any(host_probs < 0)):
+        raise ValueError("host_probs must be non-negative")
+    total = host_probs.sum(axis=-1)
+    if bool(xp.any(xp.abs(total - 1.0) > atol)):
+        raise ValueError("host_probs must sum to 1 along the last axis")
+
+
+def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE) -> Any:
+    """Annealed override probability ``ε_t = M / (M + t)``.
+
+    Args:
+        t: number of completed rounds (``t = 0`` on the first decision, so ``ε_0 = 1``);
+            a non-negative scalar or array.
+        half_life: ``M > 0``; ``ε`` halves when ``t`` reaches ``M``.
+
+    Returns:
+        ``ε_t`` with the shape of ``t`` (a ``float`` for a scalar ``t``).
+    """
+    m = check_positive_float(half_life, "half_life")
+    if np.isscalar(t):
+        tt = check_nonnegative_float(t, "t")
+        return m / (m + tt)
+    xp = _xp(t)
+    if bool(xp.any(t < 0)) or not bool(xp.all(xp.isfinite(t))):
+        raise ValueError("t must be finite and non-negative")
+    return m / (m + t)
+
+
+def surprisal(host_probs: Array, surprisal_cap: float = DEFAULT_SURPRISAL_CAP) -> Array:
+    """Capped relative surprisal ``min([−log π(a) − min_b(−log π(b))]_+, L)``.
+
+    Args:
+        host_probs: host action probabilities, shape ``(..., A)``.
+        surprisal_cap: ``L > 0``.
+
+    Returns:
+        Shape ``(..., A)``; 0 for the host's most likely action(s), ``L`` for actions the host
+        never takes.
+    """
+    cap = check_positive_float(surprisal_cap, "surprisal_cap")
+    xp = _xp(host_probs)
+    if xp is np:
+        with np.errstate(divide="ignore"):
+            log_p = np.log(host_probs)
+    else:
+        log_p = xp.log(host_probs)
+    # −log π(a) − min_b(−log π(b)) = log max_b π(b) − log π(a) ≥ 0; π(a) = 0 gives +inf → L.
+    rel = xp.amax(log_p, axis=-1, keepdims=True) - log_p
+    return xp.clip(rel, 0.0, cap)
+
+
+class DelightDecision(NamedTuple):
+    """Output of :func:`delight_rule`; every field is batched like the inputs.
+
+    Attributes:
+        host: the host policy ``π`` as given, shape ``(..., A)``.
+        probs: acting distribution ``(1 − ε)π + εq``, shape ``(..., A)``.
+        override: the override distribution ``q``, shape ``(..., A)`` (``π`` where the gate is
+            empty).
+        delight: prospective delight ``χ = EI·ℓ``, shape ``(..., A)``.
+        surprisal: ``ℓ``, shape ``(..., A)``.
+        gate: boolean gate mask ``G``, shape ``(..., A)``.
+        gate_empty: boolean, shape ``(...)``: ``True`` where ``G`` is empty.
+        epsilon: the override probability used, broadcast to shape ``(...)``.
+    """
+
+    host: Array
+    probs: Array
+    override: Array
+    delight: Array
+    surprisal: Array
+    gate: Array
+    gate_empty: Array
+    epsilon: Array
+
+
+def delight_rule(
+    host_probs: Array,
+    expected_improvement: Array,
+    epsilon: Any,
+    *,
+    gate_price: float = DEFAULT_GATE_PRICE,
+    surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+    validate: bool = True,
+    atol: float = 1e-6,
+) -> DelightDecision:
+    """Apply Delight-gated exploration to one batch of decisions.
+
+    Args:
+        host_probs: host policy ``π``, shape ``(..., A)``, non-negative, rows sum to 1.
+        expected_improvement: ``EI(a) = E[(f(a) − v)^+]`` over the host baseline ``v``, shape
+            ``(..., A)`` (broadcastable), finite and non-negative.
+        epsilon: override probability in ``[0, 1]``: a scalar or an array of shape ``(...)``
+            (e.g. from :func:`epsilon_schedule`).
+        gate_price: ``λ ≥ 0`` (``inf`` allowed: the gate is then always empty).
+        surprisal_cap: ``L > 0``.
+        validate: check the inputs (set ``False`` in hot loops whose inputs are known valid).
+        atol: tolerance on ``Σ π = 1``.
+
+    Returns:
+        A :class:`DelightDecision`.
+
+    Raises:
+        ValueError: on probabilities that are negative or do not sum to one, a negative or
+            NaN EI, ``ε`` outside ``[0, 1]``, ``λ < 0`` or ``L ≤ 0``; each names the argument.
+    """
+    lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
+    xp = _xp(host_probs)
+    if validate:
+        _check_host_probs(host_probs, atol=atol)
+        if not bool(xp.all(xp.isfinite(expected_improvement))):
+            raise ValueError("expected_improvement must be finite (no NaN or inf)")
+        if bool(xp.any(expected_improvement < 0)):
+            raise ValueError("expected_improvement must be non-negative")
+    if np.isscalar(epsilon):
+        eps: Any = check_probability(epsilon, "epsilon")
+    else:
+        eps = epsilon
+        if validate and (bool(xp.any(eps < 0)) or bool(xp.any(eps > 1))):
+            raise ValueError("epsilon must lie in [0, 1]")
+    surp = surprisal(host_probs, surprisal_cap)
+    delight = expected_improvement * surp
+    gate = (delight >= lam) & (delight > 0)
+    gated = xp.where(gate, delight, 0.0)
+    total = gated.sum(axis=-1, keepdims=True)
+    gate_empty = total[..., 0] <= 0
+    safe_total = xp.where(total > 0, total, 1.0)
+    override = xp.where(total > 0, gated / safe_total, host_probs)
+    eps_b: Any = eps if np.isscalar(eps) else eps[..., None]
+    probs = (1.0 - eps_b) * host_probs + eps_b * override
+    eps_out = xp.zeros(gate_empty.shape, dtype=probs.dtype) + eps
+    if xp is not np:
+        eps_out = eps_out.to(probs.device)
+    return DelightDecision(host_probs, probs, override, delight, surp, gate, gate_empty, eps_out)
+
+
+def sample_categorical(probs: Array, uniforms: Array) -> Array:
+    """Inverse-CDF draw from each row of ``probs`` given one uniform per row.
+
+    Args:
+        probs: shape ``(..., A)``, rows sum to one.
+        uniforms: shape ``(...)``, values in ``[0, 1)``.
+
+    Returns:
+        Integer actions of shape ``(...)``. Only actions with positive probability are drawn,
+        even when rounding leaves the last cumulative sum slightly below ``u``.
+    """
+    xp = _xp(probs)
+    cum = xp.cumsum(probs, axis=-1)
+    u = uniforms[..., None]
+    idx = (cum <= u).sum(axis=-1)
+    # Rounding guard: if u exceeds the final cumulative sum, take the last positive action.
+    n = probs.shape[-1]
+    positive = probs > 0
+    if xp is np:
+        last_pos = n - 1 - np.argmax(positive[..., ::-1], axis=-1)
+        return np.minimum(idx, last_pos)
+    last_pos = n - 1 - xp.argmax(xp.flip(positive, dims=(-1,)).to(xp.uint8), dim=-1)
+    return xp.minimum(idx, last_pos)
+
+
+def sample_acting(
+    decision: DelightDecision,
+    rng: Any,
+) -> tuple[Array, Array]:
+    """Draw actions from the acting distribution in two stages, as Algorithm 1 does.
+
+    First ``explore ~ Bernoulli(ε)``; then the action is drawn from ``q`` if ``explore`` and
+    from the host ``π`` otherwise, by inverse CDF from a second uniform. The marginal law of
+    the action is exactly ``decision.probs``. Randomness comes only from ``rng``: a
+    ``numpy.random.Generator`` for numpy inputs, a ``torch.Generator`` for tensors.
+
+    Args:
+        decision: output of :func:`delight_rule`, batch shape ``(...)``.
+        rng: the generator to draw from.
+
+    Returns:
+        ``(actions, explored)``, both of shape ``(...)``; ``explored`` is ``True`` where the
+        override was drawn (whether or not the gate was empty).
+    """
+    shape = decision.gate_empty.shape
+    host = decision.host
+    if _is_torch(decision.probs):
+        torch = sys.modules["torch"]
+        dev = decision.probs.device
+        u1 = torch.rand(shape, generator=rng, dtype=torch.float64).to(dev)
+        u2 = torch.rand(shape, generator=rng, dtype=torch.float64).to(dev)
+        explored = u1 < decision.epsilon.to(torch.float64)
+        choose = torch.where(explored[..., None], decision.override, host)
+        return sample_categorical(choose, u2.to(choose.dtype)), explored
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    u1 = rng.random(shape)
+    u2 = rng.random(shape)
+    explored = u1 < decision.epsilon
+    choose = np.where(explored[..., None], decision.override, host)
+    return sample_categorical(choose, u2), explored

@@ -1,0 +1,166 @@
+"""Batched Bernoulli agents against the slow, per-seed reference of the paper's algorithm."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from delight_gym.agents.bandits import BANDIT_AGENTS, DelightAgent, make_bandit_agent
+from delight_gym.envs.bandits import BernoulliBanditVectorEnv
+from delight_gym.experiments.bandit import AGENT_SEED_SALT, run_bernoulli
+from tests.paper_reference import run_reference
+
+AGENTS = sorted(BANDIT_AGENTS)
+
+
+def shared_draws(seed):
+    """The batched agents' generator, replayed for the reference (same order of draws)."""
+    rng = np.random.default_rng([seed, AGENT_SEED_SALT])
+
+    def draw(kind, alphas, betas):
+        if kind == "u":
+            return rng.random(alphas.shape[0])
+        if kind == "int":
+            return rng.integers(alphas.shape[1], size=alphas.shape[0])
+        return rng.beta(alphas, betas)
+
+    return draw
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("num_arms", [5, 60])
+def test_batched_agent_equals_reference_when_draws_are_shared(agent, num_arms):
+    seeds, horizon, seed = 6, 250, 11
+    result = run_bernoulli(agent, num_arms, horizon, seeds, seed=seed)
+    env = BernoulliBanditVectorEnv(seeds, num_arms=num_arms)
+    env.reset(seed=seed)
+
+    def reward_fn(actions):
+        return env.step(actions)[1]
+
+    actions, regret = run_reference(agent, env.means, horizon, shared_draws(seed), reward_fn)
+    np.testing.assert_array_equal(result.actions, actions)
+    np.testing.assert_allclose(result.regret, regret, atol=1e-15)
+
+
+def test_pruned_and_dense_delight_choose_the_same_arms():
+    runs = [
+        run_bernoulli("delight", 200, 400, 8, seed=5, prune=prune).actions
+        for prune in (True, False)
+    ]
+    np.testing.assert_array_equal(*runs)
+
+
+def test_pruning_never_drops_a_gated_arm():
+    """Every arm skipped by the second-moment bound has true delight below λ."""
+    agent = DelightAgent(16, 40, seed=3, prune=True)
+    dense = DelightAgent(16, 40, seed=3, prune=False)
+    env = BernoulliBanditVectorEnv(16, num_arms=40)
+    env.reset(seed=3)
+    for _ in range(200):
+        means = agent.posterior.mean()
+        v = means.max(axis=1)
+        fast = agent.expected_improvement(means, v)
+        exact = dense.expected_improvement(means, v)
+        computed = fast > 0
+        np.testing.assert_allclose(fast[computed], exact[computed], rtol=1e-12)
+        assert np.all(agent.surprisal_cap * exact[~computed] < agent.gate_price)
+        a = agent.act()
+        r = env.step(a)[1]
+        agent.update(a, r)
+        dense.update(a, r)
+
+
+def independent_reference(agent, num_arms, horizon, seeds, seed):
+    """The paper's algorithm with its own instances, rewards and random numbers."""
+    rng = np.random.default_rng([seed, 999])
+    means = rng.uniform(size=(seeds, num_arms))
+
+    def reward_fn(actions):
+        return (rng.random(seeds) < means[np.arange(seeds), actions]).astype(float)
+
+    def draw(kind, alphas, betas):
+        if kind == "u":
+            return rng.random(seeds)
+        if kind == "int":
+            return rng.integers(num_arms, size=seeds)
+        return rng.beta(alphas, betas)
+
+    _, regret = run_reference(agent, means, horizon, draw, reward_fn)
+    return regret.sum(axis=1)
+
+
+def assert_same_mean(a, b, z_max=4.0):
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    z = abs(a.mean() - b.mean()) / se
+    assert z < z_max, f"means {a.mean():.2f} vs {b.mean():.2f}, z = {z:.2f}"
+
+
+@pytest.mark.parametrize("agent", ["delight", "thompson", "egreedy"])
+@pytest.mark.parametrize("num_arms", [10, 100])
+def test_regret_matches_independent_reference_in_distribution(agent, num_arms):
+    seeds, horizon = 40, 300
+    ours = run_bernoulli(agent, num_arms, horizon, seeds, seed=123).cumulative[:, -1]
+    ref = independent_reference(agent, num_arms, horizon, seeds, seed=456)
+    assert_same_mean(ours, ref)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("agent", ["delight", "thompson", "egreedy"])
+@pytest.mark.parametrize("num_arms", [10, 100, 1000])
+def test_paper_scale_regret_matches_reference(agent, num_arms):
+    """Issue #2 item 7 at paper scale: T = 1000, 100 seeds, within ~3 standard errors."""
+    ours = run_bernoulli(agent, num_arms, 1000, 100, seed=0).cumulative[:, -1]
+    ref = independent_reference(agent, num_arms, 1000, 100, seed=7)
+    assert_same_mean(ours, ref, z_max=3.5)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_same_seed_same_actions_and_different_seed_differs(agent):
+    def actions(seed):
+        a = make_bandit_agent(agent, 4, 30, seed=seed)
+        rewards_rng = np.random.default_rng(0)
+        out = []
+        for _ in range(150):
+            act = a.act()
+            a.update(act, (rewards_rng.random(4) < 0.3).astype(float))
+            out.append(act)
+        return np.array(out)
+
+    np.testing.assert_array_equal(actions(1), actions(1))
+    if agent not in ("greedy", "ucb"):  # deterministic agents do not use their generator
+        assert not np.array_equal(actions(1), actions(2))
+
+
+def test_delight_last_info_is_consistent():
+    agent = DelightAgent(32, 50, seed=0)
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        a = agent.act()
+        info = agent.last_info
+        assert np.all(info["gate_size"][info["overridden"]] > 0)
+        assert np.all(info["gate_empty"] == (info["gate_size"] == 0))
+        assert np.all(info["overridden"] <= info["explored"])
+        agent.update(a, (rng.random(32) < 0.5).astype(float))
+
+
+def test_make_bandit_agent_rejects_bad_input():
+    with pytest.raises(ValueError, match="agent"):
+        make_bandit_agent("nope", 2, 3)
+    with pytest.raises(ValueError, match="num_arms"):
+        make_bandit_agent("delight", 2, 0)
+    with pytest.raises(TypeError, match="num_arms"):
+        make_bandit_agent("delight", 2, 2.5)
+    with pytest.raises(ValueError, match="gate_price"):
+        make_bandit_agent("delight", 2, 3, gate_price=-1)
+    with pytest.raises(ValueError, match="surprisal_cap"):
+        make_bandit_agent("delight", 2, 3, surprisal_cap=0)
+    with pytest.raises(ValueError, match="half_life"):
+        make_bandit_agent("egreedy", 2, 3, half_life=0)
+    with pytest.raises(TypeError):
+        make_bandit_agent("thompson", 2, 3, gate_price=0.1)
+    agent = make_bandit_agent("greedy", 2, 3)
+    with pytest.raises(ValueError, match="actions"):
+        agent.update(np.array([0, 3]), np.array([1.0, 0.0]))
