@@ -172,6 +172,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--arms must all be >= 1")
         if args.seed < 0:
             parser.error("--seed must be >= 0")
+        if not args.half_life > 0:
+            parser.error("--half-life must be > 0")
+        if not args.gate_price >= 0:
+            parser.error("--gate-price must be >= 0")
+        if not (args.surprisal_cap > 0 and np.isfinite(args.surprisal_cap)):
+            parser.error("--surprisal-cap must be finite and > 0")
         return run_bernoulli_command(args)
     parser.error("unknown command")  # pragma: no cover - argparse enforces choices
     return 2

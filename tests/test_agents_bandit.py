@@ -114,6 +114,11 @@ def test_paper_scale_regret_matches_reference(agent, num_arms):
     """Issue #2 item 7 at paper scale: T = 1000, 100 seeds, within ~3 standard errors."""
     ours = run_bernoulli(agent, num_arms, 1000, 100, seed=0).cumulative[:, -1]
     ref = independent_reference(agent, num_arms, 1000, 100, seed=7)
+    se_ours, se_ref = ours.std(ddof=1) / 10, ref.std(ddof=1) / 10
+    print(
+        f"\n{agent} K={num_arms}: delight_gym {ours.mean():.1f} ± {se_ours:.1f}, "
+        f"paper reference {ref.mean():.1f} ± {se_ref:.1f}"
+    )
     assert_same_mean(ours, ref, z_max=3.5)
 
 

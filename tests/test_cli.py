@@ -1,0 +1,93 @@
+"""The ``delight-gym run bernoulli`` command: files, columns, resume and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from delight_gym import cli
+from delight_gym.experiments import bandit as bandit_runner
+
+ARGS = ["run", "bernoulli", "--arms", "5,20", "--horizon", "50", "--seeds", "4"]
+
+
+def test_run_writes_results_and_resumes_without_recomputing(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "res"
+    argv = [*ARGS, "--agents", "delight,thompson", "--out", str(out), "--no-progress"]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "regret_mean" in printed and "delight" in printed
+    summary = pd.read_csv(out / "summary.csv")
+    curves = pd.read_csv(out / "curves.csv")
+    assert list(summary.columns) == [
+        "experiment",
+        "agent",
+        "arms",
+        "horizon",
+        "seeds",
+        "regret_mean",
+        "regret_se",
+        "seconds",
+    ]
+    assert list(curves.columns) == ["experiment", "agent", "arms", "t", "regret_mean", "regret_se"]
+    assert len(summary) == 4 and len(curves) == 4 * 50
+    assert (out / "regret_curves.png").exists() and (out / "regret_curves.pdf").exists()
+    # The summary equals a direct run with the same seeds.
+    direct = bandit_runner.run_bernoulli("delight", 20, 50, 4, seed=0).cumulative[:, -1]
+    row = summary[(summary.agent == "delight") & (summary.arms == 20)].iloc[0]
+    assert row.regret_mean == pytest.approx(direct.mean())
+    assert row.regret_se == pytest.approx(direct.std(ddof=1) / 2)
+
+    # Re-running with the same arguments loads every cell and recomputes nothing.
+    def boom(*args, **kwargs):
+        raise AssertionError("a finished cell was recomputed")
+
+    monkeypatch.setattr(bandit_runner, "run_bernoulli", boom)
+    assert cli.main(argv) == 0
+    again = pd.read_csv(out / "summary.csv")
+    np.testing.assert_allclose(again.regret_mean, summary.regret_mean)
+
+
+def test_interrupted_run_keeps_finished_cells(tmp_path, monkeypatch):
+    out = tmp_path / "res"
+    argv = [*ARGS, "--agents", "greedy,egreedy", "--out", str(out), "--no-progress", "--no-plot"]
+    real = bandit_runner.run_bernoulli
+    calls = []
+
+    def dies_on_third(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bandit_runner, "run_bernoulli", dies_on_third)
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(argv)
+    assert len(list((out / "cells").glob("*.npz"))) == 2
+    assert not list((out / "cells").glob("*.tmp"))
+    calls.clear()
+    monkeypatch.setattr(
+        bandit_runner, "run_bernoulli", lambda *a, **k: (calls.append(a), real(*a, **k))[1]
+    )
+    assert cli.main(argv) == 0
+    assert len(calls) == 2  # only the two unfinished cells ran
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--gate-price", "-0.1"], "--gate-price"),
+        (["--surprisal-cap", "0"], "--surprisal-cap"),
+        (["--half-life", "0"], "--half-life"),
+        (["--arms", "0"], "--arms"),
+        (["--arms", "2.5"], "--arms"),
+        (["--agents", "delight,psrl"], "--agents"),
+        (["--seeds", "0"], "--seeds"),
+    ],
+)
+def test_bad_arguments_exit_with_a_message(extra, message, capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        cli.main([*ARGS, "--out", str(tmp_path), *extra])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
