@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_SURPRISAL_CAP",
     "DelightDecision",
     "delight_rule",
+    "draw_acting_uniforms",
     "epsilon_schedule",
     "sample_acting",
     "sample_categorical",
@@ -153,6 +154,7 @@ def delight_rule(
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
     validate: bool = True,
     atol: float = 1e-6,
+    multiplicity: Array | None = None,
 ) -> DelightDecision:
     """Apply Delight-gated exploration to one batch of decisions.
 
@@ -166,6 +168,15 @@ def delight_rule(
         surprisal_cap: ``L > 0``.
         validate: check the inputs (set ``False`` in hot loops whose inputs are known valid).
         atol: tolerance on ``Σ π = 1``.
+        multiplicity: optional non-negative integer counts ``m``, shape ``(..., A)``
+            (broadcastable): column ``c`` then stands for ``m_c`` interchangeable actions, each
+            with host probability ``host_probs[c]`` and expected improvement
+            ``expected_improvement[c]`` (so ``Σ_c m_c π_c = 1``). This lets a bandit with
+            millions of untried, identical arms be decided over a handful of columns. The
+            returned ``probs``, ``override`` and ``host`` are then per *column* (the total over
+            its members, summing to one), while ``delight``, ``surprisal`` and ``gate`` stay
+            per member; columns with ``m_c = 0`` are never in the gate. With all ``m_c = 1``
+            the result equals the plain rule.
 
     Returns:
         A :class:`DelightDecision`.
@@ -176,6 +187,15 @@ def delight_rule(
     """
     lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
     xp = _xp(host_probs)
+    if multiplicity is not None:
+        if validate and (
+            bool(xp.any(multiplicity < 0)) or not bool(xp.all(xp.isfinite(multiplicity)))
+        ):
+            raise ValueError("multiplicity must be finite and non-negative")
+        host_probs = host_probs * multiplicity  # per-column host probabilities
+        member_probs = xp.where(
+            multiplicity > 0, host_probs / xp.where(multiplicity > 0, multiplicity, 1), 0.0
+        )
     if validate:
         _check_host_probs(host_probs, atol=atol)
         if not bool(xp.all(xp.isfinite(expected_improvement))):
@@ -188,10 +208,14 @@ def delight_rule(
         eps = epsilon
         if validate and (bool(xp.any(eps < 0)) or bool(xp.any(eps > 1))):
             raise ValueError("epsilon must lie in [0, 1]")
-    surp = surprisal(host_probs, surprisal_cap)
+    surp = surprisal(host_probs if multiplicity is None else member_probs, surprisal_cap)
     delight = expected_improvement * surp
     gate = (delight >= lam) & (delight > 0)
-    gated = xp.where(gate, delight, 0.0)
+    if multiplicity is None:
+        gated = xp.where(gate, delight, 0.0)
+    else:
+        gate = gate & (multiplicity > 0)
+        gated = xp.where(gate, delight * multiplicity, 0.0)
     total = gated.sum(axis=-1, keepdims=True)
     gate_empty = total[..., 0] <= 0
     safe_total = xp.where(total > 0, total, 1.0)
@@ -258,10 +282,20 @@ def sample_acting(
         explored = u1 < decision.epsilon.to(torch.float64)
         choose = torch.where(explored[..., None], decision.override, host)
         return sample_categorical(choose, u2.to(choose.dtype)), explored
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    u1 = rng.random(shape)
-    u2 = rng.random(shape)
+    u1, u2 = draw_acting_uniforms(rng, shape)
     explored = u1 < decision.epsilon
     choose = np.where(explored[..., None], decision.override, host)
     return sample_categorical(choose, u2), explored
+
+
+def draw_acting_uniforms(rng: np.random.Generator, shape: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The two uniforms of :func:`sample_acting`, in its order: ``u1`` (override or not), then
+    ``u2`` (inverse-CDF draw of the action), each of ``shape``.
+
+    Agents that evaluate the gate only on the rows that explore draw these first, then play
+    the host where ``u1 ≥ ε`` and ``sample_categorical(q, u2)`` elsewhere: the same actions
+    as :func:`sample_acting` on the full decision.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng.random(shape), rng.random(shape)

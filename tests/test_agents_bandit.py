@@ -1,4 +1,10 @@
-"""Batched Bernoulli agents against the slow, per-seed reference of the paper's algorithm."""
+"""Bernoulli agents against the slow, per-seed reference of the paper's algorithm.
+
+Two layers: the dense agents (every arm, every step) must choose exactly the reference's arms
+when the random draws are shared; the fast agents (untried arms as one block) must equal the
+dense ones exactly where no untried-arm relabelling can occur (greedy, UCB1) and in
+distribution everywhere, and match the independent reference at paper scale (slow).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ import numpy as np
 import pytest
 
 from delight_gym.agents.bandits import BANDIT_AGENTS, DelightAgent, make_bandit_agent
+from delight_gym.agents.dense import DenseDelightAgent
 from delight_gym.envs.bandits import BernoulliBanditVectorEnv
 from delight_gym.experiments.bandit import AGENT_SEED_SALT, run_bernoulli
 from tests.paper_reference import run_reference
@@ -31,9 +38,9 @@ def shared_draws(seed):
 
 @pytest.mark.parametrize("agent", AGENTS)
 @pytest.mark.parametrize("num_arms", [5, 60])
-def test_batched_agent_equals_reference_when_draws_are_shared(agent, num_arms):
+def test_dense_agent_equals_reference_when_draws_are_shared(agent, num_arms):
     seeds, horizon, seed = 6, 250, 11
-    result = run_bernoulli(agent, num_arms, horizon, seeds, seed=seed)
+    result = run_bernoulli(agent, num_arms, horizon, seeds, seed=seed, dense=True)
     env = BernoulliBanditVectorEnv(seeds, num_arms=num_arms)
     env.reset(seed=seed)
 
@@ -47,7 +54,7 @@ def test_batched_agent_equals_reference_when_draws_are_shared(agent, num_arms):
 
 def test_pruned_and_dense_delight_choose_the_same_arms():
     runs = [
-        run_bernoulli("delight", 200, 400, 8, seed=5, prune=prune).actions
+        run_bernoulli("delight", 200, 400, 8, seed=5, dense=True, prune=prune).actions
         for prune in (True, False)
     ]
     np.testing.assert_array_equal(*runs)
@@ -55,8 +62,8 @@ def test_pruned_and_dense_delight_choose_the_same_arms():
 
 def test_pruning_never_drops_a_gated_arm():
     """Every arm skipped by the second-moment bound has true delight below λ."""
-    agent = DelightAgent(16, 40, seed=3, prune=True)
-    dense = DelightAgent(16, 40, seed=3, prune=False)
+    agent = DenseDelightAgent(16, 40, seed=3, prune=True)
+    dense = DenseDelightAgent(16, 40, seed=3, prune=False)
     env = BernoulliBanditVectorEnv(16, num_arms=40)
     env.reset(seed=3)
     for _ in range(200):
@@ -145,10 +152,52 @@ def test_delight_last_info_is_consistent():
     for _ in range(50):
         a = agent.act()
         info = agent.last_info
+        explored = info["explored"]
+        assert np.all(info["gate_size"][~explored] == -1)  # gate only evaluated on explore
         assert np.all(info["gate_size"][info["overridden"]] > 0)
-        assert np.all(info["gate_empty"] == (info["gate_size"] == 0))
-        assert np.all(info["overridden"] <= info["explored"])
+        assert np.all(info["gate_empty"][explored] == (info["gate_size"][explored] == 0))
+        assert np.all(info["overridden"] <= explored)
         agent.update(a, (rng.random(32) < 0.5).astype(float))
+
+
+@pytest.mark.parametrize("agent", ["greedy", "ucb"])
+@pytest.mark.parametrize("num_arms", [3, 40, 500])
+def test_fast_agent_equals_dense_where_no_relabelling_occurs(agent, num_arms):
+    """Greedy and UCB1 only ever open the lowest-index untried arm: identical arms."""
+    fast = run_bernoulli(agent, num_arms, 300, 8, seed=2)
+    dense = run_bernoulli(agent, num_arms, 300, 8, seed=2, dense=True)
+    np.testing.assert_array_equal(fast.actions, dense.actions)
+
+
+@pytest.mark.parametrize("agent", ["delight", "thompson", "egreedy"])
+@pytest.mark.parametrize("num_arms", [5, 300])
+def test_fast_agent_matches_dense_in_distribution(agent, num_arms):
+    fast = run_bernoulli(agent, num_arms, 300, 60, seed=0).cumulative[:, -1]
+    dense = run_bernoulli(agent, num_arms, 300, 60, seed=500, dense=True).cumulative[:, -1]
+    assert_same_mean(fast, dense)
+
+
+def test_fast_delight_gate_matches_dense_gate():
+    """Same posterior state ⇒ the block decision's gate size equals the dense gate size."""
+    fast = DelightAgent(20, 30, seed=4)
+    dense = DenseDelightAgent(20, 30, seed=4, prune=False)
+    env = BernoulliBanditVectorEnv(20, num_arms=30)
+    env.reset(seed=4)
+    checked = 0
+    for _ in range(120):
+        a = fast.act()
+        dense.act()
+        explored = fast.last_info["explored"]
+        # Both agents drew the same u1 (same generator, same order): same rows explore.
+        np.testing.assert_array_equal(explored, dense.last_info["explored"])
+        np.testing.assert_array_equal(
+            fast.last_info["gate_size"][explored], dense.last_info["gate_size"][explored]
+        )
+        checked += explored.sum()
+        r = env.step(a)[1]
+        fast.update(a, r)
+        dense.update(a, r)
+    assert checked > 100
 
 
 def test_make_bandit_agent_rejects_bad_input():
@@ -169,3 +218,7 @@ def test_make_bandit_agent_rejects_bad_input():
     agent = make_bandit_agent("greedy", 2, 3)
     with pytest.raises(ValueError, match="actions"):
         agent.update(np.array([0, 3]), np.array([1.0, 0.0]))
+    with pytest.raises(ValueError, match="next untried arm"):
+        agent.update(np.array([0, 2]), np.array([1.0, 0.0]))  # arm 2 skips untried arm 0
+    with pytest.raises(ValueError, match="rewards"):
+        agent.update(np.array([0, 0]), np.array([np.nan, 0.0]))

@@ -237,3 +237,33 @@ def test_sample_acting_rejects_wrong_generator():
     d = delight_rule(np.array([[0.5, 0.5]]), np.array([[0.0, 0.0]]), 0.5)
     with pytest.raises(TypeError, match="rng"):
         sample_acting(d, 0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(0, 4), min_size=1, max_size=5),
+    st.floats(0, 1),
+    st.floats(0.01, 1),
+    st.integers(0, 10_000),
+)
+def test_multiplicity_equals_the_expanded_rule(counts, eps, lam, seed):
+    """Columns standing for m interchangeable actions give the expanded rule's totals."""
+    rng = np.random.default_rng(seed)
+    m = np.array(counts, dtype=float)
+    if m.sum() == 0:
+        m[0] = 1
+    raw = rng.dirichlet(np.ones(m.size)) * (m > 0)
+    member = raw / (raw * m).sum()  # per-member host probability, Σ m·π = 1
+    ei = rng.uniform(0, 0.05, size=m.size)
+    col = delight_rule(member, ei, eps, gate_price=lam, multiplicity=m)
+    expand = np.repeat(np.arange(m.size), m.astype(int))
+    full = delight_rule(member[expand], ei[expand], eps, gate_price=lam)
+    totals = np.bincount(expand, weights=full.probs, minlength=m.size)
+    np.testing.assert_allclose(col.probs, totals, atol=1e-12)
+    gate_size = np.bincount(expand, weights=full.gate, minlength=m.size)
+    np.testing.assert_array_equal(col.gate * m, gate_size)
+
+
+def test_multiplicity_rejects_negative_counts():
+    with pytest.raises(ValueError, match="multiplicity"):
+        delight_rule(np.array([1.0, 0.0]), np.zeros(2), 0.5, multiplicity=np.array([1.0, -1.0]))

@@ -10,9 +10,11 @@ from delight_gym.agents.bandits import (
     UCBAgent,
     make_bandit_agent,
 )
+from delight_gym.agents.dense import DENSE_BANDIT_AGENTS, make_dense_bandit_agent
 
 __all__ = [
     "BANDIT_AGENTS",
+    "DENSE_BANDIT_AGENTS",
     "BernoulliAgent",
     "DelightAgent",
     "EpsilonGreedyAgent",
@@ -20,4 +22,5 @@ __all__ = [
     "ThompsonAgent",
     "UCBAgent",
     "make_bandit_agent",
+    "make_dense_bandit_agent",
 ]

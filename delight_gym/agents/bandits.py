@@ -1,20 +1,39 @@
-"""Bernoulli-bandit agents, batched over independent seeds.
+"""Fast Bernoulli-bandit agents, batched over seeds, with cost and memory flat in ``K``.
 
-Every agent here acts on a batch of ``batch_size`` independent ``K``-armed Bernoulli bandits
-at once: one :meth:`act` returns an action per row and one :meth:`update` feeds the rewards
-back, each as a handful of array operations for the whole batch (no Python loop over seeds).
-All agents keep independent Beta posteriors (prior ``Beta(prior_alpha, prior_beta)``, by
-default the paper's ``Beta(1, 1)``) and own one ``numpy.random.Generator``: the same ``seed``
-gives the same actions for the same rewards.
+Every agent acts on a batch of ``batch_size`` independent ``K``-armed Bernoulli bandits: one
+:meth:`~BernoulliAgent.act` returns an arm per row and one :meth:`~BernoulliAgent.update`
+feeds the rewards back, each a handful of array operations for the whole batch (no Python
+loop over seeds). Arms have independent ``Beta(prior_alpha, prior_beta)`` priors (default the
+paper's ``Beta(1, 1)``); each agent owns one ``numpy.random.Generator``, so the same ``seed``
+gives the same arms for the same rewards.
 
-Time index: ``t`` counts completed rounds, so the first decision has ``t = 0`` and
-``ε_0 = M / (M + 0) = 1``.
+**Untried arms are one column.** All untried arms of a row have the same posterior (the
+prior), so they are interchangeable: these agents keep posteriors only for the arms tried so
+far and treat the ``u = K − n_tried`` untried ones as a block. Untried arms are introduced in
+index order — when an agent plays "an untried arm" it plays the lowest-index one, arm
+``n_tried`` — so the tried arms of a row are always ``0 … n_tried − 1`` and a step costs
+``O(batch · n_tried)``, not ``O(batch · K)``. Because the arms of every experiment are i.i.d.,
+playing the lowest-index untried arm rather than a uniformly random one changes nothing in
+distribution. The dense agents of :mod:`delight_gym.agents.dense` (every arm, every step) are
+the reference: greedy and UCB1 choose identical arms; DE, Thompson sampling and ε-greedy match
+in distribution (tested, and benchmarked in ``benchmarks/bench_bernoulli.py``).
 
-Tie-breaking: the greedy host (``delight``, ``greedy``, ``egreedy``) plays the *lowest-index*
-arm among those with the largest posterior mean, exactly as ``argmax`` in the paper's code.
-Arm means are i.i.d. across arms in every experiment, so this is equal in distribution to
-breaking ties uniformly at random, and it makes runs reproducible arm for arm. Thompson
-sampling and UCB1 break (probability-zero, resp. exact) ties the same way.
+* DE decides over ``n_tried + 2`` columns with :func:`delight_gym.rule.delight_rule`'s
+  ``multiplicity``: the tried arms, the first untried arm (which may be the host's choice) and
+  the ``u − 1`` other untried arms, whose shared EI is computed once per row. Tried arms
+  whose second-moment bound ``L·Var/(v − m)`` is below ``λ`` cannot pass the gate and get no
+  EI evaluation (their EI is reported as 0).
+* Thompson sampling draws the best of ``u`` untried arms in one draw: the maximum of ``u``
+  i.i.d. prior draws is ``F⁻¹(U^{1/u})`` (``U^{1/u}`` under ``Beta(1, 1)``).
+* ε-greedy explores uniformly over all ``K`` arms; a draw that falls on an untried arm plays
+  the lowest-index untried arm.
+
+Time index: ``t`` counts completed rounds (``ε_0 = 1``). Ties: the greedy host plays the
+lowest-index arm of maximal posterior mean (the paper's ``argmax``), so a tried arm wins a tie
+with the untried block.
+
+:meth:`update` must be given, per row, a tried arm or the next untried arm ``n_tried`` (as
+:meth:`act` returns); use the dense agents to feed arbitrary arms.
 """
 
 from __future__ import annotations
@@ -23,20 +42,27 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy import special
 
 from delight_gym._checks import (
+    check_finite_array,
     check_nonnegative_float,
     check_positive_float,
     check_positive_int,
 )
-from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
+from delight_gym.posteriors.beta import (
+    BetaBernoulliPosterior,
+    beta_ei_flat,
+    beta_ei_upper_bound,
+)
 from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
     delight_rule,
+    draw_acting_uniforms,
     epsilon_schedule,
-    sample_acting,
+    sample_categorical,
 )
 
 #: Anything ``numpy.random.default_rng`` accepts as a seed.
@@ -48,20 +74,30 @@ __all__ = [
     "DelightAgent",
     "EpsilonGreedyAgent",
     "GreedyAgent",
+    "SeedLike",
     "ThompsonAgent",
     "UCBAgent",
     "make_bandit_agent",
 ]
 
+_INITIAL_CAPACITY = 64
+
 
 class BernoulliAgent:
-    """Base class: a batch of Beta–Bernoulli posteriors, a generator and a round counter.
+    """Base class: Beta posteriors of the tried arms, the untried count, a generator and ``t``.
 
     Args:
         batch_size: number of independent bandits (seeds) acted on at once.
-        num_arms: ``K``.
-        seed: seed of the agent's own ``numpy.random.Generator`` (an int or a sequence of ints).
+        num_arms: ``K`` (any size: memory grows with the arms tried, not with ``K``).
+        seed: seed of the agent's own ``numpy.random.Generator``.
         prior_alpha, prior_beta: Beta prior of every arm (default ``Beta(1, 1)``).
+
+    Attributes:
+        posterior: :class:`BetaBernoulliPosterior` over arms ``0 … capacity − 1``; columns at
+            or beyond a row's ``n_tried`` hold the prior.
+        n_tried: arms tried so far per row, shape ``(batch_size,)``.
+        pulls: pulls per arm, shape ``(batch_size, capacity)``.
+        t: completed rounds.
     """
 
     name: ClassVar[str] = "base"
@@ -77,33 +113,107 @@ class BernoulliAgent:
     ) -> None:
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.num_arms = check_positive_int(num_arms, "num_arms")
-        self.posterior = BetaBernoulliPosterior(
-            self.batch_size, self.num_arms, prior_alpha=prior_alpha, prior_beta=prior_beta
-        )
+        self.prior_alpha = check_positive_float(prior_alpha, "prior_alpha")
+        self.prior_beta = check_positive_float(prior_beta, "prior_beta")
+        self.prior_mean = self.prior_alpha / (self.prior_alpha + self.prior_beta)
         self._rows = np.arange(self.batch_size)
         self.last_info: dict[str, Any] = {}
         self.reset(seed)
 
     def reset(self, seed: SeedLike = None) -> None:
-        """Forget everything: fresh posteriors, ``t = 0`` and a generator seeded by ``seed``."""
-        self.posterior.reset()
+        """Forget everything: prior posteriors, ``t = 0`` and a generator seeded by ``seed``."""
+        capacity = min(self.num_arms, _INITIAL_CAPACITY)
+        self.posterior = BetaBernoulliPosterior(
+            self.batch_size, capacity, prior_alpha=self.prior_alpha, prior_beta=self.prior_beta
+        )
+        self.pulls = np.zeros((self.batch_size, capacity), dtype=np.int64)
+        self.n_tried = np.zeros(self.batch_size, dtype=np.int64)
         self.rng = np.random.default_rng(seed)
         self.t = 0
-        self.pulls = np.zeros((self.batch_size, self.num_arms), dtype=np.int64)
         self.last_info = {}
 
+    # -- state ----------------------------------------------------------------------------
+    @property
+    def width(self) -> int:
+        """Columns in use: the largest ``n_tried`` of the batch."""
+        return int(self.n_tried.max())
+
+    @property
+    def untried(self) -> np.ndarray:
+        """Untried arms per row, ``K − n_tried``, shape ``(batch_size,)``."""
+        return self.num_arms - self.n_tried
+
+    def _tried_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(alpha, beta, means, valid)`` of the tried columns, each ``(batch, width)``."""
+        w = self.width
+        alpha = self.posterior.alpha[:, :w]
+        beta = self.posterior.beta[:, :w]
+        valid = np.arange(w) < self.n_tried[:, None]
+        return alpha, beta, alpha / (alpha + beta), valid
+
+    def _greedy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Greedy host: ``(arm, baseline v, host_is_untried)`` per row.
+
+        The best tried arm (lowest index on ties) unless the untried block's prior mean is
+        strictly larger (the untried arms come after every tried arm in index order).
+        """
+        _, _, means, valid = self._tried_view()
+        if means.shape[1]:
+            masked = np.where(valid, means, -np.inf)
+            best = np.argmax(masked, axis=1)
+            best_mean = masked[self._rows, best]
+        else:
+            best = np.zeros(self.batch_size, dtype=np.int64)
+            best_mean = np.full(self.batch_size, -np.inf)
+        fresh = (self.untried > 0) & (self.prior_mean > best_mean)
+        arm = np.where(fresh, self.n_tried, best)
+        baseline = np.where(fresh, self.prior_mean, best_mean)
+        return arm, baseline, fresh
+
+    def _grow(self, needed: int) -> None:
+        post = self.posterior
+        if needed <= post.num_arms:
+            return
+        capacity = min(self.num_arms, max(needed, 2 * post.num_arms))
+        bigger = BetaBernoulliPosterior(
+            self.batch_size, capacity, prior_alpha=self.prior_alpha, prior_beta=self.prior_beta
+        )
+        bigger.alpha[:, : post.num_arms] = post.alpha
+        bigger.beta[:, : post.num_arms] = post.beta
+        pulls = np.zeros((self.batch_size, capacity), dtype=np.int64)
+        pulls[:, : post.num_arms] = self.pulls
+        self.posterior, self.pulls = bigger, pulls
+
+    # -- interface ------------------------------------------------------------------------
     def act(self) -> np.ndarray:
         """Choose one arm per row; returns an int64 array of shape ``(batch_size,)``."""
         raise NotImplementedError
 
-    def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
-        """Feed back the arms played, shape ``(batch_size,)``, and their rewards in ``[0, 1]``."""
-        self.posterior.update(actions, rewards)
-        self.pulls[self._rows, np.asarray(actions)] += 1
-        self.t += 1
+    def update(self, actions: Any, rewards: Any) -> None:
+        """Feed back the arms played, shape ``(batch_size,)``, and their rewards in ``[0, 1]``.
 
-    def _greedy(self, means: np.ndarray) -> np.ndarray:
-        return np.argmax(means, axis=-1)
+        Each row's arm must be a tried arm or the next untried arm ``n_tried`` of that row.
+        """
+        arms = np.asarray(actions)
+        if arms.shape != (self.batch_size,) or not np.issubdtype(arms.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.batch_size},), "
+                f"got dtype {arms.dtype} and shape {arms.shape}"
+            )
+        if np.any(arms < 0) or np.any(arms >= self.num_arms):
+            raise ValueError(f"actions must lie in [0, {self.num_arms})")
+        if np.any(arms > self.n_tried):
+            raise ValueError(
+                "actions must be a tried arm or the next untried arm (index n_tried) of each "
+                "row: the fast agents introduce untried arms in index order; use "
+                "delight_gym.agents.dense for arbitrary arms"
+            )
+        check_finite_array(rewards, "rewards")
+        self._grow(int(arms.max()) + 1)
+        self.posterior.update(arms, rewards)
+        self.pulls[self._rows, arms] += 1
+        self.n_tried += arms == self.n_tried
+        self.t += 1
 
 
 class GreedyAgent(BernoulliAgent):
@@ -112,16 +222,35 @@ class GreedyAgent(BernoulliAgent):
     name = "greedy"
 
     def act(self) -> np.ndarray:
-        return self._greedy(self.posterior.mean())
+        return self._greedy()[0]
 
 
 class ThompsonAgent(BernoulliAgent):
-    """Thompson sampling with exact Beta–Bernoulli posteriors: argmax of one posterior draw."""
+    """Thompson sampling with exact Beta–Bernoulli posteriors: argmax of one posterior draw.
+
+    The tried arms are sampled one by one; the best of the ``u`` untried arms is drawn at
+    once as ``F⁻¹(U^{1/u})``, the law of the maximum of ``u`` prior draws.
+    """
 
     name = "thompson"
 
     def act(self) -> np.ndarray:
-        return np.argmax(self.posterior.sample(self.rng), axis=-1)
+        alpha, beta, _, valid = self._tried_view()
+        if alpha.shape[1]:
+            samples = np.where(valid, self.rng.beta(alpha, beta), -np.inf)
+            best = np.argmax(samples, axis=1)
+            best_sample = samples[self._rows, best]
+        else:
+            best = np.zeros(self.batch_size, dtype=np.int64)
+            best_sample = np.full(self.batch_size, -np.inf)
+        u = self.untried
+        power = self.rng.random(self.batch_size) ** (1.0 / np.maximum(u, 1))
+        if self.prior_alpha == 1.0 and self.prior_beta == 1.0:
+            fresh_max = power
+        else:
+            fresh_max = special.betaincinv(self.prior_alpha, self.prior_beta, power)
+        fresh_max = np.where(u > 0, fresh_max, -np.inf)
+        return np.where(fresh_max > best_sample, self.n_tried, best)
 
 
 class EpsilonGreedyAgent(BernoulliAgent):
@@ -148,8 +277,10 @@ class EpsilonGreedyAgent(BernoulliAgent):
     def act(self) -> np.ndarray:
         eps = epsilon_schedule(self.t, self.half_life)
         explore = self.rng.random(self.batch_size) < eps
-        random_arm = self.rng.integers(self.num_arms, size=self.batch_size)
-        actions = np.where(explore, random_arm, self._greedy(self.posterior.mean()))
+        uniform = self.rng.integers(self.num_arms, size=self.batch_size)
+        # A uniform draw that lands on an untried arm plays the lowest-index untried arm.
+        random_arm = np.minimum(uniform, self.n_tried)
+        actions = np.where(explore, random_arm, self._greedy()[0])
         self.last_info = {"epsilon": eps, "explored": explore}
         return actions
 
@@ -157,40 +288,35 @@ class EpsilonGreedyAgent(BernoulliAgent):
 class UCBAgent(BernoulliAgent):
     """UCB1 (Auer et al., 2002): play every arm once (lowest index first), then
     ``argmax_a  S_a/n_a + sqrt(2 ln t / n_a)`` with empirical means and ``t`` total pulls.
-    The prior is not used for the index (it only feeds the shared posterior object)."""
+    The prior is not used for the index."""
 
     name = "ucb"
 
     def act(self) -> np.ndarray:
-        n = self.pulls
-        untried = n == 0
-        post = self.posterior
-        successes = post.alpha - post.prior_alpha
+        alpha, _, _, valid = self._tried_view()
+        n = self.pulls[:, : alpha.shape[1]]
         with np.errstate(divide="ignore", invalid="ignore"):
-            index = successes / n + np.sqrt(2.0 * np.log(max(self.t, 1)) / n)
-        index = np.where(untried, np.inf, index)
-        return np.argmax(index, axis=-1)
+            index = (alpha - self.prior_alpha) / n + np.sqrt(2.0 * np.log(max(self.t, 1)) / n)
+        index = np.where(valid, index, -np.inf)
+        best = np.argmax(index, axis=1) if index.shape[1] else np.zeros(self.batch_size, int)
+        return np.where(self.untried > 0, self.n_tried, best)
 
 
 class DelightAgent(BernoulliAgent):
     """Delight-gated exploration (Algorithm 1) with a greedy host and exact Beta EI.
 
-    Host: the greedy arm ``argmax_a m_a`` (lowest index on ties); baseline ``v = max_a m_a``;
-    every other arm has surprisal exactly ``L``. The rule itself is :func:`delight_rule`.
+    Host: the greedy arm (lowest index on ties); baseline ``v = max_a m_a``; every other arm
+    has surprisal exactly ``L``. The decision is :func:`delight_gym.rule.delight_rule` over the
+    tried arms and the untried block (see the module docstring).
 
     Args:
         half_life: ``M`` in ``ε_t = M/(M+t)`` (default 100).
         gate_price: ``λ`` (default 0.1).
         surprisal_cap: ``L`` (default 10).
-        prune: skip the EI evaluation of arms that provably cannot pass the gate (default
-            ``True``). Exact: an untried arm's EI is the prior's EI, computed once per row; a
-            tried arm with mean ``m < v`` has ``EI ≤ Var/(v − m)`` (the second-moment bound),
-            so when ``L·Var/(v − m) < λ`` its delight is below the price and its EI is
-            reported as 0. ``prune=False`` evaluates EI for every arm at every step (the dense
-            reference); both give identical actions.
 
     After each :meth:`act`, ``last_info`` holds ``epsilon``, ``explored`` (override drawn),
-    ``overridden`` (explored and the gate non-empty), ``gate_size`` and ``gate_empty`` per row.
+    ``overridden`` (explored with a non-empty gate), ``gate_size`` (arms in the gate, untried
+    ones included) and ``gate_empty`` per row.
     """
 
     name = "delight"
@@ -203,59 +329,125 @@ class DelightAgent(BernoulliAgent):
         half_life: float = DEFAULT_HALF_LIFE,
         gate_price: float = DEFAULT_GATE_PRICE,
         surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        prune: bool = True,
         **kwargs: Any,
     ) -> None:
         self.half_life = check_positive_float(half_life, "half_life")
         self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
         self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
-        self.prune = bool(prune)
         super().__init__(batch_size, num_arms, **kwargs)
 
-    def expected_improvement(self, means: np.ndarray, baseline: np.ndarray) -> np.ndarray:
-        """EI of every arm over ``baseline`` (shape ``(batch,)``), pruned as documented."""
-        post = self.posterior
-        if not self.prune:
-            return beta_expected_improvement(post.alpha, post.beta, baseline[:, None])
-        ei = np.zeros_like(means)
-        untried = self.pulls == 0
-        if untried.any():
-            prior_ei = beta_expected_improvement(post.prior_alpha, post.prior_beta, baseline)
-            ei = np.where(untried, prior_ei[:, None], ei)
-        gap = baseline[:, None] - means
-        with np.errstate(divide="ignore"):
-            bound = np.where(gap > 0, post.variance() / gap, np.inf)
-        candidates = ~untried & (self.surprisal_cap * bound >= self.gate_price)
-        rows, cols = np.nonzero(candidates)
-        if rows.size:
-            ei[rows, cols] = beta_expected_improvement(
-                post.alpha[rows, cols], post.beta[rows, cols], baseline[rows]
-            )
-        return ei
+    def _candidates(
+        self, rows: np.ndarray, host_arm: np.ndarray, host_fresh: np.ndarray, baseline: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Tried arms of ``rows`` whose delight may reach λ, plus the host's arm, compacted.
+
+        Args:
+            rows: the batch rows to evaluate, shape ``(r,)``; ``host_arm``, ``host_fresh`` and
+                ``baseline`` are given for those rows, shape ``(r,)``.
+
+        Returns:
+            ``(cols, present, ei)``, each ``(r, c)``: the arm of each compacted column
+            (ascending within a row), whether the column is in use, and the exact EI of the
+            non-host candidates (0 for the host, whose surprisal is 0). An arm is left out when
+            Scarf's bound ``EI ≤ (√(Var + d²) − d)/2`` (``d = v − m``; the largest EI of any law
+            with that mean and variance) gives ``L·EI < λ``: such an arm is outside the gate
+            and the greedy host gives it probability 0, so its acting probability is exactly
+            0 and leaving it out changes nothing.
+        """
+        w = self.width
+        alpha = self.posterior.alpha[rows, :w]
+        beta = self.posterior.beta[rows, :w]
+        total = alpha + beta
+        means = alpha / total
+        var = means * (beta / total) / (total + 1.0)
+        valid = np.arange(w) < self.n_tried[rows, None]
+        d = baseline[:, None] - means
+        # (√(Var + d²) − d)/2 = Var / (2(√(Var + d²) + d)) for d > 0, without cancellation.
+        keep = valid & (
+            (d <= 0)
+            | (self.surprisal_cap * var >= 2.0 * self.gate_price * (np.sqrt(var + d * d) + d))
+        )
+        is_host = np.zeros_like(keep)
+        tried_host = np.flatnonzero(~host_fresh)
+        is_host[tried_host, host_arm[tried_host]] = True
+        keep |= is_host
+        r_idx, c_idx = np.nonzero(keep)
+        counts = keep.sum(axis=1)
+        c = int(counts.max()) if counts.size else 0
+        pos = np.arange(r_idx.size) - (np.cumsum(counts) - counts)[r_idx]
+        cols = np.zeros((rows.size, c), dtype=np.int64)
+        present = np.zeros((rows.size, c), dtype=bool)
+        ei = np.zeros((rows.size, c))
+        cols[r_idx, pos] = c_idx
+        present[r_idx, pos] = True
+        need = ~is_host[r_idx, c_idx]
+        rr, cc, pp = r_idx[need], c_idx[need], pos[need]
+        if rr.size:
+            # Second filter, tight in the upper tail: EI ≤ D (beta_ei_upper_bound).
+            bound = beta_ei_upper_bound(alpha[rr, cc], beta[rr, cc], baseline[rr])
+            hot = self.surprisal_cap * bound >= self.gate_price
+            rr, cc, pp = rr[hot], cc[hot], pp[hot]
+        if rr.size:
+            ei[rr, pp] = beta_ei_flat(alpha[rr, cc], beta[rr, cc], baseline[rr])
+        return cols, present, ei
 
     def act(self) -> np.ndarray:
-        means = self.posterior.mean()
-        host_arm = self._greedy(means)
-        baseline = means[self._rows, host_arm]
-        host = np.zeros_like(means)
-        host[self._rows, host_arm] = 1.0
+        host_arm, baseline, host_fresh = self._greedy()
         eps = epsilon_schedule(self.t, self.half_life)
-        decision = delight_rule(
-            host,
-            self.expected_improvement(means, baseline),
-            eps,
-            gate_price=self.gate_price,
-            surprisal_cap=self.surprisal_cap,
-            validate=False,
-        )
-        actions, explored = sample_acting(decision, self.rng)
-        gate_size = decision.gate.sum(axis=-1)
+        # Two-stage draw of Algorithm 1 (as rule.sample_acting): u1 decides the override,
+        # u2 draws the arm. Rows that do not explore play the host, so the gate and EI are
+        # only evaluated where the override is drawn (the law of the action is unchanged).
+        u1, u2 = draw_acting_uniforms(self.rng, self.batch_size)
+        explored = u1 < eps
+        actions = host_arm.copy()
+        gate_size = np.full(self.batch_size, -1, dtype=np.int64)
+        gate_empty = np.zeros(self.batch_size, dtype=bool)
+        rows = np.flatnonzero(explored)
+        if rows.size:
+            cols, present, cand_ei = self._candidates(
+                rows, host_arm[rows], host_fresh[rows], baseline[rows]
+            )
+            r, c = cols.shape
+            # Columns: candidate tried arms, the first untried arm, the other untried arms.
+            u = self.untried[rows]
+            fresh = host_fresh[rows]
+            multiplicity = np.zeros((r, c + 2))
+            multiplicity[:, :c] = present
+            multiplicity[:, c] = u > 0
+            multiplicity[:, c + 1] = np.maximum(u - 1, 0)
+            host = np.zeros((r, c + 2))
+            host[:, :c] = present & (cols == host_arm[rows, None]) & ~fresh[:, None]
+            host[:, c] = fresh
+            ei = np.zeros((r, c + 2))
+            ei[:, :c] = cand_ei
+            ei[:, c] = ei[:, c + 1] = beta_ei_flat(
+                np.full(r, self.prior_alpha), np.full(r, self.prior_beta), baseline[rows]
+            )
+            # ε = 1 on the exploring rows: the acting distribution there is the override q.
+            decision = delight_rule(
+                host,
+                ei,
+                1.0,
+                gate_price=self.gate_price,
+                surprisal_cap=self.surprisal_cap,
+                multiplicity=multiplicity,
+                validate=False,
+            )
+            chosen = sample_categorical(decision.probs, u2[rows])
+            picked_tried = (
+                np.take_along_axis(cols, np.minimum(chosen, c - 1)[:, None], 1)[:, 0]
+                if c
+                else chosen
+            )
+            actions[rows] = np.where(chosen < c, picked_tried, self.n_tried[rows])
+            gate_size[rows] = (decision.gate * multiplicity).sum(axis=1).astype(np.int64)
+            gate_empty[rows] = decision.gate_empty
         self.last_info = {
             "epsilon": eps,
             "explored": explored,
-            "overridden": explored & ~decision.gate_empty,
+            "overridden": explored & ~gate_empty,
             "gate_size": gate_size,
-            "gate_empty": decision.gate_empty,
+            "gate_empty": gate_empty,
         }
         return actions
 
@@ -269,7 +461,7 @@ BANDIT_AGENTS: dict[str, type[BernoulliAgent]] = {
 def make_bandit_agent(
     name: str, batch_size: int, num_arms: int, *, seed: SeedLike = None, **kwargs: Any
 ) -> BernoulliAgent:
-    """Build a Bernoulli agent by name: one of ``delight, thompson, egreedy, greedy, ucb``.
+    """Build a fast Bernoulli agent by name: ``delight, thompson, egreedy, greedy, ucb``.
 
     Keyword arguments an agent does not take (``gate_price`` for Thompson sampling, say) are
     an error, so a typo never goes unnoticed.

@@ -23,12 +23,23 @@ import numpy as np
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym.agents.bandits import make_bandit_agent
+from delight_gym.agents.dense import make_dense_bandit_agent
 from delight_gym.envs.bandits import BernoulliBanditVectorEnv
+from delight_gym.envs.lazy import LazyBernoulliBanditVectorEnv
 
-__all__ = ["AGENT_SEED_SALT", "BanditResult", "run_bernoulli", "summarize_regret"]
+__all__ = [
+    "AGENT_SEED_SALT",
+    "LAZY_ARMS_THRESHOLD",
+    "BanditResult",
+    "run_bernoulli",
+    "summarize_regret",
+]
 
 #: Second word of the agent generator's seed, keeping it apart from the environments' seeds.
 AGENT_SEED_SALT = 2026
+
+#: ``env="auto"`` switches to the lazily drawn instances above this many arms.
+LAZY_ARMS_THRESHOLD = 100_000
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,8 @@ def run_bernoulli(
     seed: int = 0,
     means: np.ndarray | None = None,
     callback: Callable[[int], object] | None = None,
+    dense: bool = False,
+    env: str = "auto",
     **agent_kwargs: Any,
 ) -> BanditResult:
     """Run ``agent`` for ``horizon`` rounds on ``seeds`` independent Bernoulli bandits.
@@ -79,6 +92,13 @@ def run_bernoulli(
         seed: base seed; instance ``i`` uses environment seed ``seed + i``.
         means: optional fixed arm means, shape ``(seeds, K)`` or ``(K,)``.
         callback: called with the number of rounds just completed (for progress bars).
+        dense: use the dense reference agents of :mod:`delight_gym.agents.dense` (every arm,
+            every step) instead of the fast ones.
+        env: ``"eager"`` (``BernoulliBanditVectorEnv``: all ``K`` means drawn at reset,
+            instance ``i`` exactly that of ``BernoulliBandit-v0`` with seed ``seed + i``),
+            ``"lazy"`` (:class:`~delight_gym.envs.lazy.LazyBernoulliBanditVectorEnv`: the same
+            instances in distribution, memory independent of ``K``) or ``"auto"`` (lazy above
+            ``LAZY_ARMS_THRESHOLD`` arms, eager otherwise).
         **agent_kwargs: passed to the agent (``half_life``, ``gate_price``, ...).
 
     Returns:
@@ -88,16 +108,26 @@ def run_bernoulli(
     horizon = check_positive_int(horizon, "horizon")
     seeds = check_positive_int(seeds, "seeds")
     seed = check_nonnegative_int(seed, "seed")
-    env = BernoulliBanditVectorEnv(seeds, num_arms=num_arms, means=means)
-    env.reset(seed=seed)
-    bandit = make_bandit_agent(agent, seeds, num_arms, seed=[seed, AGENT_SEED_SALT], **agent_kwargs)
+    if env not in ("auto", "eager", "lazy"):
+        raise ValueError(f"env must be 'auto', 'eager' or 'lazy', got {env!r}")
+    lazy = env == "lazy" or (env == "auto" and means is None and num_arms > LAZY_ARMS_THRESHOLD)
+    if lazy and means is not None:
+        raise ValueError("means cannot be given with env='lazy'")
+    bandits: BernoulliBanditVectorEnv | LazyBernoulliBanditVectorEnv
+    if lazy:
+        bandits = LazyBernoulliBanditVectorEnv(seeds, num_arms=num_arms)
+    else:
+        bandits = BernoulliBanditVectorEnv(seeds, num_arms=num_arms, means=means)
+    bandits.reset(seed=seed)
+    make = make_dense_bandit_agent if dense else make_bandit_agent
+    bandit = make(agent, seeds, num_arms, seed=[seed, AGENT_SEED_SALT], **agent_kwargs)
     regret = np.empty((seeds, horizon))
     actions = np.empty((seeds, horizon), dtype=np.int64)
     overrides = np.zeros(seeds, dtype=np.int64)
     start = time.perf_counter()
     for t in range(horizon):
         a = bandit.act()
-        _, rewards, _, _, info = env.step(a)
+        _, rewards, _, _, info = bandits.step(a)
         bandit.update(a, rewards)
         regret[:, t] = info["regret"]
         actions[:, t] = a
@@ -106,7 +136,7 @@ def run_bernoulli(
         if callback is not None:
             callback(1)
     seconds = time.perf_counter() - start
-    env.close()
+    bandits.close()
     return BanditResult(agent, num_arms, regret, actions, seconds, overrides)
 
 

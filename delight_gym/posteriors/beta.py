@@ -11,16 +11,17 @@ function) and ``D = v^a (1-v)^b / ((a+b) B(a,b)) = v (1-v) f(v) / (a+b)``, where
 Beta density. (Proof: ``x f(x; a, b) = m f(x; a+1, b)`` and
 ``I_v(a+1, b) = I_v(a, b) - v^a (1-v)^b / (a B(a, b))``.)
 
-Numerics (relative error ``<= 1e-10`` for ``a, b`` in ``[1, 1e6]``, checked against mpmath in
-``tests/test_posterior_beta.py``):
+Numerics (relative error ``<= 1e-10`` for ``a, b`` in ``[1, 1e6]`` wherever ``EI > 1e-300``;
+worst measured against 50-digit mpmath ``4e-12``, see ``tests/test_posterior_beta.py``):
 
 * ``v <= m``: both terms of the identity are non-negative and it is used as is. ``m - v`` is
   formed as ``(a (1-v) - b v)/(a+b)``, which stays accurate when ``m`` is within a few ulps
-  of 0 or 1 (``a/(a+b)`` itself carries an absolute error of ``~1e-16``).
+  of 0 or 1 (``a/(a+b)`` itself carries an absolute error of ``~1e-16``, which is a relative
+  error of ``1e-9`` in ``v - m`` for ``Beta(1e6, 1)``).
 * ``v > m``: the identity is the difference ``D - (v-m) Q = D (1 - r)`` with
-  ``r = (v-m) Q / D``, which loses ``log10(1/(1-r))`` digits. While ``r <= 0.9`` it is still
-  used (at most one digit lost). Beyond that the ratio ``EI / D`` is computed without
-  cancellation from the continued fraction of ``I_{1-v}(b, a)``: writing that fraction as
+  ``r = (v-m) Q / D``; it multiplies the error of ``Q`` by ``r/(1-r)``. It is used while
+  ``r <= R_SWITCH = 0.5``. Beyond that ``EI`` is computed without cancellation from the
+  continued fraction of ``I_{1-v}(b, a)``: writing that fraction as
   ``1 + d_1/(1 + d_2/(1 + ...))`` and ``T_2 = 1 + d_3/(1 + d_4/(1 + ...))``,
 
   .. math::
@@ -29,20 +30,31 @@ Numerics (relative error ``<= 1e-10`` for ``a, b`` in ``[1, 1e6]``, checked agai
                      \\cdot \\frac{T_2 + g}{T_2 (1 + w) + g},
       \\qquad g = \\frac{(a-1)(1-v)}{b+2}, \\quad w = b v - a (1-v) = (a+b)(v-m).
 
-  ``T_2`` itself is tiny (``~ 1 - (a+b)(1-v)/b``) when ``v`` is near ``m``, so it is evaluated
-  with the even contraction of its fraction, whose partial denominators
-  ``1 + d_{2k+1} + d_{2k+2}`` are expanded symbolically into sums of positive terms
-  (``1 + d_{2k+1} = [b(2k+1) + k(3k+2) + (b+k)(w + k v)] / ((b+2k)(b+2k+1))``); it takes
-  well under 100 modified-Lentz steps in this region for any ``a, b``.
+  ``T_2`` is tiny (``~ 1 - (a+b)(1-v)/b``) near the mean, and evaluating it as
+  ``1 + d_3/(...)`` would cancel (and amplify the rounding of ``1 - v``), so it is evaluated
+  as the even contraction ``T_2 = e_1 + c_1/(β_1 + c_2/(β_2 + ...))`` with
+  ``e_k = 1 + d_{2k+1} = [b(2k+1) + k(3k+2) + (b+k)(w + k v)] / ((b+2k)(b+2k+1))`` expanded
+  into positive terms, ``c_k = -d_{2k+1} d_{2k+2}`` and ``β_k = e_{k+1} + d_{2k+2}``
+  (modified Lentz, vectorized over the elements that use it; it terminates after ``a``
+  steps for integer ``a``, and otherwise takes ``<~ 70`` steps for ``z = (v-m)/sd >= 3``
+  and up to a few hundred near ``r = 0.5`` when ``a, b ~ 1e6``).
+  Points with ``z >= Z_PRESCREEN = 3`` go to it directly, without computing ``Q``.
+* The threshold ``r = 0.5`` is measured: against mpmath on ~15,000 random points with
+  ``v > m`` (log-uniform ``a, b`` in ``[1, 1e6]``, many with integer ``a``), the identity's
+  worst relative error is ``8e-13`` for ``r <= 0.5``, ``6e-12`` for ``r`` in ``(0.5, 0.7]``,
+  ``1.3e-11`` at ``r <= 0.9``, ``1.5e-10`` at ``r <= 0.99`` and ``5e-9`` beyond, while the
+  continued fraction stays below ``4e-12`` for every ``r``.
 * The density ``f(v)`` comes from Boost (``scipy.special._ufuncs._beta_pdf``, the kernel of
-  ``scipy.stats.beta.pdf``), which is accurate to ``~5e-12`` relative for ``a, b ~ 1e6``;
-  ``exp((a-1) log v + (b-1) log1p(-v) - betaln(a, b))`` would lose ~10 digits there.
-  ``Q`` comes from ``scipy.special.betaincc`` (``~3e-14`` relative, also deep in the tail,
-  where ``1 - betainc`` would underflow to 0).
+  ``scipy.stats.beta.pdf``), accurate to ``~5e-12`` relative for ``a, b ~ 1e6`` (this is the
+  error floor above); ``exp((a-1) log v + (b-1) log1p(-v) - betaln(a, b))`` would lose about
+  10 digits there. ``Q`` comes from ``scipy.special.betaincc`` (not ``1 - betainc``, which
+  underflows to 0 in the tail): ``~3e-14`` relative in general, but up to ``~4e-12`` for
+  integer ``a < 40`` with non-integer ``b`` (Boost's "a-step" path), which is why the
+  switch is at ``r = 0.5`` rather than ``0.9``.
 
-The hypergeometric series ``EI = v^2 (1-v)^2 f(v) 2F1(a+b+1, 2; b+2; 1-v) / (b (b+1))`` (all
-terms positive) is exact too, but it converges like ``((1-v)/(1-m))^n``: with ``a = 10``,
-``b = 1e6`` and ``v = 2.6 m`` (``r = 0.92``) it needs millions of terms, so it is not used.
+The positive hypergeometric series ``EI = v^2 (1-v)^2 f(v) 2F1(a+b+1, 2; b+2; 1-v)/(b (b+1))``
+is exact too, but it converges like ``((1-v)/(1-m))^n``: for ``a = 10``, ``b = 1e6``,
+``v = 2.6 m`` (``r = 0.92``) it needs millions of terms, so it is not used.
 """
 
 from __future__ import annotations
@@ -59,7 +71,12 @@ from delight_gym._checks import (
     check_unit_interval_array,
 )
 
-__all__ = ["BetaBernoulliPosterior", "beta_expected_improvement"]
+__all__ = [
+    "BetaBernoulliPosterior",
+    "beta_ei_flat",
+    "beta_ei_upper_bound",
+    "beta_expected_improvement",
+]
 
 try:  # Boost's beta density: the ufunc behind ``scipy.stats.beta.pdf``.
     from scipy.special._ufuncs import _beta_pdf as _boost_beta_pdf
@@ -67,19 +84,38 @@ except ImportError:  # pragma: no cover - older/newer SciPy without the private 
     _boost_beta_pdf = None
 
 #: Above this value of ``r = (v - m) Q / D`` the continued fraction replaces the identity.
-R_SWITCH = 0.9
-#: Iteration cap of the continued fraction (it needs < 100 steps where it is used).
+R_SWITCH = 0.5
+#: Points with ``(v - m) / sd >= Z_PRESCREEN`` go to the continued fraction without computing
+#: ``Q`` first (a speed-up only: the fraction is accurate for every ``v > m``).
+Z_PRESCREEN = 3.0
+#: Iteration cap of the continued fraction (where it is used it needs < 100 steps, except near
+#: r = 0.5 for huge parameters: ~330 for a = b = 1e6, ~600 for a = b = 1e12).
 _CF_MAX_ITER = 5000
 _EPS = float(np.finfo(np.float64).eps)
+#: Below this ``v`` Boost's density is evaluated at ``_V_TINY`` and rescaled (it may raise).
+_V_TINY = 1e-280
 
 
 def _beta_pdf(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Beta density (Boost), elementwise; ``x`` strictly inside ``(0, 1)``."""
-    if _boost_beta_pdf is not None:
-        return np.asarray(_boost_beta_pdf(x, a, b), dtype=np.float64)
-    from scipy import stats  # pragma: no cover
+    """Beta density (Boost), elementwise, for 1-D ``x`` strictly inside ``(0, 1)``.
 
-    return np.asarray(stats.beta.pdf(x, a, b), dtype=np.float64)  # pragma: no cover
+    Boost raises ``OverflowError`` (instead of returning ``inf``) for some inputs with
+    subnormal ``x``; those elements are returned as ``inf`` for the caller to replace.
+    """
+    if _boost_beta_pdf is None:  # pragma: no cover - SciPy without the private ufunc
+        from scipy import stats
+
+        return np.asarray(stats.beta.pdf(x, a, b), dtype=np.float64)
+    try:
+        return np.asarray(_boost_beta_pdf(x, a, b), dtype=np.float64)
+    except OverflowError:
+        out = np.empty(x.shape)
+        for i in range(x.size):  # rare: only reached for extreme inputs
+            try:
+                out[i] = _boost_beta_pdf(x[i], a[i], b[i])
+            except OverflowError:
+                out[i] = np.inf
+        return out
 
 
 def _positive_array(value: Any, name: str) -> np.ndarray:
@@ -95,27 +131,34 @@ def _upper_tail_ratio(a: np.ndarray, b: np.ndarray, v: np.ndarray, w: np.ndarray
     All arguments are 1-D arrays of equal length with ``0 < v < 1`` and ``w = b v - a (1-v) > 0``.
     Evaluates ``T_2 = e_1 + c_1/(β_1 + c_2/(β_2 + ...))`` (even contraction of the tail of the
     continued fraction of ``I_{1-v}(b, a)``) by the modified Lentz method, vectorized over the
-    elements still converging.
+    elements still converging. Every partial denominator is scaled by ``b`` (so the fraction
+    computes ``b T_2``) and formed from ratios, which keeps it free of overflow and underflow
+    for any parameters up to ``~1e300``.
     """
     y = 1.0 - v
     s = a + b
     n = a.size
-    # k = 1 term: e_1 = [3b + 5 + (b+1)(w+v)] / ((b+2)(b+3)).
-    f = (3.0 * b + 5.0 + (b + 1.0) * (w + v)) / ((b + 2.0) * (b + 3.0))
+    # b e_1 = [3b + 5 + (b+1)(w+v)] b / ((b+2)(b+3))
+    f = (3.0 * (b / (b + 2.0)) + 5.0 / (b + 2.0) + ((b + 1.0) / (b + 2.0)) * (w + v)) * (
+        b / (b + 3.0)
+    )
     c = f.copy()
     d = np.zeros(n)
     result = np.empty(n)
     idx = np.arange(n)
     aa, bb, ss, vv, yy, ww = a, b, s, v, y, w
     for k in range(1, _CF_MAX_ITER + 1):
-        # d_{2k+1} (< 0), d_{2k+2}, e_{k+1} = 1 + d_{2k+3} written as a sum of positive terms.
+        # b d_{2k+1} (< 0), b d_{2k+2} and b e_{k+1} = b (1 + d_{2k+3}), the latter written as
+        # a sum of positive terms: e_j = [b(2j+1) + j(3j+2) + (b+j)(w + j v)] / ((b+2j)(b+2j+1)).
         b2k = bb + 2.0 * k
-        d_odd = -(bb + k) * (ss + k) * yy / (b2k * (b2k + 1.0))
-        d_even = (k + 1.0) * (aa - (k + 1.0)) * yy / ((b2k + 1.0) * (b2k + 2.0))
-        k1 = k + 1.0
-        e_next = (bb * (2.0 * k1 + 1.0) + k1 * (3.0 * k1 + 2.0) + (bb + k1) * (ww + k1 * vv)) / (
-            (b2k + 2.0) * (b2k + 3.0)
-        )
+        j = k + 1.0
+        d_odd = -((bb + k) / b2k) * ((ss + k) * yy) * (bb / (b2k + 1.0))
+        d_even = j * ((aa - j) / (b2k + 1.0)) * (yy * (bb / (b2k + 2.0)))
+        e_next = (
+            (2.0 * j + 1.0) * (bb / (b2k + 2.0))
+            + j * (3.0 * j + 2.0) / (b2k + 2.0)
+            + ((bb + j) / (b2k + 2.0)) * (ww + j * vv)
+        ) * (bb / (b2k + 3.0))
         alpha_k = -d_odd * d_even
         beta_k = e_next + d_even
         d = beta_k + alpha_k * d
@@ -138,9 +181,39 @@ def _upper_tail_ratio(a: np.ndarray, b: np.ndarray, v: np.ndarray, w: np.ndarray
             f"beta_expected_improvement: continued fraction did not converge in {_CF_MAX_ITER} "
             f"steps for {idx.size} element(s), e.g. alpha={aa[0]!r}, beta={bb[0]!r}, v={vv[0]!r}"
         )
-    t2 = result
-    g = (a - 1.0) * y / (b + 2.0)
-    return (t2 + g) / (t2 * (1.0 + w) + g)
+    g_over_t2 = (a - 1.0) * y * (b / (b + 2.0)) / result  # g / T_2 with g = (a-1)(1-v)/(b+2)
+    return (1.0 + g_over_t2) / ((1.0 + w) + g_over_t2)
+
+
+def _density_term(a: np.ndarray, b: np.ndarray, v: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``D = v^a (1-v)^b / ((a+b) B(a, b)) = v (1-v) f(v) / (a+b)`` for ``0 < v < 1``."""
+    d = np.full(v.shape, np.inf)
+    regular = v >= _V_TINY
+    # 0 * inf (density overflowing for extreme parameters) -> NaN -> log form below.
+    with np.errstate(over="ignore", invalid="ignore"):
+        if regular.all():
+            d = (v * y / (a + b)) * _beta_pdf(v, a, b)
+        elif regular.any():
+            ar, br, vr = a[regular], b[regular], v[regular]
+            d[regular] = (vr * y[regular] / (ar + br)) * _beta_pdf(vr, ar, br)
+    if not regular.all():
+        # Boost's density may raise for (near-)subnormal v: anchor it at _V_TINY instead,
+        # f(v) = f(v0) (v/v0)^(a-1) ((1-v)/(1-v0))^(b-1), with log1p(-x) = -x at this scale.
+        tiny = ~regular
+        at, bt, vt = a[tiny], b[tiny], v[tiny]
+        pdf0 = _beta_pdf(np.full(vt.shape, _V_TINY), at, bt)
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite -> log form below
+            expo = (at - 1.0) * np.log(vt / _V_TINY) + (bt - 1.0) * (_V_TINY - vt)
+            d[tiny] = (vt * pdf0) * np.exp(expo) * (y[tiny] / (at + bt))
+    # Log form where the above is not finite (f(v) overflows for a < 1, v -> 0 or b < 1,
+    # v -> 1); it is accurate unless a or b is large.
+    bad = ~np.isfinite(d)
+    if bad.any():
+        ab, bb, vb = a[bad], b[bad], v[bad]
+        d[bad] = np.exp(
+            ab * np.log(vb) + bb * np.log1p(-vb) - special.betaln(ab, bb) - np.log(ab + bb)
+        )
+    return d
 
 
 def _ei_interior(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -148,29 +221,39 @@ def _ei_interior(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray:
     y = 1.0 - v
     s = a + b
     w = b * v - a * y  # (a+b)(v-m), accurate also when m is within ulps of 0 or 1
-    q = special.betaincc(a, b, v)
-    pdf = _beta_pdf(v, a, b)
-    d = (v * y / s) * pdf
-    bad = ~np.isfinite(d)
-    if bad.any():  # f(v) overflows only for a < 1 (v -> 0) or b < 1 (v -> 1)
-        ab, bb_, vb = a[bad], b[bad], v[bad]
-        d[bad] = np.exp(
-            ab * np.log(vb) + bb_ * np.log1p(-vb) - special.betaln(ab, bb_) - np.log(ab + bb_)
+    d = _density_term(a, b, v, y)
+    ei = np.empty_like(v)
+    # Far upper tail, z = (v-m)/sd >= Z_PRESCREEN: the continued fraction is needed there (r is
+    # above R_SWITCH for every shape tried) and cheap, so betaincc is skipped. The condition
+    # w >= 1 only matters for alpha < 1, where sd is not the scale of the tail (and the fraction
+    # converges slowly for w << 1 and large beta).
+    tail = (w >= 1.0) & (w >= Z_PRESCREEN * (np.sqrt(a / (s + 1.0)) * np.sqrt(b)))
+    near = np.flatnonzero(~tail)
+    if near.size:
+        q = special.betaincc(a[near], b[near], v[near])
+        dn = d[near]
+        wn = w[near]
+        excess = (wn / s[near]) * q  # (v-m) Q: > 0 exactly when v > m
+        ei[near] = dn - excess  # = (m-v) Q + D
+        tail[near[(wn > 0.0) & (excess > R_SWITCH * dn)]] = True
+    if tail.any():
+        at, bt, yt = a[tail], b[tail], y[tail]
+        scale = d[tail] * (s[tail] * yt / bt)  # = v (1-v)^2 f(v) / b
+        ei[tail] = scale * _upper_tail_ratio(at, bt, v[tail], w[tail])
+    failed = ~(ei >= 0.0) | ~np.isfinite(ei)  # only seen for parameters beyond ~1e50
+    if failed.any():
+        i = int(np.flatnonzero(failed)[0])
+        raise FloatingPointError(
+            f"beta_expected_improvement: no finite non-negative value for {failed.sum()} "
+            f"element(s) (extreme parameters), e.g. alpha={a[i]!r}, beta={b[i]!r}, v={v[i]!r}"
         )
-    excess = (w / s) * q  # (v - m) Q, > 0 exactly when v > m
-    ei = d - excess
-    far = (w > 0.0) & (excess > R_SWITCH * d)
-    if far.any():
-        af, bf, vf, wf = a[far], b[far], v[far], w[far]
-        yf = y[far]
-        ei[far] = (d[far] * (s[far] * yf / bf)) * _upper_tail_ratio(af, bf, vf, wf)
     return ei
 
 
 def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
     """Expected improvement ``E[(X - v)^+]`` of ``X ~ Beta(alpha, beta)`` over ``v``.
 
-    Exact to about 11 significant digits (relative error ``<= 1e-10``, measured ``<= 1e-11``)
+    Exact to about 11 significant digits (relative error ``<= 1e-10``, measured ``<= 4e-12``)
     for ``alpha, beta`` in ``[1, 1e6]`` and any ``v`` where the result exceeds ``1e-300``;
     always finite and non-negative. See the module docstring for the method.
 
@@ -214,18 +297,110 @@ def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
             f"{b_in.shape} and {v_in.shape}"
         ) from None
     shape = a.shape
-    a, b, x = a.ravel(), b.ravel(), x.ravel()
+    return beta_ei_flat(a.ravel(), b.ravel(), x.ravel()).reshape(shape)
+
+
+def beta_ei_flat(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """:func:`beta_expected_improvement` for equal-length 1-D float64 arrays, unvalidated.
+
+    The same computation without the argument checks and broadcasting, for hot loops whose
+    inputs are valid by construction (agents' posterior parameters).
+    """
     out = np.zeros(a.size)
     below = x <= 0.0
     if below.any():
         ab = a[below]
         out[below] = ab / (ab + b[below]) - x[below]
     inside = (x > 0.0) & (x < 1.0)
+    small = inside & _small_integer_parameters(a, b)
+    if small.any():
+        # Two passes, so that the many a <= 16 elements do not iterate to a rare large a.
+        few = small & (a > SMALL_A_SPLIT)
+        small &= ~few
+        for group in (small, few):
+            if group.any():
+                out[group] = _ei_small_integer(a[group], b[group], x[group])
+        inside &= ~(small | few)
     if inside.all():
         out = _ei_interior(a, b, x)
     elif inside.any():
         out[inside] = _ei_interior(a[inside], b[inside], x[inside])
-    return out.reshape(shape)
+    return out
+
+
+#: The finite binomial sum is used for integer ``a <= SMALL_A_MAX`` and ``a + b <= SMALL_N_MAX``
+#: (in two passes, split at ``SMALL_A_SPLIT``).
+SMALL_A_MAX = 128
+SMALL_A_SPLIT = 16
+SMALL_N_MAX = 1000
+
+
+def _small_integer_parameters(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a <= SMALL_A_MAX) & (a + b <= SMALL_N_MAX) & (a == np.floor(a)) & (b == np.floor(b))
+
+
+def _ei_small_integer(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """EI for integer ``a <= 128``, integer ``b``, ``n = a + b <= 1000`` and ``0 < v < 1``.
+
+    Integrating ``P(X > x) = P(Bin(n - 1, x) <= a - 1)`` from ``v`` to 1 gives a finite sum of
+    positive terms (no cancellation, unlike the identity above the mean)::
+
+        EI = (1/n) Σ_{i=0}^{a-1} (a - i) C(n, i) v^i (1 - v)^(n - i)
+           = (1 - v)^n / n · Σ_{i=0}^{a-1} (a - i) Π_{k<i} ρ_k,   ρ_k = (n-k)/(k+1) · v/(1-v),
+
+    evaluated by Horner's rule (all terms positive: relative error ``<~ 4a`` ulps) and
+    ``exp(n·log1p(-v) + log(sum))``, so ``(1 - v)^n`` never underflows on its own; with
+    ``a <= 128`` and ``n <= 1000`` the relative error stays below ``1e-12``. Elements whose
+    sum overflows (``v`` within ~1e-15 of 1) are summed in log space instead. Bernoulli posteriors under a
+    ``Beta(1, 1)`` prior have integer parameters and the arms a bandit agent evaluates mostly
+    have few successes, so this is the agents' common path (several times cheaper than
+    ``betaincc``).
+    """
+    n = a + b
+    odds = v / (1.0 - v)
+    acc = np.zeros_like(v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in range(int(a.max()) - 1, -1, -1):
+            # acc <- (a - k)^+ + ρ_k·acc; terms with k >= a have coefficient 0 and acc = 0.
+            acc = np.maximum(a - k, 0.0) + ((n - k) / (k + 1.0) * odds) * acc
+        log_sum = np.log(acc)
+    bad = ~np.isfinite(log_sum)
+    if bad.any():
+        log_sum[bad] = _log_binomial_sum(a[bad], n[bad], v[bad])
+    return np.exp(n * np.log1p(-v) + log_sum) / n
+
+
+def _log_binomial_sum(a: np.ndarray, n: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``log Σ_{i<a} (a - i) Π_{k<i} ρ_k`` in log space (the overflow fallback)."""
+    width = int(a.max())
+    i = np.arange(width)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        steps = np.log((n[:, None] - i[:-1]) / (i[:-1] + 1.0)) + (np.log(v) - np.log1p(-v))[:, None]
+    logs = np.zeros((a.size, width))
+    logs[:, 1:] = np.cumsum(steps, axis=1)
+    weight = a[:, None] - i
+    logs = np.where(weight > 0, logs, -np.inf)
+    top = logs.max(axis=1)
+    total = (np.maximum(weight, 0) * np.exp(logs - top[:, None])).sum(axis=1)
+    return top + np.log(total)
+
+
+def beta_ei_upper_bound(alpha: np.ndarray, beta: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """A cheap upper bound on ``E[(X - v)^+]`` for ``X ~ Beta(alpha, beta)``, ``0 < v < 1``.
+
+    For ``v > m`` it is the density term ``D = v (1-v) f(v) / (a+b)`` of the identity
+    ``EI = D - (v - m) Q`` (``(v - m) Q >= 0`` there), which is tight in the upper tail where
+    the second-moment bounds are loose; for ``v <= m`` it is ``+inf`` (no pruning). Agents use
+    it to skip the exact :func:`beta_expected_improvement` of arms that cannot pass a gate.
+    Inputs are 1-D float arrays of equal shape (not validated: a hot-path helper).
+    """
+    y = 1.0 - v
+    above = beta * v - alpha * y > 0.0  # v > m
+    bound = np.full(v.shape, np.inf)
+    if above.any():
+        a, b, va, ya = alpha[above], beta[above], v[above], y[above]
+        bound[above] = _density_term(a, b, va, ya)
+    return bound
 
 
 class BetaBernoulliPosterior:

@@ -1,0 +1,291 @@
+"""Dense reference Bernoulli-bandit agents: every arm, every step.
+
+These agents keep a ``(batch, K)`` posterior and evaluate every arm at every step, exactly
+as Algorithm 1 is written. They are the reference that the fast agents of
+:mod:`delight_gym.agents.bandits` are tested and benchmarked against, and they accept any arm
+in :meth:`update`. Use them for small ``K`` or when you need arm-for-arm equality with the
+paper's code; use the fast agents otherwise.
+
+Every agent here acts on a batch of ``batch_size`` independent ``K``-armed Bernoulli bandits
+at once: one :meth:`act` returns an action per row and one :meth:`update` feeds the rewards
+back, each as a handful of array operations for the whole batch (no Python loop over seeds).
+All agents keep independent Beta posteriors (prior ``Beta(prior_alpha, prior_beta)``, by
+default the paper's ``Beta(1, 1)``) and own one ``numpy.random.Generator``: the same ``seed``
+gives the same actions for the same rewards.
+
+Time index: ``t`` counts completed rounds, so the first decision has ``t = 0`` and
+``ε_0 = M / (M + 0) = 1``.
+
+Tie-breaking: the greedy host (``delight``, ``greedy``, ``egreedy``) plays the *lowest-index*
+arm among those with the largest posterior mean, exactly as ``argmax`` in the paper's code.
+Arm means are i.i.d. across arms in every experiment, so this is equal in distribution to
+breaking ties uniformly at random, and it makes runs reproducible arm for arm. Thompson
+sampling and UCB1 break (probability-zero, resp. exact) ties the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from delight_gym._checks import (
+    check_nonnegative_float,
+    check_positive_float,
+    check_positive_int,
+)
+from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
+from delight_gym.rule import (
+    DEFAULT_GATE_PRICE,
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    delight_rule,
+    epsilon_schedule,
+    sample_acting,
+)
+
+#: Anything ``numpy.random.default_rng`` accepts as a seed.
+SeedLike = int | Sequence[int] | None
+
+__all__ = [
+    "DENSE_BANDIT_AGENTS",
+    "DenseBernoulliAgent",
+    "DenseDelightAgent",
+    "DenseEpsilonGreedyAgent",
+    "DenseGreedyAgent",
+    "DenseThompsonAgent",
+    "DenseUCBAgent",
+    "make_dense_bandit_agent",
+]
+
+
+class DenseBernoulliAgent:
+    """Base class: a batch of Beta–Bernoulli posteriors, a generator and a round counter.
+
+    Args:
+        batch_size: number of independent bandits (seeds) acted on at once.
+        num_arms: ``K``.
+        seed: seed of the agent's own ``numpy.random.Generator`` (an int or a sequence of ints).
+        prior_alpha, prior_beta: Beta prior of every arm (default ``Beta(1, 1)``).
+    """
+
+    name: ClassVar[str] = "base"
+
+    def __init__(
+        self,
+        batch_size: int,
+        num_arms: int,
+        *,
+        seed: SeedLike = None,
+        prior_alpha: float = 1.0,
+        prior_beta: float = 1.0,
+    ) -> None:
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.num_arms = check_positive_int(num_arms, "num_arms")
+        self.posterior = BetaBernoulliPosterior(
+            self.batch_size, self.num_arms, prior_alpha=prior_alpha, prior_beta=prior_beta
+        )
+        self._rows = np.arange(self.batch_size)
+        self.last_info: dict[str, Any] = {}
+        self.reset(seed)
+
+    def reset(self, seed: SeedLike = None) -> None:
+        """Forget everything: fresh posteriors, ``t = 0`` and a generator seeded by ``seed``."""
+        self.posterior.reset()
+        self.rng = np.random.default_rng(seed)
+        self.t = 0
+        self.pulls = np.zeros((self.batch_size, self.num_arms), dtype=np.int64)
+        self.last_info = {}
+
+    def act(self) -> np.ndarray:
+        """Choose one arm per row; returns an int64 array of shape ``(batch_size,)``."""
+        raise NotImplementedError
+
+    def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
+        """Feed back the arms played, shape ``(batch_size,)``, and their rewards in ``[0, 1]``."""
+        self.posterior.update(actions, rewards)
+        self.pulls[self._rows, np.asarray(actions)] += 1
+        self.t += 1
+
+    def _greedy(self, means: np.ndarray) -> np.ndarray:
+        return np.argmax(means, axis=-1)
+
+
+class DenseGreedyAgent(DenseBernoulliAgent):
+    """The host alone: always plays the arm of largest posterior mean (no exploration)."""
+
+    name = "greedy"
+
+    def act(self) -> np.ndarray:
+        return self._greedy(self.posterior.mean())
+
+
+class DenseThompsonAgent(DenseBernoulliAgent):
+    """Thompson sampling with exact Beta–Bernoulli posteriors: argmax of one posterior draw."""
+
+    name = "thompson"
+
+    def act(self) -> np.ndarray:
+        return np.argmax(self.posterior.sample(self.rng), axis=-1)
+
+
+class DenseEpsilonGreedyAgent(DenseBernoulliAgent):
+    """Annealed ε-greedy: with probability ``ε_t = M/(M+t)`` a uniformly random arm (any of the
+    ``K``, the greedy one included), otherwise the greedy arm.
+
+    Args:
+        half_life: ``M`` of the schedule (default 100, as for DE).
+    """
+
+    name = "egreedy"
+
+    def __init__(
+        self,
+        batch_size: int,
+        num_arms: int,
+        *,
+        half_life: float = DEFAULT_HALF_LIFE,
+        **kwargs: Any,
+    ) -> None:
+        self.half_life = check_positive_float(half_life, "half_life")
+        super().__init__(batch_size, num_arms, **kwargs)
+
+    def act(self) -> np.ndarray:
+        eps = epsilon_schedule(self.t, self.half_life)
+        explore = self.rng.random(self.batch_size) < eps
+        random_arm = self.rng.integers(self.num_arms, size=self.batch_size)
+        actions = np.where(explore, random_arm, self._greedy(self.posterior.mean()))
+        self.last_info = {"epsilon": eps, "explored": explore}
+        return actions
+
+
+class DenseUCBAgent(DenseBernoulliAgent):
+    """UCB1 (Auer et al., 2002): play every arm once (lowest index first), then
+    ``argmax_a  S_a/n_a + sqrt(2 ln t / n_a)`` with empirical means and ``t`` total pulls.
+    The prior is not used for the index (it only feeds the shared posterior object)."""
+
+    name = "ucb"
+
+    def act(self) -> np.ndarray:
+        n = self.pulls
+        untried = n == 0
+        post = self.posterior
+        successes = post.alpha - post.prior_alpha
+        with np.errstate(divide="ignore", invalid="ignore"):
+            index = successes / n + np.sqrt(2.0 * np.log(max(self.t, 1)) / n)
+        index = np.where(untried, np.inf, index)
+        return np.argmax(index, axis=-1)
+
+
+class DenseDelightAgent(DenseBernoulliAgent):
+    """Delight-gated exploration (Algorithm 1) with a greedy host and exact Beta EI.
+
+    Host: the greedy arm ``argmax_a m_a`` (lowest index on ties); baseline ``v = max_a m_a``;
+    every other arm has surprisal exactly ``L``. The rule itself is :func:`delight_rule`.
+
+    Args:
+        half_life: ``M`` in ``ε_t = M/(M+t)`` (default 100).
+        gate_price: ``λ`` (default 0.1).
+        surprisal_cap: ``L`` (default 10).
+        prune: skip the EI evaluation of arms that provably cannot pass the gate (default
+            ``True``). Exact: an untried arm's EI is the prior's EI, computed once per row; a
+            tried arm with mean ``m < v`` has ``EI ≤ Var/(v − m)`` (the second-moment bound),
+            so when ``L·Var/(v − m) < λ`` its delight is below the price and its EI is
+            reported as 0. ``prune=False`` evaluates EI for every arm at every step (the dense
+            reference); both give identical actions.
+
+    After each :meth:`act`, ``last_info`` holds ``epsilon``, ``explored`` (override drawn),
+    ``overridden`` (explored and the gate non-empty), ``gate_size`` and ``gate_empty`` per row.
+    """
+
+    name = "delight"
+
+    def __init__(
+        self,
+        batch_size: int,
+        num_arms: int,
+        *,
+        half_life: float = DEFAULT_HALF_LIFE,
+        gate_price: float = DEFAULT_GATE_PRICE,
+        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+        prune: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        self.half_life = check_positive_float(half_life, "half_life")
+        self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
+        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
+        self.prune = bool(prune)
+        super().__init__(batch_size, num_arms, **kwargs)
+
+    def expected_improvement(self, means: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+        """EI of every arm over ``baseline`` (shape ``(batch,)``), pruned as documented."""
+        post = self.posterior
+        if not self.prune:
+            return beta_expected_improvement(post.alpha, post.beta, baseline[:, None])
+        ei = np.zeros_like(means)
+        untried = self.pulls == 0
+        if untried.any():
+            prior_ei = beta_expected_improvement(post.prior_alpha, post.prior_beta, baseline)
+            ei = np.where(untried, prior_ei[:, None], ei)
+        gap = baseline[:, None] - means
+        with np.errstate(divide="ignore"):
+            bound = np.where(gap > 0, post.variance() / gap, np.inf)
+        candidates = ~untried & (self.surprisal_cap * bound >= self.gate_price)
+        rows, cols = np.nonzero(candidates)
+        if rows.size:
+            ei[rows, cols] = beta_expected_improvement(
+                post.alpha[rows, cols], post.beta[rows, cols], baseline[rows]
+            )
+        return ei
+
+    def act(self) -> np.ndarray:
+        means = self.posterior.mean()
+        host_arm = self._greedy(means)
+        baseline = means[self._rows, host_arm]
+        host = np.zeros_like(means)
+        host[self._rows, host_arm] = 1.0
+        eps = epsilon_schedule(self.t, self.half_life)
+        decision = delight_rule(
+            host,
+            self.expected_improvement(means, baseline),
+            eps,
+            gate_price=self.gate_price,
+            surprisal_cap=self.surprisal_cap,
+            validate=False,
+        )
+        actions, explored = sample_acting(decision, self.rng)
+        gate_size = decision.gate.sum(axis=-1)
+        self.last_info = {
+            "epsilon": eps,
+            "explored": explored,
+            "overridden": explored & ~decision.gate_empty,
+            "gate_size": gate_size,
+            "gate_empty": decision.gate_empty,
+        }
+        return actions
+
+
+DENSE_BANDIT_AGENTS: dict[str, type[DenseBernoulliAgent]] = {
+    cls.name: cls
+    for cls in (
+        DenseDelightAgent,
+        DenseThompsonAgent,
+        DenseEpsilonGreedyAgent,
+        DenseGreedyAgent,
+        DenseUCBAgent,
+    )
+}
+
+
+def make_dense_bandit_agent(
+    name: str, batch_size: int, num_arms: int, *, seed: SeedLike = None, **kwargs: Any
+) -> DenseBernoulliAgent:
+    """Build a dense reference agent: ``delight, thompson, egreedy, greedy`` or ``ucb``.
+
+    Keyword arguments an agent does not take (``gate_price`` for Thompson sampling, say) are
+    an error, so a typo never goes unnoticed.
+    """
+    if name not in DENSE_BANDIT_AGENTS:
+        raise ValueError(f"agent must be one of {sorted(DENSE_BANDIT_AGENTS)}, got {name!r}")
+    return DENSE_BANDIT_AGENTS[name](batch_size, num_arms, seed=seed, **kwargs)

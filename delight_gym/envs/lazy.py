@@ -1,0 +1,125 @@
+"""Bernoulli bandits with arm means drawn lazily: memory grows with the arms pulled, not ``K``.
+
+:class:`LazyBernoulliBanditVectorEnv` plays the same instances as
+:class:`~delight_gym.envs.bandits.BernoulliBanditVectorEnv` *in distribution* (not seed for
+seed) without ever holding ``K`` means, so ``K = 10⁶`` or more costs what ``K = 10³`` does.
+
+How (exact in distribution). For ``K`` i.i.d. ``U(0, 1)`` means, the maximum is
+``μ* ~ Beta(K, 1)``, drawn at reset as ``U^{1/K}``; the best arm's position is uniform over
+the ``K`` arms, and given ``μ*`` the other means are i.i.d. ``U(0, μ*)``. So when an arm is
+pulled for the first time, it is the best arm with probability ``1/(arms not yet revealed)``
+(if the best has not been revealed yet) and otherwise gets a fresh ``U(0, μ*)`` mean. This is
+exact for any agent whose choice of arms does not depend on means it has not observed —
+every agent.
+
+The regret ``μ* − μ_a`` is exact too, since ``μ*`` is known from the start.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+
+from delight_gym._checks import check_positive_int
+
+__all__ = ["LazyBernoulliBanditVectorEnv"]
+
+
+class LazyBernoulliBanditVectorEnv(VectorEnv):
+    """``num_envs`` independent ``K``-armed Bernoulli bandits with lazily drawn ``U(0,1)`` means.
+
+    Same interface as :class:`~delight_gym.envs.bandits.BernoulliBanditVectorEnv` (Discrete(K)
+    actions, a constant observation 0, one-step episodes, ``info`` with ``expected_reward``,
+    ``optimal_expected_reward`` and ``regret``), but no ``means`` array: ``revealed_means(i)``
+    returns the means revealed so far in sub-env ``i``. Sub-env ``i`` of ``reset(seed=s)`` uses
+    its own generator seeded ``s + i``.
+
+    Args:
+        num_envs: number of independent instances.
+        num_arms: ``K >= 1`` (any size).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012
+
+    def __init__(self, num_envs: int, num_arms: int = 10) -> None:
+        self.num_envs = check_positive_int(num_envs, "num_envs")
+        self.num_arms = check_positive_int(num_arms, "num_arms")
+        self.single_action_space = spaces.Discrete(self.num_arms)
+        self.single_observation_space = spaces.Discrete(1)
+        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.num_arms))
+        self.observation_space = spaces.MultiDiscrete(np.ones(self.num_envs, dtype=np.int64))
+        self._rngs: list[np.random.Generator] = []
+        self._best = np.zeros(self.num_envs)
+        self._revealed: list[dict[int, float]] = []
+        self._best_found = np.zeros(self.num_envs, dtype=bool)
+
+    @property
+    def optimal_expected_reward(self) -> np.ndarray:
+        """``μ*`` of every sub-env, shape ``(num_envs,)``."""
+        self._require_reset()
+        return self._best.copy()
+
+    def revealed_means(self, index: int) -> dict[int, float]:
+        """The means revealed so far in sub-env ``index``, as ``{arm: mean}``."""
+        self._require_reset()
+        return dict(self._revealed[index])
+
+    def _require_reset(self) -> None:
+        if not self._rngs:
+            raise RuntimeError("call reset() before step() or reading the instance")
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Draw new instances (every reset of the lazy env draws afresh)."""
+        if options:
+            raise ValueError(f"options: unsupported keys {sorted(options)}")
+        seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
+        self._rngs = [seeding.np_random(s)[0] for s in seeds]
+        self._best = np.array([rng.random() ** (1.0 / self.num_arms) for rng in self._rngs])
+        self._revealed = [{} for _ in range(self.num_envs)]
+        self._best_found = np.zeros(self.num_envs, dtype=bool)
+        return np.zeros(self.num_envs, dtype=np.int64), {}
+
+    def _mean(self, i: int, arm: int) -> float:
+        revealed = self._revealed[i]
+        mean = revealed.get(arm)
+        if mean is None:
+            rng = self._rngs[i]
+            remaining = self.num_arms - len(revealed)
+            if not self._best_found[i] and rng.random() * remaining < 1.0:
+                mean = float(self._best[i])
+                self._best_found[i] = True
+            else:
+                mean = float(self._best[i] * rng.random())
+            revealed[arm] = mean
+        return mean
+
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Pull one arm per sub-env; returns ``(obs, rewards, terminated, truncated, infos)``."""
+        self._require_reset()
+        arms = np.asarray(actions)
+        if arms.shape != (self.num_envs,) or not np.issubdtype(arms.dtype, np.integer):
+            raise ValueError(
+                f"actions must be an integer array of shape ({self.num_envs},), "
+                f"got dtype {arms.dtype} and shape {arms.shape}"
+            )
+        if np.any(arms < 0) or np.any(arms >= self.num_arms):
+            raise ValueError(f"actions must lie in [0, {self.num_arms})")
+        means = np.array([self._mean(i, int(a)) for i, a in enumerate(arms)])
+        rewards = np.array(
+            [float(rng.random() < m) for rng, m in zip(self._rngs, means, strict=True)]
+        )
+        infos = {
+            "expected_reward": means,
+            "optimal_expected_reward": self._best.copy(),
+            "regret": self._best - means,
+        }
+        done = np.ones(self.num_envs, dtype=bool)
+        return np.zeros(self.num_envs, dtype=np.int64), rewards, done, ~done, infos
