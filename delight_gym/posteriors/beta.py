@@ -351,10 +351,10 @@ def _ei_small_integer(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray
     evaluated by Horner's rule (all terms positive: relative error ``<~ 4a`` ulps) and
     ``exp(n·log1p(-v) + log(sum))``, so ``(1 - v)^n`` never underflows on its own; with
     ``a <= 128`` and ``n <= 1000`` the relative error stays below ``1e-12``. Elements whose
-    sum overflows (``v`` within ~1e-15 of 1) are summed in log space instead. Bernoulli posteriors under a
-    ``Beta(1, 1)`` prior have integer parameters and the arms a bandit agent evaluates mostly
-    have few successes, so this is the agents' common path (several times cheaper than
-    ``betaincc``).
+    sum overflows (``v`` within ~1e-15 of 1) are summed in log space instead. Bernoulli
+    posteriors under a ``Beta(1, 1)`` prior have integer parameters and the arms a bandit
+    agent evaluates mostly have few successes, so this is the agents' common path (several
+    times cheaper than ``betaincc``).
     """
     n = a + b
     odds = v / (1.0 - v)
