@@ -314,12 +314,15 @@ def beta_ei_flat(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
     inside = (x > 0.0) & (x < 1.0)
     small = inside & _small_integer_parameters(a, b)
     if small.any():
-        # Two passes, so that the many a <= 16 elements do not iterate to a rare large a.
+        # The many a <= 16 elements go through Horner's loop; the rare larger a do not make
+        # it iterate longer.
         few = small & (a > SMALL_A_SPLIT)
         small &= ~few
-        for group in (small, few):
-            if group.any():
-                out[group] = _ei_small_integer(a[group], b[group], x[group])
+        if small.any():
+            out[small] = _ei_small_integer(a[small], b[small], x[small])
+        if few.any():  # few elements, long sums: one vectorized log-space pass, no loop
+            af, nf, xf = a[few], a[few] + b[few], x[few]
+            out[few] = np.exp(nf * np.log1p(-xf) + _log_binomial_sum(af, nf, xf)) / nf
         inside &= ~(small | few)
     if inside.all():
         out = _ei_interior(a, b, x)
