@@ -138,7 +138,6 @@ def grid_reference() -> dict[str, np.ndarray]:
         "a": a,
         "b": b,
         "v": v,
-        "ei_mp": np.array(ei, dtype=object),
         "q_mp": np.array(q, dtype=object),
         "ei": np.array([float(x) for x in ei]),
         # r = (v - m) Q / D, the cancellation ratio of the identity (0 where v <= m)
@@ -312,6 +311,26 @@ def test_small_parameters_below_one() -> None:
         ref = float(_mp_ei(a, b, v))
         got = float(beta_expected_improvement(a, b, v))
         assert abs(got - ref) <= 1e-9 * ref, (a, b, v, got, ref)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "v"),
+    [
+        (9.128142049897027e91, 3.944036965955183e77, 5.2366361837866815e-269),
+        (8.55357826837481e-44, 4.7741335392716776e166, 1.9883627238181984e-170),
+        (1e300, 1e300, 0.5),
+        (1e-300, 1e-300, 0.5),
+        (1e-300, 1e300, 1e-310),
+        (1.7e308, 1.0, 0.999),
+    ],
+)
+def test_extreme_parameters_never_give_nan(a: float, b: float, v: float) -> None:
+    """Far outside any posterior: either a finite non-negative value or an exception."""
+    try:
+        ei = float(beta_expected_improvement(a, b, v))
+    except (FloatingPointError, RuntimeError):
+        return
+    assert np.isfinite(ei) and ei >= 0.0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,8 +88,8 @@ R_SWITCH = 0.5
 #: Points with ``(v - m) / sd >= Z_PRESCREEN`` go to the continued fraction without computing
 #: ``Q`` first (a speed-up only: the fraction is accurate for every ``v > m``).
 Z_PRESCREEN = 3.0
-#: Iteration cap of the continued fraction (where it is used it needs < 100 steps, except near
-#: r = 0.5 for huge parameters: ~330 for a = b = 1e6, ~600 for a = b = 1e12).
+#: Iteration cap of the continued fraction. Where it is used it needs < 100 steps, except near
+#: r = 0.5 with both parameters huge: ~320 for a = b = 1e6 and ~1060 for a = b = 1e12.
 _CF_MAX_ITER = 5000
 _EPS = float(np.finfo(np.float64).eps)
 #: Below this ``v`` Boost's density is evaluated at ``_V_TINY`` and rescaled (it may raise).
@@ -254,8 +254,10 @@ def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
     """Expected improvement ``E[(X - v)^+]`` of ``X ~ Beta(alpha, beta)`` over ``v``.
 
     Exact to about 11 significant digits (relative error ``<= 1e-10``, measured ``<= 4e-12``)
-    for ``alpha, beta`` in ``[1, 1e6]`` and any ``v`` where the result exceeds ``1e-300``;
-    always finite and non-negative. See the module docstring for the method.
+    for ``alpha, beta`` in ``[1, 1e6]`` and any ``v`` where the result exceeds ``1e-300``.
+    Never NaN or negative: for ``alpha, beta`` in ``[1e-50, 1e50]`` (fuzzed) the result is
+    always finite and ``>= 0``; for more extreme parameters, where internal terms overflow, it
+    raises instead of returning garbage. See the module docstring for the method.
 
     Parameters
     ----------
@@ -278,6 +280,11 @@ def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
         shapes do not broadcast (the message names the argument).
     TypeError
         If an argument is not numeric.
+    FloatingPointError
+        If no finite non-negative value can be formed (parameters beyond ~1e50).
+    RuntimeError
+        If the continued fraction does not converge (seen only for parameters outside
+        ``[1e-50, 1e50]``).
 
     Examples
     --------
