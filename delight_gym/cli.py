@@ -1,32 +1,56 @@
 """The ``delight-gym`` command.
 
+``delight-gym reproduce FIGURE [--seeds N] [--quick] [--out DIR] [--jobs N] [--backend local|ray]``
+
+runs one of the paper's figures (``bernoulli-arms``, ``bernoulli-curves``, ``bernoulli-tune``,
+or ``all`` of them) at paper scale, or a small version with ``--quick``, and writes
+``summary.csv``, ``curves.csv`` and ``FIGURE.{png,pdf}`` into ``--out`` (default
+``results/FIGURE``; with ``all``, ``--out`` (default ``results``) gets one folder per figure and
+a ``cells/`` folder they share).
+
 ``delight-gym run bernoulli --arms 10,100,1000 --horizon 1000 --seeds 100 \
     --agents delight,thompson,egreedy --out DIR``
 
-runs every (agent, K) cell, saving each finished cell atomically under ``DIR/cells`` so that a
-killed run re-run with the same arguments resumes where it stopped; then writes
-``DIR/summary.csv``, ``DIR/curves.csv`` and ``DIR/regret_curves.{png,pdf}`` and prints the
-summary table.
+runs every (agent, K) pair, then writes ``DIR/summary.csv``, ``DIR/curves.csv`` and
+``DIR/regret_curves.{png,pdf}``.
+
+Both commands run their cells (agent × setting × batch of at most ``--batch-size`` seeds) on
+``--jobs`` processes (default: all cores; ``1``: in this process) or on Ray
+(``--backend ray``), save each finished cell atomically under ``cells/``, so that a killed run
+re-run with the same arguments resumes where it stopped, and print the summary table.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
 
-__all__ = ["main"]
+if TYPE_CHECKING:
+    from delight_gym.experiments.runner import ExperimentResult
+
+__all__ = ["FIGURE_NAMES", "main"]
 
 T = TypeVar("T")
 
 BANDIT_AGENT_NAMES = ("delight", "thompson", "egreedy", "greedy", "ucb")
-DE_ONLY = ("gate_price", "surprisal_cap")
+#: Figures ``reproduce`` accepts (``all`` runs every other one).
+FIGURE_NAMES = ("bernoulli-arms", "bernoulli-curves", "bernoulli-tune", "all")
+#: Figures of DESIGN §5 that later issues add.
+PLANNED_FIGURES = (
+    "linear-dim",
+    "linear-noise",
+    "linear-tune",
+    "deepsea-regret",
+    "deepsea-curves",
+    "theory",
+)
 
 
 def _comma_list(cast: Callable[[str], T], name: str) -> Callable[[str], list[T]]:
@@ -52,9 +76,55 @@ def _agents(text: str) -> list[str]:
     return names
 
 
+def _figure(text: str) -> str:
+    if text in FIGURE_NAMES:
+        return text
+    valid = ", ".join(FIGURE_NAMES)
+    if text in PLANNED_FIGURES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not implemented yet; choose from {valid}")
+    raise argparse.ArgumentTypeError(f"unknown figure {text!r}; choose from {valid}")
+
+
+def _add_execution_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--jobs", type=int, default=None, help="parallel workers (default: all cores; 1: no pool)"
+    )
+    p.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="local processes, or Ray tasks (pip install 'delight-gym[ray]')",
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--no-plot", action="store_true", help="skip the figure")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="delight-gym", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
+
+    rep = sub.add_parser("reproduce", help="reproduce a figure of the paper")
+    rep.add_argument(
+        "figure", type=_figure, metavar="FIGURE", help=f"one of {', '.join(FIGURE_NAMES)}"
+    )
+    rep.add_argument("--quick", action="store_true", help="small version (about a minute)")
+    rep.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
+    rep.add_argument("--horizon", type=int, default=None, help="override the horizon T")
+    rep.add_argument("--seed", type=int, default=0, help="base seed (instance i: seed+i)")
+    rep.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="seeds per cell (default 25); results are reproducible for a given batch size",
+    )
+    rep.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default results/FIGURE; for all: results, one folder per figure)",
+    )
+    _add_execution_options(rep)
+
     run = sub.add_parser("run", help="run agents on one environment family and settings")
     run_sub = run.add_subparsers(dest="family", required=True)
     bern = run_sub.add_parser("bernoulli", help="K-armed Bernoulli bandits, means ~ U(0,1)")
@@ -63,100 +133,118 @@ def build_parser() -> argparse.ArgumentParser:
     bern.add_argument("--seeds", type=int, default=100, help="independent instances")
     bern.add_argument("--seed", type=int, default=0, help="base seed (instance i: seed+i)")
     bern.add_argument(
+        "--batch-size",
+        type=int,
+        default=25,
+        help="seeds per cell (default %(default)s); results reproducible for a given batch size",
+    )
+    bern.add_argument(
         "--agents", type=_agents, default=["delight", "thompson", "egreedy", "greedy"]
     )
     bern.add_argument("--half-life", type=float, default=DEFAULT_HALF_LIFE, help="M")
     bern.add_argument("--gate-price", type=float, default=DEFAULT_GATE_PRICE, help="lambda")
     bern.add_argument("--surprisal-cap", type=float, default=DEFAULT_SURPRISAL_CAP, help="L")
     bern.add_argument("--out", type=Path, default=Path("results/bernoulli"))
-    bern.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    bern.add_argument("--no-plot", action="store_true", help="skip the figure")
+    _add_execution_options(bern)
     return parser
 
 
-def _agent_kwargs(agent: str, args: argparse.Namespace) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {}
-    if agent in ("delight", "egreedy"):
-        kwargs["half_life"] = args.half_life
-    if agent == "delight":
-        kwargs["gate_price"] = args.gate_price
-        kwargs["surprisal_cap"] = args.surprisal_cap
-    return kwargs
+def _check_common(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    for name in ("horizon", "seeds", "jobs", "batch_size"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            parser.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.seed < 0:
+        parser.error("--seed must be >= 0")
+
+
+def _report(result: ExperimentResult, out: Path, cache: Path, files: Sequence[Path]) -> None:
+    from delight_gym.experiments.results import format_summary
+
+    print(format_summary(result.summary))
+    print(
+        f"\ncells: {len(result.computed)} computed, {len(result.loaded)} loaded "
+        f"({cache / 'cells'}); {result.seconds:.1f} s"
+    )
+    names = ["summary.csv", "curves.csv", *(p.name for p in files)]
+    print(f"wrote {', '.join(str(out / n) for n in names)}")
+
+
+def reproduce_command(args: argparse.Namespace) -> int:
+    """``delight-gym reproduce FIGURE``: run, plot and print one figure or ``all``."""
+    from delight_gym.experiments.figures import make_figure
+    from delight_gym.experiments.runner import ray_session, run_experiment
+    from delight_gym.experiments.specs import FIGURES
+
+    names = list(FIGURES) if args.figure == "all" else [args.figure]
+    changes = {
+        field: value
+        for field, value in (
+            ("seeds", args.seeds),
+            ("horizon", args.horizon),
+            ("batch_size", args.batch_size),
+            ("seed", args.seed),
+        )
+        if value is not None
+    }
+    # One Ray session for every figure (started here unless Ray is already initialised).
+    session = ray_session(args.jobs) if args.backend == "ray" else contextlib.nullcontext()
+    with session:
+        for i, name in enumerate(names):
+            figure = FIGURES[name]
+            spec = figure.spec(quick=args.quick).replace(**changes)
+            if args.figure == "all":
+                cache = args.out if args.out is not None else Path("results")
+                out = cache / name
+            else:
+                out = args.out if args.out is not None else Path("results") / name
+                cache = out
+            result = run_experiment(
+                spec,
+                out,
+                jobs=args.jobs,
+                backend=args.backend,
+                progress=not args.no_progress,
+                cache=cache,
+            )
+            files = [] if args.no_plot else make_figure(figure, result.summary, result.curves, out)
+            print(f"{'' if i == 0 else chr(10)}== {name}{' (quick)' if args.quick else ''} ==")
+            _report(result, out, cache, files)
+    return 0
 
 
 def run_bernoulli_command(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
-
-    from delight_gym.experiments.bandit import run_bernoulli
-    from delight_gym.experiments.results import (
-        cell_key,
-        curves_frame,
-        load_cell,
-        plot_curves,
-        save_cell,
-        summary_frame,
-        write_tables,
-    )
+    """``delight-gym run bernoulli``: every (agent, K) pair with the given parameters."""
+    from delight_gym.experiments.results import plot_curves
+    from delight_gym.experiments.runner import run_experiment
+    from delight_gym.experiments.specs import ExperimentSpec
 
     out: Path = args.out
-    cells = [(agent, k) for k in args.arms for agent in args.agents]
-    rows: list[dict[str, Any]] = []
-    with tqdm(
-        total=len(cells) * args.horizon,
-        desc="bernoulli",
-        unit="round",
-        disable=args.no_progress,
-        file=sys.stderr,
-    ) as bar:
-        for agent, k in cells:
-            kwargs = _agent_kwargs(agent, args)
-            spec = {
-                "experiment": "bernoulli",
-                "agent": agent,
+    spec = ExperimentSpec(
+        name="bernoulli",
+        agents=tuple(args.agents),
+        settings=tuple(
+            {
                 "arms": k,
-                "horizon": args.horizon,
-                "seeds": args.seeds,
-                "seed": args.seed,
-                **kwargs,
+                "half_life": args.half_life,
+                "gate_price": args.gate_price,
+                "surprisal_cap": args.surprisal_cap,
             }
-            key = cell_key(spec)
-            bar.set_postfix_str(f"{agent} K={k}")
-            cached = load_cell(out, key)
-            if cached is None:
-                result = run_bernoulli(
-                    agent,
-                    k,
-                    args.horizon,
-                    args.seeds,
-                    seed=args.seed,
-                    callback=bar.update,
-                    **kwargs,
-                )
-                arrays = {"cumulative": result.cumulative, "overrides": result.overrides}
-                meta = {**spec, "seconds": result.seconds}
-                save_cell(out, key, arrays, meta)
-            else:
-                arrays, meta = cached
-                bar.update(args.horizon)
-            rows.append(
-                {
-                    "experiment": "bernoulli",
-                    "agent": agent,
-                    "arms": k,
-                    "horizon": args.horizon,
-                    "seconds": meta["seconds"],
-                    "cumulative": arrays["cumulative"],
-                    "final_regret": arrays["cumulative"][:, -1],
-                }
-            )
-    summary = summary_frame(rows, ["arms"])
-    curves = curves_frame(rows, ["arms"])
-    write_tables(out, summary, curves)
+            for k in dict.fromkeys(args.arms)
+        ),
+        setting_columns=("arms",),
+        horizon=args.horizon,
+        seeds=args.seeds,
+        seed=args.seed,
+        batch_size=args.batch_size,
+    )
+    result = run_experiment(
+        spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
+    )
+    files: list[Path] = []
     if not args.no_plot:
-        plot_curves(curves, "arms", out / "regret_curves", title="Bernoulli bandits")
-    with np.printoptions(precision=2):
-        print(summary.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
-    print(f"\nwrote {out / 'summary.csv'} and {out / 'curves.csv'}")
+        files = plot_curves(result.curves, "arms", out / "regret_curves", title="Bernoulli bandits")
+    _report(result, out, out, files)
     return 0
 
 
@@ -164,14 +252,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``delight-gym`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    _check_common(parser, args)
+    if args.command == "reproduce":
+        return reproduce_command(args)
     if args.command == "run" and args.family == "bernoulli":
-        for name in ("horizon", "seeds"):
-            if getattr(args, name) < 1:
-                parser.error(f"--{name} must be >= 1")
         if any(k < 1 for k in args.arms):
             parser.error("--arms must all be >= 1")
-        if args.seed < 0:
-            parser.error("--seed must be >= 0")
         if not args.half_life > 0:
             parser.error("--half-life must be > 0")
         if not args.gate_price >= 0:

@@ -1,4 +1,8 @@
-"""The ``delight-gym run bernoulli`` command: files, columns, resume and bad input."""
+"""The ``delight-gym run bernoulli`` command: files, columns, resume and bad input.
+
+Every run uses ``--jobs 1`` so that the cells run in this process and see the monkeypatched
+``run_bernoulli``; the process pool and Ray backends are tested in ``test_runner.py``.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import pytest
 from delight_gym import cli
 from delight_gym.experiments import bandit as bandit_runner
 
-ARGS = ["run", "bernoulli", "--arms", "5,20", "--horizon", "50", "--seeds", "4"]
+ARGS = ["run", "bernoulli", "--arms", "5,20", "--horizon", "50", "--seeds", "4", "--jobs", "1"]
 
 
 def test_run_writes_results_and_resumes_without_recomputing(tmp_path, monkeypatch, capsys):
@@ -39,12 +43,15 @@ def test_run_writes_results_and_resumes_without_recomputing(tmp_path, monkeypatc
     assert row.regret_mean == pytest.approx(direct.mean())
     assert row.regret_se == pytest.approx(direct.std(ddof=1) / 2)
 
+    assert "cells: 4 computed, 0 loaded" in printed
+
     # Re-running with the same arguments loads every cell and recomputes nothing.
     def boom(*args, **kwargs):
         raise AssertionError("a finished cell was recomputed")
 
     monkeypatch.setattr(bandit_runner, "run_bernoulli", boom)
     assert cli.main(argv) == 0
+    assert "cells: 0 computed, 4 loaded" in capsys.readouterr().out
     again = pd.read_csv(out / "summary.csv")
     np.testing.assert_allclose(again.regret_mean, summary.regret_mean)
 
@@ -84,6 +91,9 @@ def test_interrupted_run_keeps_finished_cells(tmp_path, monkeypatch):
         (["--arms", "2.5"], "--arms"),
         (["--agents", "delight,psrl"], "--agents"),
         (["--seeds", "0"], "--seeds"),
+        (["--jobs", "0"], "--jobs"),
+        (["--batch-size", "0"], "--batch-size"),
+        (["--backend", "spark"], "--backend"),
     ],
 )
 def test_bad_arguments_exit_with_a_message(extra, message, capsys, tmp_path):

@@ -1,9 +1,11 @@
 """Results store: cells saved atomically, then ``summary.csv``, ``curves.csv`` and a figure.
 
-A *cell* is one (agent, setting) pair run over all seeds. Each finished cell is written to
+A *cell* is one (agent, setting, seed batch) triple (see :mod:`delight_gym.experiments.specs`;
+the sweep runner is :mod:`delight_gym.experiments.runner`). Each finished cell is written to
 ``<out>/cells/<key>.npz`` through a temporary file and an atomic rename, so a sweep killed at
 any moment leaves only complete cells behind; re-running the same command loads them instead
-of recomputing. The key hashes everything that determines the cell's numbers.
+of recomputing. The key hashes everything that determines the cell's numbers. (A write cut
+off by ``SIGKILL`` can leave a ``cells/*.tmp`` file behind; it is never read and safe to delete.)
 """
 
 from __future__ import annotations
@@ -21,10 +23,13 @@ import pandas as pd
 
 __all__ = [
     "cell_key",
+    "cell_path",
     "curves_frame",
+    "format_summary",
     "load_cell",
     "plot_curves",
     "save_cell",
+    "save_figure",
     "summary_frame",
     "write_tables",
 ]
@@ -36,6 +41,11 @@ def cell_key(spec: Mapping[str, Any]) -> str:
     """A short stable hash of a JSON-serialisable cell specification."""
     blob = json.dumps(spec, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:20]
+
+
+def cell_path(out: Path, key: str) -> Path:
+    """Where the cell ``key`` is stored: ``out/cells/key.npz``."""
+    return Path(out) / "cells" / f"{key}.npz"
 
 
 def save_cell(
@@ -62,7 +72,7 @@ def save_cell(
 
 def load_cell(out: Path, key: str) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:
     """Load a finished cell, or ``None`` if it has not been computed yet."""
-    path = Path(out) / "cells" / f"{key}.npz"
+    path = cell_path(out, key)
     if not path.exists():
         return None
     with np.load(path) as data:
@@ -132,10 +142,31 @@ def write_tables(out: Path, summary: pd.DataFrame, curves: pd.DataFrame) -> None
         os.replace(tmp, out / name)
 
 
+def format_summary(summary: pd.DataFrame) -> str:
+    """The summary table as printed at the end of a run (two decimals, ``-`` for n/a)."""
+    return summary.to_string(index=False, float_format=lambda x: f"{x:.2f}", na_rep="-")
+
+
 def plot_curves(
-    curves: pd.DataFrame, setting_column: str, path_stem: Path, *, title: str = ""
+    curves: pd.DataFrame,
+    setting_column: str,
+    path_stem: Path,
+    *,
+    title: str = "",
+    panel_label: str | None = None,
+    agent_labels: Mapping[str, str] | None = None,
+    agent_colors: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """One panel per setting value: cumulative regret vs ``t``, mean ± 1 s.e. per agent.
+
+    Args:
+        curves: a ``curves.csv`` frame.
+        setting_column: the column whose values make the panels.
+        path_stem: output path without extension.
+        title: figure title.
+        panel_label: name shown in panel titles (default ``setting_column``).
+        agent_labels: legend label per agent name (default: the name).
+        agent_colors: line colour per agent name (default: matplotlib's cycle).
 
     Writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths.
     """
@@ -149,7 +180,10 @@ def plot_curves(
     for ax, value in zip(axes[0], values, strict=True):
         panel = curves[curves[setting_column] == value]
         for agent, group in panel.groupby("agent", sort=False):
-            (line,) = ax.plot(group["t"], group["regret_mean"], label=str(agent))
+            name = str(agent)
+            style = {"color": agent_colors[name]} if agent_colors and name in agent_colors else {}
+            label = agent_labels.get(name, name) if agent_labels else name
+            (line,) = ax.plot(group["t"], group["regret_mean"], label=label, **style)
             ax.fill_between(
                 group["t"],
                 group["regret_mean"] - group["regret_se"],
@@ -158,7 +192,7 @@ def plot_curves(
                 alpha=0.25,
                 linewidth=0,
             )
-        ax.set_title(f"{setting_column} = {value}")
+        ax.set_title(f"{panel_label or setting_column} = {value:g}")
         ax.set_xlabel("t")
         ax.set_ylabel("cumulative regret")
         ax.grid(alpha=0.3)
@@ -166,6 +200,14 @@ def plot_curves(
     if title:
         fig.suptitle(title)
     fig.tight_layout()
+    return save_figure(fig, path_stem)
+
+
+def save_figure(fig: Any, path_stem: Path) -> list[Path]:
+    """Save a matplotlib figure as ``path_stem.png`` and ``.pdf``, close it, return the paths."""
+    import matplotlib.pyplot as plt
+
+    Path(path_stem).parent.mkdir(parents=True, exist_ok=True)
     paths = []
     for ext in ("png", "pdf"):
         p = Path(f"{path_stem}.{ext}")

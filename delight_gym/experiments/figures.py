@@ -1,0 +1,239 @@
+"""The paper's figures, drawn from the results tables (``summary.csv`` / ``curves.csv``).
+
+Every drawing function has the signature ``plot(summary, curves, path_stem, *, title,
+**options)``, writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths, so a
+:class:`~delight_gym.experiments.specs.FigureSpec` names its function and options as data and
+:func:`make_figure` draws it. All figures show the mean ± 1 standard error over seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from delight_gym.experiments.results import plot_curves, save_figure
+from delight_gym.experiments.specs import FigureSpec
+
+__all__ = [
+    "AGENT_COLORS",
+    "AGENT_LABELS",
+    "make_figure",
+    "plot_final_regret",
+    "plot_regret_curves",
+    "plot_tune",
+]
+
+#: Legend label of each agent.
+AGENT_LABELS: Mapping[str, str] = {
+    "delight": "DE (delight-gated)",
+    "thompson": "Thompson sampling",
+    "egreedy": "annealed ε-greedy",
+    "greedy": "greedy (host only)",
+    "ucb": "UCB1",
+    "psrl": "PSRL",
+}
+#: Line colour of each agent, the same in every figure.
+AGENT_COLORS: Mapping[str, str] = {
+    "delight": "#d62728",
+    "thompson": "#1f77b4",
+    "egreedy": "#2ca02c",
+    "greedy": "#7f7f7f",
+    "ucb": "#9467bd",
+    "psrl": "#ff7f0e",
+}
+_SETTING_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _horizon_label(summary: pd.DataFrame) -> str:
+    horizons = sorted(set(summary["horizon"]))
+    return f"cumulative regret at T={int(horizons[0])}" if len(horizons) == 1 else "regret"
+
+
+def _mean_band(ax: Any, x: Any, mean: Any, se: Any, **style: Any) -> Any:
+    """Line with markers, ±1 s.e. error bars and a light band of the same colour."""
+    x, mean, se = (np.asarray(v, dtype=float) for v in (x, mean, se))
+    se = np.nan_to_num(se)
+    bars = ax.errorbar(x, mean, yerr=se, marker="o", markersize=4, capsize=3, **style)
+    color = bars[0].get_color()
+    ax.fill_between(x, mean - se, mean + se, color=color, alpha=0.15, linewidth=0)
+    return color
+
+
+def plot_final_regret(
+    summary: pd.DataFrame,
+    curves: pd.DataFrame | None,
+    path_stem: Path,
+    *,
+    title: str = "",
+    x: str = "arms",
+    xlabel: str = "number of arms K",
+    log_x: bool = True,
+) -> list[Path]:
+    """Final regret vs a setting (``bernoulli-arms``): one line per agent, mean ± 1 s.e.
+
+    Args:
+        summary: a ``summary.csv`` frame with column ``x``.
+        curves: unused (uniform signature).
+        path_stem: output path without extension.
+        title: figure title.
+        x: the setting column on the horizontal axis.
+        xlabel: its label.
+        log_x: logarithmic horizontal axis.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    for agent, group in summary.groupby("agent", sort=False):
+        group = group.sort_values(x)
+        name = str(agent)
+        _mean_band(
+            ax,
+            group[x],
+            group["regret_mean"],
+            group["regret_se"],
+            label=AGENT_LABELS.get(name, name),
+            color=AGENT_COLORS.get(name),
+        )
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(_horizon_label(summary))
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(frameon=False)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, path_stem)
+
+
+def plot_regret_curves(
+    summary: pd.DataFrame | None,
+    curves: pd.DataFrame,
+    path_stem: Path,
+    *,
+    title: str = "",
+    panel: str = "arms",
+    panel_label: str = "K",
+) -> list[Path]:
+    """Cumulative regret vs ``t`` (``bernoulli-curves``), one panel per value of ``panel``."""
+    return plot_curves(
+        curves,
+        panel,
+        path_stem,
+        title=title,
+        panel_label=panel_label,
+        agent_labels=AGENT_LABELS,
+        agent_colors=AGENT_COLORS,
+    )
+
+
+def plot_tune(
+    summary: pd.DataFrame,
+    curves: pd.DataFrame | None,
+    path_stem: Path,
+    *,
+    title: str = "",
+    half_life: float = 100.0,
+    gate_price: float = 0.1,
+    baselines: Sequence[tuple[str, str]] = (("thompson", "--"), ("greedy", ":")),
+) -> list[Path]:
+    """Sensitivity of DE to ``M`` and ``λ`` (``bernoulli-tune``).
+
+    Left panel: regret vs ``M`` at ``λ = gate_price``; right panel: regret vs ``λ`` at
+    ``M = half_life``; both log-x, one line per ``K`` (mean ± 1 s.e.). Each baseline agent
+    (Thompson sampling dashed, greedy dotted by default) is a horizontal line with a ±1 s.e.
+    band, in the colour of its ``K``.
+
+    Args:
+        summary: a ``summary.csv`` frame with columns ``arms, half_life, gate_price``.
+        curves: unused (uniform signature).
+        path_stem: output path without extension.
+        title: figure title.
+        half_life: the ``M`` of the ``λ`` sweep.
+        gate_price: the ``λ`` of the ``M`` sweep.
+        baselines: ``(agent, line style)`` of the horizontal lines.
+    """
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharey=True)
+    de = summary[summary["agent"] == "delight"]
+    panels = (
+        (axes[0], "half_life", "gate_price", gate_price, "annealing half-life M", "λ"),
+        (axes[1], "gate_price", "half_life", half_life, "gate price λ", "M"),
+    )
+    arms = sorted(summary["arms"].unique())
+    legend: list[tuple[Any, str]] = []  # one column per K: DE, then the baselines
+    for ax, x, fixed, value, xlabel, fixed_name in panels:
+        for i, k in enumerate(arms):
+            color = _SETTING_COLORS[i % len(_SETTING_COLORS)]
+            line = de[(de["arms"] == k) & np.isclose(de[fixed].astype(float), value)]
+            line = line.sort_values(x)
+            if len(line):
+                _mean_band(ax, line[x], line["regret_mean"], line["regret_se"], color=color)
+                if ax is axes[0]:
+                    legend.append((ax.containers[-1], f"DE, K={k:g}"))
+            for agent, style in baselines:
+                base = summary[(summary["agent"] == agent) & (summary["arms"] == k)]
+                if not len(base):
+                    continue
+                mean = float(base["regret_mean"].iloc[0])
+                se = float(np.nan_to_num(base["regret_se"].iloc[0]))
+                name = AGENT_LABELS.get(agent, agent).split(" (")[0]
+                hline = ax.axhline(mean, color=color, linestyle=style)
+                if ax is axes[0]:
+                    legend.append((hline, f"{name}, K={k:g}"))
+                ax.axhspan(mean - se, mean + se, color=color, alpha=0.08, linewidth=0)
+        ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"{fixed_name} = {value:g}")
+        ax.grid(alpha=0.3, which="both")
+    axes[0].set_ylabel(_horizon_label(summary))
+    per_column = -(-len(legend) // max(1, len(arms)))
+    fig.legend(
+        [h for h, _ in legend],
+        [label for _, label in legend],
+        loc="lower center",
+        ncol=max(1, len(arms)),
+        frameon=False,
+        fontsize=8,
+    )
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout(rect=(0, min(0.4, 0.05 * per_column + 0.03), 1, 1))
+    return save_figure(fig, path_stem)
+
+
+_PLOTTERS: dict[str, Callable[..., list[Path]]] = {
+    "plot_final_regret": plot_final_regret,
+    "plot_regret_curves": plot_regret_curves,
+    "plot_tune": plot_tune,
+}
+
+
+def make_figure(
+    figure: FigureSpec, summary: pd.DataFrame, curves: pd.DataFrame, out: Path | str
+) -> list[Path]:
+    """Draw ``figure`` into ``out/<figure.name>.png`` and ``.pdf``; returns the paths.
+
+    A second title line gives the number of seeds (when all rows share one).
+    """
+    if figure.plot not in _PLOTTERS:
+        raise ValueError(f"figure.plot must be one of {sorted(_PLOTTERS)}, got {figure.plot!r}")
+    plot = _PLOTTERS[figure.plot]
+    stem = Path(out) / figure.name
+    seeds = sorted(set(summary["seeds"]))
+    title = figure.title
+    if len(seeds) == 1:
+        title += f"\nmean ± 1 s.e. over {int(seeds[0])} seeds"
+    return plot(summary, curves, stem, title=title, **dict(figure.plot_options))

@@ -1,0 +1,379 @@
+"""Sweep runner: execute an :class:`~delight_gym.experiments.specs.ExperimentSpec`'s cells,
+save each finished cell atomically, resume, and combine the results tables.
+
+``run_experiment(spec, out)``
+
+1. expands the spec into cells (agent × setting × seed batch) and loads every cell already
+   stored under ``<cache>/cells`` (``cache`` defaults to ``out``);
+2. runs the others, on one of three backends:
+
+   * ``jobs=1`` (or a single cell to run): in this process, one cell after the other;
+   * ``backend="local"`` with ``jobs > 1``: a pool of ``jobs`` worker processes (``spawn``
+     start method; each worker exits by itself if this process dies, even by ``SIGKILL``);
+   * ``backend="ray"``: one ``ray.remote`` task per cell on the Ray cluster that
+     ``ray.init()`` finds (``RAY_ADDRESS``) or on a local one started for the run; at most
+     ``jobs`` tasks in flight when ``jobs`` is given. Workers need ``delight_gym`` importable
+     (install it on every node, or pass a ``runtime_env`` to ``ray.init`` yourself first).
+
+   The cell function is called by import path inside the worker; its results come back to
+   this process (the driver), which alone writes the cell files — so every backend stores
+   exactly the same files;
+3. concatenates each (agent, setting)'s batches in seed order and writes ``summary.csv`` and
+   ``curves.csv`` into ``out`` (columns as in DESIGN §4; ``seconds`` is the summed compute
+   time of the batches).
+
+A sweep killed at any moment (Ctrl-C or ``SIGKILL``) and re-run with the same arguments loses
+only the cells that were running and recomputes nothing that finished. Because a cell's key
+does not include the total number of seeds, raising ``seeds`` later reuses the finished
+batches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import multiprocessing as mp
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from delight_gym._checks import check_positive_int
+from delight_gym.experiments.results import (
+    curves_frame,
+    load_cell,
+    save_cell,
+    summary_frame,
+    write_tables,
+)
+from delight_gym.experiments.specs import Cell, ExperimentSpec
+
+__all__ = [
+    "BACKENDS",
+    "CellError",
+    "ExperimentResult",
+    "default_jobs",
+    "ray_session",
+    "run_experiment",
+]
+
+Backend = Literal["local", "ray"]
+#: Backend names accepted by :func:`run_experiment` (and ``--backend``).
+BACKENDS: tuple[str, ...] = ("local", "ray")
+
+#: ``(cell, output)`` handler called by the backends for each finished cell.
+_Finish = Callable[[Cell, dict[str, Any]], None]
+
+
+class CellError(RuntimeError):
+    """A cell function raised; the message names the cell."""
+
+
+@dataclass
+class ExperimentResult:
+    """What :func:`run_experiment` returns.
+
+    Attributes:
+        spec: the spec that was run.
+        summary: the ``summary.csv`` frame.
+        curves: the ``curves.csv`` frame.
+        rows: one dict per (agent, setting): ``experiment``, ``agent``, the setting
+            columns, ``horizon``, ``seconds``, ``cumulative`` (all seeds in seed order,
+            shape ``(seeds, horizon)``), ``final_regret`` and ``overrides``.
+        computed: keys of the cells computed by this call, in completion order.
+        loaded: keys of the cells loaded from earlier runs.
+        seconds: wall-clock time of the call.
+    """
+
+    spec: ExperimentSpec
+    summary: pd.DataFrame
+    curves: pd.DataFrame
+    rows: list[dict[str, Any]]
+    computed: list[str]
+    loaded: list[str]
+    seconds: float
+
+
+def default_jobs() -> int:
+    """Number of CPU cores this process may use."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)  # pragma: no cover - non-Linux
+
+
+def _resolve(cell: str | Callable[..., Any]) -> Callable[..., Any]:
+    if not isinstance(cell, str):
+        return cell
+    module, _, name = cell.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError(f"cell function {cell!r} is not callable")
+    fn: Callable[..., Any] = obj
+    return fn
+
+
+def _compute_cell(
+    cell: str | Callable[..., Any],
+    agent: str,
+    setting: dict[str, Any],
+    horizon: int,
+    seeds: int,
+    seed: int,
+    label: str,
+) -> dict[str, Any]:
+    """Run one cell (in a worker or in-process) and return plain arrays."""
+    try:
+        fn = _resolve(cell)
+        result = fn(agent, horizon, seeds, seed=seed, **setting)
+        cumulative = np.asarray(result.cumulative, dtype=float)
+        if cumulative.shape != (seeds, horizon):
+            raise ValueError(
+                f"cell function returned cumulative of shape {cumulative.shape}, "
+                f"expected (seeds, horizon) = {(seeds, horizon)}"
+            )
+        overrides = getattr(result, "overrides", None)
+        overrides = np.zeros(seeds, dtype=np.int64) if overrides is None else np.asarray(overrides)
+        return {"cumulative": cumulative, "overrides": overrides, "seconds": float(result.seconds)}
+    except Exception as exc:
+        raise CellError(f"cell {label} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _call_args(cell: Cell, fn: str | Callable[..., Any]) -> tuple[Any, ...]:
+    return (fn, cell.agent, dict(cell.setting), cell.horizon, cell.seeds, cell.seed, cell.label())
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        if os.getppid() != parent:
+            os._exit(1)
+        time.sleep(0.5)
+
+
+def _init_worker(parent: int) -> None:
+    """Pool worker setup: leave Ctrl-C to the driver, and exit when the driver is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _cost(cell: Cell) -> float:
+    return float(cell.horizon * cell.seeds * max(1, int(cell.setting.get("arms", 1))))
+
+
+def _run_serial(
+    pending: Sequence[Cell], fn: str | Callable[..., Any], finish: _Finish, bar: Any
+) -> None:
+    for cell in pending:
+        bar.set_postfix_str(cell.label(), refresh=True)
+        finish(cell, _compute_cell(*_call_args(cell, fn)))
+
+
+def _run_pool(
+    pending: Sequence[Cell], fn: str | Callable[..., Any], jobs: int, finish: _Finish
+) -> None:
+    context = mp.get_context("spawn")
+    executor = ProcessPoolExecutor(
+        jobs, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),)
+    )
+    try:
+        futures = {
+            executor.submit(_compute_cell, *_call_args(cell, fn)): cell
+            for cell in sorted(pending, key=lambda c: -_cost(c))  # longest first
+        }
+        for future in as_completed(futures):
+            try:
+                output = future.result()
+            except BrokenProcessPool as exc:
+                raise RuntimeError(
+                    "a worker process died. With jobs > 1 the cells run in 'spawn'ed "
+                    "processes: a script that calls run_experiment must be a file whose "
+                    "top level is guarded by `if __name__ == '__main__':`; or use jobs=1"
+                ) from exc
+            finish(futures[future], output)
+    except BaseException:
+        # Stop at once: drop queued cells and end the running ones (their work is lost).
+        for process in list(getattr(executor, "_processes", {}).values()):
+            process.terminate()
+        executor.shutdown(wait=True, cancel_futures=True)
+        raise
+    executor.shutdown(wait=True)
+
+
+@contextlib.contextmanager
+def ray_session(jobs: int | None = None) -> Iterator[Any]:
+    """Yield the ``ray`` module with Ray initialised; shut it down after if this started it.
+
+    If Ray is already initialised (say by the caller's ``ray.init(...)``) it is used as is.
+    Otherwise ``ray.init()`` connects to the cluster named by ``RAY_ADDRESS`` or, if that is
+    unset, starts a local instance with ``jobs`` CPUs (all cores when ``jobs`` is None).
+    """
+    try:
+        import ray
+    except ImportError as exc:
+        raise ImportError(
+            "backend='ray' needs Ray: pip install 'delight-gym[ray]' (or 'ray>=2.9')"
+        ) from exc
+    started = not ray.is_initialized()
+    if started:
+        options: dict[str, Any] = {}
+        if not os.environ.get("RAY_ADDRESS"):
+            options = {"include_dashboard": False}
+            if jobs is not None:
+                options["num_cpus"] = jobs
+        ray.init(**options)
+    try:
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _run_ray(
+    pending: Sequence[Cell], fn: str | Callable[..., Any], jobs: int | None, finish: _Finish
+) -> None:
+    with ray_session(jobs) as ray:
+        remote = ray.remote(num_cpus=1)(_compute_cell)
+        queue = sorted(pending, key=lambda c: -_cost(c))  # longest first
+        limit = len(queue) if jobs is None else jobs
+        in_flight: dict[Any, Cell] = {}
+        try:
+            while queue or in_flight:
+                while queue and len(in_flight) < limit:
+                    cell = queue.pop(0)
+                    in_flight[remote.remote(*_call_args(cell, fn))] = cell
+                done, _ = ray.wait(list(in_flight), num_returns=1)
+                for ref in done:
+                    cell = in_flight.pop(ref)
+                    finish(cell, ray.get(ref))
+        except BaseException:
+            for ref in in_flight:
+                ray.cancel(ref, force=True)
+            raise
+
+
+def _combine(
+    spec: ExperimentSpec, stored: dict[str, tuple[dict[str, np.ndarray], dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    by_group: dict[tuple[str, str], list[Cell]] = {}
+    for cell in spec.cells():
+        by_group.setdefault((cell.agent, repr(sorted(cell.setting.items()))), []).append(cell)
+    rows = []
+    for cells in by_group.values():
+        cells.sort(key=lambda c: c.batch)
+        first = cells[0]
+        parts = [stored[c.key] for c in cells]
+        cumulative = np.concatenate([arrays["cumulative"] for arrays, _ in parts], axis=0)
+        overrides = np.concatenate([arrays["overrides"] for arrays, _ in parts], axis=0)
+        row: dict[str, Any] = {"experiment": spec.name, "agent": first.agent}
+        row.update({c: first.setting.get(c, np.nan) for c in spec.setting_columns})
+        row.update(
+            horizon=spec.horizon,
+            seconds=float(sum(meta["seconds"] for _, meta in parts)),
+            cumulative=cumulative,
+            final_regret=cumulative[:, -1],
+            overrides=overrides,
+        )
+        rows.append(row)
+    return rows
+
+
+def run_experiment(
+    spec: ExperimentSpec,
+    out: Path | str,
+    *,
+    jobs: int | None = None,
+    backend: Backend | str = "local",
+    progress: bool = True,
+    cache: Path | str | None = None,
+    write: bool = True,
+) -> ExperimentResult:
+    """Run (or resume) every cell of ``spec`` and write the results tables.
+
+    Args:
+        spec: the sweep.
+        out: folder for ``summary.csv`` and ``curves.csv``.
+        jobs: parallel workers (default: all cores for ``local``; for ``ray``, no limit on
+            the tasks in flight). ``1`` runs every cell in this process, without a pool.
+        backend: ``"local"`` (this process or a process pool) or ``"ray"``.
+        progress: show a tqdm bar (one step per cell, the postfix names the cell).
+        cache: folder whose ``cells/`` holds the cell files (default ``out``); sweeps that
+            share cells (the same agent, setting, horizon and seed batch) can share it.
+        write: write ``summary.csv`` and ``curves.csv`` (otherwise only return them).
+
+    Returns:
+        An :class:`ExperimentResult`.
+
+    Raises:
+        CellError: a cell function raised (cells finished before it are kept).
+    """
+    from tqdm.auto import tqdm
+
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
+    if jobs is not None:
+        jobs = check_positive_int(jobs, "jobs")
+    start = time.perf_counter()
+    out = Path(out)
+    store = Path(cache) if cache is not None else out
+    cells = spec.cells()
+    stored: dict[str, tuple[dict[str, np.ndarray], dict[str, Any]]] = {}
+    pending: list[Cell] = []
+    loaded: list[str] = []
+    for cell in cells:
+        found = load_cell(store, cell.key)
+        if found is None:
+            pending.append(cell)
+        else:
+            stored[cell.key] = found
+            loaded.append(cell.key)
+    computed: list[str] = []
+
+    with tqdm(
+        total=len(cells),
+        initial=len(loaded),
+        desc=spec.name,
+        unit="cell",
+        disable=not progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+    ) as bar:
+
+        def finish(cell: Cell, output: dict[str, Any]) -> None:
+            arrays = {k: np.array(output[k]) for k in ("cumulative", "overrides")}
+            meta = {**cell.key_spec(), "batch": cell.batch, "seconds": float(output["seconds"])}
+            save_cell(store, cell.key, arrays, meta)
+            stored[cell.key] = (arrays, meta)
+            computed.append(cell.key)
+            bar.set_postfix_str(cell.label(), refresh=False)
+            bar.update(1)
+
+        if pending:
+            fn = spec.cell
+            if backend == "ray":
+                _run_ray(pending, fn, jobs, finish)
+            else:
+                workers = min(jobs if jobs is not None else default_jobs(), len(pending))
+                if workers <= 1:
+                    _run_serial(pending, fn, finish, bar)
+                else:
+                    _run_pool(pending, fn, workers, finish)
+
+    rows = _combine(spec, stored)
+    summary = summary_frame(rows, spec.setting_columns)
+    curves = curves_frame(rows, spec.setting_columns)
+    if write:
+        write_tables(out, summary, curves)
+    return ExperimentResult(
+        spec, summary, curves, rows, computed, loaded, time.perf_counter() - start
+    )

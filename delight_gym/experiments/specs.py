@@ -1,0 +1,369 @@
+"""The paper's experiments as data: one small spec per figure (bsuite-sweep style).
+
+An :class:`ExperimentSpec` says *what* to run — agents, a list of settings (dicts with keys
+such as ``arms``, ``half_life``, ``gate_price``), seeds, horizon and the setting columns of the
+results tables — and names the *cell function* that runs one (agent, setting, seed batch)
+cell by import path, so that a worker process or a Ray task can import and call it. The sweep
+runner (:mod:`delight_gym.experiments.runner`) executes the cells; :mod:`.figures` draws them.
+
+Cells
+    A spec expands to cells ``agent × setting × seed batch`` (:meth:`ExperimentSpec.cells`).
+    A setting applies to an agent only through the parameters that agent takes
+    (:data:`BERNOULLI_AGENT_PARAMETERS`): ``half_life`` reaches ``delight`` and ``egreedy``,
+    ``gate_price`` and ``surprisal_cap`` only ``delight``; instance keys (``arms``) reach every
+    agent. Settings that become equal once restricted to an agent (Thompson sampling at
+    two values of ``λ``) are run once. A parameter an agent takes but the setting leaves out is
+    filled with its default, so a cell's key names every number that determines it.
+
+Seed batches
+    The ``seeds`` instances are split into batches of at most ``batch_size``: batch ``j``
+    covers seed indices ``[j·b, (j+1)·b)`` and calls the cell function with
+    ``seeds = b_j`` and ``seed = seed + j·b``. Environment instance ``i`` is therefore always
+    seeded ``seed + i`` whatever the batching (every agent faces the same instances), but an
+    agent's own random draws are seeded per batch (``run_bernoulli`` seeds the agent with the
+    batch's base seed), so results are reproducible *for a given batch size*; a different
+    ``batch_size`` gives statistically equivalent, not identical, numbers for randomised agents.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym.experiments.results import cell_key
+from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
+
+__all__ = [
+    "BERNOULLI_AGENT_PARAMETERS",
+    "BERNOULLI_CELL",
+    "FIGURES",
+    "Cell",
+    "ExperimentSpec",
+    "FigureSpec",
+    "bernoulli_cell",
+    "cell_name",
+]
+
+#: The tunable keyword arguments each Bernoulli agent takes, with their defaults.
+BERNOULLI_AGENT_PARAMETERS: Mapping[str, Mapping[str, float]] = {
+    "delight": {
+        "half_life": DEFAULT_HALF_LIFE,
+        "gate_price": DEFAULT_GATE_PRICE,
+        "surprisal_cap": DEFAULT_SURPRISAL_CAP,
+    },
+    "thompson": {},
+    "egreedy": {"half_life": DEFAULT_HALF_LIFE},
+    "greedy": {},
+    "ucb": {},
+}
+
+#: Import path of the Bernoulli cell function (see :func:`bernoulli_cell`).
+BERNOULLI_CELL = "delight_gym.experiments.specs:bernoulli_cell"
+
+
+def bernoulli_cell(
+    agent: str, horizon: int, seeds: int, *, seed: int, arms: int, **agent_kwargs: Any
+) -> Any:
+    """Cell function of the Bernoulli experiments: one call of ``run_bernoulli``.
+
+    The cell-function protocol of the runner is ``fn(agent, horizon, seeds, *, seed,
+    **setting)`` returning an object with ``cumulative`` (shape ``(seeds, horizon)``),
+    ``seconds`` and optionally ``overrides`` (shape ``(seeds,)``).
+    ``run_bernoulli`` is looked up on its module at call time (in the worker).
+    """
+    from delight_gym.experiments import bandit
+
+    return bandit.run_bernoulli(agent, arms, horizon, seeds, seed=seed, **agent_kwargs)
+
+
+def cell_name(cell: str | Callable[..., Any]) -> str:
+    """The ``module:qualname`` import path of a cell function (strings pass through)."""
+    if isinstance(cell, str):
+        if ":" not in cell:
+            raise ValueError(f"cell must be an import path 'module:function', got {cell!r}")
+        return cell
+    if not callable(cell):
+        raise TypeError(f"cell must be a callable or an import path, got {cell!r}")
+    return f"{cell.__module__}:{cell.__qualname__}"
+
+
+def _number(value: Any, name: str) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"setting {name!r} must be a number, got {value!r}")
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One unit of work: an agent, its (restricted, completed) setting and one seed batch.
+
+    Attributes:
+        experiment: name of the spec it comes from (not part of the key).
+        cell: import path of the cell function.
+        agent: agent name.
+        setting: keyword arguments of the cell function besides ``seed`` (``arms``, the
+            agent's parameters), restricted to what the agent takes.
+        horizon: rounds.
+        batch: batch index ``j``.
+        seeds: instances in this batch.
+        seed: base seed of this batch (``spec.seed + j·batch_size``).
+    """
+
+    experiment: str
+    cell: str
+    agent: str
+    setting: Mapping[str, Any]
+    horizon: int
+    batch: int
+    seeds: int
+    seed: int
+
+    def key_spec(self) -> dict[str, Any]:
+        """Everything that determines the cell's numbers (the experiment name does not)."""
+        return {
+            "cell": self.cell,
+            "agent": self.agent,
+            "setting": dict(self.setting),
+            "horizon": self.horizon,
+            "seeds": self.seeds,
+            "seed": self.seed,
+        }
+
+    @property
+    def key(self) -> str:
+        """Stable hash of :meth:`key_spec`; the cell's file is ``cells/<key>.npz``."""
+        return cell_key(self.key_spec())
+
+    def label(self) -> str:
+        """Short human-readable name, e.g. ``delight arms=100 M=10 seeds 0-24``."""
+        short = {"half_life": "M", "gate_price": "λ", "surprisal_cap": "L"}
+        parts = [f"{short.get(k, k)}={v:g}" for k, v in self.setting.items()]
+        first = self.seed
+        return " ".join([self.agent, *parts, f"seeds {first}-{first + self.seeds - 1}"])
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """A sweep: ``agents × settings × seed batches``, as data.
+
+    Args:
+        name: experiment name (the ``experiment`` column of the results).
+        agents: agent names.
+        settings: dicts whose keys are instance keys (``arms``) or agent parameters
+            (``half_life``, ``gate_price``, ``surprisal_cap``).
+        setting_columns: the setting keys reported as columns of ``summary.csv`` and
+            ``curves.csv`` (empty where an agent does not take the parameter).
+        horizon: rounds per run.
+        seeds: independent instances per (agent, setting).
+        seed: base seed; instance ``i`` is seeded ``seed + i``.
+        batch_size: at most this many seeds per cell.
+        cell: the cell function or its import path ``module:function``.
+        instance_keys: setting keys passed to every agent's cell.
+        agent_parameters: per agent, the parameters it takes and their defaults.
+    """
+
+    name: str
+    agents: tuple[str, ...]
+    settings: tuple[Mapping[str, Any], ...]
+    setting_columns: tuple[str, ...]
+    horizon: int = 1000
+    seeds: int = 100
+    seed: int = 0
+    batch_size: int = 25
+    cell: str | Callable[..., Any] = BERNOULLI_CELL
+    instance_keys: tuple[str, ...] = ("arms",)
+    agent_parameters: Mapping[str, Mapping[str, float]] = field(
+        default_factory=lambda: BERNOULLI_AGENT_PARAMETERS
+    )
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name must be a non-empty string, got {self.name!r}")
+        set_(self, "agents", tuple(self.agents))
+        set_(self, "settings", tuple(dict(s) for s in self.settings))
+        set_(self, "setting_columns", tuple(self.setting_columns))
+        set_(self, "instance_keys", tuple(self.instance_keys))
+        set_(self, "horizon", check_positive_int(self.horizon, "horizon"))
+        set_(self, "seeds", check_positive_int(self.seeds, "seeds"))
+        set_(self, "seed", check_nonnegative_int(self.seed, "seed"))
+        set_(self, "batch_size", check_positive_int(self.batch_size, "batch_size"))
+        cell_name(self.cell)
+        if not self.agents:
+            raise ValueError("agents must not be empty")
+        unknown = [a for a in self.agents if a not in self.agent_parameters]
+        if unknown:
+            raise ValueError(
+                f"agents: unknown {unknown}; choose from {sorted(self.agent_parameters)}"
+            )
+        if len(set(self.agents)) != len(self.agents):
+            raise ValueError(f"agents must not repeat, got {list(self.agents)}")
+        if not self.settings:
+            raise ValueError("settings must not be empty")
+        known = set(self.instance_keys).union(*map(set, self.agent_parameters.values()))
+        for setting in self.settings:
+            bad = sorted(set(setting) - known)
+            if bad:
+                raise ValueError(f"settings: unknown key(s) {bad}; choose from {sorted(known)}")
+            missing = [k for k in self.instance_keys if k not in setting]
+            if missing:
+                raise ValueError(f"settings: every setting needs {missing}, got {setting}")
+            for k, v in setting.items():
+                _number(v, k)
+        bad_cols = [c for c in self.setting_columns if c not in known]
+        if bad_cols:
+            raise ValueError(f"setting_columns: unknown {bad_cols}; choose from {sorted(known)}")
+        rows: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+        for agent, setting in self.groups():
+            row = (agent, *(setting.get(c) for c in self.setting_columns))
+            if row in rows:
+                raise ValueError(
+                    f"settings {rows[row]} and {setting} of agent {agent!r} differ only in keys "
+                    f"that are not setting_columns {list(self.setting_columns)}"
+                )
+            rows[row] = setting
+
+    def replace(self, **changes: Any) -> ExperimentSpec:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def restrict(self, agent: str, setting: Mapping[str, Any]) -> dict[str, Any]:
+        """The cell-function keywords of ``setting`` for ``agent``: instance keys, then the
+        agent's parameters (defaults filled in), with ints as ``int`` and parameters as
+        ``float`` so that equal values always give equal keys."""
+        out: dict[str, Any] = {k: _number(setting[k], k) for k in self.instance_keys}
+        for k, default in self.agent_parameters[agent].items():
+            out[k] = float(_number(setting.get(k, default), k))
+        return out
+
+    def groups(self) -> list[tuple[str, dict[str, Any]]]:
+        """The distinct (agent, restricted setting) pairs, settings outer, agents inner."""
+        seen: list[tuple[str, dict[str, Any]]] = []
+        for setting in self.settings:
+            for agent in self.agents:
+                pair = (agent, self.restrict(agent, setting))
+                if pair not in seen:
+                    seen.append(pair)
+        return seen
+
+    def batches(self) -> list[tuple[int, int]]:
+        """``(seeds, seed)`` of each seed batch: batch ``j`` covers ``[j·b, (j+1)·b)``."""
+        b = self.batch_size
+        return [
+            (min(b, self.seeds - start), self.seed + start) for start in range(0, self.seeds, b)
+        ]
+
+    def cells(self) -> list[Cell]:
+        """Every cell, grouped by (agent, setting) and in seed order within a group."""
+        name = cell_name(self.cell)
+        return [
+            Cell(self.name, name, agent, setting, self.horizon, j, n, s)
+            for agent, setting in self.groups()
+            for j, (n, s) in enumerate(self.batches())
+        ]
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A paper figure: the full experiment, its ``--quick`` variant and how to draw it.
+
+    Attributes:
+        name: figure name (``delight-gym reproduce NAME``).
+        title: figure title.
+        full: the paper-scale experiment.
+        quick: a small version (about a minute on two cores).
+        plot: name of the drawing function in :mod:`delight_gym.experiments.figures`.
+        plot_options: keyword arguments for it.
+    """
+
+    name: str
+    title: str
+    full: ExperimentSpec
+    quick: ExperimentSpec
+    plot: str
+    plot_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def spec(self, *, quick: bool = False) -> ExperimentSpec:
+        """The full or the quick experiment."""
+        return self.quick if quick else self.full
+
+
+def _arms(values: Iterable[int]) -> tuple[dict[str, Any], ...]:
+    return tuple({"arms": k} for k in values)
+
+
+def _tune_settings(
+    arms: Iterable[int], half_lives: Iterable[float], gate_prices: Iterable[float]
+) -> tuple[dict[str, Any], ...]:
+    """M sweep at the default λ and λ sweep at the default M, for each K (deduplicated)."""
+    out: list[dict[str, Any]] = []
+    for k in arms:
+        for m in half_lives:
+            out.append({"arms": k, "half_life": float(m), "gate_price": DEFAULT_GATE_PRICE})
+        for lam in gate_prices:
+            s = {"arms": k, "half_life": DEFAULT_HALF_LIFE, "gate_price": float(lam)}
+            if s not in out:
+                out.append(s)
+    return tuple(out)
+
+
+BERNOULLI_AGENTS = ("delight", "thompson", "egreedy", "greedy")
+
+_ARMS_FULL = ExperimentSpec(
+    name="bernoulli-arms",
+    agents=BERNOULLI_AGENTS,
+    settings=_arms((10, 30, 100, 300, 1000, 3000, 10000)),
+    setting_columns=("arms",),
+    horizon=1000,
+    seeds=100,
+)
+_CURVES_FULL = ExperimentSpec(
+    name="bernoulli-curves",
+    agents=BERNOULLI_AGENTS,
+    settings=_arms((10, 100, 1000)),
+    setting_columns=("arms",),
+    horizon=1000,
+    seeds=100,
+)
+_TUNE_FULL = ExperimentSpec(
+    name="bernoulli-tune",
+    agents=("delight", "thompson", "greedy"),
+    settings=_tune_settings((100, 1000), (10, 30, 100, 300, 1000), (0.01, 0.03, 0.1, 0.3, 1.0)),
+    setting_columns=("arms", "half_life", "gate_price"),
+    horizon=1000,
+    seeds=100,
+)
+
+#: The figures ``delight-gym reproduce`` knows, by name.
+FIGURES: Mapping[str, FigureSpec] = {
+    "bernoulli-arms": FigureSpec(
+        name="bernoulli-arms",
+        title="Bernoulli bandits: regret vs number of arms K",
+        full=_ARMS_FULL,
+        quick=_ARMS_FULL.replace(settings=_arms((10, 100, 1000)), seeds=10),
+        plot="plot_final_regret",
+        plot_options={"x": "arms", "xlabel": "number of arms K"},
+    ),
+    "bernoulli-curves": FigureSpec(
+        name="bernoulli-curves",
+        title="Bernoulli bandits: learning curves",
+        full=_CURVES_FULL,
+        quick=_CURVES_FULL.replace(seeds=10),
+        plot="plot_regret_curves",
+        plot_options={"panel": "arms", "panel_label": "K"},
+    ),
+    "bernoulli-tune": FigureSpec(
+        name="bernoulli-tune",
+        title="Bernoulli bandits: sensitivity to M and λ",
+        full=_TUNE_FULL,
+        quick=_TUNE_FULL.replace(
+            settings=_tune_settings((100, 1000), (10, 100, 1000), (0.01, 0.1, 1.0)), seeds=10
+        ),
+        plot="plot_tune",
+        plot_options={"half_life": DEFAULT_HALF_LIFE, "gate_price": DEFAULT_GATE_PRICE},
+    ),
+}

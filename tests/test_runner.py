@@ -1,0 +1,533 @@
+"""The sweep runner: cells, batching, tables, resume after SIGKILL, backends and figures."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from delight_gym import cli
+from delight_gym.experiments import bandit, figures, results
+from delight_gym.experiments.runner import CellError, run_experiment
+from delight_gym.experiments.specs import FIGURES, ExperimentSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# -- fake cell functions (module level: importable by worker processes) ---------------------
+
+
+@dataclass
+class FakeResult:
+    cumulative: np.ndarray
+    seconds: float
+    overrides: np.ndarray
+
+
+def seed_cell(agent, horizon, seeds, *, seed, arms, **params):
+    """Final regret of instance ``i`` = its environment seed ``seed + i`` (+1000 for agent b),
+    growing linearly in t; ``seconds`` = 0.5 per batch."""
+    final = seed + np.arange(seeds) + (1000.0 if agent == "b" else 0.0) + 0 * arms
+    cumulative = final[:, None] * np.arange(1, horizon + 1)[None, :] / horizon
+    return FakeResult(cumulative, 0.5, np.full(seeds, params.get("half_life", -1.0)))
+
+
+def logged_slow_cell(agent, horizon, seeds, *, seed, arms, **params):
+    """Appends ``pid agent arms seed`` to $FAKE_CELL_LOG, sleeps a little, returns zeros."""
+    with open(os.environ["FAKE_CELL_LOG"], "a") as fh:
+        fh.write(f"{os.getpid()} {agent} {arms} {seed}\n")
+    time.sleep(float(os.environ.get("FAKE_CELL_SLEEP", "0.2")))
+    return FakeResult(np.zeros((seeds, horizon)), 0.0, np.zeros(seeds))
+
+
+def failing_cell(agent, horizon, seeds, *, seed, arms, **params):
+    if arms == 3:
+        raise ValueError("boom at arms=3")
+    return seed_cell(agent, horizon, seeds, seed=seed, arms=arms)
+
+
+FAKE_PARAMS = {"a": {}, "b": {"half_life": 7.0}}
+
+
+def fake_spec(cell, **changes) -> ExperimentSpec:
+    spec = ExperimentSpec(
+        name="fake",
+        agents=("a", "b"),
+        settings=({"arms": 2}, {"arms": 3}),
+        setting_columns=("arms", "half_life"),
+        horizon=4,
+        seeds=7,
+        seed=10,
+        batch_size=3,
+        cell=cell,
+        agent_parameters=FAKE_PARAMS,
+    )
+    return spec.replace(**changes)
+
+
+def _no_seconds(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.drop(columns=["seconds"], errors="ignore").reset_index(drop=True)
+
+
+# -- specs --------------------------------------------------------------------------------
+
+
+def test_spec_expands_to_agent_setting_batch_cells():
+    spec = ExperimentSpec(
+        name="x",
+        agents=("delight", "thompson", "egreedy"),
+        settings=(
+            {"arms": 10, "half_life": 10, "gate_price": 0.1},
+            {"arms": 10, "half_life": 100, "gate_price": 0.1},
+            {"arms": 10, "half_life": 100, "gate_price": 1},
+        ),
+        setting_columns=("arms", "half_life", "gate_price"),
+        seeds=7,
+        seed=5,
+        batch_size=3,
+    )
+    groups = spec.groups()
+    # delight sees 3 settings, thompson 1 (it takes neither M nor λ), egreedy 2 (M only).
+    assert [a for a, _ in groups].count("delight") == 3
+    assert [s for a, s in groups if a == "thompson"] == [{"arms": 10}]
+    assert [s for a, s in groups if a == "egreedy"] == [
+        {"arms": 10, "half_life": 10.0},
+        {"arms": 10, "half_life": 100.0},
+    ]
+    # Defaults are filled in and numbers normalised, so equal values give equal keys.
+    assert groups[0][1] == {"arms": 10, "half_life": 10.0, "gate_price": 0.1, "surprisal_cap": 10.0}
+    assert all(type(s["half_life"]) is float for a, s in groups if a != "thompson")
+    cells = spec.cells()
+    assert len(cells) == len(groups) * 3 == 18
+    assert len({c.key for c in cells}) == 18
+    first = [c for c in cells if c.agent == "thompson"]
+    assert [(c.batch, c.seeds, c.seed) for c in first] == [(0, 3, 5), (1, 3, 8), (2, 1, 11)]
+    assert first[2].label() == "thompson arms=10 seeds 11-11"
+    # The key ignores the experiment name (figures share cells) but not the seeds of a batch.
+    assert spec.replace(name="y").cells()[0].key == cells[0].key
+    assert spec.replace(seed=6).cells()[0].key != cells[0].key
+
+
+def test_paper_figure_specs_match_the_issue():
+    arms = FIGURES["bernoulli-arms"].full
+    assert [s["arms"] for s in arms.settings] == [10, 30, 100, 300, 1000, 3000, 10000]
+    assert arms.agents == ("delight", "thompson", "egreedy", "greedy")
+    assert (arms.horizon, arms.seeds, arms.batch_size) == (1000, 100, 25)
+    assert len(arms.cells()) == 7 * 4 * 4
+    curves = FIGURES["bernoulli-curves"].full
+    assert [s["arms"] for s in curves.settings] == [10, 100, 1000]
+    tune = FIGURES["bernoulli-tune"].full
+    assert tune.setting_columns == ("arms", "half_life", "gate_price")
+    de = {(s["arms"], s["half_life"], s["gate_price"]) for a, s in tune.groups() if a == "delight"}
+    expected = {(k, m, 0.1) for k in (100, 1000) for m in (10.0, 30.0, 100.0, 300.0, 1000.0)}
+    expected |= {(k, 100.0, g) for k in (100, 1000) for g in (0.01, 0.03, 0.1, 0.3, 1.0)}
+    assert de == expected
+    assert [s for a, s in tune.groups() if a != "delight"] == [
+        {"arms": 100},
+        {"arms": 100},
+        {"arms": 1000},
+        {"arms": 1000},
+    ]
+    for figure in FIGURES.values():
+        assert len(figure.quick.cells()) <= len(figure.full.cells()) / 4
+        assert figure.quick.seeds == 10
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"agents": ("delight", "psrl")}, "agents"),
+        ({"agents": ()}, "agents"),
+        ({"settings": ({"arms": 5, "dim": 3},)}, "unknown key"),
+        ({"settings": ({"half_life": 5},)}, "arms"),
+        ({"settings": ({"arms": "many"},)}, "arms"),
+        ({"setting_columns": ("noise",)}, "setting_columns"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"seeds": 0}, "seeds"),
+        ({"horizon": 2.5}, "horizon"),
+        ({"cell": "no_colon"}, "cell"),
+        ({"settings": ({"arms": 5, "half_life": 1}, {"arms": 5, "half_life": 2})}, "differ only"),
+    ],
+)
+def test_spec_rejects_bad_fields(changes, message):
+    base = ExperimentSpec("x", ("delight",), ({"arms": 5},), ("arms",))
+    with pytest.raises((ValueError, TypeError), match=message):
+        base.replace(**changes)
+
+
+# -- tables and batching ------------------------------------------------------------------
+
+
+def test_tables_from_a_known_cell_function(tmp_path):
+    spec = fake_spec(seed_cell)
+    res = run_experiment(spec, tmp_path, jobs=1, progress=False)
+    assert len(res.computed) == 2 * 2 * 3 and not res.loaded
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    curves = pd.read_csv(tmp_path / "curves.csv")
+    assert list(summary.columns) == [
+        "experiment",
+        "agent",
+        "arms",
+        "half_life",
+        "horizon",
+        "seeds",
+        "regret_mean",
+        "regret_se",
+        "seconds",
+    ]
+    assert list(curves.columns) == [
+        "experiment",
+        "agent",
+        "arms",
+        "half_life",
+        "t",
+        "regret_mean",
+        "regret_se",
+    ]
+    seeds = np.arange(10, 17, dtype=float)  # environment seeds of the 7 instances
+    se = seeds.std(ddof=1) / np.sqrt(7)
+    for row in res.rows:  # batches concatenated in seed order
+        offset = 1000.0 if row["agent"] == "b" else 0.0
+        np.testing.assert_array_equal(row["final_regret"], seeds + offset)
+    b = summary[(summary.agent == "b") & (summary.arms == 3)].iloc[0]
+    assert b.regret_mean == pytest.approx(1013.0)
+    assert b.regret_se == pytest.approx(se)
+    assert b.seeds == 7 and b.horizon == 4 and b.half_life == 7.0
+    assert b.seconds == pytest.approx(1.5)  # three batches of 0.5 s
+    a = summary[(summary.agent == "a") & (summary.arms == 2)].iloc[0]
+    assert a.regret_mean == pytest.approx(13.0) and np.isnan(a.half_life)
+    curve = curves[(curves.agent == "a") & (curves.arms == 2)]
+    np.testing.assert_allclose(curve.t, [1, 2, 3, 4])
+    np.testing.assert_allclose(curve.regret_mean, 13.0 * np.arange(1, 5) / 4)
+    np.testing.assert_allclose(curve.regret_se, se * np.arange(1, 5) / 4)
+    assert len(curves) == 4 * 4
+
+
+def test_batching_keeps_environment_seeds(tmp_path):
+    base = ExperimentSpec(
+        "b", ("greedy", "thompson"), ({"arms": 5}, {"arms": 20}), ("arms",), horizon=40, seeds=6
+    )
+    one = run_experiment(base.replace(batch_size=6), tmp_path / "one", jobs=1, progress=False)
+    two = run_experiment(base.replace(batch_size=3), tmp_path / "two", jobs=1, progress=False)
+    odd = run_experiment(base.replace(batch_size=4), tmp_path / "odd", jobs=1, progress=False)
+    assert (len(one.computed), len(two.computed), len(odd.computed)) == (4, 8, 8)
+    for r1, r2, r3 in zip(one.rows, two.rows, odd.rows, strict=True):
+        if r1["agent"] == "greedy":  # deterministic agent: the batching changes nothing
+            np.testing.assert_array_equal(r1["cumulative"], r2["cumulative"])
+            np.testing.assert_array_equal(r1["cumulative"], r3["cumulative"])
+    # A randomised agent: batch j is exactly run_bernoulli(seeds=3, seed=3j).
+    ts = next(r for r in two.rows if r["agent"] == "thompson" and r["arms"] == 20)
+    direct = [bandit.run_bernoulli("thompson", 20, 40, 3, seed=s).cumulative for s in (0, 3)]
+    np.testing.assert_array_equal(ts["cumulative"], np.concatenate(direct))
+
+
+def test_process_pool_equals_in_process(tmp_path):
+    spec = ExperimentSpec(
+        "p",
+        ("delight", "thompson", "egreedy"),
+        ({"arms": 5}, {"arms": 30}),
+        ("arms",),
+        horizon=60,
+        seeds=5,
+        batch_size=2,
+    )
+    serial = run_experiment(spec, tmp_path / "serial", jobs=1, progress=False)
+    pooled = run_experiment(spec, tmp_path / "pool", jobs=2, progress=False)
+    assert len(pooled.computed) == len(serial.computed) == 18
+    assert sorted(pooled.computed) == sorted(serial.computed)
+    pd.testing.assert_frame_equal(_no_seconds(pooled.summary), _no_seconds(serial.summary))
+    pd.testing.assert_frame_equal(pooled.curves, serial.curves)
+
+
+def test_failing_cell_names_the_cell_and_keeps_finished_ones(tmp_path):
+    spec = fake_spec(failing_cell, agents=("a",))
+    with pytest.raises(CellError, match=r"a arms=3 seeds 10-12 failed: ValueError: boom"):
+        run_experiment(spec, tmp_path, jobs=1, progress=False)
+    assert len(list((tmp_path / "cells").glob("*.npz"))) == 3  # the arms=2 batches
+
+
+def test_run_experiment_rejects_bad_arguments(tmp_path):
+    spec = fake_spec(seed_cell)
+    with pytest.raises(ValueError, match="backend"):
+        run_experiment(spec, tmp_path, backend="spark")
+    with pytest.raises(ValueError, match="jobs"):
+        run_experiment(spec, tmp_path, jobs=0)
+
+
+# -- kill and resume ----------------------------------------------------------------------
+
+
+def _cell_files(folder: Path) -> dict[str, tuple[int, int]]:
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in folder.glob("*.npz")}
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.005)
+
+
+def test_cli_killed_with_sigkill_resumes_without_recomputing(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "killed"
+    args = [
+        "reproduce",
+        "bernoulli-curves",
+        "--quick",
+        "--seeds",
+        "2",
+        "--batch-size",
+        "1",
+        "--horizon",
+        "60",
+        "--jobs",
+        "1",
+        "--no-progress",
+        "--no-plot",
+    ]
+    total = 3 * 4 * 2  # K values × agents × batches
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "delight_gym.cli", *args, "--out", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for(lambda: (out / "cells").is_dir() and any((out / "cells").glob("*.npz")))
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    before = _cell_files(out / "cells")
+    assert 1 <= len(before) < total
+    assert not (out / "summary.csv").exists()
+
+    real = bandit.run_bernoulli
+    calls = []
+    monkeypatch.setattr(
+        bandit, "run_bernoulli", lambda *a, **k: (calls.append(a), real(*a, **k))[1]
+    )
+    assert cli.main([*args, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"cells: {total - len(before)} computed, {len(before)} loaded" in printed
+    assert len(calls) == total - len(before)  # only the unfinished cells ran
+    after = _cell_files(out / "cells")
+    assert len(after) == total
+    assert {k: after[k] for k in before} == before  # finished files untouched
+
+    clean = tmp_path / "clean"
+    assert cli.main([*args, "--out", str(clean)]) == 0
+    resumed = pd.read_csv(out / "summary.csv")
+    uninterrupted = pd.read_csv(clean / "summary.csv")
+    pd.testing.assert_frame_equal(_no_seconds(resumed), _no_seconds(uninterrupted))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(out / "curves.csv"), pd.read_csv(clean / "curves.csv")
+    )
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_pool_run_killed_with_sigkill_leaves_no_workers_and_resumes(tmp_path, monkeypatch):
+    log = tmp_path / "calls.log"
+    log.touch()
+    monkeypatch.setenv("FAKE_CELL_LOG", str(log))
+    out = tmp_path / "out"
+    script = (
+        "import sys; from tests.test_runner import fake_spec, logged_slow_cell;"
+        "from delight_gym.experiments.runner import run_experiment;"
+        "run_experiment(fake_spec(logged_slow_cell, batch_size=1, seeds=4),"
+        " sys.argv[1], jobs=2, progress=False)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(out)], cwd=ROOT)
+    try:
+        _wait_for(lambda: len(list((out / "cells").glob("*.npz"))) >= 2 if out.exists() else False)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    finished = set(_cell_files(out / "cells"))
+    assert 2 <= len(finished) < 16
+    workers = {int(line.split()[0]) for line in log.read_text().splitlines()}
+    assert 1 <= len(workers) <= 2 and proc.pid not in workers
+    _wait_for(lambda: not any(_alive(pid) for pid in workers), timeout=10)  # orphans exit
+
+    n_before = len(log.read_text().splitlines())
+    monkeypatch.setenv("FAKE_CELL_SLEEP", "0")
+    res = run_experiment(fake_spec(logged_slow_cell, batch_size=1, seeds=4), out, jobs=1)
+    assert set(res.loaded) == {name.removesuffix(".npz") for name in finished}
+    assert len(res.computed) == 16 - len(finished)
+    calls = log.read_text().splitlines()
+    assert len(calls) == n_before + len(res.computed)  # no finished cell ran again
+    ran = [tuple(line.split()[1:]) for line in calls]
+    assert len(set(ran)) == len(ran) - (n_before - len(finished))  # only cut-off cells twice
+
+
+# -- Ray ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_backend_equals_local(tmp_path, local_ray):
+    spec = ExperimentSpec(
+        "r", ("delight", "thompson"), ({"arms": 5}, {"arms": 20}), ("arms",), horizon=50, seeds=4
+    ).replace(batch_size=2)
+    local = run_experiment(spec, tmp_path / "local", jobs=1, progress=False)
+    on_ray = run_experiment(spec, tmp_path / "ray", backend="ray", progress=False)
+    assert local_ray.is_initialized()  # the runner leaves the caller's Ray running
+    assert sorted(on_ray.computed) == sorted(local.computed) and len(on_ray.computed) == 8
+    assert set(_cell_files(tmp_path / "ray" / "cells")) == set(
+        _cell_files(tmp_path / "local" / "cells")
+    )
+    pd.testing.assert_frame_equal(_no_seconds(on_ray.summary), _no_seconds(local.summary))
+    pd.testing.assert_frame_equal(on_ray.curves, local.curves)
+    again = run_experiment(spec, tmp_path / "ray", backend="ray", jobs=1, progress=False)
+    assert not again.computed and len(again.loaded) == 8
+
+
+# -- figures and the reproduce command ----------------------------------------------------
+
+
+def _synthetic_summary() -> pd.DataFrame:
+    rows = []
+    for k in (100, 1000):
+        for m in (10.0, 100.0, 1000.0):
+            rows.append(("delight", k, m, 0.1, 50.0 + m / 100, 2.0))
+        for g in (0.01, 1.0):
+            rows.append(("delight", k, 100.0, g, 40.0 + g, 2.0))
+        rows.append(("thompson", k, np.nan, np.nan, 100.0 + k / 100, 1.0))
+        rows.append(("greedy", k, np.nan, np.nan, 80.0, 5.0))
+    frame = pd.DataFrame(
+        rows, columns=["agent", "arms", "half_life", "gate_price", "regret_mean", "regret_se"]
+    )
+    frame.insert(0, "experiment", "bernoulli-tune")
+    frame["horizon"], frame["seeds"], frame["seconds"] = 1000, 3, 1.0
+    return frame
+
+
+def _capture_figure(monkeypatch):
+    saved = []
+    real = results.save_figure
+
+    def capture(fig, stem):
+        saved.append(fig)
+        return real(fig, stem)
+
+    monkeypatch.setattr(figures, "save_figure", capture)
+    monkeypatch.setattr(results, "save_figure", capture)  # used by results.plot_curves
+    return saved
+
+
+def test_plot_tune_draws_de_lines_and_baselines_per_k(tmp_path, monkeypatch):
+    saved = _capture_figure(monkeypatch)
+    paths = figures.plot_tune(_synthetic_summary(), None, tmp_path / "tune")
+    assert [p.name for p in paths] == ["tune.png", "tune.pdf"]
+    assert all(p.stat().st_size > 1000 for p in paths)
+    left, right = saved[0].axes
+    assert left.get_xscale() == right.get_xscale() == "log"
+    for ax, xs in ((left, [10.0, 100.0, 1000.0]), (right, [0.01, 0.1, 1.0])):
+        de = [c.lines[0] for c in ax.containers]  # errorbar lines, one per K
+        assert len(de) == 2
+        np.testing.assert_allclose(de[0].get_xdata(), xs)
+        horizontal = [ln for ln in ax.lines if ln.get_linestyle() in ("--", ":")]
+        assert sorted(ln.get_linestyle() for ln in horizontal) == ["--", "--", ":", ":"]
+        for line, k in zip(de, (100, 1000), strict=True):
+            ts = [ln for ln in horizontal if ln.get_linestyle() == "--"]
+            match = [ln for ln in ts if ln.get_ydata()[0] == 100.0 + k / 100]
+            assert match and match[0].get_color() == line.get_color()
+
+
+def test_plot_final_regret_and_curves_write_files(tmp_path, monkeypatch):
+    saved = _capture_figure(monkeypatch)
+    summary = pd.DataFrame(
+        {
+            "experiment": "e",
+            "agent": ["delight", "delight", "thompson", "thompson"],
+            "arms": [10, 1000, 10, 1000],
+            "horizon": 100,
+            "seeds": 3,
+            "regret_mean": [1.0, 2.0, 3.0, 9.0],
+            "regret_se": [0.1, 0.2, 0.3, np.nan],
+            "seconds": 0.0,
+        }
+    )
+    paths = figures.plot_final_regret(summary, None, tmp_path / "arms")
+    assert all(p.exists() and p.stat().st_size > 1000 for p in paths)
+    ax = saved[0].axes[0]
+    assert ax.get_xscale() == "log"
+    assert ax.get_ylabel() == "cumulative regret at T=100"
+    assert len(ax.containers) == 2
+    np.testing.assert_allclose(ax.containers[1].lines[0].get_ydata(), [3.0, 9.0])
+    curves = pd.DataFrame(
+        {
+            "experiment": "e",
+            "agent": np.repeat(["delight", "thompson"], 6),
+            "arms": np.tile(np.repeat([10, 100], 3), 2),
+            "t": np.tile([1, 2, 3], 4),
+            "regret_mean": np.arange(12.0),
+            "regret_se": 0.5,
+        }
+    )
+    paths = figures.plot_regret_curves(None, curves, tmp_path / "curves")
+    assert all(p.exists() and p.stat().st_size > 1000 for p in paths)
+    assert [a.get_title() for a in saved[1].axes] == ["K = 10", "K = 100"]
+
+
+def test_reproduce_all_quick_writes_every_figure(tmp_path, capsys):
+    argv = ["reproduce", "all", "--quick", "--seeds", "2", "--horizon", "20"]
+    argv += ["--jobs", "1", "--no-progress", "--out", str(tmp_path)]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    for name in ("bernoulli-arms", "bernoulli-curves", "bernoulli-tune"):
+        assert f"== {name} (quick) ==" in printed
+        for f in ("summary.csv", "curves.csv", f"{name}.png", f"{name}.pdf"):
+            assert (tmp_path / name / f).exists(), f
+        summary = pd.read_csv(tmp_path / name / "summary.csv")
+        assert (summary.seeds == 2).all() and (summary.horizon == 20).all()
+        assert (summary.experiment == name).all()
+    tune = pd.read_csv(tmp_path / "bernoulli-tune" / "summary.csv")
+    assert list(tune.columns[:5]) == ["experiment", "agent", "arms", "half_life", "gate_price"]
+    assert len(tune) == 2 * 5 + 2 * 2  # DE at 5 (M, λ) pairs per K, TS and greedy per K
+    # bernoulli-curves' cells are all among bernoulli-arms' (a shared cells/ folder).
+    assert "cells: 0 computed, 12 loaded" in printed.split("== bernoulli-curves")[1]
+
+
+@pytest.mark.parametrize(
+    ("figure", "message"),
+    [("bernoulli-nope", "unknown figure"), ("linear-dim", "not implemented yet")],
+)
+def test_reproduce_rejects_unknown_figures(figure, message, capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["reproduce", figure, "--out", str(tmp_path)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "bernoulli-arms, bernoulli-curves, bernoulli-tune, all" in err
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("extra", [["--jobs", "0"], ["--seeds", "0"], ["--batch-size", "0"]])
+def test_reproduce_rejects_bad_numbers(extra, capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["reproduce", "bernoulli-arms", "--out", str(tmp_path), *extra])
+    assert exc.value.code == 2
+    assert extra[0] in capsys.readouterr().err
