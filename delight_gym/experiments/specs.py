@@ -123,8 +123,15 @@ class Cell:
     seed: int
 
     def key_spec(self) -> dict[str, Any]:
-        """Everything that determines the cell's numbers (the experiment name does not)."""
+        """Everything that determines the cell's numbers (the experiment name does not).
+
+        The package version is part of it, so cells computed by another release (whose random
+        streams may differ) are recomputed rather than mixed in.
+        """
+        from delight_gym import __version__
+
         return {
+            "version": __version__,
             "cell": self.cell,
             "agent": self.agent,
             "setting": dict(self.setting),
