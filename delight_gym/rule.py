@@ -277,8 +277,9 @@ def sample_acting(
     if _is_torch(decision.probs):
         torch = sys.modules["torch"]
         dev = decision.probs.device
-        u1 = torch.rand(shape, generator=rng, dtype=torch.float64).to(dev)
-        u2 = torch.rand(shape, generator=rng, dtype=torch.float64).to(dev)
+        gen_device = rng.device if isinstance(rng, torch.Generator) else None
+        u1 = torch.rand(shape, generator=rng, dtype=torch.float64, device=gen_device).to(dev)
+        u2 = torch.rand(shape, generator=rng, dtype=torch.float64, device=gen_device).to(dev)
         explored = u1 < decision.epsilon.to(torch.float64)
         choose = torch.where(explored[..., None], decision.override, host)
         return sample_categorical(choose, u2.to(choose.dtype)), explored
