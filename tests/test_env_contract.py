@@ -55,7 +55,12 @@ def test_sb3_check_env_passes_without_warnings(env_id: str) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         sb3_check_env(env, warn=True)
-    assert [str(w.message) for w in caught] == []
+    messages = [str(w.message) for w in caught]
+    # SB3 advises flattening any Box observation that is neither 1-D nor an image. The
+    # linear bandit's (K, D) feature matrix is such a space by design (SB3's MlpPolicy
+    # flattens it itself), so that one piece of advice is allowed; any other warning fails.
+    messages = [m for m in messages if "unconventional shape" not in m]
+    assert messages == []
 
 
 def test_same_seed_same_actions_give_identical_rollouts(env_id: str) -> None:

@@ -33,6 +33,11 @@ _ENV_TABLE: tuple[EnvEntry, ...] = (
         entry_point="delight_gym.envs.bandits:BernoulliBanditEnv",
         vector_entry_point="delight_gym.envs.bandits:BernoulliBanditVectorEnv",
     ),
+    EnvEntry(
+        id="LinearBandit-v0",
+        entry_point="delight_gym.envs.linear:LinearBanditEnv",
+        vector_entry_point="delight_gym.envs.linear:LinearBanditVectorEnv",
+    ),
 )
 
 #: The ids of every environment delight_gym registers.

@@ -1,0 +1,740 @@
+"""Linear-Gaussian bandits: a single Gymnasium env and a native vectorized form.
+
+Arm ``a`` has a feature vector ``φ(a)`` and pays ``φ(a)ᵀθ* + σ·N(0, 1)``. The *instance*
+(features and ``θ*``) is drawn from the env's own generator at the first :meth:`reset` and kept
+for the env's life, so ``T`` pulls are ``T`` one-step episodes on one instance;
+``reset(options={"resample": True})`` draws a new instance and ``features=`` / ``theta=`` fix it.
+The vectorized form equals ``num_envs`` single envs seed for seed (see
+:class:`LinearBanditVectorEnv`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from numpy.typing import ArrayLike, NDArray
+
+from delight_gym._checks import check_finite_array, check_nonnegative_float, check_positive_int
+from delight_gym.envs.bandits import _check_flag, _check_options, _check_render_mode
+
+__all__ = [
+    "DEFAULT_DIM",
+    "DEFAULT_LINEAR_NUM_ARMS",
+    "LinearBanditEnv",
+    "LinearBanditVectorEnv",
+]
+
+#: Number of arms used when neither ``num_arms`` nor ``features`` is given (the paper's K).
+DEFAULT_LINEAR_NUM_ARMS = 100
+#: Feature dimension used when neither ``dim`` nor ``features`` / ``theta`` is given.
+DEFAULT_DIM = 10
+
+_RENDER_MODES = ("ansi",)
+
+#: Bound of the observation ``Box``: the largest finite float32. Every finite float32 lies in
+#: ``[-_OBS_BOUND, _OBS_BOUND]``, so this is the unbounded ``Box(-inf, inf)`` minus the
+#: infinities an observation never holds; finite bounds keep ``check_env`` free of warnings.
+_OBS_BOUND = float(np.finfo(np.float32).max)
+
+
+def _obs_space(shape: tuple[int, ...]) -> spaces.Space[NDArray[np.float32]]:
+    box = spaces.Box(-_OBS_BOUND, _OBS_BOUND, shape=shape, dtype=np.float32)
+    return cast("spaces.Space[NDArray[np.float32]]", box)  # Box is typed for any dtype
+
+
+# ---------------------------------------------------------------------- the instance law
+def _draw_features(rng: np.random.Generator, num_arms: int, dim: int) -> NDArray[np.float64]:
+    """``φ(a) ~ N(0, I_D / D)`` i.i.d. over arms: ``rng.standard_normal((K, D)) / sqrt(D)``."""
+    return rng.standard_normal((num_arms, dim)) / np.sqrt(dim)
+
+
+def _draw_theta(rng: np.random.Generator, dim: int) -> NDArray[np.float64]:
+    """``θ* ~ N(0, I_D)``: ``rng.standard_normal(D)``."""
+    return rng.standard_normal(dim)
+
+
+def _arm_means(features: NDArray[np.float64], theta: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``φ(a)ᵀθ*`` for every arm, over any leading batch dimensions.
+
+    An elementwise product and numpy's sum over the last (contiguous) axis: unlike a BLAS
+    product, the summation order does not depend on the batch shape or on memory alignment,
+    so one instance and the same instance inside a batch give bit-identical means.
+    """
+    return np.sum(features * theta[..., None, :], axis=-1)
+
+
+# ------------------------------------------------------------------------- validation
+def _check_features(value: Any, num_envs: int | None) -> NDArray[np.float64]:
+    """``features`` as a float64 copy of shape ``(K, D)`` or, batched, ``(num_envs, K, D)``."""
+    arr = check_finite_array(value, "features")
+    if num_envs is None:
+        ok = arr.ndim == 2
+        expected = "(num_arms, dim)"
+    else:
+        if arr.ndim == 2:
+            arr = np.broadcast_to(arr, (num_envs, *arr.shape))
+        ok = arr.ndim == 3 and arr.shape[0] == num_envs
+        expected = f"(num_arms, dim) or (num_envs, num_arms, dim) = ({num_envs}, K, D)"
+    if not ok or arr.shape[-1] == 0 or arr.shape[-2] == 0:
+        raise ValueError(
+            f"features must have shape {expected} with num_arms, dim >= 1, "
+            f"got shape {np.shape(value)}"
+        )
+    if np.abs(arr).max() > _OBS_BOUND:
+        raise ValueError(
+            f"features must lie within the float32 range (|x| <= {_OBS_BOUND:.4g}) because the "
+            f"observation is float32; got a magnitude of {np.abs(arr).max():.4g}"
+        )
+    return np.array(arr, dtype=np.float64)  # own, writable, C-contiguous copy
+
+
+def _check_theta(value: Any, num_envs: int | None) -> NDArray[np.float64]:
+    """``theta`` as a float64 copy of shape ``(D,)`` or, batched, ``(num_envs, D)``."""
+    arr = check_finite_array(value, "theta")
+    if num_envs is None:
+        ok = arr.ndim == 1
+        expected = "(dim,)"
+    else:
+        if arr.ndim == 1:
+            arr = np.broadcast_to(arr, (num_envs, arr.size))
+        ok = arr.ndim == 2 and arr.shape[0] == num_envs
+        expected = f"(dim,) or (num_envs, dim) = ({num_envs}, D)"
+    if not ok or arr.shape[-1] == 0:
+        raise ValueError(
+            f"theta must have shape {expected} with dim >= 1, got shape {np.shape(value)}"
+        )
+    return np.array(arr, dtype=np.float64)
+
+
+def _resolve_shape(
+    num_arms: Any,
+    dim: Any,
+    features: NDArray[np.float64] | None,
+    theta: NDArray[np.float64] | None,
+) -> tuple[int, int]:
+    """Validate ``num_arms`` / ``dim``; reconcile them with the given ``features`` / ``theta``."""
+    k = None if num_arms is None else check_positive_int(num_arms, "num_arms")
+    d = None if dim is None else check_positive_int(dim, "dim")
+    if features is not None:
+        fk, fd = features.shape[-2:]
+        if k is not None and fk != k:
+            raise ValueError(
+                f"features has {fk} arms (shape {features.shape}) but num_arms={k}; "
+                "pass one of them or make them agree"
+            )
+        if d is not None and fd != d:
+            raise ValueError(
+                f"features has dimension {fd} (shape {features.shape}) but dim={d}; "
+                "pass one of them or make them agree"
+            )
+        k, d = fk, fd
+    if theta is not None:
+        td = theta.shape[-1]
+        if d is not None and td != d:
+            source = "the features' dimension" if dim is None else "dim"
+            raise ValueError(
+                f"theta has dimension {td} (shape {theta.shape}) but {source} is {d}; "
+                "make them agree"
+            )
+        d = td
+    return (DEFAULT_LINEAR_NUM_ARMS if k is None else k, DEFAULT_DIM if d is None else d)
+
+
+def _read_only(arr: NDArray[Any]) -> NDArray[Any]:
+    out = arr.copy()
+    out.flags.writeable = False
+    return out
+
+
+class LinearBanditEnv(gym.Env[NDArray[np.float32], np.int64]):
+    """A ``K``-armed linear-Gaussian bandit: arm ``a`` pays ``φ(a)ᵀθ* + σ·N(0, 1)``.
+
+    ## Description
+
+    The linear bandit of the Delight-gated exploration paper's linear experiments. An
+    *instance* is the feature matrix ``Φ`` (one row ``φ(a) ∈ R^D`` per arm) and the parameter
+    ``θ*``. Unless given, they are drawn at the **first** :meth:`reset`, from the generator
+    that reset's ``seed`` creates, features first and then ``θ*``:
+
+    - ``φ(a) ~ N(0, I_D / D)`` i.i.d., as ``self.np_random.standard_normal((K, D)) / sqrt(D)``;
+    - ``θ* ~ N(0, I_D)``, as ``self.np_random.standard_normal(D)``
+
+    (so each arm's mean ``φ(a)ᵀθ*`` has variance ``E‖θ*‖²/D = 1`` across instances). The
+    instance is **kept for the env's life**: a later ``reset(seed=...)`` reseeds the reward
+    noise but does not redraw it, so ``T`` pulls on one instance are ``T`` one-step episodes.
+    ``reset(options={"resample": True})`` draws a new instance from ``self.np_random``
+    (only the parts that were not given: with ``features`` given it redraws ``θ*`` alone).
+
+    ## Action Space
+
+    ``Discrete(K)``: the arm to pull. An action outside the space (negative, ``>= K``,
+    non-integer or bool) raises a ``ValueError`` naming ``action``.
+
+    ## Observation Space
+
+    ``Box(-F, F, shape=(K, D), dtype=float32)`` with ``F`` the largest finite float32 (the
+    whole finite float32 range: unbounded in effect, but with finite bounds, which Gymnasium's
+    ``check_env`` asks for): the arm features ``Φ`` rounded to float32, row ``a`` being
+    ``φ(a)``. The observation is the same on every reset and step of an instance (a fresh
+    array each time); it changes only when the instance is resampled. The exact float64
+    features are :attr:`features`.
+
+    ## Rewards
+
+    ``φ(a)ᵀθ* + noise·z`` with ``z = self.np_random.standard_normal()``: exactly one standard
+    normal draw per step, also when ``noise == 0`` (the reward is then exactly
+    ``φ(a)ᵀθ*``), so the random stream does not depend on ``noise``.
+
+    ## Episode End
+
+    Every episode is one pull: ``terminated=True`` and ``truncated=False`` on every step. There
+    is no ``max_episode_steps``; the termination is the env's own.
+
+    ## Information
+
+    ``step`` returns ``info`` with Python floats
+
+    - ``"expected_reward"``: ``φ(a)ᵀθ*``;
+    - ``"optimal_expected_reward"``: ``max_b φ(b)ᵀθ*``;
+    - ``"regret"``: their difference, the pseudo-regret of the pull (not the noisy reward
+      difference).
+
+    ``reset`` returns an empty ``info``.
+
+    ## Arguments
+
+    - ``num_arms`` (int >= 1, optional): ``K``. Defaults to 100 (the paper's K), or to the
+      number of rows of ``features`` when that is given; if both are given they must agree.
+    - ``dim`` (int >= 1, optional): ``D``. Defaults to 10, or to what ``features`` /
+      ``theta`` imply; given ones must agree.
+    - ``noise`` (float >= 0, finite): the reward noise's standard deviation ``σ``. Default 1.
+    - ``features`` (array-like ``(K, D)``, finite and within the float32 range, optional):
+      fixes ``Φ``.
+    - ``theta`` (array-like ``(D,)``, finite, optional): fixes ``θ*``. With both ``features``
+      and ``theta`` given, ``resample`` is an error.
+    - ``render_mode`` (``None`` or ``"ansi"``): ``"ansi"`` makes :meth:`render` return a
+      one-line text summary of the instance and the last pull.
+
+    Bad arguments raise ``TypeError`` (wrong type) or ``ValueError`` (bad value) naming the
+    argument. ``optimal_arm`` breaks ties by the lowest index.
+
+    ## Example
+
+    >>> import numpy as np
+    >>> from delight_gym.envs import LinearBanditEnv
+    >>> env = LinearBanditEnv(num_arms=4, dim=2, noise=0.5)
+    >>> obs, info = env.reset(seed=42)
+    >>> obs.shape, obs.dtype, info
+    ((4, 2), dtype('float32'), {})
+    >>> env.features.round(3)
+    array([[ 0.215, -0.735],
+           [ 0.531,  0.665],
+           [-1.38 , -0.921],
+           [ 0.09 , -0.224]])
+    >>> env.theta.round(3)
+    array([-0.017, -0.853])
+    >>> env.means.round(3), env.optimal_arm
+    (array([ 0.624, -0.576,  0.809,  0.189]), 2)
+    >>> obs, reward, terminated, truncated, info = env.step(1)
+    >>> round(reward, 3), terminated, truncated
+    (-0.137, True, False)
+    >>> {key: round(value, 3) for key, value in info.items()}
+    {'expected_reward': -0.576, 'optimal_expected_reward': 0.809, 'regret': 1.385}
+    >>> _ = env.reset(seed=7)  # reseeds the reward noise, keeps the instance
+    >>> env.means.round(3)
+    array([ 0.624, -0.576,  0.809,  0.189])
+
+    With the ids registered (``import delight_gym``), ``gym.make("LinearBandit-v0",
+    dim=30, noise=1.0)`` builds it and ``gym.make_vec("LinearBandit-v0", num_envs=64)`` builds
+    :class:`LinearBanditVectorEnv`.
+
+    ## Version History
+
+    - v0: initial version (delight_gym 0.1.0).
+    """
+
+    # Gymnasium reads ``metadata`` from the class (``gym.make`` checks render modes there).
+    metadata = {"render_modes": list(_RENDER_MODES), "render_fps": 4}  # noqa: RUF012
+
+    def __init__(
+        self,
+        num_arms: int | None = None,
+        dim: int | None = None,
+        noise: float = 1.0,
+        features: ArrayLike | None = None,
+        theta: ArrayLike | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        fixed_features = None if features is None else _check_features(features, None)
+        fixed_theta = None if theta is None else _check_theta(theta, None)
+        self.num_arms, self.dim = _resolve_shape(num_arms, dim, fixed_features, fixed_theta)
+        self.noise = check_nonnegative_float(noise, "noise")
+        self.render_mode = _check_render_mode(render_mode)
+        self.action_space = spaces.Discrete(self.num_arms)
+        self.observation_space = _obs_space((self.num_arms, self.dim))
+        self._fixed_features = fixed_features is not None
+        self._fixed_theta = fixed_theta is not None
+        self._features: NDArray[np.float64] | None = fixed_features
+        self._theta: NDArray[np.float64] | None = fixed_theta
+        self._means: NDArray[np.float64] | None = None
+        self._obs: NDArray[np.float32] | None = None
+        self._optimal = float("nan")
+        self._last_pull: tuple[int, float] | None = None
+        if fixed_features is not None and fixed_theta is not None:
+            self._set_instance(fixed_features, fixed_theta)
+        self._has_reset = False
+
+    # ------------------------------------------------------------------ instance
+    def _set_instance(self, features: NDArray[np.float64], theta: NDArray[np.float64]) -> None:
+        self._features, self._theta = features, theta
+        self._means = _arm_means(features, theta)
+        self._optimal = float(self._means.max())
+        self._obs = features.astype(np.float32)
+        self._last_pull = None
+
+    def _draw_instance(self) -> None:
+        features = self._features
+        if not self._fixed_features or features is None:
+            features = _draw_features(self.np_random, self.num_arms, self.dim)
+        theta = self._theta
+        if not self._fixed_theta or theta is None:
+            theta = _draw_theta(self.np_random, self.dim)
+        self._set_instance(features, theta)
+
+    def _require_means(self) -> NDArray[np.float64]:
+        if self._means is None:
+            raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
+        return self._means
+
+    @property
+    def features(self) -> NDArray[np.float64]:
+        """The arm features ``Φ`` of the current instance, shape ``(K, D)`` (a read-only copy)."""
+        if self._features is None:
+            raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
+        return _read_only(self._features)
+
+    @property
+    def theta(self) -> NDArray[np.float64]:
+        """The parameter ``θ*`` of the current instance, shape ``(D,)`` (a read-only copy)."""
+        if self._theta is None:
+            raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
+        return _read_only(self._theta)
+
+    @property
+    def means(self) -> NDArray[np.float64]:
+        """The arm means ``Φθ*`` of the current instance, shape ``(K,)`` (a read-only copy)."""
+        return _read_only(self._require_means())
+
+    @property
+    def optimal_arm(self) -> int:
+        """Index of the best arm of the current instance (lowest index on ties)."""
+        return int(np.argmax(self._require_means()))
+
+    @property
+    def optimal_expected_reward(self) -> float:
+        """``max(means)`` of the current instance."""
+        self._require_means()
+        return self._optimal
+
+    # ----------------------------------------------------------------- Env API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[NDArray[np.float32], dict[str, Any]]:
+        """Start a one-pull episode; draw the instance on the first call or on ``resample``.
+
+        Args:
+            seed: seeds ``self.np_random`` (which draws the instance, if it is drawn now, and
+                the rewards).
+            options: ``{"resample": True}`` draws a new instance (the parts not given; an
+                error when both ``features`` and ``theta`` were given). No other keys.
+        """
+        opts = _check_options(options)
+        resample = _check_flag(opts.get("resample", False), 'options["resample"]')
+        if resample and self._fixed_features and self._fixed_theta:
+            raise ValueError(
+                'options["resample"]=True is not allowed: this env was built with fixed '
+                "features and theta"
+            )
+        super().reset(seed=seed)
+        if self._means is None or resample:
+            self._draw_instance()
+        self._has_reset = True
+        assert self._obs is not None
+        return self._obs.copy(), {}
+
+    def step(self, action: Any) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
+        """Pull arm ``action``; the episode terminates after this one pull."""
+        if not self._has_reset:
+            raise ResetNeeded("call reset() before step()")
+        means = self._require_means()
+        if isinstance(action, bool) or not self.action_space.contains(action):
+            raise ValueError(
+                f"action must be an integer in [0, {self.num_arms - 1}] "
+                f"(the action space {self.action_space}), got {action!r}"
+            )
+        arm = int(action)
+        expected = float(means[arm])
+        reward = expected + self.noise * float(self.np_random.standard_normal())
+        self._last_pull = (arm, reward)
+        info = {
+            "expected_reward": expected,
+            "optimal_expected_reward": self._optimal,
+            "regret": self._optimal - expected,
+        }
+        assert self._obs is not None
+        return self._obs.copy(), reward, True, False, info
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``, a one-line text summary; otherwise ``None``."""
+        if self.render_mode is None:
+            gym.logger.warn(
+                "You are calling render() without a render_mode; use "
+                'LinearBanditEnv(render_mode="ansi") or gym.make(..., render_mode="ansi").'
+            )
+            return None
+        return _render_text(self._means, self.dim, self._last_pull)
+
+
+def _render_text(
+    means: NDArray[np.float64] | None, dim: int, last_pull: tuple[int, float] | None
+) -> str:
+    if means is None:
+        return "LinearBandit: instance not drawn yet (call reset())"
+    best = int(np.argmax(means))
+    text = f"LinearBandit K={means.size} D={dim}: best arm {best} (mean {means[best]:.3f})"
+    if last_pull is None:
+        return text + "; no pull yet"
+    arm, reward = last_pull
+    return text + f"; last pull arm {arm} (mean {means[arm]:.3f}) -> reward {reward:.3f}"
+
+
+class LinearBanditVectorEnv(VectorEnv):
+    """``num_envs`` independent linear bandits, stepped together without subprocesses.
+
+    Sub-env ``i`` behaves exactly like a :class:`LinearBanditEnv` reset with seed ``seed + i``
+    (Gymnasium's convention; a list of per-env seeds is accepted too): it owns a generator
+    made as ``gymnasium.utils.seeding.np_random(seed_i)`` makes it, draws its features and
+    ``θ*`` from it as the single env does (features first), and draws one standard normal per
+    step from it. Same seeds and actions therefore give identical instances, observations,
+    rewards and infos. ``noise`` is shared by all sub-envs.
+
+    ## Spaces
+
+    ``action_space = MultiDiscrete([K] * num_envs)``; ``observation_space = Box(-F, F,
+    shape=(num_envs, K, D), dtype=float32)``: each sub-env's features, as in the single env
+    (``F`` the largest finite float32).
+
+    ## Autoreset
+
+    ``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``: every episode is one pull, and
+    each sub-env is reset inside the step that terminates it, so every ``step`` is a pull and
+    no step is spent on an autoreset. The autoreset never resamples the instance. As
+    ``SAME_STEP`` requires, the step's ``infos`` carry ``final_obs`` (object array of the
+    terminal observations, each a ``(K, D)`` float32 array) and ``final_info`` (the terminal
+    step's infos, with ``_key`` masks), with masks ``_final_obs`` / ``_final_info`` (all
+    True). The observations returned are those of the new episodes (the same features). For
+    convenience the pull's infos are also at the top level of ``infos`` (with masks), since a
+    reset itself adds no info.
+
+    ## Step
+
+    ``step(actions)`` takes an integer array of shape ``(num_envs,)`` with entries in
+    ``[0, K)`` and returns ``obs`` (float32, ``(num_envs, K, D)``), ``rewards`` (float64),
+    ``terminated`` (all True), ``truncated`` (all False) and ``infos`` holding float64 arrays
+    ``expected_reward``, ``optimal_expected_reward`` and ``regret``. The only per-sub-env
+    Python work is the normal draw from each sub-env's own generator.
+
+    ## Arguments
+
+    - ``num_envs`` (int >= 1).
+    - ``num_arms``, ``dim``, ``noise``: as in :class:`LinearBanditEnv`.
+    - ``features`` (array-like, ``(num_envs, K, D)`` or ``(K, D)`` shared by all, optional).
+    - ``theta`` (array-like, ``(num_envs, D)`` or ``(D,)`` shared by all, optional).
+    - ``render_mode`` (``None`` or ``"ansi"``): :meth:`render` returns a tuple of strings.
+
+    ``reset(options={"resample": ...})`` takes a bool (all sub-envs) or a bool array of shape
+    ``(num_envs,)`` (those sub-envs).
+
+    ## Example
+
+    >>> import numpy as np
+    >>> from delight_gym.envs import LinearBanditVectorEnv
+    >>> envs = LinearBanditVectorEnv(num_envs=3, num_arms=4, dim=2, noise=0.5)
+    >>> obs, infos = envs.reset(seed=42)
+    >>> obs.shape, obs.dtype
+    ((3, 4, 2), dtype('float32'))
+    >>> envs.means.round(3)  # row 0 is LinearBanditEnv(num_arms=4, dim=2) reset with seed 42
+    array([[ 0.624, -0.576,  0.809,  0.189],
+           [ 0.453, -0.464,  1.946,  0.169],
+           [ 0.348, -0.324,  0.01 ,  0.268]])
+    >>> obs, rewards, terminated, truncated, infos = envs.step(np.array([2, 0, 3]))
+    >>> terminated, truncated
+    (array([ True,  True,  True]), array([False, False, False]))
+    >>> infos["regret"].round(3)
+    array([0.   , 1.493, 0.08 ])
+    >>> infos["final_info"]["regret"].round(3)  # SAME_STEP: the terminal step's infos
+    array([0.   , 1.493, 0.08 ])
+    """
+
+    metadata = {  # noqa: RUF012 (Gymnasium reads it from the class)
+        "render_modes": list(_RENDER_MODES),
+        "render_fps": 4,
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+    }
+
+    def __init__(
+        self,
+        num_envs: int,
+        num_arms: int | None = None,
+        dim: int | None = None,
+        noise: float = 1.0,
+        features: ArrayLike | None = None,
+        theta: ArrayLike | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        self.num_envs = check_positive_int(num_envs, "num_envs")
+        fixed_features = None if features is None else _check_features(features, self.num_envs)
+        fixed_theta = None if theta is None else _check_theta(theta, self.num_envs)
+        self.num_arms, self.dim = _resolve_shape(num_arms, dim, fixed_features, fixed_theta)
+        self.noise = check_nonnegative_float(noise, "noise")
+        self.render_mode = _check_render_mode(render_mode)
+
+        n, k, d = self.num_envs, self.num_arms, self.dim
+        self.single_action_space = spaces.Discrete(k)
+        self.single_observation_space = _obs_space((k, d))
+        self.action_space = spaces.MultiDiscrete(np.full(n, k))
+        self.observation_space = _obs_space((n, k, d))
+
+        self._fixed_features = fixed_features is not None
+        self._fixed_theta = fixed_theta is not None
+        self._features = np.zeros((n, k, d)) if fixed_features is None else fixed_features
+        self._theta = np.zeros((n, d)) if fixed_theta is None else fixed_theta
+        self._means: NDArray[np.float64] | None = None
+        self._optimal: NDArray[np.float64] | None = None
+        self._obs: NDArray[np.float32] | None = None
+        if self._fixed_features and self._fixed_theta:
+            self._means = _arm_means(self._features, self._theta)
+            self._optimal = self._means.max(axis=1)
+            self._obs = self._features.astype(np.float32)
+        self._rngs: list[np.random.Generator | None] = [None] * n
+        self._seeds: list[int | None] = [None] * n
+        self._rows = np.arange(n)
+        self._all_true = np.ones(n, dtype=np.bool_)
+        self._has_reset = False
+        self._last_actions: NDArray[np.int64] | None = None
+        self._last_rewards: NDArray[np.float64] | None = None
+
+    # ------------------------------------------------------------------ seeding
+    def _rng(self, i: int) -> np.random.Generator:
+        rng = self._rngs[i]
+        if rng is None:  # as gymnasium.Env.np_random does lazily
+            rng, self._seeds[i] = seeding.np_random()
+            self._rngs[i] = rng
+        return rng
+
+    @property  # type: ignore[misc]
+    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
+        """The sub-envs' generators (as ``SyncVectorEnv.np_random`` returns them)."""
+        return tuple(self._rng(i) for i in range(self.num_envs))
+
+    @property
+    def np_random_seed(self) -> tuple[int | None, ...]:  # type: ignore[override]
+        """The seeds the sub-envs' generators were made from (as in ``SyncVectorEnv``)."""
+        for i in range(self.num_envs):
+            self._rng(i)
+        return tuple(self._seeds)
+
+    def _per_env_seeds(self, seed: int | list[int | None] | None) -> list[int | None]:
+        if seed is None:
+            return [None] * self.num_envs
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            return [int(seed) + i for i in range(self.num_envs)]
+        if isinstance(seed, (list, tuple)):
+            if len(seed) != self.num_envs:
+                raise ValueError(
+                    f"seed as a list must have num_envs={self.num_envs} entries, got {len(seed)}"
+                )
+            return list(seed)
+        raise TypeError(f"seed must be None, an int or a list of ints, got {type(seed).__name__}")
+
+    def _resample_mask(self, options: dict[str, Any] | None) -> NDArray[np.bool_]:
+        value = _check_options(options).get("resample", False)
+        if isinstance(value, (bool, np.bool_)):
+            mask = np.full(self.num_envs, bool(value))
+        else:
+            mask = np.asarray(value)
+            if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
+                raise ValueError(
+                    'options["resample"] must be a bool or a bool array of shape '
+                    f"(num_envs,) = ({self.num_envs},), got {value!r}"
+                )
+            mask = mask.copy()
+        if mask.any() and self._fixed_features and self._fixed_theta:
+            raise ValueError(
+                'options["resample"] is not allowed: this env was built with fixed features '
+                "and theta"
+            )
+        return mask
+
+    # ----------------------------------------------------------------- instance
+    def _require_means(self) -> NDArray[np.float64]:
+        if self._means is None:
+            raise ResetNeeded("the bandit instances are drawn at the first reset(); call reset()")
+        return self._means
+
+    @property
+    def features(self) -> NDArray[np.float64]:
+        """Arm features, shape ``(num_envs, K, D)`` (a read-only copy)."""
+        if not self._fixed_features:
+            self._require_means()
+        return _read_only(self._features)
+
+    @property
+    def theta(self) -> NDArray[np.float64]:
+        """``θ*`` of each sub-env, shape ``(num_envs, D)`` (a read-only copy)."""
+        if not self._fixed_theta:
+            self._require_means()
+        return _read_only(self._theta)
+
+    @property
+    def means(self) -> NDArray[np.float64]:
+        """Arm means, shape ``(num_envs, K)`` (a read-only copy)."""
+        return _read_only(self._require_means())
+
+    @property
+    def optimal_expected_reward(self) -> NDArray[np.float64]:
+        """``means.max(axis=1)``, shape ``(num_envs,)`` (a read-only copy)."""
+        self._require_means()
+        assert self._optimal is not None
+        return _read_only(self._optimal)
+
+    @property
+    def optimal_arm(self) -> NDArray[np.int64]:
+        """Best arm of each sub-env, shape ``(num_envs,)`` (lowest index on ties)."""
+        return np.argmax(self._require_means(), axis=1)
+
+    # --------------------------------------------------------------- VectorEnv API
+    def reset(
+        self,
+        *,
+        seed: int | list[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[NDArray[np.float32], dict[str, Any]]:
+        """Reset every sub-env; ``seed`` int ``s`` seeds sub-env ``i`` with ``s + i``."""
+        seeds = self._per_env_seeds(seed)
+        resample = self._resample_mask(options)
+        for i, s in enumerate(seeds):
+            if s is not None:  # as gymnasium.Env.reset(seed=s) does
+                self._rngs[i], self._seeds[i] = seeding.np_random(s)
+            else:
+                self._rng(i)  # keep the generator, or make one from fresh entropy
+        if self._means is None:
+            resample[:] = True
+            self._means = np.empty((self.num_envs, self.num_arms))
+            self._obs = np.empty((self.num_envs, self.num_arms, self.dim), dtype=np.float32)
+        assert self._obs is not None
+        if resample.any():
+            for j in np.flatnonzero(resample).tolist():
+                rng = self._rng(j)  # draws in the single env's order: features, then theta
+                if not self._fixed_features:
+                    self._features[j] = _draw_features(rng, self.num_arms, self.dim)
+                if not self._fixed_theta:
+                    self._theta[j] = _draw_theta(rng, self.dim)
+            self._means[resample] = _arm_means(self._features[resample], self._theta[resample])
+            self._obs[resample] = self._features[resample]  # rounded to float32
+            self._optimal = self._means.max(axis=1)
+            if self._last_actions is not None:
+                self._last_actions[resample] = -1
+        self._has_reset = True
+        return self._obs.copy(), {}
+
+    def _check_actions(self, actions: Any) -> NDArray[np.int64]:
+        arr = np.asarray(actions)
+        if arr.shape != (self.num_envs,):
+            raise ValueError(
+                f"actions must have shape (num_envs,) = ({self.num_envs},), got {arr.shape}"
+            )
+        if arr.dtype.kind not in "iu":  # bools and floats are rejected, not truncated
+            raise ValueError(f"actions must be integers, got dtype {arr.dtype}")
+        arms = arr.astype(np.int64)  # own copy: the caller may reuse its buffer
+        # One comparison catches both ends: negatives wrap to huge values as uint64.
+        if (arms.view(np.uint64) >= self.num_arms).any():
+            where = np.flatnonzero((arr < 0) | (arr >= self.num_arms))[:10]
+            raise ValueError(
+                f"actions must lie in [0, {self.num_arms - 1}]; sub-envs {where.tolist()} "
+                f"got {arr[where].tolist()}"
+            )
+        return arms
+
+    def step(
+        self, actions: Any
+    ) -> tuple[
+        NDArray[np.float32],
+        NDArray[np.float64],
+        NDArray[np.bool_],
+        NDArray[np.bool_],
+        dict[str, Any],
+    ]:
+        """Pull one arm in every sub-env; each terminates and is reset in this same step."""
+        if not self._has_reset:
+            raise ResetNeeded("call reset() before step()")
+        means = self._require_means()
+        assert self._optimal is not None and self._obs is not None
+        arms = self._check_actions(actions)
+        # One standard normal per sub-env from its own generator, exactly as the single env
+        # draws it (the only per-sub-env Python work; everything else is vectorized).
+        rngs = cast("list[np.random.Generator]", self._rngs)  # all made by reset()
+        normals = np.array([rng.standard_normal() for rng in rngs], dtype=np.float64)
+        expected = means[self._rows, arms]
+        rewards = expected + self.noise * normals
+        optimal = self._optimal.copy()
+        regret = optimal - expected
+        self._last_actions = arms  # a private copy made by _check_actions
+        self._last_rewards = rewards.copy()
+
+        n = self.num_envs
+        every = self._all_true
+        final_obs = np.fromiter(self._obs.copy(), dtype=object, count=n)
+        final_info = {
+            "expected_reward": expected.copy(),
+            "_expected_reward": every.copy(),
+            "optimal_expected_reward": optimal.copy(),
+            "_optimal_expected_reward": every.copy(),
+            "regret": regret.copy(),
+            "_regret": every.copy(),
+        }
+        infos = {
+            "expected_reward": expected,
+            "_expected_reward": every.copy(),
+            "optimal_expected_reward": optimal,
+            "_optimal_expected_reward": every.copy(),
+            "regret": regret,
+            "_regret": every.copy(),
+            "final_obs": final_obs,
+            "_final_obs": every.copy(),
+            "final_info": final_info,
+            "_final_info": every.copy(),
+        }
+        return self._obs.copy(), rewards, every.copy(), ~every, infos
+
+    def render(self) -> tuple[str, ...] | None:
+        """With ``render_mode="ansi"``, one line of text per sub-env; otherwise ``None``."""
+        if self.render_mode is None:
+            gym.logger.warn("You are calling render() without a render_mode.")
+            return None
+        if self._means is None:
+            return tuple(_render_text(None, self.dim, None) for _ in range(self.num_envs))
+        texts = []
+        for i in range(self.num_envs):
+            last: tuple[int, float] | None = None
+            if self._last_actions is not None and self._last_rewards is not None:
+                arm = int(self._last_actions[i])
+                last = None if arm < 0 else (arm, float(self._last_rewards[i]))
+            texts.append(_render_text(self._means[i], self.dim, last))
+        return tuple(texts)
