@@ -1,8 +1,10 @@
 """delight_gym: Delight-gated exploration (DE) for Gymnasium and Stable-Baselines3.
 
 Importing the package registers its environments with Gymnasium
-(``gym.make("BernoulliBandit-v0")``; ``gym.make("delight_gym:BernoulliBandit-v0")`` imports
-and registers in one step).
+(``gym.make("BernoulliBandit-v0")``,
+``gym.make("LinearBandit-v0")``; ``gym.make("delight_gym:BernoulliBandit-v0")`` imports and
+registers in one step). The torch-based pieces (linear posterior and agents) are imported on
+first use, so ``import delight_gym`` does not import torch.
 """
 
 from delight_gym.agents.bandits import (
@@ -14,7 +16,14 @@ from delight_gym.agents.bandits import (
     UCBAgent,
     make_bandit_agent,
 )
-from delight_gym.envs import ENV_IDS, BernoulliBanditEnv, BernoulliBanditVectorEnv, register_envs
+from delight_gym.envs import (
+    ENV_IDS,
+    BernoulliBanditEnv,
+    BernoulliBanditVectorEnv,
+    LinearBanditEnv,
+    LinearBanditVectorEnv,
+    register_envs,
+)
 from delight_gym.experiments.bandit import BanditResult, run_bernoulli
 from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
 from delight_gym.rule import (
@@ -36,6 +45,7 @@ __all__ = [
     "DEFAULT_HALF_LIFE",
     "DEFAULT_SURPRISAL_CAP",
     "ENV_IDS",
+    "LINEAR_AGENTS",
     "BanditResult",
     "BernoulliBanditEnv",
     "BernoulliBanditVectorEnv",
@@ -44,17 +54,40 @@ __all__ = [
     "DelightDecision",
     "EpsilonGreedyAgent",
     "GreedyAgent",
+    "LinearBanditEnv",
+    "LinearBanditVectorEnv",
+    "LinearGaussianPosterior",
     "ThompsonAgent",
     "UCBAgent",
     "__version__",
     "beta_expected_improvement",
     "delight_rule",
     "epsilon_schedule",
+    "gaussian_expected_improvement",
     "make_bandit_agent",
+    "make_linear_agent",
     "register_envs",
     "run_bernoulli",
+    "run_linear",
     "sample_acting",
     "surprisal",
 ]
 
 register_envs()
+
+_LAZY = {
+    "LINEAR_AGENTS": "delight_gym.agents.linear",
+    "make_linear_agent": "delight_gym.agents.linear",
+    "run_linear": "delight_gym.experiments.linear",
+    "LinearGaussianPosterior": "delight_gym.posteriors.linear",
+    "gaussian_expected_improvement": "delight_gym.posteriors.linear",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Import the torch-based names on first use (PEP 562)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'delight_gym' has no attribute {name!r}")

@@ -41,12 +41,17 @@ T = TypeVar("T")
 
 BANDIT_AGENT_NAMES = ("delight", "thompson", "egreedy", "greedy", "ucb")
 #: Figures ``reproduce`` accepts (``all`` runs every other one).
-FIGURE_NAMES = ("bernoulli-arms", "bernoulli-curves", "bernoulli-tune", "all")
-#: Figures of DESIGN §5 that later issues add.
-PLANNED_FIGURES = (
+FIGURE_NAMES = (
+    "bernoulli-arms",
+    "bernoulli-curves",
+    "bernoulli-tune",
     "linear-dim",
     "linear-noise",
     "linear-tune",
+    "all",
+)
+#: Figures of DESIGN §5 that later issues add.
+PLANNED_FIGURES = (
     "deepsea-regret",
     "deepsea-curves",
     "theory",
@@ -146,6 +151,23 @@ def build_parser() -> argparse.ArgumentParser:
     bern.add_argument("--surprisal-cap", type=float, default=DEFAULT_SURPRISAL_CAP, help="L")
     bern.add_argument("--out", type=Path, default=Path("results/bernoulli"))
     _add_execution_options(bern)
+
+    lin = run_sub.add_parser(
+        "linear", help="linear-Gaussian bandits: φ(a) ~ N(0, I/D), θ* ~ N(0, I), noise σ"
+    )
+    lin.add_argument("--arms", type=_comma_list(int, "--arms"), default=[100])
+    lin.add_argument("--dim", type=_comma_list(int, "--dim"), default=[10, 30])
+    lin.add_argument("--noise", type=_comma_list(float, "--noise"), default=[1.0])
+    lin.add_argument("--horizon", type=int, default=1000)
+    lin.add_argument("--seeds", type=int, default=100, help="independent instances")
+    lin.add_argument("--seed", type=int, default=0, help="base seed (instance i: seed+i)")
+    lin.add_argument("--batch-size", type=int, default=25, help="seeds per cell")
+    lin.add_argument("--agents", type=_agents, default=["delight", "thompson", "egreedy", "greedy"])
+    lin.add_argument("--half-life", type=float, default=DEFAULT_HALF_LIFE, help="M")
+    lin.add_argument("--gate-price", type=float, default=DEFAULT_GATE_PRICE, help="lambda")
+    lin.add_argument("--surprisal-cap", type=float, default=DEFAULT_SURPRISAL_CAP, help="L")
+    lin.add_argument("--out", type=Path, default=Path("results/linear"))
+    _add_execution_options(lin)
     return parser
 
 
@@ -248,6 +270,68 @@ def run_bernoulli_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_linear_command(args: argparse.Namespace) -> int:
+    """``delight-gym run linear``: every (agent, K, D, σ) combination."""
+    from delight_gym.experiments.linear import linear_override_budget
+    from delight_gym.experiments.results import plot_curves
+    from delight_gym.experiments.runner import run_experiment
+    from delight_gym.experiments.specs import LINEAR_AGENT_PARAMETERS, LINEAR_CELL, ExperimentSpec
+
+    out: Path = args.out
+    settings = tuple(
+        {
+            "arms": k,
+            "dim": d,
+            "noise": sigma,
+            "half_life": args.half_life,
+            "gate_price": args.gate_price,
+            "surprisal_cap": args.surprisal_cap,
+        }
+        for k in dict.fromkeys(args.arms)
+        for d in dict.fromkeys(args.dim)
+        for sigma in dict.fromkeys(args.noise)
+    )
+    spec = ExperimentSpec(
+        name="linear",
+        agents=tuple(args.agents),
+        settings=settings,
+        setting_columns=("arms", "dim", "noise"),
+        horizon=args.horizon,
+        seeds=args.seeds,
+        seed=args.seed,
+        batch_size=args.batch_size,
+        cell=LINEAR_CELL,
+        instance_keys=("arms", "dim", "noise"),
+        agent_parameters=LINEAR_AGENT_PARAMETERS,
+    )
+    result = run_experiment(
+        spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
+    )
+    files: list[Path] = []
+    if not args.no_plot:
+        keys = result.curves[["arms", "dim", "noise"]].itertuples(index=False)
+        curves = result.curves.assign(setting=[f"K={k} D={d} σ={s:g}" for k, d, s in keys])
+        files = plot_curves(curves, "setting", out / "regret_curves", title="Linear bandits")
+    _report(result, out, out, files)
+    if "delight" in args.agents:
+        print("\nselected-override rounds of DE (max over seeds) vs the paper's budget:")
+        for row in result.rows:
+            if row["agent"] != "delight":
+                continue
+            bound = linear_override_budget(
+                int(row["dim"]),
+                args.horizon,
+                float(row["noise"]),
+                gate_price=args.gate_price,
+                surprisal_cap=args.surprisal_cap,
+            )
+            most = int(np.max(row["overrides"]))
+            verdict = "OK" if most <= bound else "EXCEEDED"
+            label = f"K={row['arms']} D={row['dim']} σ={row['noise']:g}"
+            print(f"  {label}: {most} <= {bound:.1f} {verdict}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``delight-gym`` console script."""
     parser = build_parser()
@@ -265,6 +349,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not (args.surprisal_cap > 0 and np.isfinite(args.surprisal_cap)):
             parser.error("--surprisal-cap must be finite and > 0")
         return run_bernoulli_command(args)
+    if args.command == "run" and args.family == "linear":
+        if any(k < 1 for k in args.arms) or any(d < 1 for d in args.dim):
+            parser.error("--arms and --dim must all be >= 1")
+        if not all(s > 0 and np.isfinite(s) for s in args.noise):
+            parser.error("--noise must all be finite and > 0")
+        if not args.half_life > 0:
+            parser.error("--half-life must be > 0")
+        if not args.gate_price >= 0:
+            parser.error("--gate-price must be >= 0")
+        if not (args.surprisal_cap > 0 and np.isfinite(args.surprisal_cap)):
+            parser.error("--surprisal-cap must be finite and > 0")
+        return run_linear_command(args)
     parser.error("unknown command")  # pragma: no cover - argparse enforces choices
     return 2
 

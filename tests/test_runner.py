@@ -497,8 +497,11 @@ def test_reproduce_all_quick_writes_every_figure(tmp_path, capsys):
     argv += ["--jobs", "1", "--no-progress", "--out", str(tmp_path)]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
-    for name in ("bernoulli-arms", "bernoulli-curves", "bernoulli-tune"):
+    names = ("bernoulli-arms", "bernoulli-curves", "bernoulli-tune")
+    for name in (*names, "linear-dim", "linear-noise", "linear-tune"):
         assert f"== {name} (quick) ==" in printed
+        assert (tmp_path / name / f"{name}.png").exists()
+    for name in names:
         for f in ("summary.csv", "curves.csv", f"{name}.png", f"{name}.pdf"):
             assert (tmp_path / name / f).exists(), f
         summary = pd.read_csv(tmp_path / name / "summary.csv")
@@ -513,7 +516,7 @@ def test_reproduce_all_quick_writes_every_figure(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     ("figure", "message"),
-    [("bernoulli-nope", "unknown figure"), ("linear-dim", "not implemented yet")],
+    [("bernoulli-nope", "unknown figure"), ("deepsea-regret", "not implemented yet")],
 )
 def test_reproduce_rejects_unknown_figures(figure, message, capsys, tmp_path):
     with pytest.raises(SystemExit) as exc:
@@ -521,7 +524,7 @@ def test_reproduce_rejects_unknown_figures(figure, message, capsys, tmp_path):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert message in err
-    assert "bernoulli-arms, bernoulli-curves, bernoulli-tune, all" in err
+    assert "bernoulli-arms, bernoulli-curves, bernoulli-tune, linear-dim, linear-noise, " in err
     assert not any(tmp_path.iterdir())
 
 

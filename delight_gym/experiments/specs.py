@@ -41,11 +41,14 @@ __all__ = [
     "BERNOULLI_AGENT_PARAMETERS",
     "BERNOULLI_CELL",
     "FIGURES",
+    "LINEAR_AGENT_PARAMETERS",
+    "LINEAR_CELL",
     "Cell",
     "ExperimentSpec",
     "FigureSpec",
     "bernoulli_cell",
     "cell_name",
+    "linear_cell",
 ]
 
 #: The tunable keyword arguments each Bernoulli agent takes, with their defaults.
@@ -64,6 +67,12 @@ BERNOULLI_AGENT_PARAMETERS: Mapping[str, Mapping[str, float]] = {
 #: Import path of the Bernoulli cell function (see :func:`bernoulli_cell`).
 BERNOULLI_CELL = "delight_gym.experiments.specs:bernoulli_cell"
 
+#: The linear agents take the same tunable parameters as the Bernoulli ones.
+LINEAR_AGENT_PARAMETERS = BERNOULLI_AGENT_PARAMETERS
+
+#: Import path of the linear-bandit cell function (see :func:`linear_cell`).
+LINEAR_CELL = "delight_gym.experiments.specs:linear_cell"
+
 
 def bernoulli_cell(
     agent: str, horizon: int, seeds: int, *, seed: int, arms: int, **agent_kwargs: Any
@@ -78,6 +87,23 @@ def bernoulli_cell(
     from delight_gym.experiments import bandit
 
     return bandit.run_bernoulli(agent, arms, horizon, seeds, seed=seed, **agent_kwargs)
+
+
+def linear_cell(
+    agent: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int,
+    arms: int,
+    dim: int,
+    noise: float,
+    **agent_kwargs: Any,
+) -> Any:
+    """Cell function of the linear experiments: one call of ``run_linear`` (CPU, float64)."""
+    from delight_gym.experiments import linear
+
+    return linear.run_linear(agent, arms, dim, noise, horizon, seeds, seed=seed, **agent_kwargs)
 
 
 def cell_name(cell: str | Callable[..., Any]) -> str:
@@ -345,6 +371,47 @@ _TUNE_FULL = ExperimentSpec(
     seeds=100,
 )
 
+
+def _linear(
+    arms: Iterable[int], dims: Iterable[int], noises: Iterable[float]
+) -> tuple[dict[str, Any], ...]:
+    return tuple(
+        {"arms": k, "dim": d, "noise": float(s)} for k in arms for d in dims for s in noises
+    )
+
+
+def _linear_tune(
+    half_lives: Iterable[float], gate_prices: Iterable[float]
+) -> tuple[dict[str, Any], ...]:
+    base = {"arms": 100, "dim": 30, "noise": 1.0}
+    return tuple({**base, **s} for s in _tune_settings((100,), half_lives, gate_prices))
+
+
+def _linear_spec(name: str, settings: tuple[dict[str, Any], ...], **kwargs: Any) -> ExperimentSpec:
+    return ExperimentSpec(
+        name=name,
+        agents=kwargs.pop("agents", BERNOULLI_AGENTS),
+        settings=settings,
+        setting_columns=kwargs.pop("setting_columns", ("arms", "dim", "noise")),
+        horizon=1000,
+        seeds=100,
+        cell=LINEAR_CELL,
+        instance_keys=("arms", "dim", "noise"),
+        agent_parameters=LINEAR_AGENT_PARAMETERS,
+        **kwargs,
+    )
+
+
+_LINEAR_DIM = _linear_spec("linear-dim", _linear((100,), (2, 5, 10, 20, 30, 50), (1.0,)))
+_LINEAR_NOISE = _linear_spec("linear-noise", _linear((100,), (30,), (0.1, 0.3, 1.0, 3.0, 10.0)))
+_LINEAR_TUNE = _linear_spec(
+    "linear-tune",
+    _linear_tune((10, 30, 100, 300, 1000), (0.01, 0.03, 0.1, 0.3, 1.0)),
+    agents=("delight", "thompson", "greedy"),
+    setting_columns=("arms", "dim", "noise", "half_life", "gate_price"),
+)
+
+
 #: The figures ``delight-gym reproduce`` knows, by name.
 FIGURES: Mapping[str, FigureSpec] = {
     "bernoulli-arms": FigureSpec(
@@ -369,6 +436,32 @@ FIGURES: Mapping[str, FigureSpec] = {
         full=_TUNE_FULL,
         quick=_TUNE_FULL.replace(
             settings=_tune_settings((100, 1000), (10, 100, 1000), (0.01, 0.1, 1.0)), seeds=10
+        ),
+        plot="plot_tune",
+        plot_options={"half_life": DEFAULT_HALF_LIFE, "gate_price": DEFAULT_GATE_PRICE},
+    ),
+    "linear-dim": FigureSpec(
+        name="linear-dim",
+        title="Linear bandits (K=100, σ=1): regret vs dimension D",
+        full=_LINEAR_DIM,
+        quick=_LINEAR_DIM.replace(settings=_linear((100,), (2, 10, 30), (1.0,)), seeds=10),
+        plot="plot_final_regret",
+        plot_options={"x": "dim", "xlabel": "feature dimension D"},
+    ),
+    "linear-noise": FigureSpec(
+        name="linear-noise",
+        title="Linear bandits (K=100, D=30): regret vs noise σ",
+        full=_LINEAR_NOISE,
+        quick=_LINEAR_NOISE.replace(settings=_linear((100,), (30,), (0.1, 1.0, 10.0)), seeds=10),
+        plot="plot_final_regret",
+        plot_options={"x": "noise", "xlabel": "reward noise σ"},
+    ),
+    "linear-tune": FigureSpec(
+        name="linear-tune",
+        title="Linear bandits (K=100, D=30, σ=1): sensitivity to M and λ",
+        full=_LINEAR_TUNE,
+        quick=_LINEAR_TUNE.replace(
+            settings=_linear_tune((10, 100, 1000), (0.01, 0.1, 1.0)), seeds=10
         ),
         plot="plot_tune",
         plot_options={"half_life": DEFAULT_HALF_LIFE, "gate_price": DEFAULT_GATE_PRICE},

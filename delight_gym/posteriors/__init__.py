@@ -1,5 +1,29 @@
-"""Posteriors that supply expected improvement to the DE rule."""
+"""Posteriors that supply expected improvement to the DE rule.
+
+``beta`` is numpy/scipy; ``linear`` is torch and is imported on first use of its names.
+"""
 
 from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
 
-__all__ = ["BetaBernoulliPosterior", "beta_expected_improvement"]
+__all__ = [
+    "BetaBernoulliPosterior",
+    "LinearGaussianPosterior",
+    "beta_expected_improvement",
+    "gaussian_expected_improvement",
+    "log_gaussian_expected_improvement",
+]
+
+_LINEAR = (
+    "LinearGaussianPosterior",
+    "gaussian_expected_improvement",
+    "log_gaussian_expected_improvement",
+)
+
+
+def __getattr__(name: str) -> object:
+    """Import the torch-based linear posterior on first use (PEP 562)."""
+    if name in _LINEAR:
+        from delight_gym.posteriors import linear
+
+        return getattr(linear, name)
+    raise AttributeError(f"module 'delight_gym.posteriors' has no attribute {name!r}")

@@ -1,0 +1,278 @@
+"""Linear–Gaussian bandit agents in torch, batched over seeds (CPU or GPU).
+
+Every agent keeps a :class:`~delight_gym.posteriors.linear.LinearGaussianPosterior` over the
+reward parameter θ of a batch of linear bandits (prior ``θ ~ N(0, I/η)``, known noise ``σ``)
+and one ``torch.Generator`` on the posterior's device. :meth:`LinearAgent.act` takes the arm
+features of every row, shape ``(batch, K, D)``, and returns one arm per row;
+:meth:`LinearAgent.update` feeds back the rewards of those arms.
+
+* ``greedy``: the arm of largest posterior mean reward ``φ(a)ᵀμ`` (lowest index on ties).
+* ``delight``: DE (Algorithm 1) with that greedy host, baseline ``v = max_a φ(a)ᵀμ`` and the
+  Gaussian EI of ``f(a) = φ(a)ᵀθ`` (``posteriors.linear.gaussian_expected_improvement``);
+  ``gate_rounds`` counts, per row, the rounds where the override fired with a non-empty gate
+  (the paper's selected-override budget).
+* ``thompson``: exact linear Thompson sampling (one posterior draw of θ through the Cholesky
+  factor, then the best arm under it).
+* ``egreedy``: annealed ε-greedy with ``ε_t = M/(M+t)``, uniform over all K arms.
+* ``ucb``: Bayes-UCB (Kaufmann, Cappé and Garivier, 2012): the ``1 − 1/(t+2)`` posterior
+  quantile of ``f(a)``, i.e. ``φᵀμ + Φ⁻¹(1 − 1/(t+2))·s(a)``.
+
+``t`` counts completed rounds (``ε_0 = 1``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from delight_gym._checks import check_nonnegative_float, check_positive_float, check_positive_int
+from delight_gym.posteriors.linear import LinearGaussianPosterior, gaussian_expected_improvement
+from delight_gym.rule import (
+    DEFAULT_GATE_PRICE,
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    delight_rule,
+    epsilon_schedule,
+    sample_acting,
+)
+
+__all__ = [
+    "LINEAR_AGENTS",
+    "LinearAgent",
+    "LinearDelightAgent",
+    "LinearEpsilonGreedyAgent",
+    "LinearGreedyAgent",
+    "LinearThompsonAgent",
+    "LinearUCBAgent",
+    "make_linear_agent",
+]
+
+SeedLike = int | Sequence[int] | None
+
+
+def torch_seed(seed: SeedLike) -> int:
+    """A 63-bit integer seed for ``torch.Generator`` from anything numpy accepts as a seed."""
+    if seed is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
+    return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+class LinearAgent:
+    """Base class: a batched linear–Gaussian posterior, a torch generator and ``t``.
+
+    Args:
+        batch_size: number of independent bandits (seeds).
+        num_arms: ``K``.
+        dim: feature dimension ``D``.
+        noise: known reward noise ``σ > 0``.
+        prior_precision: ``η`` of the prior ``θ ~ N(0, I/η)`` (default 1, as the env's θ*).
+        seed: seed of the agent's generator.
+        device, dtype: where and in which precision the posterior lives.
+    """
+
+    name: ClassVar[str] = "base"
+
+    def __init__(
+        self,
+        batch_size: int,
+        num_arms: int,
+        dim: int,
+        *,
+        noise: float = 1.0,
+        prior_precision: float = 1.0,
+        seed: SeedLike = None,
+        device: str | torch.device | None = None,
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.num_arms = check_positive_int(num_arms, "num_arms")
+        self.dim = check_positive_int(dim, "dim")
+        self.posterior = LinearGaussianPosterior(
+            self.batch_size,
+            self.dim,
+            noise=noise,
+            prior_precision=prior_precision,
+            device=device,
+            dtype=dtype,
+        )
+        self.device = self.posterior.device
+        self.dtype = self.posterior.dtype
+        self._rows = torch.arange(self.batch_size, device=self.device)
+        self._features: torch.Tensor | None = None
+        self.last_info: dict[str, Any] = {}
+        self.reset(seed)
+
+    def reset(self, seed: SeedLike = None) -> None:
+        """Forget everything: prior posterior, ``t = 0``, a generator seeded by ``seed``."""
+        self.posterior.reset()
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(torch_seed(seed))
+        self.t = 0
+        self.gate_rounds = torch.zeros(self.batch_size, dtype=torch.int64, device=self.device)
+        self.last_info = {}
+
+    def _check_features(self, features: Any) -> torch.Tensor:
+        x = torch.as_tensor(features, dtype=self.dtype, device=self.device)
+        if x.shape != (self.batch_size, self.num_arms, self.dim):
+            raise ValueError(
+                f"features must have shape ({self.batch_size}, {self.num_arms}, {self.dim}), "
+                f"got {tuple(x.shape)}"
+            )
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError("features must be finite")
+        self._features = x
+        return x
+
+    def act(self, features: Any) -> torch.Tensor:
+        """Choose one arm per row given features ``(batch, K, D)``; int64 tensor ``(batch,)``."""
+        raise NotImplementedError
+
+    def update(self, actions: Any, rewards: Any) -> None:
+        """Feed back the arms chosen at the last :meth:`act` and their rewards ``(batch,)``."""
+        if self._features is None:
+            raise RuntimeError("call act(features) before update()")
+        a = torch.as_tensor(actions, device=self.device)
+        if a.shape != (self.batch_size,) or a.dtype not in (torch.int32, torch.int64):
+            raise ValueError(f"actions must be an integer tensor of shape ({self.batch_size},)")
+        if bool((a < 0).any()) or bool((a >= self.num_arms).any()):
+            raise ValueError(f"actions must lie in [0, {self.num_arms})")
+        r = torch.as_tensor(rewards, dtype=self.dtype, device=self.device)
+        self.posterior.update(self._features[self._rows, a.long()], r)
+        self.t += 1
+
+    def _greedy(self, mean: torch.Tensor) -> torch.Tensor:
+        return torch.argmax(mean, dim=-1)
+
+
+class LinearGreedyAgent(LinearAgent):
+    """The host alone: the arm of largest posterior mean reward."""
+
+    name = "greedy"
+
+    def act(self, features: Any) -> torch.Tensor:
+        x = self._check_features(features)
+        return self._greedy(torch.einsum("bkd,bd->bk", x, self.posterior.mean()))
+
+
+class LinearThompsonAgent(LinearAgent):
+    """Exact linear Thompson sampling: best arm under one posterior draw of θ."""
+
+    name = "thompson"
+
+    def act(self, features: Any) -> torch.Tensor:
+        x = self._check_features(features)
+        theta = self.posterior.sample(self.generator)
+        return torch.argmax(torch.einsum("bkd,bd->bk", x, theta), dim=-1)
+
+
+class LinearEpsilonGreedyAgent(LinearAgent):
+    """Annealed ε-greedy, uniform over all K arms with probability ``ε_t = M/(M+t)``."""
+
+    name = "egreedy"
+
+    def __init__(self, *args: Any, half_life: float = DEFAULT_HALF_LIFE, **kwargs: Any) -> None:
+        self.half_life = check_positive_float(half_life, "half_life")
+        super().__init__(*args, **kwargs)
+
+    def act(self, features: Any) -> torch.Tensor:
+        x = self._check_features(features)
+        eps = epsilon_schedule(self.t, self.half_life)
+        u = torch.rand(self.batch_size, generator=self.generator, device=self.device)
+        random_arm = torch.randint(
+            self.num_arms, (self.batch_size,), generator=self.generator, device=self.device
+        )
+        greedy = self._greedy(torch.einsum("bkd,bd->bk", x, self.posterior.mean()))
+        return torch.where(u < eps, random_arm, greedy)
+
+
+class LinearUCBAgent(LinearAgent):
+    """Bayes-UCB: ``φᵀμ + Φ⁻¹(1 − 1/(t+2))·s(a)`` (the ``1 − 1/(t+2)`` posterior quantile)."""
+
+    name = "ucb"
+
+    def act(self, features: Any) -> torch.Tensor:
+        x = self._check_features(features)
+        mean, std = self.posterior.predictive(x)
+        level = torch.tensor(1.0 - 1.0 / (self.t + 2), dtype=self.dtype, device=self.device)
+        z = torch.special.ndtri(level)
+        return torch.argmax(mean + z * std, dim=-1)
+
+
+class LinearDelightAgent(LinearAgent):
+    """Delight-gated exploration with a greedy host and Gaussian EI of ``f(a) = φ(a)ᵀθ``.
+
+    Args:
+        half_life, gate_price, surprisal_cap: ``M``, ``λ``, ``L`` (defaults 100, 0.1, 10 — the
+            Bernoulli values, transferred unchanged as in the paper).
+
+    ``gate_rounds`` (per row) counts the rounds where the override fired with a non-empty gate.
+    In float32, an EI that underflows to 0 is correctly outside the gate for any ``λ/L`` above
+    float32's smallest normal (``~1e-38``).
+    """
+
+    name = "delight"
+
+    def __init__(
+        self,
+        *args: Any,
+        half_life: float = DEFAULT_HALF_LIFE,
+        gate_price: float = DEFAULT_GATE_PRICE,
+        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+        **kwargs: Any,
+    ) -> None:
+        self.half_life = check_positive_float(half_life, "half_life")
+        self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
+        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
+        super().__init__(*args, **kwargs)
+
+    def act(self, features: Any) -> torch.Tensor:
+        x = self._check_features(features)
+        mean, std = self.posterior.predictive(x)
+        host_arm = self._greedy(mean)
+        baseline = mean[self._rows, host_arm]
+        host = torch.zeros_like(mean)
+        host[self._rows, host_arm] = 1.0
+        ei = gaussian_expected_improvement(mean, std, baseline[:, None])
+        decision = delight_rule(
+            host,
+            ei,
+            epsilon_schedule(self.t, self.half_life),
+            gate_price=self.gate_price,
+            surprisal_cap=self.surprisal_cap,
+            validate=False,
+        )
+        actions, explored = sample_acting(decision, self.generator)
+        overridden = explored & ~decision.gate_empty
+        self.gate_rounds += overridden.to(torch.int64)
+        self.last_info = {
+            "epsilon": float(decision.epsilon.flatten()[0]),
+            "explored": explored,
+            "overridden": overridden,
+            "gate_size": decision.gate.sum(dim=-1),
+            "gate_empty": decision.gate_empty,
+        }
+        return actions
+
+
+LINEAR_AGENTS: dict[str, type[LinearAgent]] = {
+    cls.name: cls
+    for cls in (
+        LinearDelightAgent,
+        LinearThompsonAgent,
+        LinearEpsilonGreedyAgent,
+        LinearGreedyAgent,
+        LinearUCBAgent,
+    )
+}
+
+
+def make_linear_agent(
+    name: str, batch_size: int, num_arms: int, dim: int, **kwargs: Any
+) -> LinearAgent:
+    """Build a linear agent by name: ``delight, thompson, egreedy, greedy, ucb``."""
+    if name not in LINEAR_AGENTS:
+        raise ValueError(f"agent must be one of {sorted(LINEAR_AGENTS)}, got {name!r}")
+    return LINEAR_AGENTS[name](batch_size, num_arms, dim, **kwargs)
