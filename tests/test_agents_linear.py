@@ -53,10 +53,10 @@ def test_paper_scale_linear_regret_matches_reference(agent, dim):
 def test_selected_override_rounds_within_the_linear_budget(dim, noise, gate_price):
     """Paper: rounds where the override selects from the gate ≤ 2γ_T / min(1, λ²/(L²σ²)).
 
-    The first settings make the bound tight enough to mean something (≈ 100 rounds of 500).
+    The first settings make the bound tight enough to mean something (≈ 90 rounds of 300).
     """
-    horizon = 500
-    result = run_linear("delight", 100, dim, noise, horizon, 20, seed=3, gate_price=gate_price)
+    horizon = 300
+    result = run_linear("delight", 60, dim, noise, horizon, 10, seed=3, gate_price=gate_price)
     bound = linear_override_budget(dim, horizon, noise, gate_price=gate_price)
     assert result.overrides.max() <= bound
     assert result.overrides.max() > 0  # the count is live, not stuck at zero
