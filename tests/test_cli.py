@@ -101,3 +101,16 @@ def test_bad_arguments_exit_with_a_message(extra, message, capsys, tmp_path):
         cli.main([*ARGS, "--out", str(tmp_path), *extra])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_run_linear_writes_results_and_the_budget_check(tmp_path, capsys):
+    out = tmp_path / "lin"
+    argv = ["run", "linear", "--arms", "8", "--dim", "2,3", "--noise", "1", "--horizon", "30"]
+    argv += ["--seeds", "3", "--agents", "delight,thompson", "--out", str(out)]
+    assert cli.main([*argv, "--jobs", "1", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns[:5]) == ["experiment", "agent", "arms", "dim", "noise"]
+    assert len(summary) == 4 and (out / "regret_curves.png").exists()
+    assert "selected-override rounds" in printed and "EXCEEDED" not in printed
+    assert printed.count(" OK") == 2

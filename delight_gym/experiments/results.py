@@ -192,7 +192,8 @@ def plot_curves(
                 alpha=0.25,
                 linewidth=0,
             )
-        ax.set_title(f"{panel_label or setting_column} = {value:g}")
+        shown = f"{value:g}" if isinstance(value, (int, float, np.number)) else str(value)
+        ax.set_title(f"{panel_label or setting_column} = {shown}")
         ax.set_xlabel("t")
         ax.set_ylabel("cumulative regret")
         ax.grid(alpha=0.3)
