@@ -180,6 +180,16 @@ def _check_common(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         parser.error("--seed must be >= 0")
 
 
+def _check_de_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Validate ``--half-life``, ``--gate-price`` and ``--surprisal-cap`` (the ``run`` commands)."""
+    if not args.half_life > 0:
+        parser.error("--half-life must be > 0")
+    if not args.gate_price >= 0:
+        parser.error("--gate-price must be >= 0")
+    if not (args.surprisal_cap > 0 and np.isfinite(args.surprisal_cap)):
+        parser.error("--surprisal-cap must be finite and > 0")
+
+
 def _report(result: ExperimentResult, out: Path, cache: Path, files: Sequence[Path]) -> None:
     from delight_gym.experiments.results import format_summary
 
@@ -342,24 +352,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run" and args.family == "bernoulli":
         if any(k < 1 for k in args.arms):
             parser.error("--arms must all be >= 1")
-        if not args.half_life > 0:
-            parser.error("--half-life must be > 0")
-        if not args.gate_price >= 0:
-            parser.error("--gate-price must be >= 0")
-        if not (args.surprisal_cap > 0 and np.isfinite(args.surprisal_cap)):
-            parser.error("--surprisal-cap must be finite and > 0")
+        _check_de_options(parser, args)
         return run_bernoulli_command(args)
     if args.command == "run" and args.family == "linear":
         if any(k < 1 for k in args.arms) or any(d < 1 for d in args.dim):
             parser.error("--arms and --dim must all be >= 1")
         if not all(s > 0 and np.isfinite(s) for s in args.noise):
             parser.error("--noise must all be finite and > 0")
-        if not args.half_life > 0:
-            parser.error("--half-life must be > 0")
-        if not args.gate_price >= 0:
-            parser.error("--gate-price must be >= 0")
-        if not (args.surprisal_cap > 0 and np.isfinite(args.surprisal_cap)):
-            parser.error("--surprisal-cap must be finite and > 0")
+        _check_de_options(parser, args)
         return run_linear_command(args)
     parser.error("unknown command")  # pragma: no cover - argparse enforces choices
     return 2
