@@ -280,7 +280,53 @@ def _render_text(means: NDArray[np.float64] | None, last_pull: tuple[int, float]
     return text + f"; last pull arm {arm} (mean {means[arm]:.3f}) -> reward {reward:.0f}"
 
 
-class BernoulliBanditVectorEnv(VectorEnv):
+class _PerEnvGenerators:
+    """Seeding of native vector envs: one generator per sub-env, made as a single env's.
+
+    Sub-env ``i`` of ``reset(seed=s)`` is seeded ``s + i`` (Gymnasium's vector convention),
+    so a vector env equals ``num_envs`` single envs seed for seed. Subclasses set
+    ``num_envs`` and initialise ``_rngs`` and ``_seeds`` to ``[None] * num_envs``.
+    """
+
+    num_envs: int
+    _rngs: list[np.random.Generator | None]
+    _seeds: list[int | None]
+
+    def _rng(self, i: int) -> np.random.Generator:
+        rng = self._rngs[i]
+        if rng is None:  # as gymnasium.Env.np_random does lazily
+            rng, self._seeds[i] = seeding.np_random()
+            self._rngs[i] = rng
+        return rng
+
+    @property
+    def np_random(self) -> tuple[np.random.Generator, ...]:
+        """The sub-envs' generators (as ``SyncVectorEnv.np_random`` returns them)."""
+        return tuple(self._rng(i) for i in range(self.num_envs))
+
+    @property
+    def np_random_seed(self) -> tuple[int | None, ...]:
+        """The seeds the sub-envs' generators were made from (as in ``SyncVectorEnv``)."""
+        for i in range(self.num_envs):
+            self._rng(i)
+        return tuple(self._seeds)
+
+    def _per_env_seeds(self, seed: int | list[int | None] | None) -> list[int | None]:
+        if seed is None:
+            return [None] * self.num_envs
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            return [int(seed) + i for i in range(self.num_envs)]
+        if isinstance(seed, (list, tuple)):
+            if len(seed) != self.num_envs:
+                raise ValueError(
+                    f"seed as a list must have num_envs={self.num_envs} entries, got {len(seed)}"
+                )
+            return list(seed)
+        raise TypeError(f"seed must be None, an int or a list of ints, got {type(seed).__name__}")
+
+
+# Tuples per sub-env, as SyncVectorEnv returns them, where VectorEnv declares one generator.
+class BernoulliBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
     """``num_envs`` independent Bernoulli bandits, stepped together without subprocesses.
 
     Sub-env ``i`` behaves exactly like a :class:`BernoulliBanditEnv` reset with seed
@@ -384,39 +430,6 @@ class BernoulliBanditVectorEnv(VectorEnv):
         self._has_reset = False
         self._last_actions: NDArray[np.int64] | None = None
         self._last_rewards: NDArray[np.float64] | None = None
-
-    # ------------------------------------------------------------------ seeding
-    def _rng(self, i: int) -> np.random.Generator:
-        rng = self._rngs[i]
-        if rng is None:  # as gymnasium.Env.np_random does lazily
-            rng, self._seeds[i] = seeding.np_random()
-            self._rngs[i] = rng
-        return rng
-
-    @property  # type: ignore[misc]
-    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
-        """The sub-envs' generators (as ``SyncVectorEnv.np_random`` returns them)."""
-        return tuple(self._rng(i) for i in range(self.num_envs))
-
-    @property
-    def np_random_seed(self) -> tuple[int | None, ...]:  # type: ignore[override]
-        """The seeds the sub-envs' generators were made from (as in ``SyncVectorEnv``)."""
-        for i in range(self.num_envs):
-            self._rng(i)
-        return tuple(self._seeds)
-
-    def _per_env_seeds(self, seed: int | list[int | None] | None) -> list[int | None]:
-        if seed is None:
-            return [None] * self.num_envs
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            return [int(seed) + i for i in range(self.num_envs)]
-        if isinstance(seed, (list, tuple)):
-            if len(seed) != self.num_envs:
-                raise ValueError(
-                    f"seed as a list must have num_envs={self.num_envs} entries, got {len(seed)}"
-                )
-            return list(seed)
-        raise TypeError(f"seed must be None, an int or a list of ints, got {type(seed).__name__}")
 
     def _resample_mask(self, options: dict[str, Any] | None) -> NDArray[np.bool_]:
         value = _check_options(options).get("resample", False)
