@@ -112,3 +112,20 @@ def check_probabilities(probs: np.ndarray, name: str, *, atol: float = 1e-6) -> 
         raise ValueError(
             f"{name} must sum to 1 along the last axis (found a row summing to {worst})"
         )
+
+
+def check_action_batch(
+    actions: Any, size: int, num_actions: int, name: str = "actions"
+) -> np.ndarray:
+    """Return ``actions`` as an integer array of shape ``(size,)`` with values in
+    ``[0, num_actions)``; raise a ``ValueError`` naming ``name`` otherwise (bools and floats
+    are rejected, never truncated)."""
+    arr = np.asarray(actions)
+    if arr.shape != (size,) or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(
+            f"{name} must be an integer array of shape ({size},), "
+            f"got dtype {arr.dtype} and shape {arr.shape}"
+        )
+    if np.any(arr < 0) or np.any(arr >= num_actions):
+        raise ValueError(f"{name} must lie in [0, {num_actions})")
+    return arr

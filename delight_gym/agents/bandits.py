@@ -45,6 +45,7 @@ import numpy as np
 from scipy import special
 
 from delight_gym._checks import (
+    check_action_batch,
     check_finite_array,
     check_nonnegative_float,
     check_positive_float,
@@ -194,14 +195,7 @@ class BernoulliAgent:
 
         Each row's arm must be a tried arm or the next untried arm ``n_tried`` of that row.
         """
-        arms = np.asarray(actions)
-        if arms.shape != (self.batch_size,) or not np.issubdtype(arms.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.batch_size},), "
-                f"got dtype {arms.dtype} and shape {arms.shape}"
-            )
-        if np.any(arms < 0) or np.any(arms >= self.num_arms):
-            raise ValueError(f"actions must lie in [0, {self.num_arms})")
+        arms = check_action_batch(actions, self.batch_size, self.num_arms)
         if np.any(arms > self.n_tried):
             raise ValueError(
                 "actions must be a tried arm or the next untried arm (index n_tried) of each "

@@ -24,7 +24,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from delight_gym._checks import check_positive_int
+from delight_gym._checks import check_action_batch, check_positive_int
 
 __all__ = ["LazyBernoulliBanditVectorEnv"]
 
@@ -104,14 +104,7 @@ class LazyBernoulliBanditVectorEnv(VectorEnv):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Pull one arm per sub-env; returns ``(obs, rewards, terminated, truncated, infos)``."""
         self._require_reset()
-        arms = np.asarray(actions)
-        if arms.shape != (self.num_envs,) or not np.issubdtype(arms.dtype, np.integer):
-            raise ValueError(
-                f"actions must be an integer array of shape ({self.num_envs},), "
-                f"got dtype {arms.dtype} and shape {arms.shape}"
-            )
-        if np.any(arms < 0) or np.any(arms >= self.num_arms):
-            raise ValueError(f"actions must lie in [0, {self.num_arms})")
+        arms = check_action_batch(actions, self.num_envs, self.num_arms)
         means = np.array([self._mean(i, int(a)) for i, a in enumerate(arms)])
         rewards = np.array(
             [float(rng.random() < m) for rng, m in zip(self._rngs, means, strict=True)]
