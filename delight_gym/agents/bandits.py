@@ -46,7 +46,6 @@ from scipy import special
 
 from delight_gym._checks import (
     check_action_batch,
-    check_finite_array,
     check_nonnegative_float,
     check_positive_float,
     check_positive_int,
@@ -202,7 +201,6 @@ class BernoulliAgent:
                 "row: the fast agents introduce untried arms in index order; use "
                 "delight_gym.agents.dense for arbitrary arms"
             )
-        check_finite_array(rewards, "rewards")
         self._grow(int(arms.max()) + 1)
         self.posterior.update(arms, rewards)
         self.pulls[self._rows, arms] += 1
