@@ -222,3 +222,26 @@ def test_make_bandit_agent_rejects_bad_input():
         agent.update(np.array([0, 2]), np.array([1.0, 0.0]))  # arm 2 skips untried arm 0
     with pytest.raises(ValueError, match="rewards"):
         agent.update(np.array([0, 0]), np.array([np.nan, 0.0]))
+
+
+@pytest.mark.parametrize("prior", [(1.0, 1.0), (2.0, 1.0)])
+def test_incremental_greedy_host_equals_full_argmax(prior):
+    """The host's best arm, kept up to date arm by arm, equals a from-scratch argmax over the
+    tried arms (lowest index on ties) after every update, fractional rewards and ties included."""
+    rng = np.random.default_rng(7)
+    agent = make_bandit_agent("greedy", 16, 12, seed=0, prior_alpha=prior[0], prior_beta=prior[1])
+    for _ in range(400):
+        # Any tried arm or the next untried one; rewards on a coarse grid so ties happen.
+        arms = rng.integers(0, np.minimum(agent.n_tried + 1, 12))
+        agent.update(arms, rng.integers(0, 3, size=16) / 2.0)
+        means = agent.posterior.mean()
+        tried = np.arange(agent.posterior.num_arms) < agent.n_tried[:, None]
+        masked = np.where(tried, means, -np.inf)
+        expected_best = np.argmax(masked, axis=1)
+        host, baseline, fresh = agent._greedy()
+        expect_fresh = (agent.untried > 0) & (agent.prior_mean > masked.max(axis=1))
+        np.testing.assert_array_equal(fresh, expect_fresh)
+        np.testing.assert_array_equal(host, np.where(expect_fresh, agent.n_tried, expected_best))
+        np.testing.assert_array_equal(
+            baseline, np.where(expect_fresh, agent.prior_mean, masked.max(axis=1))
+        )

@@ -28,7 +28,11 @@ from hypothesis import strategies as st
 from scipy import special, stats
 
 import delight_gym.posteriors.beta as beta_mod
-from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
+from delight_gym.posteriors.beta import (
+    BetaBernoulliPosterior,
+    beta_expected_improvement,
+    prior_expected_improvement,
+)
 
 DPS = 50
 RTOL = 1e-10  # the accuracy promised for alpha, beta in [1, 1e6] wherever EI > 1e-300
@@ -640,3 +644,14 @@ def test_sample_and_ei_reject_bad_input() -> None:
         post.expected_improvement(np.array([0.5, 0.5, 0.5]))
     with pytest.raises(ValueError, match=r"\bbaseline\b"):
         post.expected_improvement(np.array([0.5, np.nan]))
+
+
+@pytest.mark.parametrize(("a", "b"), [(1.0, 1.0), (2.0, 3.0), (0.5, 0.5)])
+def test_prior_expected_improvement_matches_general_ei(a, b):
+    """The untried-arm EI (closed form (1 − v)²/2 under Beta(1, 1)) equals the general EI."""
+    v = np.linspace(0.0, 1.0, 41)
+    np.testing.assert_allclose(
+        prior_expected_improvement(a, b, v), beta_expected_improvement(a, b, v), rtol=1e-12
+    )
+    if a == b == 1.0:
+        np.testing.assert_allclose(prior_expected_improvement(a, b, v), (1 - v) ** 2 / 2)

@@ -54,6 +54,7 @@ from delight_gym.posteriors.beta import (
     BetaBernoulliPosterior,
     beta_ei_flat,
     beta_ei_upper_bound,
+    prior_expected_improvement,
 )
 from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
@@ -131,6 +132,11 @@ class BernoulliAgent:
         self.rng = np.random.default_rng(seed)
         self.t = 0
         self.last_info = {}
+        # The greedy host's tried arm and its posterior mean, kept up to date by update():
+        # a posterior changes only at the arm just pulled, so the argmax is recomputed only
+        # in rows where the best arm's mean went down.
+        self._best_arm = np.zeros(self.batch_size, dtype=np.int64)
+        self._best_mean = np.full(self.batch_size, -np.inf)
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -157,14 +163,7 @@ class BernoulliAgent:
         The best tried arm (lowest index on ties) unless the untried block's prior mean is
         strictly larger (the untried arms come after every tried arm in index order).
         """
-        _, _, means, valid = self._tried_view()
-        if means.shape[1]:
-            masked = np.where(valid, means, -np.inf)
-            best = np.argmax(masked, axis=1)
-            best_mean = masked[self._rows, best]
-        else:
-            best = np.zeros(self.batch_size, dtype=np.int64)
-            best_mean = np.full(self.batch_size, -np.inf)
+        best, best_mean = self._best_arm, self._best_mean
         fresh = (self.untried > 0) & (self.prior_mean > best_mean)
         arm = np.where(fresh, self.n_tried, best)
         baseline = np.where(fresh, self.prior_mean, best_mean)
@@ -206,6 +205,30 @@ class BernoulliAgent:
         self.pulls[self._rows, arms] += 1
         self.n_tried += arms == self.n_tried
         self.t += 1
+        self._track_best(arms)
+
+    def _track_best(self, arms: np.ndarray) -> None:
+        """Bring the greedy host's ``(_best_arm, _best_mean)`` up to date after ``arms``."""
+        rows = self._rows
+        a, b = self.posterior.alpha[rows, arms], self.posterior.beta[rows, arms]
+        mean = a / (a + b)
+        best, best_mean = self._best_arm, self._best_mean
+        was_best = arms == best
+        # The best arm went down: its row's argmax must be recomputed from scratch.
+        stale = np.flatnonzero(was_best & (mean < best_mean))
+        # Another arm overtook (or tied with a lower index): it is the new best.
+        wins = ~was_best & ((mean > best_mean) | ((mean == best_mean) & (arms < best)))
+        best_mean[was_best] = mean[was_best]
+        best[wins] = arms[wins]
+        best_mean[wins] = mean[wins]
+        if stale.size:
+            w = int(self.n_tried[stale].max())
+            alpha = self.posterior.alpha[stale, :w]
+            means = alpha / (alpha + self.posterior.beta[stale, :w])
+            means = np.where(np.arange(w) < self.n_tried[stale, None], means, -np.inf)
+            arg = np.argmax(means, axis=1)
+            best[stale] = arg
+            best_mean[stale] = means[np.arange(stale.size), arg]
 
 
 class GreedyAgent(BernoulliAgent):
@@ -412,8 +435,8 @@ class DelightAgent(BernoulliAgent):
             host[:, c] = fresh
             ei = np.zeros((r, c + 2))
             ei[:, :c] = cand_ei
-            ei[:, c] = ei[:, c + 1] = beta_ei_flat(
-                np.full(r, self.prior_alpha), np.full(r, self.prior_beta), baseline[rows]
+            ei[:, c] = ei[:, c + 1] = prior_expected_improvement(
+                self.prior_alpha, self.prior_beta, baseline[rows]
             )
             # ε = 1 on the exploring rows: the acting distribution there is the override q.
             decision = delight_rule(

@@ -76,6 +76,7 @@ __all__ = [
     "beta_ei_flat",
     "beta_ei_upper_bound",
     "beta_expected_improvement",
+    "prior_expected_improvement",
 ]
 
 try:  # Boost's beta density: the ufunc behind ``scipy.stats.beta.pdf``.
@@ -336,6 +337,18 @@ def beta_ei_flat(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
     elif inside.any():
         out[inside] = _ei_interior(a[inside], b[inside], x[inside])
     return out
+
+
+def prior_expected_improvement(prior_alpha: float, prior_beta: float, v: np.ndarray) -> np.ndarray:
+    """EI of an untried arm, ``E[(X - v)^+]`` for ``X ~ Beta(prior_alpha, prior_beta)``.
+
+    Under the uniform prior ``Beta(1, 1)`` this is the closed form ``(1 - v)^2 / 2`` for
+    ``0 <= v <= 1`` (the bandit agents' untried block, evaluated once per row and step);
+    other priors go through :func:`beta_ei_flat`. ``v`` is a 1-D float array (unvalidated).
+    """
+    if prior_alpha == 1.0 and prior_beta == 1.0 and v.size and v.min() >= 0.0 and v.max() <= 1.0:
+        return 0.5 * (1.0 - v) ** 2
+    return beta_ei_flat(np.full(v.size, prior_alpha), np.full(v.size, prior_beta), v)
 
 
 #: The finite binomial sum is used for integer ``a <= SMALL_A_MAX`` and ``a + b <= SMALL_N_MAX``
