@@ -47,6 +47,20 @@ def logged_slow_cell(agent, horizon, seeds, *, seed, arms, **params):
     return FakeResult(np.zeros((seeds, horizon)), 0.0, np.zeros(seeds))
 
 
+@dataclass
+class SuccessResult(FakeResult):
+    first_success: np.ndarray
+
+
+def success_cell(agent, horizon, seeds, *, seed, arms, **params):
+    """As ``seed_cell``, plus first success at episode ``seed + i`` for even seeds, none for
+    odd ones."""
+    base = seed_cell(agent, horizon, seeds, seed=seed, arms=arms, **params)
+    env_seeds = seed + np.arange(seeds)
+    first = np.where(env_seeds % 2 == 0, env_seeds, 0)
+    return SuccessResult(base.cumulative, base.seconds, base.overrides, first)
+
+
 def failing_cell(agent, horizon, seeds, *, seed, arms, **params):
     if arms == 3:
         raise ValueError("boom at arms=3")
@@ -208,6 +222,26 @@ def test_tables_from_a_known_cell_function(tmp_path):
     np.testing.assert_allclose(curve.regret_mean, 13.0 * np.arange(1, 5) / 4)
     np.testing.assert_allclose(curve.regret_se, se * np.arange(1, 5) / 4)
     assert len(curves) == 4 * 4
+
+
+def test_first_success_is_stored_and_summarised(tmp_path):
+    """Per-seed first-success episodes survive batching and the cell files (a re-run loads
+    them) and give found_fraction / first_success_median in summary.csv."""
+    spec = fake_spec(success_cell)
+    for _ in range(2):  # computed, then loaded from the cell files
+        run_experiment(spec, tmp_path, jobs=1, progress=False)
+        summary = pd.read_csv(tmp_path / "summary.csv")
+        assert list(summary.columns[-2:]) == ["found_fraction", "first_success_median"]
+        # Seeds 10..16: successes at 10, 12, 14, 16.
+        assert summary.found_fraction.tolist() == [4 / 7] * 4
+        assert summary.first_success_median.tolist() == [13.0] * 4
+    assert (
+        "found_fraction"
+        not in pd.read_csv(
+            run_experiment(fake_spec(seed_cell), tmp_path / "plain", jobs=1, progress=False)
+            and tmp_path / "plain" / "summary.csv"
+        ).columns
+    )
 
 
 def test_batching_keeps_environment_seeds(tmp_path):

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "OPTIONAL_PER_SEED",
     "cell_key",
     "cell_path",
     "curves_frame",
@@ -35,6 +36,14 @@ __all__ = [
 ]
 
 SUMMARY_TAIL = ["horizon", "seeds", "regret_mean", "regret_se", "seconds"]
+
+#: Per-seed arrays a cell function may return besides ``cumulative`` and ``overrides``.
+#: ``first_success``: the 1-based episode (or round) of the first success, 0 if none (the
+#: DeepSea runs: the first episode that found the treasure). When every row of a summary has
+#: it, ``summary.csv`` gains the columns ``found_fraction`` (seeds with a success) and
+#: ``first_success_median`` (median over those seeds; empty if none).
+OPTIONAL_PER_SEED = ("first_success",)
+SUCCESS_COLUMNS = ["found_fraction", "first_success_median"]
 
 
 def cell_key(spec: Mapping[str, Any]) -> str:
@@ -94,9 +103,11 @@ def summary_frame(
     """Build ``summary.csv`` rows: ``experiment, agent, <settings>, horizon, seeds, ...``.
 
     Each row must hold ``experiment``, ``agent``, the settings, ``horizon``, ``seconds`` and
-    ``final_regret`` (array of per-seed cumulative regret at the horizon).
+    ``final_regret`` (array of per-seed cumulative regret at the horizon). If every row also
+    holds ``first_success`` (see :data:`OPTIONAL_PER_SEED`), the success columns are added.
     """
     records = []
+    with_success = bool(rows) and all("first_success" in row for row in rows)
     for row in rows:
         final = np.asarray(row["final_regret"], dtype=float)
         mean, se = _mean_se(final[:, None])
@@ -109,8 +120,15 @@ def summary_frame(
             regret_se=float(se[0]),
             seconds=float(row["seconds"]),
         )
+        if with_success:
+            first = np.asarray(row["first_success"])
+            found = first[first > 0]
+            rec["found_fraction"] = float(found.size / first.size)
+            rec["first_success_median"] = float(np.median(found)) if found.size else np.nan
         records.append(rec)
     columns = ["experiment", "agent", *setting_columns, *SUMMARY_TAIL]
+    if with_success:
+        columns += SUCCESS_COLUMNS
     return pd.DataFrame.from_records(records, columns=columns)
 
 

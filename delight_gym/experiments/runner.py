@@ -50,6 +50,7 @@ import pandas as pd
 
 from delight_gym._checks import check_positive_int
 from delight_gym.experiments.results import (
+    OPTIONAL_PER_SEED,
     curves_frame,
     load_cell,
     save_cell,
@@ -145,7 +146,19 @@ def _compute_cell(
             )
         overrides = getattr(result, "overrides", None)
         overrides = np.zeros(seeds, dtype=np.int64) if overrides is None else np.asarray(overrides)
-        return {"cumulative": cumulative, "overrides": overrides, "seconds": float(result.seconds)}
+        output: dict[str, Any] = {"cumulative": cumulative, "overrides": overrides}
+        output["seconds"] = float(result.seconds)
+        for name in OPTIONAL_PER_SEED:
+            value = getattr(result, name, None)
+            if value is not None:
+                value = np.asarray(value)
+                if value.shape != (seeds,):
+                    raise ValueError(
+                        f"cell function returned {name} of shape {value.shape}, expected "
+                        f"(seeds,) = {(seeds,)}"
+                    )
+                output[name] = value
+        return output
     except Exception as exc:
         raise CellError(f"cell {label} failed: {type(exc).__name__}: {exc}") from exc
 
@@ -279,6 +292,11 @@ def _combine(
         parts = [stored[c.key] for c in cells]
         cumulative = np.concatenate([arrays["cumulative"] for arrays, _ in parts], axis=0)
         overrides = np.concatenate([arrays["overrides"] for arrays, _ in parts], axis=0)
+        extras = {
+            name: np.concatenate([arrays[name] for arrays, _ in parts], axis=0)
+            for name in OPTIONAL_PER_SEED
+            if all(name in arrays for arrays, _ in parts)
+        }
         row: dict[str, Any] = {"experiment": spec.name, "agent": first.agent}
         row.update({c: first.setting.get(c, np.nan) for c in spec.setting_columns})
         row.update(
@@ -287,6 +305,7 @@ def _combine(
             cumulative=cumulative,
             final_regret=cumulative[:, -1],
             overrides=overrides,
+            **extras,
         )
         rows.append(row)
     return rows
@@ -354,7 +373,8 @@ def run_experiment(
     ) as bar:
 
         def finish(cell: Cell, output: dict[str, Any]) -> None:
-            arrays = {k: np.array(output[k]) for k in ("cumulative", "overrides")}
+            names = ("cumulative", "overrides", *OPTIONAL_PER_SEED)
+            arrays = {k: np.array(output[k]) for k in names if k in output}
             meta = {**cell.key_spec(), "batch": cell.batch, "seconds": float(output["seconds"])}
             save_cell(store, cell.key, arrays, meta)
             stored[cell.key] = (arrays, meta)
