@@ -2,7 +2,8 @@
 
 Importing the package registers its environments with Gymnasium
 (``gym.make("BernoulliBandit-v0")``,
-``gym.make("LinearBandit-v0")``; ``gym.make("delight_gym:BernoulliBandit-v0")`` imports and
+``gym.make("LinearBandit-v0")``, ``gym.make("DeepSea-v0")``,
+``gym.make("DeepSeaStochastic-v0")``; ``gym.make("delight_gym:BernoulliBandit-v0")`` imports and
 registers in one step). The torch-based pieces (linear posterior and agents) are imported on
 first use, so ``import delight_gym`` does not import torch.
 """
@@ -20,8 +21,12 @@ from delight_gym.envs import (
     ENV_IDS,
     BernoulliBanditEnv,
     BernoulliBanditVectorEnv,
+    DeepSeaEnv,
+    DeepSeaVectorEnv,
     LinearBanditEnv,
     LinearBanditVectorEnv,
+    deep_sea_expected_return,
+    deep_sea_optimal_return,
     register_envs,
 )
 from delight_gym.experiments.bandit import BanditResult, run_bernoulli
@@ -50,6 +55,8 @@ __all__ = [
     "BernoulliBanditEnv",
     "BernoulliBanditVectorEnv",
     "BetaBernoulliPosterior",
+    "DeepSeaEnv",
+    "DeepSeaVectorEnv",
     "DelightAgent",
     "DelightDecision",
     "EpsilonGreedyAgent",
@@ -61,6 +68,8 @@ __all__ = [
     "UCBAgent",
     "__version__",
     "beta_expected_improvement",
+    "deep_sea_expected_return",
+    "deep_sea_optimal_return",
     "delight_rule",
     "epsilon_schedule",
     "gaussian_expected_improvement",

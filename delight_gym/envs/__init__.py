@@ -1,6 +1,12 @@
 """Gymnasium environments of delight_gym and their registration."""
 
 from delight_gym.envs.bandits import BernoulliBanditEnv, BernoulliBanditVectorEnv
+from delight_gym.envs.deep_sea import (
+    DeepSeaEnv,
+    DeepSeaVectorEnv,
+    deep_sea_expected_return,
+    deep_sea_optimal_return,
+)
 from delight_gym.envs.linear import LinearBanditEnv, LinearBanditVectorEnv
 from delight_gym.envs.registration import ENV_IDS, register_envs
 
@@ -8,7 +14,11 @@ __all__ = [
     "ENV_IDS",
     "BernoulliBanditEnv",
     "BernoulliBanditVectorEnv",
+    "DeepSeaEnv",
+    "DeepSeaVectorEnv",
     "LinearBanditEnv",
     "LinearBanditVectorEnv",
+    "deep_sea_expected_return",
+    "deep_sea_optimal_return",
     "register_envs",
 ]

@@ -38,6 +38,17 @@ _ENV_TABLE: tuple[EnvEntry, ...] = (
         entry_point="delight_gym.envs.linear:LinearBanditEnv",
         vector_entry_point="delight_gym.envs.linear:LinearBanditVectorEnv",
     ),
+    EnvEntry(
+        id="DeepSea-v0",
+        entry_point="delight_gym.envs.deep_sea:DeepSeaEnv",
+        vector_entry_point="delight_gym.envs.deep_sea:DeepSeaVectorEnv",
+    ),
+    EnvEntry(
+        id="DeepSeaStochastic-v0",
+        entry_point="delight_gym.envs.deep_sea:DeepSeaEnv",
+        vector_entry_point="delight_gym.envs.deep_sea:DeepSeaVectorEnv",
+        kwargs={"deterministic": False},
+    ),
 )
 
 #: The ids of every environment delight_gym registers.
