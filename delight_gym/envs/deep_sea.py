@@ -294,6 +294,12 @@ class DeepSeaEnv(gym.Env[NDArray[np.float32], np.int64]):
     A finished episode's ``optimal_return - info["denoised_return"]`` is its regret: exact in
     the deterministic variant, an unbiased estimate of the played policy's expected regret in
     the stochastic one. :meth:`expected_return` gives the exact expected return of a policy.
+
+    :attr:`optimal_return` is bsuite's number, the expected return of always going "right".
+    In the deterministic variant it is the optimum. In the stochastic variant it is not quite:
+    once a failed move has put the treasure out of reach, "left" saves the move cost, so the
+    true optimum is higher by less than ``unscaled_move_cost`` (e.g. 0.3919 vs 0.3952 at
+    ``N = 6``), and a good episode's regret against bsuite's number can be slightly negative.
     :meth:`reset` returns an empty ``info``.
 
     ## Arguments
