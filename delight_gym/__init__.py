@@ -59,6 +59,7 @@ __all__ = [
     "DeepSeaVectorEnv",
     "DelightAgent",
     "DelightDecision",
+    "DelightExplorationWrapper",
     "EpsilonGreedyAgent",
     "GreedyAgent",
     "LinearBanditEnv",
@@ -89,6 +90,7 @@ _LAZY = {
     "make_linear_agent": "delight_gym.agents.linear",
     "run_linear": "delight_gym.experiments.linear",
     "LinearGaussianPosterior": "delight_gym.posteriors.linear",
+    "DelightExplorationWrapper": "delight_gym.wrappers",
     "gaussian_expected_improvement": "delight_gym.posteriors.linear",
 }
 

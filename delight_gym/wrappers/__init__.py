@@ -1,0 +1,47 @@
+"""Delight-gated exploration around any host policy, and its Stable-Baselines3 integration.
+
+* :class:`DelightExplorationWrapper` — DE around a callable, an SB3 PPO/A2C or an SB3 DQN, with
+  SB3's ``predict`` signature (:mod:`~delight_gym.wrappers.exploration`);
+* host adapters (:mod:`~delight_gym.wrappers.hosts`) and the posterior protocol with its
+  default tabular value posterior and bandit adapters (:mod:`~delight_gym.wrappers.posteriors`);
+* :class:`DelightDQN` — SB3 DQN trained with DE instead of ε-greedy
+  (:mod:`~delight_gym.wrappers.dqn`, imported on first use since it imports SB3).
+
+Why PPO/A2C get no DE training mode is explained in :mod:`delight_gym.wrappers.dqn` and
+``docs/sb3.md``.
+"""
+
+from delight_gym.wrappers.exploration import BASELINES, DelightExplorationWrapper
+from delight_gym.wrappers.hosts import CallableHost, Host, SB3PolicyHost, SB3QHost, make_host
+from delight_gym.wrappers.posteriors import (
+    BetaBernoulliAdapter,
+    LinearGaussianAdapter,
+    TabularValuePosterior,
+    ValuePosterior,
+    default_posterior,
+)
+
+__all__ = [
+    "BASELINES",
+    "BetaBernoulliAdapter",
+    "CallableHost",
+    "DelightDQN",
+    "DelightExplorationWrapper",
+    "Host",
+    "LinearGaussianAdapter",
+    "SB3PolicyHost",
+    "SB3QHost",
+    "TabularValuePosterior",
+    "ValuePosterior",
+    "default_posterior",
+    "make_host",
+]
+
+
+def __getattr__(name: str) -> object:
+    """Import :class:`DelightDQN` (and with it Stable-Baselines3) on first use (PEP 562)."""
+    if name == "DelightDQN":
+        from delight_gym.wrappers.dqn import DelightDQN
+
+        return DelightDQN
+    raise AttributeError(f"module 'delight_gym.wrappers' has no attribute {name!r}")

@@ -1,0 +1,356 @@
+"""``DelightExplorationWrapper``: Delight-gated exploration around any host policy.
+
+Each :meth:`~DelightExplorationWrapper.predict` is one DE decision per observation row
+(paper §2.1, Algorithm 1), made by the one rule :func:`delight_gym.rule.delight_rule` and drawn
+by :func:`delight_gym.rule.sample_acting`:
+
+1. host probabilities ``π(·|s)`` from the host adapter (:mod:`delight_gym.wrappers.hosts`);
+2. posterior means ``m(s, ·)`` and the **baseline** ``v_s``. Default ``baseline="host"``:
+   ``v_s = Σ_b π(b|s) m(s, b)``, the posterior value of following the host — the paper's
+   DeepSea baseline for a Boltzmann host, and ``m(s, host's action)`` for a greedy host. When
+   the host is greedy *on the posterior means* (the paper's bandit agents) this is
+   ``max_b m(s, b)``, the paper's ``v_t``; for a host with its own values (a DQN, a PPO
+   policy) it is the posterior's value of what the host will actually do, which is what an
+   override must improve on. ``baseline="max"`` uses ``max_b m(s, b)`` instead;
+3. ``EI(s, a) = E[(f(s, a) − v_s)^+]`` from the posterior;
+4. ``ε_t = epsilon_schedule(t, half_life)`` with ``t`` the number of transitions fed to
+   :meth:`~DelightExplorationWrapper.observe` so far (each row of a batch counts one);
+5. the rule, and a two-stage draw (override with probability ``ε_t``, then from ``q`` or ``π``).
+
+The posterior is the default tabular value posterior
+(:class:`~delight_gym.wrappers.posteriors.TabularValuePosterior`) when the observation space
+is Discrete or one-hot, or any object following
+:class:`~delight_gym.wrappers.posteriors.ValuePosterior`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from delight_gym._checks import (
+    check_finite_array,
+    check_nonnegative_float,
+    check_positive_float,
+    check_probabilities,
+)
+from delight_gym.rule import (
+    DEFAULT_GATE_PRICE,
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    delight_rule,
+    epsilon_schedule,
+    sample_acting,
+)
+from delight_gym.wrappers.hosts import Host, make_host
+from delight_gym.wrappers.posteriors import ValuePosterior, default_posterior
+
+__all__ = ["BASELINES", "DelightExplorationWrapper"]
+
+#: Baseline conventions: ``"host"`` (``Σ_b π(b) m(b)``) and ``"max"`` (``max_b m(b)``).
+BASELINES = ("host", "max")
+
+
+def _as_batch(observation: Any, space: Any, name: str) -> tuple[np.ndarray, bool]:
+    """``(batch, single)``: the observation as a batch ``(n, ...)`` and whether it was one."""
+    obs = np.asarray(observation)
+    if isinstance(space, spaces.Discrete):
+        if obs.ndim == 0:
+            return obs.reshape(1), True
+        if obs.ndim == 1:
+            return obs, False
+        raise ValueError(
+            f"{name} must be a Discrete observation or a batch of them (shape () or (n,)), "
+            f"got shape {obs.shape}"
+        )
+    shape = tuple(space.shape)
+    if obs.shape == shape:
+        return obs.reshape((1, *shape)), True
+    if obs.ndim == len(shape) + 1 and obs.shape[1:] == shape:
+        return obs, False
+    raise ValueError(
+        f"{name} must have shape {shape} (one observation) or (n, {', '.join(map(str, shape))})"
+        f" (a batch), got {obs.shape}"
+    )
+
+
+def _row_vector(value: Any, n: int, name: str, dtype: Any) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.size != n or arr.ndim > 1:
+        raise ValueError(f"{name} must hold one value per observation ({n}), got shape {arr.shape}")
+    return arr.reshape(n).astype(dtype)
+
+
+class DelightExplorationWrapper:
+    """Delight-gated exploration around a host policy, with SB3's ``predict`` signature.
+
+    Parameters
+    ----------
+    host : callable or stable_baselines3 model or Host
+        A callable mapping a batch of observations ``(n, ...)`` to action probabilities
+        ``(n, A)``; an SB3 PPO or A2C model (``π`` from its policy's distribution); an SB3 DQN
+        (greedy on its Q-values, or Boltzmann with ``host_temperature``); or a host adapter
+        from :mod:`delight_gym.wrappers.hosts`.
+    posterior : ValuePosterior, optional
+        Supplies posterior means and EI (see :mod:`delight_gym.wrappers.posteriors`, with
+        adapters for :class:`~delight_gym.posteriors.BetaBernoulliPosterior` and
+        :class:`~delight_gym.posteriors.LinearGaussianPosterior`). Default: a
+        :class:`~delight_gym.wrappers.posteriors.TabularValuePosterior` built from the
+        observation space, which must then be Discrete or one-hot (bounds ``[0, 1]``).
+    gate_price : float, default 0.1
+        ``λ >= 0`` (``inf``: never override).
+    surprisal_cap : float, default 10.0
+        ``L > 0``.
+    half_life : float, default 100.0
+        ``M > 0`` of ``ε_t = M/(M + t)``.
+    seed : int, optional
+        Seed of the wrapper's own ``numpy.random.Generator`` (the only randomness it uses).
+    host_temperature : float, optional
+        DQN hosts only: ``None`` greedy, ``τ > 0`` Boltzmann (see
+        :class:`~delight_gym.wrappers.hosts.SB3QHost`).
+    baseline : {"host", "max"}, default "host"
+        EI baseline ``v_s`` (see the module docstring).
+    observation_space, action_space : gymnasium.Space, optional
+        Needed for a callable host (SB3 models carry their own): the observation space tells a
+        single observation from a batch and builds the default posterior.
+    posterior_kwargs : dict, optional
+        Arguments of the default posterior (``gamma``, ``prior_mean``, ``prior_std``,
+        ``noise_std``); ``gamma`` defaults to the host model's ``gamma`` when it has one.
+
+    Attributes
+    ----------
+    host : Host
+    posterior : ValuePosterior
+    t : int
+        Transitions observed so far (``ε = epsilon_schedule(t, half_life)``).
+    rng : numpy.random.Generator
+    last_info : dict
+        About the last :meth:`predict` call, one entry per row: ``overridden`` (bool: the
+        action was drawn from a non-empty override ``q`` rather than the host), ``explored``
+        (bool: the ``ε`` coin chose ``q``, even when the gate was empty and ``q = π``),
+        ``gate_size`` (int ``|G|``), ``epsilon`` (float), ``delight`` (``χ`` of the chosen
+        action), ``baseline`` (``v_s``), and the arrays ``host_probs``, ``acting_probs``,
+        ``expected_improvement`` of shape ``(n, A)``. A single observation gives scalars and
+        ``(A,)`` arrays. ``deterministic=True`` evaluates no gate: ``overridden`` False,
+        ``gate_size`` 0, ``epsilon`` 0.0, ``delight`` 0.0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gymnasium import spaces
+    >>> host = lambda obs: np.tile([0.9, 0.1], (len(obs), 1))
+    >>> de = DelightExplorationWrapper(host, observation_space=spaces.Discrete(3), seed=0)
+    >>> action, _ = de.predict(0)
+    >>> int(de.predict(0, deterministic=True)[0])
+    0
+    >>> de.observe(0, action, 1.0, 1, False, False); de.t
+    1
+    """
+
+    def __init__(
+        self,
+        host: Any,
+        posterior: ValuePosterior | None = None,
+        *,
+        gate_price: float = DEFAULT_GATE_PRICE,
+        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+        half_life: float = DEFAULT_HALF_LIFE,
+        seed: int | None = None,
+        host_temperature: float | None = None,
+        baseline: str = "host",
+        observation_space: Any = None,
+        action_space: Any = None,
+        posterior_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
+        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
+        self.half_life = check_positive_float(half_life, "half_life")
+        if baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+        self.baseline = baseline
+        self.host: Host = make_host(
+            host,
+            temperature=host_temperature,
+            observation_space=observation_space,
+            action_space=action_space,
+        )
+        obs_space = self.host.observation_space
+        if obs_space is None:
+            raise TypeError(
+                "observation_space is required for a callable host (it tells one observation "
+                "from a batch)"
+            )
+        if not isinstance(obs_space, spaces.Space):
+            raise TypeError(
+                f"observation_space must be a gymnasium Space, got {type(obs_space).__name__}"
+            )
+        self.observation_space = obs_space
+        act_space = self.host.action_space
+        if act_space is not None and not isinstance(act_space, spaces.Discrete):
+            raise ValueError(f"action_space must be Discrete, got {act_space!r}")
+        self.num_actions: int | None = None if act_space is None else int(act_space.n)
+        if posterior is None:
+            if self.num_actions is None:
+                raise TypeError(
+                    "the default posterior needs the number of actions: pass action_space"
+                )
+            kwargs = dict(posterior_kwargs or {})
+            host_model = getattr(self.host, "model", None)
+            if "gamma" not in kwargs and hasattr(host_model, "gamma"):
+                kwargs["gamma"] = float(host_model.gamma)  # type: ignore[union-attr]
+            posterior = default_posterior(obs_space, self.num_actions, **kwargs)
+        elif posterior_kwargs:
+            raise TypeError("posterior_kwargs apply only to the default posterior")
+        if not isinstance(posterior, ValuePosterior):
+            raise TypeError(
+                "posterior must follow delight_gym.wrappers.ValuePosterior (num_actions, mean, "
+                f"expected_improvement, update), got {type(posterior).__name__}"
+            )
+        if self.num_actions is not None and posterior.num_actions != self.num_actions:
+            raise ValueError(
+                f"posterior has {posterior.num_actions} actions but the host's action space has "
+                f"{self.num_actions}"
+            )
+        self.posterior = posterior
+        self.t = 0
+        self.rng = np.random.default_rng(seed)
+        self.last_info: dict[str, Any] = {}
+
+    @property
+    def epsilon(self) -> float:
+        """The current override probability ``ε_t``."""
+        return float(epsilon_schedule(self.t, self.half_life))
+
+    def host_probs(self, observations: np.ndarray) -> np.ndarray:
+        """The host's probabilities for a batch ``(n, ...)``, validated, float64 ``(n, A)``."""
+        n = len(observations)
+        probs = self.host.probs(observations)
+        a = self.num_actions if self.num_actions is not None else self.posterior.num_actions
+        if probs.shape != (n, a):
+            raise ValueError(
+                f"host returned probabilities of shape {probs.shape}, expected (n, A) = ({n}, {a})"
+            )
+        check_probabilities(probs, "host probabilities")
+        return probs
+
+    def _posterior_array(self, value: Any, n: int, name: str) -> np.ndarray:
+        arr = check_finite_array(value, f"posterior {name}")
+        if arr.shape != (n, self.posterior.num_actions):
+            raise ValueError(
+                f"posterior {name} has shape {arr.shape}, expected ({n}, "
+                f"{self.posterior.num_actions})"
+            )
+        return arr
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, Any]:
+        """Actions for one observation or a batch, with Stable-Baselines3's signature.
+
+        Parameters
+        ----------
+        observation : array_like
+            One observation (the observation space's shape) or a batch ``(n, ...)``.
+        state, episode_start :
+            Recurrent state, passed through unchanged (hosts here are not recurrent).
+        deterministic : bool, default False
+            ``True``: the host's own choice (argmax of a callable's probabilities; an SB3
+            model's ``policy.predict(deterministic=True)``), no exploration.
+
+        Returns
+        -------
+        (numpy.ndarray, state)
+            int64 actions of shape ``()`` for one observation, ``(n,)`` for a batch.
+        """
+        obs, single = _as_batch(observation, self.observation_space, "observation")
+        n = len(obs)
+        probs = self.host_probs(obs)
+        if deterministic:
+            actions = np.asarray(self.host.act(obs, probs), dtype=np.int64).reshape(n)
+            zeros = np.zeros(n)
+            info: dict[str, Any] = {
+                "overridden": np.zeros(n, dtype=bool),
+                "explored": np.zeros(n, dtype=bool),
+                "gate_size": np.zeros(n, dtype=np.int64),
+                "epsilon": 0.0,
+                "delight": zeros,
+                "baseline": np.full(n, np.nan),
+                "host_probs": probs,
+                "acting_probs": probs,
+                "expected_improvement": np.zeros_like(probs),
+            }
+        else:
+            means = self._posterior_array(self.posterior.mean(obs), n, "mean")
+            if self.baseline == "host":
+                base = (probs * means).sum(axis=1)
+            else:
+                base = means.max(axis=1)
+            ei = self._posterior_array(
+                self.posterior.expected_improvement(obs, base), n, "expected_improvement"
+            )
+            eps = self.epsilon
+            decision = delight_rule(
+                probs, ei, eps, gate_price=self.gate_price, surprisal_cap=self.surprisal_cap
+            )
+            actions, explored = sample_acting(decision, self.rng)
+            actions = np.asarray(actions, dtype=np.int64)
+            info = {
+                "overridden": explored & ~decision.gate_empty,
+                "explored": explored,
+                "gate_size": decision.gate.sum(axis=1),
+                "epsilon": eps,
+                "delight": decision.delight[np.arange(n), actions],
+                "baseline": base,
+                "host_probs": probs,
+                "acting_probs": decision.probs,
+                "expected_improvement": ei,
+            }
+        if single:
+            info = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in info.items()}
+            self.last_info = info
+            return actions[0], state
+        self.last_info = info
+        return actions, state
+
+    def observe(
+        self,
+        obs: Any,
+        action: Any,
+        reward: Any,
+        next_obs: Any,
+        terminated: Any,
+        truncated: Any,
+    ) -> None:
+        """Feed one transition (or a batch) to the posterior and advance ``t`` by its rows.
+
+        ``truncated`` is accepted for symmetry with ``env.step``: a truncated (not terminated)
+        transition bootstraps from ``next_obs`` like any other, so pass the real final
+        observation (SB3's ``terminal_observation``), not the reset one.
+        """
+        batch, _ = _as_batch(obs, self.observation_space, "obs")
+        nxt, _ = _as_batch(next_obs, self.observation_space, "next_obs")
+        n = len(batch)
+        if len(nxt) != n:
+            raise ValueError(f"next_obs holds {len(nxt)} observations, obs holds {n}")
+        act = _row_vector(action, n, "action", np.float64)
+        a = self.posterior.num_actions
+        if np.any(act != np.round(act)) or np.any(act < 0) or np.any(act >= a):
+            raise ValueError(f"action must be integers in [0, {a})")
+        rew = check_finite_array(_row_vector(reward, n, "reward", np.float64), "reward")
+        term = _row_vector(terminated, n, "terminated", bool)
+        _row_vector(truncated, n, "truncated", bool)
+        self.posterior.update(batch, act.astype(np.int64), rew, nxt, term)
+        self.t += n
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(host={self.host!r}, posterior={self.posterior!r}, "
+            f"gate_price={self.gate_price}, surprisal_cap={self.surprisal_cap}, "
+            f"half_life={self.half_life}, baseline={self.baseline!r}, t={self.t})"
+        )
