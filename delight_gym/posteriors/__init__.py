@@ -1,6 +1,7 @@
 """Posteriors that supply expected improvement to the DE rule.
 
-``beta`` is numpy/scipy; ``linear`` is torch and is imported on first use of its names.
+``beta`` is numpy/scipy; ``linear`` and ``tabular`` are torch and are imported on first use of
+their names.
 """
 
 from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
@@ -8,6 +9,7 @@ from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_im
 __all__ = [
     "BetaBernoulliPosterior",
     "LinearGaussianPosterior",
+    "TabularMDPPosterior",
     "beta_expected_improvement",
     "gaussian_expected_improvement",
     "log_gaussian_expected_improvement",
@@ -20,10 +22,17 @@ _LINEAR = (
 )
 
 
+_TABULAR = ("TabularMDPPosterior",)
+
+
 def __getattr__(name: str) -> object:
-    """Import the torch-based linear posterior on first use (PEP 562)."""
+    """Import the torch-based posteriors on first use (PEP 562)."""
     if name in _LINEAR:
         from delight_gym.posteriors import linear
 
         return getattr(linear, name)
+    if name in _TABULAR:
+        from delight_gym.posteriors import tabular
+
+        return getattr(tabular, name)
     raise AttributeError(f"module 'delight_gym.posteriors' has no attribute {name!r}")
