@@ -41,6 +41,7 @@ from delight_gym.rule import (
     sample_acting,
     surprisal,
 )
+from delight_gym.theory.reservation import reservation_index
 
 __version__ = "0.1.0"
 
@@ -77,6 +78,7 @@ __all__ = [
     "make_bandit_agent",
     "make_linear_agent",
     "register_envs",
+    "reservation_index",
     "run_bernoulli",
     "run_linear",
     "sample_acting",

@@ -40,7 +40,8 @@ __all__ = ["FIGURE_NAMES", "main"]
 T = TypeVar("T")
 
 BANDIT_AGENT_NAMES = ("delight", "thompson", "egreedy", "greedy", "ucb")
-#: Figures ``reproduce`` accepts (``all`` runs every other one).
+#: Figures ``reproduce`` accepts (``all`` runs every experiment figure; ``theory`` runs the
+#: paper's claims as checks, see :mod:`delight_gym.theory`).
 FIGURE_NAMES = (
     "bernoulli-arms",
     "bernoulli-curves",
@@ -48,13 +49,13 @@ FIGURE_NAMES = (
     "linear-dim",
     "linear-noise",
     "linear-tune",
+    "theory",
     "all",
 )
 #: Figures of DESIGN §5 that later issues add.
 PLANNED_FIGURES = (
     "deepsea-regret",
     "deepsea-curves",
-    "theory",
 )
 
 
@@ -342,11 +343,39 @@ def run_linear_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce_theory(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``delight-gym reproduce theory [--quick] [--out DIR] [--seed S] [--no-plot]``: run the
+    paper's structural claims as checks, print one PASS/FAIL line per claim, write
+    ``claims.csv``, ``reservoir.csv`` and ``reservoir_rates.{png,pdf}`` into ``--out``
+    (default ``results/theory``); exit status 1 if any claim fails."""
+    unused = [
+        f"--{name.replace('_', '-')}"
+        for name in ("seeds", "horizon", "batch_size", "jobs")
+        if getattr(args, name) is not None
+    ]
+    if args.backend != "local":
+        unused.append("--backend")
+    if unused:
+        parser.error(f"reproduce theory does not take {', '.join(unused)}")
+    from delight_gym.theory.checks import format_checks
+    from delight_gym.theory.report import run_theory
+
+    out = args.out if args.out is not None else Path("results") / "theory"
+    checks, files = run_theory(out, quick=args.quick, seed=args.seed, plot=not args.no_plot)
+    failed = sum(not c.passed for c in checks)
+    print(f"== theory{' (quick)' if args.quick else ''} ==")
+    print(format_checks(checks))
+    print(f"\n{len(checks) - failed}/{len(checks)} claims PASS; wrote {', '.join(map(str, files))}")
+    return 1 if failed else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``delight-gym`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
     _check_common(parser, args)
+    if args.command == "reproduce" and args.figure == "theory":
+        return _reproduce_theory(parser, args)
     if args.command == "reproduce":
         return reproduce_command(args)
     if args.command == "run" and args.family == "bernoulli":

@@ -82,8 +82,12 @@ def test_pickle_round_trip_continues_identically(env_id: str) -> None:
 
 def test_make_vec_with_vector_entry_point_steps(env_id: str) -> None:
     num_envs = 4
-    envs = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="vector_entry_point")
-    assert isinstance(envs, VectorEnv) and not isinstance(envs, SyncVectorEnv)
+    # Envs registered without a native vector form (the theory envs PandoraBoxes-v0 and
+    # Reservoir-v0) are checked through Gymnasium's SyncVectorEnv instead.
+    native = gym.spec(env_id).vector_entry_point is not None
+    mode = "vector_entry_point" if native else "sync"
+    envs = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode)
+    assert isinstance(envs, VectorEnv) and isinstance(envs, SyncVectorEnv) != native
     assert envs.num_envs == num_envs
     mode = envs.metadata["autoreset_mode"]
     assert isinstance(mode, AutoresetMode)

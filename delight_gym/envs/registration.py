@@ -38,6 +38,8 @@ _ENV_TABLE: tuple[EnvEntry, ...] = (
         entry_point="delight_gym.envs.linear:LinearBanditEnv",
         vector_entry_point="delight_gym.envs.linear:LinearBanditVectorEnv",
     ),
+    EnvEntry(id="PandoraBoxes-v0", entry_point="delight_gym.envs.pandora:PandoraBoxesEnv"),
+    EnvEntry(id="Reservoir-v0", entry_point="delight_gym.envs.reservoir:ReservoirEnv"),
     EnvEntry(
         id="DeepSea-v0",
         entry_point="delight_gym.envs.deep_sea:DeepSeaEnv",

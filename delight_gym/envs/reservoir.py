@@ -1,0 +1,157 @@
+"""An infinite reservoir of fresh arms (paper §4.4, Theorem ``tail_rate``).
+
+:mod:`delight_gym.theory.reservoir` holds the horizon-priced reservation policy, horizon-priced
+DE and the regret-rate experiment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+from numpy.typing import NDArray
+
+from delight_gym._checks import check_positive_float, check_positive_int
+
+__all__ = ["REWARD_MODES", "ReservoirEnv"]
+
+#: ``"revealed"``: the reward is the arm's value; ``"bernoulli"``: a Bernoulli(value) draw.
+REWARD_MODES = ("revealed", "bernoulli")
+
+
+class ReservoirEnv(gym.Env[np.int64, np.int64]):
+    """A bandit with a reservoir of i.i.d. arms whose values have a polynomial upper tail.
+
+    ## Description
+
+    Arm ``a`` has value ``X_a ~ Beta(1, α)`` on ``[0, 1]``, so ``P(X ≥ 1 − y) = y^α`` exactly:
+    the upper tail of Theorem ``tail_rate`` with exponent ``α = tail_exponent`` and
+    ``c_- = c_+ = 1`` (``α = 1`` is the uniform prior). With at least as many arms as rounds,
+    a policy never runs out of fresh arms, which is the infinite-reservoir model. As for the
+    Bernoulli bandit, the instance (all ``num_arms`` values) is drawn at the first
+    :meth:`reset` and kept for the env's life, so ``T`` rounds are ``T`` one-step episodes;
+    ``reset(options={"resample": True})`` draws a new reservoir. Arms are exchangeable, so
+    "a fresh arm" can be any arm not pulled yet (e.g. the next index).
+
+    ## Action Space
+
+    ``Discrete(num_arms)``: the arm to pull.
+
+    ## Observation Space
+
+    ``Discrete(1)``: always ``0`` (no state).
+
+    ## Rewards
+
+    ``reward_mode="revealed"`` (default): the arm's value ``X_a`` itself, so one pull reveals
+    it (the revealed-value discovery model of the theorem). ``"bernoulli"``: ``1`` with
+    probability ``X_a``, else ``0``.
+
+    ## Episode End
+
+    Every episode is one pull (``terminated=True``).
+
+    ## Information
+
+    ``"expected_reward"``: ``X_a``; ``"optimal_expected_reward"``: ``1.0``, the upper endpoint
+    of the support (the paper measures reservoir regret against it, ``R_T = E Σ (1 − X_{A_t})``,
+    not against the best of the finitely many arms drawn); ``"regret"``: ``1 − X_a``.
+
+    ## Arguments
+
+    - ``tail_exponent`` (float > 0, default 1): ``α``.
+    - ``num_arms`` (int >= 1, default 1000): the reservoir's size; use at least the horizon.
+    - ``reward_mode``: ``"revealed"`` or ``"bernoulli"``.
+
+    ## Example
+
+    >>> env = ReservoirEnv(tail_exponent=2.0, num_arms=10)
+    >>> _ = env.reset(seed=3)
+    >>> obs, reward, terminated, truncated, info = env.step(0)
+    >>> reward == info["expected_reward"], terminated, info["optimal_expected_reward"]
+    (True, True, 1.0)
+
+    ## Version History
+
+    - v0: initial version (delight_gym 0.1.0).
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+
+    def __init__(
+        self,
+        tail_exponent: float = 1.0,
+        num_arms: int = 1000,
+        reward_mode: str = "revealed",
+        render_mode: str | None = None,
+    ) -> None:
+        self.tail_exponent = check_positive_float(tail_exponent, "tail_exponent")
+        self.num_arms = check_positive_int(num_arms, "num_arms")
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
+        self.reward_mode = reward_mode
+        if render_mode is not None and render_mode != "ansi":
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.action_space = spaces.Discrete(self.num_arms)
+        self.observation_space = spaces.Discrete(1)
+        self._values: NDArray[np.float64] | None = None
+        self._has_reset = False
+        self._pulls = 0
+
+    @property
+    def values(self) -> NDArray[np.float64]:
+        """The arms' values, shape ``(num_arms,)`` (a read-only copy)."""
+        if self._values is None:
+            raise ResetNeeded("the reservoir is drawn at the first reset(); call reset()")
+        out = self._values.copy()
+        out.flags.writeable = False
+        return out
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.int64, dict[str, Any]]:
+        """Start a one-pull episode; draw the reservoir on the first call or on ``resample``."""
+        opts = {} if options is None else dict(options)
+        unknown = set(opts) - {"resample"}
+        if unknown:
+            raise ValueError(f"options has unknown keys {sorted(unknown)}; supported: resample")
+        resample = opts.get("resample", False)
+        if not isinstance(resample, (bool, np.bool_)):
+            raise TypeError('options["resample"] must be a bool')
+        super().reset(seed=seed)
+        if self._values is None or resample:
+            self._values = self.np_random.beta(1.0, self.tail_exponent, self.num_arms)
+        self._has_reset = True
+        return np.int64(0), {}
+
+    def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
+        """Pull arm ``action``; the episode terminates after this one pull."""
+        if not self._has_reset or self._values is None:
+            raise ResetNeeded("call reset() before step()")
+        if isinstance(action, bool) or not self.action_space.contains(action):
+            raise ValueError(
+                f"action must be an integer in [0, {self.num_arms - 1}] "
+                f"(the action space {self.action_space}), got {action!r}"
+            )
+        value = float(self._values[int(action)])
+        if self.reward_mode == "revealed":
+            reward = value
+        else:
+            reward = float(self.np_random.random() < value)
+        self._pulls += 1
+        info = {"expected_reward": value, "optimal_expected_reward": 1.0, "regret": 1.0 - value}
+        return np.int64(0), reward, True, False, info
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``, a one-line summary."""
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; use render_mode='ansi'")
+            return None
+        return (
+            f"Reservoir alpha={self.tail_exponent:g} arms={self.num_arms} "
+            f"({self.reward_mode}); pulls so far {self._pulls}"
+        )

@@ -1,0 +1,244 @@
+"""Weitzman's optimal search and DE on Pandora's boxes (paper §2.2, Proposition 1).
+
+Agents act on the observation of :class:`~delight_gym.envs.pandora.PandoraBoxesEnv`
+(``(K, 3)``: opened flag, revealed value, cost) and return an action in ``0..K`` (``K`` =
+stop).
+
+* :class:`WeitzmanAgent` opens the closed box of largest reservation value ``z_a``
+  (``E[(X_a − z_a)^+] = c_a``) while it exceeds the best value in hand, then stops
+  (Weitzman 1979: optimal in expectation).
+* :class:`DelightPandoraAgent` is DE in the search model: each box gets the surprisal
+  ``ℓ_a = λ/c_a`` (a host that prefers to stop, ``π(a) ∝ exp(−ℓ_a)``, ``π(stop) ∝ 1``), its
+  expected improvement over the best value in hand is its prior's partial expectation, and the
+  gate comes from :func:`delight_gym.rule.delight_rule`. The override is unthrottled
+  (``ε = 1``) and picks the gated box of largest delight reservation index ``z^λ_a``; an
+  empty gate means the host's choice, stop. Proposition 1 says the two agents act
+  identically.
+* :class:`OrderedSearchAgent` opens boxes in any fixed priority order with Weitzman's stopping
+  rule: the naive orders the optimal one is compared with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from delight_gym._checks import check_finite_array, check_positive_float
+from delight_gym.posteriors.beta import beta_expected_improvement
+from delight_gym.rule import DEFAULT_GATE_PRICE, delight_rule
+from delight_gym.theory.reservation import reservation_index
+
+__all__ = [
+    "DelightPandoraAgent",
+    "OrderedSearchAgent",
+    "WeitzmanAgent",
+    "run_search",
+    "sample_instances",
+]
+
+#: Largest surprisal λ/c_a that host probabilities exp(−ℓ) can express in float64.
+_MAX_SURPRISAL = 700.0
+
+
+def _boxes(alphas: ArrayLike, betas: ArrayLike, costs: ArrayLike) -> tuple[np.ndarray, ...]:
+    a, b, c = (
+        check_finite_array(x, n)
+        for x, n in ((alphas, "alphas"), (betas, "betas"), (costs, "costs"))
+    )
+    if a.ndim != 1 or a.size == 0 or a.shape != b.shape or a.shape != c.shape:
+        raise ValueError("alphas, betas and costs must be non-empty 1-D arrays of equal length")
+    for arr, name in ((a, "alphas"), (b, "betas"), (c, "costs")):
+        if np.any(arr <= 0):
+            raise ValueError(f"{name} must be > 0")
+    return a, b, c
+
+
+def _state(obs: Any, k: int) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
+    o = np.asarray(obs, dtype=np.float64)
+    if o.shape != (k, 3):
+        raise ValueError(f"obs must have shape ({k}, 3), got {o.shape}")
+    return o[:, 0] > 0.5, o[:, 1]
+
+
+class OrderedSearchAgent:
+    """Open closed boxes in decreasing ``priority`` while some closed box's reservation value
+    exceeds the best value in hand (Weitzman's stopping rule); then stop.
+
+    Args:
+        reservation: Weitzman reservation values ``z_a``, shape ``(K,)``.
+        priority: the opening order (largest first), shape ``(K,)``.
+        outside_option: the value in hand before anything is opened.
+    """
+
+    def __init__(
+        self, reservation: ArrayLike, priority: ArrayLike, outside_option: float = 0.0
+    ) -> None:
+        self.reservation = check_finite_array(reservation, "reservation")
+        self.priority = check_finite_array(priority, "priority")
+        if self.reservation.ndim != 1 or self.reservation.shape != self.priority.shape:
+            raise ValueError("reservation and priority must be 1-D arrays of equal length")
+        self.num_boxes = self.reservation.size
+        self.outside_option = float(outside_option)
+
+    def choose(self, opened: NDArray[np.bool_], values: NDArray[np.float64]) -> int:
+        """The action for the state ``(opened, values)``: a box index or ``K`` (stop)."""
+        best = max(self.outside_option, float(values[opened].max(initial=-np.inf)))
+        closed = ~opened
+        if not closed.any() or self.reservation[closed].max() <= best:
+            return self.num_boxes
+        return int(np.argmax(np.where(closed, self.priority, -np.inf)))
+
+    def act(self, obs: Any) -> int:
+        """The action for an env observation of shape ``(K, 3)``."""
+        return self.choose(*_state(obs, self.num_boxes))
+
+
+class WeitzmanAgent(OrderedSearchAgent):
+    """Weitzman's optimal policy: priority = reservation value ``z_a`` (``E[(X_a − z_a)^+] = c_a``).
+
+    Args:
+        alphas, betas: Beta priors of the boxes, shape ``(K,)``.
+        costs: inspection costs, shape ``(K,)``.
+        outside_option: the value in hand before anything is opened.
+        reservation: precomputed ``z_a`` (else computed with
+            :func:`~delight_gym.theory.reservation.reservation_index`).
+    """
+
+    def __init__(
+        self,
+        alphas: ArrayLike,
+        betas: ArrayLike,
+        costs: ArrayLike,
+        outside_option: float = 0.0,
+        reservation: ArrayLike | None = None,
+    ) -> None:
+        a, b, c = _boxes(alphas, betas, costs)
+        z = reservation_index(stats.beta(a, b), 1.0, c) if reservation is None else reservation
+        super().__init__(z, z, outside_option)
+
+    @classmethod
+    def from_env(cls, env: Any) -> WeitzmanAgent:
+        """The agent for a :class:`~delight_gym.envs.pandora.PandoraBoxesEnv` after reset."""
+        u = env.unwrapped
+        return cls(u.alphas, u.betas, u.costs, u.outside_option)
+
+
+class DelightPandoraAgent:
+    """DE on Pandora's boxes with an unthrottled max-reservation override.
+
+    Box ``a`` has surprisal ``ℓ_a = λ/c_a`` under a host that prefers to stop
+    (``π(a) ∝ exp(−ℓ_a)``, ``π(stop) ∝ 1``), so its effective inspection cost is ``λ/ℓ_a = c_a``.
+    At baseline ``v`` (the best value in hand) a closed box's expected improvement is
+    ``E[(X_a − v)^+]`` (:func:`~delight_gym.posteriors.beta.beta_expected_improvement`), an open
+    one's is 0. :func:`~delight_gym.rule.delight_rule` (``ε = 1``) gives the gate; the agent
+    opens the gated box of largest delight reservation index ``z^λ_a`` and stops (the host's
+    choice) when the gate is empty.
+
+    Args:
+        alphas, betas, costs: the boxes' Beta priors and costs, shape ``(K,)``.
+        gate_price: ``λ > 0`` (default 0.1); ``λ/min(c)`` must be at most 700.
+        outside_option: the value in hand before anything is opened.
+        reservation: precomputed ``z^λ_a`` (else computed).
+
+    After each :meth:`act`, ``last_decision`` holds the rule's output.
+    """
+
+    def __init__(
+        self,
+        alphas: ArrayLike,
+        betas: ArrayLike,
+        costs: ArrayLike,
+        gate_price: float = DEFAULT_GATE_PRICE,
+        outside_option: float = 0.0,
+        reservation: ArrayLike | None = None,
+    ) -> None:
+        self.alphas, self.betas, self.costs = _boxes(alphas, betas, costs)
+        self.gate_price = check_positive_float(gate_price, "gate_price")
+        self.surprisal = self.gate_price / self.costs
+        if self.surprisal.max() > _MAX_SURPRISAL:
+            raise ValueError(
+                f"gate_price / costs must be <= {_MAX_SURPRISAL} (host probabilities exp(-ℓ) "
+                "underflow beyond); lower gate_price"
+            )
+        self.num_boxes = self.costs.size
+        logits = np.append(-self.surprisal, 0.0)  # stop is the host's favourite
+        self.host = np.exp(logits - logits.max())
+        self.host /= self.host.sum()
+        self.surprisal_cap = float(self.surprisal.max()) * (1.0 + 1e-12)
+        self.reservation = (
+            reservation_index(stats.beta(self.alphas, self.betas), self.surprisal, self.gate_price)
+            if reservation is None
+            else check_finite_array(reservation, "reservation")
+        )
+        self.outside_option = float(outside_option)
+        self.last_decision: Any = None
+
+    @classmethod
+    def from_env(cls, env: Any, gate_price: float = DEFAULT_GATE_PRICE) -> DelightPandoraAgent:
+        """The agent for a :class:`~delight_gym.envs.pandora.PandoraBoxesEnv` after reset."""
+        u = env.unwrapped
+        return cls(u.alphas, u.betas, u.costs, gate_price, u.outside_option)
+
+    def choose(self, opened: NDArray[np.bool_], values: NDArray[np.float64]) -> int:
+        """The action for the state ``(opened, values)``: a box index or ``K`` (stop)."""
+        best = max(self.outside_option, float(values[opened].max(initial=-np.inf)))
+        ei = np.where(opened, 0.0, beta_expected_improvement(self.alphas, self.betas, best))
+        decision = delight_rule(
+            self.host,
+            np.append(ei, 0.0),
+            1.0,
+            gate_price=self.gate_price,
+            surprisal_cap=self.surprisal_cap,
+        )
+        self.last_decision = decision
+        gate = decision.gate[: self.num_boxes]
+        if not gate.any():
+            return int(np.argmax(decision.override))  # the host: stop
+        return int(np.argmax(np.where(gate, self.reservation, -np.inf)))
+
+    def act(self, obs: Any) -> int:
+        """The action for an env observation of shape ``(K, 3)``."""
+        return self.choose(*_state(obs, self.num_boxes))
+
+
+def run_search(
+    choose: Callable[[NDArray[np.bool_], NDArray[np.float64]], int],
+    values: ArrayLike,
+    costs: ArrayLike,
+    outside_option: float = 0.0,
+) -> tuple[list[int], float]:
+    """Play one search episode on known hidden ``values`` (no env): returns the boxes opened,
+    in order, and the payoff ``max(outside_option, best revealed) − costs paid``.
+
+    ``choose(opened, values_seen)`` is an agent's ``choose``; it only sees opened values.
+    """
+    x = check_finite_array(values, "values")
+    c = check_finite_array(costs, "costs")
+    k = x.size
+    opened = np.zeros(k, dtype=bool)
+    seen = np.zeros(k)
+    order: list[int] = []
+    for _ in range(k + 1):
+        a = choose(opened, seen)
+        if a == k or opened.all():
+            break
+        if opened[a]:
+            raise RuntimeError(f"agent reopened box {a}")
+        opened[a], seen[a] = True, x[a]
+        order.append(a)
+    best = max(outside_option, float(x[opened].max(initial=-np.inf)))
+    return order, best - float(c[opened].sum())
+
+
+def sample_instances(
+    num_instances: int, num_boxes: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Random instances as :class:`~delight_gym.envs.pandora.PandoraBoxesEnv` draws them:
+    shapes ``U(0.5, 5)``, costs log-uniform on ``[1e-3, 1e-1]``; arrays of shape ``(n, K)``."""
+    from delight_gym.envs.pandora import draw_boxes
+
+    return draw_boxes(rng, (num_instances, num_boxes))

@@ -1,0 +1,343 @@
+"""Horizon-priced search in an infinite reservoir of fresh arms (paper §4.4, Theorem
+``tail_rate``).
+
+Fresh arms have revealed values ``X ~ Beta(1, α)`` (``P(X ≥ 1 − y) = y^α``); regret is
+``R_T = E Σ_t (1 − X_{A_t})``. Two agents, batched over seeds, act on arm indices as
+:class:`~delight_gym.envs.reservoir.ReservoirEnv` (``reward_mode="revealed"``) numbers them: a
+fresh arm is the next untried index, and "exploit" replays the best revealed arm.
+
+* :class:`ReservationAgent`: inspect fresh arms until one reaches ``1 − y_T``, then exploit
+  (``y_T`` minimises the bound ``1/p(y) + T y``; see
+  :func:`~delight_gym.theory.reservation.horizon_threshold`).
+* :class:`ReservoirDelightAgent`: DE with a greedy host (the best revealed arm, or a fresh arm
+  while nothing revealed beats the prior mean ``E[X]``), the fresh arm's expected improvement
+  ``E[(X − v)^+]`` over the host's value ``v`` and surprisal ``L``, the horizon price
+  ``λ_T = L·E[(X − (1 − y_T))^+]`` and :func:`~delight_gym.rule.delight_rule`. Its override
+  probability is constant (``override_rate``; ``1`` = unthrottled, which makes it the
+  reservation policy, Proposition 1) or the annealed ``M/(M + t)``; for a constant ``ε`` the
+  price is ``λ_T(ε)`` (``y_T ≍ (εT)^{−1/(α+1)}``), as in the theorem.
+
+:func:`simulate_reservoir` plays an agent for ``T`` rounds on lazily drawn i.i.d. values (equal
+in distribution to the env) and returns each seed's regret; :func:`reservoir_rates` sweeps
+``T`` and fits the log–log slope that the theorem predicts to be ``α/(α+1)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from delight_gym._checks import (
+    check_action_batch,
+    check_finite_array,
+    check_positive_float,
+    check_positive_int,
+    check_probability,
+)
+from delight_gym.posteriors.beta import beta_expected_improvement
+from delight_gym.rule import (
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    delight_rule,
+    epsilon_schedule,
+    sample_acting,
+)
+from delight_gym.theory.reservation import horizon_price, horizon_threshold
+
+__all__ = [
+    "ReservationAgent",
+    "ReservoirDelightAgent",
+    "ReservoirRates",
+    "fit_slope",
+    "reservoir_rates",
+    "simulate_reservoir",
+]
+
+
+class _ReservoirAgent:
+    """State shared by the reservoir agents: arms tried, best revealed value and its arm."""
+
+    def __init__(self, batch_size: int, tail_exponent: float, horizon: int, seed: Any) -> None:
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.tail_exponent = check_positive_float(tail_exponent, "tail_exponent")
+        self.horizon = check_positive_int(horizon, "horizon")
+        self.prior = stats.beta(1.0, self.tail_exponent)
+        self.prior_mean = 1.0 / (1.0 + self.tail_exponent)
+        self.reset(seed)
+
+    def reset(self, seed: Any = None) -> None:
+        """Forget everything (``t = 0``, nothing tried) and reseed the agent's generator."""
+        self.rng = np.random.default_rng(seed)
+        self.t = 0
+        self.n_tried = np.zeros(self.batch_size, dtype=np.int64)
+        self.best = np.full(self.batch_size, -np.inf)
+        self.best_arm = np.zeros(self.batch_size, dtype=np.int64)
+
+    def fresh(self) -> np.ndarray:
+        """Boolean ``(batch,)``: which rows play a fresh arm this round."""
+        raise NotImplementedError
+
+    def settled(self) -> np.ndarray:
+        """Rows that will exploit their best arm on every later round (given no new values)."""
+        raise NotImplementedError
+
+    def act(self) -> np.ndarray:
+        """Arm per row: the next untried index (fresh) or the best revealed arm."""
+        return np.where(self.fresh(), self.n_tried, self.best_arm)
+
+    def update(self, actions: Any, values: Any) -> None:
+        """Feed back the arms played, shape ``(batch,)``, and their revealed values."""
+        arms = check_action_batch(actions, self.batch_size, np.iinfo(np.int64).max)
+        x = check_finite_array(values, "values")
+        if x.shape != (self.batch_size,):
+            raise ValueError(f"values must have shape ({self.batch_size},), got {x.shape}")
+        new = arms == self.n_tried
+        if np.any(~new & (arms != self.best_arm)):
+            raise ValueError("actions must be a fresh arm (n_tried) or the best revealed arm")
+        better = new & (x > self.best)
+        self.best = np.where(better, x, self.best)
+        self.best_arm = np.where(better, arms, self.best_arm)
+        self.n_tried = self.n_tried + new
+        self.t += 1
+
+
+class ReservationAgent(_ReservoirAgent):
+    """Inspect fresh arms until one has value ``≥ 1 − y_T``, then exploit the best one.
+
+    Args:
+        batch_size: seeds acted on at once.
+        tail_exponent: ``α`` of the ``Beta(1, α)`` reservoir.
+        horizon: ``T`` (sets ``y_T``).
+        seed: unused randomness source (kept for a uniform agent interface).
+        threshold_gap: ``y``; default ``y_T`` from
+            :func:`~delight_gym.theory.reservation.horizon_threshold`.
+    """
+
+    def __init__(
+        self,
+        batch_size: int,
+        tail_exponent: float,
+        horizon: int,
+        *,
+        seed: Any = None,
+        threshold_gap: float | None = None,
+    ) -> None:
+        super().__init__(batch_size, tail_exponent, horizon, seed)
+        self.threshold_gap = (
+            horizon_threshold(self.prior, self.horizon)
+            if threshold_gap is None
+            else check_probability(threshold_gap, "threshold_gap")
+        )
+
+    def fresh(self) -> np.ndarray:
+        return self.best < 1.0 - self.threshold_gap
+
+    def settled(self) -> np.ndarray:
+        return ~self.fresh()
+
+
+class ReservoirDelightAgent(_ReservoirAgent):
+    """DE on the reservoir with a greedy host and the horizon price (see the module docstring).
+
+    Args:
+        batch_size, tail_exponent, horizon, seed: as for :class:`ReservationAgent`; ``seed``
+            seeds the generator of :func:`~delight_gym.rule.sample_acting`.
+        override_rate: constant ``ε ∈ (0, 1]``, or ``None`` for the annealed ``M/(M + t)``.
+        half_life: ``M`` of the annealed schedule.
+        gate_price: ``λ``; default the horizon price ``λ_T`` (computed with ``ε =
+            override_rate``, or ``ε = 1`` for the annealed schedule).
+        surprisal_cap: ``L``.
+    """
+
+    def __init__(
+        self,
+        batch_size: int,
+        tail_exponent: float,
+        horizon: int,
+        *,
+        seed: Any = None,
+        override_rate: float | None = 1.0,
+        half_life: float = DEFAULT_HALF_LIFE,
+        gate_price: float | None = None,
+        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+    ) -> None:
+        super().__init__(batch_size, tail_exponent, horizon, seed)
+        if override_rate is not None:
+            override_rate = check_probability(override_rate, "override_rate")
+            if override_rate == 0:
+                raise ValueError("override_rate must be > 0 (or None for the annealed schedule)")
+        self.override_rate = override_rate
+        self.half_life = check_positive_float(half_life, "half_life")
+        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
+        self.gate_price = (
+            horizon_price(self.prior, self.horizon, self.surprisal_cap, override_rate or 1.0)
+            if gate_price is None
+            else check_positive_float(gate_price, "gate_price")
+        )
+        self._ei = np.zeros(self.batch_size)
+        self._ei_at = np.full(self.batch_size, np.nan)
+
+    def _fresh_ei(self, rows: np.ndarray) -> np.ndarray:
+        """``E[(X − best)^+]`` for ``rows`` (cached: it changes only when ``best`` does)."""
+        stale = rows[self._ei_at[rows] != self.best[rows]]
+        if stale.size:
+            self._ei[stale] = beta_expected_improvement(1.0, self.tail_exponent, self.best[stale])
+            self._ei_at[stale] = self.best[stale]
+        return self._ei[rows]
+
+    def _host_fresh(self) -> np.ndarray:
+        # Greedy host: a fresh arm's mean E[X] beats the best revealed value (ties: exploit).
+        return self.best < self.prior_mean
+
+    def _gate_open(self, rows: np.ndarray) -> np.ndarray:
+        return self.surprisal_cap * self._fresh_ei(rows) >= self.gate_price
+
+    def fresh(self) -> np.ndarray:
+        out = self._host_fresh()
+        rows = np.flatnonzero(~out)
+        if rows.size:
+            eps = (
+                epsilon_schedule(self.t, self.half_life)
+                if self.override_rate is None
+                else self.override_rate
+            )
+            host = np.zeros((rows.size, 2))
+            host[:, 0] = 1.0  # column 0: the best revealed arm (EI 0); column 1: a fresh arm
+            ei = np.zeros((rows.size, 2))
+            ei[:, 1] = self._fresh_ei(rows)
+            decision = delight_rule(
+                host,
+                ei,
+                eps,
+                gate_price=self.gate_price,
+                surprisal_cap=self.surprisal_cap,
+                validate=False,
+            )
+            column, _ = sample_acting(decision, self.rng)
+            out[rows] = column == 1
+        return out
+
+    def settled(self) -> np.ndarray:
+        out = ~self._host_fresh()
+        rows = np.flatnonzero(out)
+        out[rows] = ~self._gate_open(rows)
+        return out
+
+
+def simulate_reservoir(agent: _ReservoirAgent, seed: Any = None) -> np.ndarray:
+    """Play ``agent`` for its horizon on i.i.d. ``Beta(1, α)`` values; regret per seed.
+
+    Values are drawn from a generator seeded ``seed`` when an arm is first pulled (equal in
+    distribution to :class:`~delight_gym.envs.reservoir.ReservoirEnv`). Once every row is
+    settled (it exploits its best arm for good: the best value only grows, so a closed gate
+    stays closed), the remaining rounds' regret ``(T − t)(1 − best)`` is added at once.
+
+    Returns:
+        float64 array ``(batch,)``: ``Σ_t (1 − X_{A_t})`` per seed.
+    """
+    rng = np.random.default_rng(seed)
+    regret = np.zeros(agent.batch_size)
+    horizon = agent.horizon
+    for t in range(horizon):
+        if t > 0 and agent.settled().all():
+            regret += (horizon - t) * (1.0 - agent.best)
+            break
+        arms = agent.act()
+        fresh = arms == agent.n_tried
+        played = agent.best.copy()
+        if fresh.any():
+            draw = rng.beta(1.0, agent.tail_exponent, agent.batch_size)
+            played = np.where(fresh, draw, played)
+        regret += 1.0 - played
+        agent.update(arms, played)
+    return regret
+
+
+def fit_slope(horizons: Sequence[float], regrets: Sequence[float]) -> float:
+    """Least-squares slope of ``log(regret)`` against ``log(T)``."""
+    x = np.log(np.asarray(horizons, dtype=np.float64))
+    y = np.log(np.asarray(regrets, dtype=np.float64))
+    if x.size < 2:
+        raise ValueError("fit_slope needs at least two horizons")
+    return float(np.polyfit(x, y, 1)[0])
+
+
+@dataclass(frozen=True)
+class ReservoirRates:
+    """Regret against the horizon for one agent and tail exponent.
+
+    Attributes:
+        agent: the agent's label.
+        tail_exponent: ``α``.
+        horizons: the ``T`` grid.
+        regret_mean, regret_se: mean and standard error over seeds at each ``T``.
+        slope: log–log slope fitted over the whole grid.
+        slope_top: the slope over the top decade of the grid (the horizons ``≥ T_max/10``).
+        predicted: ``α/(α+1)``.
+    """
+
+    agent: str
+    tail_exponent: float
+    horizons: tuple[int, ...]
+    regret_mean: tuple[float, ...]
+    regret_se: tuple[float, ...]
+    slope: float
+    slope_top: float
+    predicted: float
+
+
+#: The agents of the rate experiment: label -> (class, keyword arguments).
+RATE_AGENTS: dict[str, tuple[type[_ReservoirAgent], dict[str, Any]]] = {
+    "reservation": (ReservationAgent, {}),
+    "delight ε=1": (ReservoirDelightAgent, {"override_rate": 1.0}),
+    "delight ε=0.1": (ReservoirDelightAgent, {"override_rate": 0.1}),
+    "delight annealed": (ReservoirDelightAgent, {"override_rate": None}),
+}
+
+
+def reservoir_rates(
+    tail_exponent: float,
+    horizons: Sequence[int],
+    *,
+    seeds: int = 200,
+    seed: int = 0,
+    agents: Sequence[str] = tuple(RATE_AGENTS),
+) -> list[ReservoirRates]:
+    """Mean regret of each agent at each horizon (``seeds`` runs each) and its log–log slope.
+
+    Agent ``i`` at horizon ``T`` uses the seeds ``(seed, i, T)`` for values and actions, so
+    every number is reproducible.
+    """
+    grid = tuple(sorted(check_positive_int(int(t), "horizons") for t in horizons))
+    n = check_positive_int(seeds, "seeds")
+    predicted = tail_exponent / (tail_exponent + 1.0)
+    out = []
+    for i, label in enumerate(agents):
+        cls, kwargs = RATE_AGENTS[label]
+        means, ses = [], []
+        for t in grid:
+            agent = cls(n, tail_exponent, t, seed=[seed, i, t, 0], **kwargs)
+            r = simulate_reservoir(agent, seed=[seed, i, t, 1])
+            means.append(float(r.mean()))
+            ses.append(float(r.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0)
+        top = [j for j, t in enumerate(grid) if t >= grid[-1] / 10]
+        slope_top = (
+            fit_slope([grid[j] for j in top], [means[j] for j in top]) if len(top) > 1 else np.nan
+        )
+        out.append(
+            ReservoirRates(
+                label,
+                float(tail_exponent),
+                grid,
+                tuple(means),
+                tuple(ses),
+                fit_slope(grid, means),
+                slope_top,
+                predicted,
+            )
+        )
+    return out
