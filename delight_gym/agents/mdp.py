@@ -1,0 +1,437 @@
+"""Tabular MDP agents (DeepSea and other finite-horizon MDPs) in torch, batched over seeds.
+
+Every agent treats its environment as an unknown tabular MDP: a state is an index in
+``[0, S)`` (for DeepSea, the index of the one-hot observation, ``S = N²``), there are ``A``
+actions and a known horizon ``H`` (every episode has exactly ``H`` steps). It keeps a
+:class:`~delight_gym.posteriors.tabular.TabularMDPPosterior` (Dirichlet transitions over all
+``S`` states, Beta or Normal rewards; every prior is an argument, defaults documented there) and
+does **not** use DeepSea's layered structure. A batch of ``B`` independent environments, all at
+the same step ``h``, is driven by::
+
+    agent.begin_episode()
+    for h in range(H):
+        actions = agent.act(states, h)
+        ... step the B environments ...
+        agent.observe(states, actions, rewards, next_states, h)
+
+``next_states`` is ignored at ``h = H - 1`` (the episode ends by the known horizon, ``V_H = 0``).
+
+Randomness: one ``torch.Generator`` per seed, seeded from ``numpy.random.SeedSequence(seed)``'s
+``B`` children, so row ``b`` behaves identically whether it runs in a batch of 1 or of 30. At the
+start of each episode every row draws its two uniforms per step, ``u1`` (override or not) and
+``u2`` (inverse-CDF draw of the action), in the order of :func:`~delight_gym.rule.sample_acting`:
+the action is ``sample_categorical(q, u2)`` where ``u1 < ε`` and ``sample_categorical(π, u2)``
+elsewhere, which has exactly the law of ``sample_acting`` on the full decision (the pattern
+:func:`~delight_gym.rule.draw_acting_uniforms` documents). Evaluating the gate only on the rows
+that explore is what keeps DE cheap: its evaluator ``Q_post`` needs a re-plan.
+
+Agents (ties between actions go to the lowest index wherever an argmax is taken):
+
+* ``psrl``: posterior sampling (Strens 2000; Osband et al. 2013): one MDP drawn from the
+  posterior and planned at each episode start, then greedy in the sampled ``Q_h``.
+* ``delight``: DE on DeepSea (paper §3.3, DESIGN §5). At each episode start the posterior-mean
+  plan ``Q_plan`` is frozen; the host is ``π(·|s) = softmax(Q_plan_h(s, ·)/τ)`` with ``τ = 0.01``;
+  the posterior is updated after every step; ``EI(s, a) = (Q_post_h(s, a) - V_plan_h(s))_+`` with
+  ``V_plan_h(s) = Σ_b π(b|s) Q_plan_h(s, b)`` and ``Q_post`` the exact posterior-mean ``Q_h`` at
+  that moment (re-planned from scratch, steps ``H-1..h``, for the exploring rows only; at ``h = 0``
+  nothing has changed since the freeze and ``Q_post = Q_plan``); surprisal under the frozen
+  host; then :func:`~delight_gym.rule.delight_rule` with ``M = 100``, ``λ = 0.1``, ``L = 10``.
+* ``egreedy``: annealed ε-greedy: uniform over actions with probability ``ε_t``, otherwise the
+  argmax of the frozen posterior-mean plan.
+* ``greedy``: the DE host alone (Boltzmann over the frozen posterior-mean plan), no override.
+
+The override clock ``t`` of ``ε_t = M/(M + t)`` (:func:`~delight_gym.rule.epsilon_schedule`) is
+``epsilon_clock="step"`` (default; the number of decisions taken so far, the bandits'
+convention) or ``"episode"`` (the number of completed episodes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from delight_gym._checks import (
+    check_nonnegative_float,
+    check_positive_float,
+    check_positive_int,
+)
+from delight_gym.posteriors.tabular import (
+    DEFAULT_STICK_TOLERANCE,
+    TabularMDPPosterior,
+)
+from delight_gym.rule import (
+    DEFAULT_GATE_PRICE,
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    delight_rule,
+    epsilon_schedule,
+    sample_categorical,
+)
+
+__all__ = [
+    "DEFAULT_TEMPERATURE",
+    "MDP_AGENTS",
+    "MDPAgent",
+    "MDPDelightAgent",
+    "MDPEpsilonGreedyAgent",
+    "MDPGreedyAgent",
+    "PSRLAgent",
+    "make_mdp_agent",
+    "seed_generators",
+]
+
+#: Boltzmann temperature of the DE host (paper §3.3).
+DEFAULT_TEMPERATURE = 0.01
+
+SeedLike = int | Sequence[int] | None
+
+
+def seed_generators(
+    seed: SeedLike, batch_size: int, device: torch.device | str = "cpu"
+) -> list[torch.Generator]:
+    """``batch_size`` independent torch generators from one seed (``SeedSequence`` children)."""
+    children = np.random.SeedSequence(seed).spawn(check_positive_int(batch_size, "batch_size"))
+    gens = []
+    for child in children:
+        g = torch.Generator(device=device)
+        g.manual_seed(int(child.generate_state(1, np.uint64)[0] >> np.uint64(1)))
+        gens.append(g)
+    return gens
+
+
+class MDPAgent:
+    """Base class: a tabular posterior, per-seed generators and the episode clock.
+
+    Args:
+        batch_size: ``B``, independent environments (seeds).
+        num_states: ``S``.
+        num_actions: ``A``.
+        horizon: ``H``, the known episode length.
+        transition_prior, reward_model, reward_range, reward_prior, reward_noise: the
+            posterior's priors (see :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`;
+            defaults ``α0 = 0.1/S``, Beta(1, 1) rewards on ``[0, 1]``).
+        seed: seed of the ``B`` per-row generators.
+        device, dtype: where and in which precision the posterior and plans live.
+    """
+
+    name: ClassVar[str] = "base"
+    uses_uniforms: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        batch_size: int,
+        num_states: int,
+        num_actions: int,
+        horizon: int,
+        *,
+        transition_prior: float | None = None,
+        reward_model: str = "beta",
+        reward_range: tuple[float, float] = (0.0, 1.0),
+        reward_prior: tuple[float, float] | None = None,
+        reward_noise: float = 1.0,
+        seed: SeedLike = None,
+        device: str | torch.device | None = None,
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
+        self.posterior = TabularMDPPosterior(
+            batch_size,
+            num_states,
+            num_actions,
+            horizon,
+            transition_prior=transition_prior,
+            reward_model=reward_model,
+            reward_range=reward_range,
+            reward_prior=reward_prior,
+            reward_noise=reward_noise,
+            device=device,
+            dtype=dtype,
+        )
+        self.batch_size = self.posterior.batch_size
+        self.num_states = self.posterior.num_states
+        self.num_actions = self.posterior.num_actions
+        self.horizon = self.posterior.horizon
+        self.device = self.posterior.device
+        self.dtype = self.posterior.dtype
+        self._rows = torch.arange(self.batch_size, device=self.device)
+        self.reset(seed)
+
+    def reset(self, seed: SeedLike = None) -> None:
+        """Forget everything: prior posterior, clocks at 0, generators seeded by ``seed``."""
+        self.posterior.reset()
+        self.generators = seed_generators(seed, self.batch_size, self.device)
+        self.decisions = 0  # decisions taken so far (per row; all rows step together)
+        self.episodes = 0  # completed episodes
+        self.step = -1  # -1: between episodes
+        self.q_plan: torch.Tensor | None = None
+        self._uniforms: torch.Tensor | None = None
+        self.last_info: dict[str, Any] = {}
+        self._reset_stats()
+
+    def _reset_stats(self) -> None:
+        pass
+
+    # ----------------------------------------------------------------------------------------
+
+    def begin_episode(self) -> None:
+        """Freeze this episode's plan (and draw the rows' uniforms)."""
+        if self.step not in (-1, self.horizon):
+            raise RuntimeError(
+                f"begin_episode() called in the middle of an episode (step {self.step})"
+            )
+        self.q_plan = self._plan()
+        if self.uses_uniforms:
+            self._uniforms = torch.stack(
+                [
+                    torch.rand(
+                        (self.horizon, 2), generator=g, dtype=torch.float64, device=self.device
+                    )
+                    for g in self.generators
+                ],
+                dim=1,
+            )  # (H, B, 2)
+        self.step = 0
+
+    def _plan(self) -> torch.Tensor:
+        return self.posterior.plan_mean()
+
+    def _check_step(self, h: Any, states: Any) -> torch.Tensor:
+        if self.step < 0:
+            raise RuntimeError("call begin_episode() before act()")
+        if isinstance(h, bool) or not isinstance(h, (int, np.integer)):
+            raise TypeError(f"h must be an integer, got {h!r}")
+        if int(h) != self.step:
+            raise ValueError(f"h must be the current step {self.step}, got {h}")
+        return self.posterior._check_index(states, "states", self.num_states)
+
+    def act(self, states: Any, h: int) -> torch.Tensor:
+        """One action per row for ``states`` (int ``(B,)``) at step ``h``; int64 ``(B,)``."""
+        s = self._check_step(h, states)
+        self._states = s
+        actions = self._act(s, int(h))
+        self._actions = actions
+        return actions
+
+    def _act(self, s: torch.Tensor, h: int) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _q_plan_at(self, s: torch.Tensor, h: int) -> torch.Tensor:
+        assert self.q_plan is not None
+        return self.q_plan[h][self._rows, s]
+
+    def observe(self, states: Any, actions: Any, rewards: Any, next_states: Any, h: int) -> None:
+        """Update the posterior with the step-``h`` transitions of every row.
+
+        Args:
+            states, actions: int ``(B,)``, as passed to / returned by :meth:`act`.
+            rewards: float ``(B,)``.
+            next_states: int ``(B,)``; ignored (may be ``None``) at ``h = H - 1``.
+            h: the current step.
+        """
+        self._check_step(h, states)
+        last = int(h) == self.horizon - 1
+        if not last and next_states is None:
+            raise ValueError("next_states is required before the last step")
+        self.posterior.update(states, actions, rewards, None if last else next_states)
+        self.decisions += 1
+        self.step += 1
+        if last:
+            self.episodes += 1
+
+
+class PSRLAgent(MDPAgent):
+    """Posterior sampling for RL: plan one posterior sample per episode, act greedily in it.
+
+    Args:
+        sampler, stick_tolerance: how transition rows are drawn (see
+            :meth:`~delight_gym.posteriors.tabular.TabularMDPPosterior.sample_model`).
+    """
+
+    name = "psrl"
+    uses_uniforms = False
+
+    def __init__(
+        self,
+        *args: Any,
+        sampler: str = "auto",
+        stick_tolerance: float = DEFAULT_STICK_TOLERANCE,
+        **kwargs: Any,
+    ) -> None:
+        self.sampler = sampler
+        self.stick_tolerance = stick_tolerance
+        super().__init__(*args, **kwargs)
+
+    def _plan(self) -> torch.Tensor:
+        return self.posterior.plan_sample(
+            self.generators, sampler=self.sampler, stick_tolerance=self.stick_tolerance
+        )
+
+    def _act(self, s: torch.Tensor, h: int) -> torch.Tensor:
+        return torch.argmax(self._q_plan_at(s, h), dim=-1)
+
+
+class _HostAgent(MDPAgent):
+    """Agents acting on the frozen posterior-mean plan through a Boltzmann host."""
+
+    def __init__(
+        self,
+        *args: Any,
+        temperature: float = DEFAULT_TEMPERATURE,
+        half_life: float = DEFAULT_HALF_LIFE,
+        epsilon_clock: str = "step",
+        **kwargs: Any,
+    ) -> None:
+        self.temperature = check_positive_float(temperature, "temperature")
+        self.half_life = check_positive_float(half_life, "half_life")
+        if epsilon_clock not in ("step", "episode"):
+            raise ValueError(f"epsilon_clock must be 'step' or 'episode', got {epsilon_clock!r}")
+        self.epsilon_clock = epsilon_clock
+        super().__init__(*args, **kwargs)
+
+    def _epsilon(self) -> float:
+        t = self.decisions if self.epsilon_clock == "step" else self.episodes
+        return float(epsilon_schedule(t, self.half_life))
+
+    def host_probs(self, q: torch.Tensor) -> torch.Tensor:
+        """``softmax(q/τ)`` over the last axis."""
+        return torch.softmax(q / self.temperature, dim=-1)
+
+
+class MDPGreedyAgent(_HostAgent):
+    """The DE host alone: Boltzmann(τ = 0.01) over the frozen posterior-mean plan."""
+
+    name = "greedy"
+
+    def _act(self, s: torch.Tensor, h: int) -> torch.Tensor:
+        assert self._uniforms is not None
+        host = self.host_probs(self._q_plan_at(s, h))
+        return sample_categorical(host, self._uniforms[h, :, 1].to(host.dtype))
+
+
+class MDPEpsilonGreedyAgent(_HostAgent):
+    """Annealed ε-greedy on the frozen posterior-mean plan (uniform action w.p. ``ε_t``)."""
+
+    name = "egreedy"
+
+    def _act(self, s: torch.Tensor, h: int) -> torch.Tensor:
+        assert self._uniforms is not None
+        u = self._uniforms[h]
+        eps = self._epsilon()
+        greedy = torch.argmax(self._q_plan_at(s, h), dim=-1)
+        uniform = torch.clamp((u[:, 1] * self.num_actions).long(), max=self.num_actions - 1)
+        explored = u[:, 0] < eps
+        self.last_info = {"epsilon": eps, "explored": explored}
+        return torch.where(explored, uniform, greedy)
+
+
+class MDPDelightAgent(_HostAgent):
+    """Delight-gated exploration with a frozen Boltzmann host and the posterior-mean evaluator.
+
+    Args:
+        half_life, gate_price, surprisal_cap: ``M``, ``λ``, ``L`` (defaults 100, 0.1, 10).
+        temperature: ``τ`` of the host (default 0.01).
+        epsilon_clock: ``"step"`` (default) or ``"episode"``.
+
+    Diagnostics (per row, int64 ``(B,)``): ``explore_count`` (decisions with ``u1 < ε``),
+    ``override_count`` (those where the gate was non-empty, i.e. the override replaced the host),
+    ``gate_size_total`` (sum of gate sizes over exploring decisions). ``last_info`` holds the last
+    decision's ``epsilon``, ``explored``, ``overridden``, ``gate_size`` (-1 on non-exploring rows),
+    ``q_post`` and ``expected_improvement`` (NaN on non-exploring rows).
+    """
+
+    name = "delight"
+
+    def __init__(
+        self,
+        *args: Any,
+        gate_price: float = DEFAULT_GATE_PRICE,
+        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+        **kwargs: Any,
+    ) -> None:
+        self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
+        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
+        super().__init__(*args, **kwargs)
+
+    def _reset_stats(self) -> None:
+        zeros = torch.zeros(self.batch_size, dtype=torch.int64, device=self.device)
+        self.explore_count = zeros.clone()
+        self.override_count = zeros.clone()
+        self.gate_size_total = zeros.clone()
+
+    def posterior_q(self, rows: torch.Tensor, states: torch.Tensor, h: int) -> torch.Tensor:
+        """``Q_post_h(s, ·)`` of the current posterior mean for the given rows, ``(rows, A)``."""
+        assert self.q_plan is not None
+        if h == 0:
+            # Nothing was observed since the plan froze: the posterior mean is the plan's.
+            return self.q_plan[0][rows, states[rows]]
+        q = self.posterior.plan_mean(rows=rows, first_step=h)[0]
+        return q[torch.arange(rows.numel(), device=self.device), states[rows]]
+
+    def _act(self, s: torch.Tensor, h: int) -> torch.Tensor:
+        assert self._uniforms is not None
+        u = self._uniforms[h]
+        q_plan = self._q_plan_at(s, h)
+        host = self.host_probs(q_plan)
+        actions = sample_categorical(host, u[:, 1].to(host.dtype))
+        eps = self._epsilon()
+        explored = u[:, 0] < eps
+        overridden = torch.zeros_like(explored)
+        gate_size = torch.full((self.batch_size,), -1, dtype=torch.int64, device=self.device)
+        q_post_all = torch.full_like(q_plan, float("nan"))
+        ei_all = torch.full_like(q_plan, float("nan"))
+        rows = torch.nonzero(explored).flatten()
+        if rows.numel() > 0:
+            q_post = self.posterior_q(rows, s, h)
+            host_r = host[rows]
+            v_plan = (host_r * q_plan[rows]).sum(dim=-1, keepdim=True)
+            ei = torch.clamp(q_post - v_plan, min=0.0)
+            decision = delight_rule(
+                host_r,
+                ei,
+                eps,
+                gate_price=self.gate_price,
+                surprisal_cap=self.surprisal_cap,
+                validate=False,
+            )
+            actions[rows] = sample_categorical(decision.override, u[rows, 1].to(host.dtype))
+            fired = ~decision.gate_empty
+            overridden[rows] = fired
+            sizes = decision.gate.sum(dim=-1)
+            gate_size[rows] = sizes
+            q_post_all[rows] = q_post
+            ei_all[rows] = ei
+            self.explore_count[rows] += 1
+            self.override_count[rows] += fired.to(torch.int64)
+            self.gate_size_total[rows] += sizes
+        self.last_info = {
+            "epsilon": eps,
+            "explored": explored,
+            "overridden": overridden,
+            "gate_size": gate_size,
+            "q_post": q_post_all,
+            "expected_improvement": ei_all,
+        }
+        return actions
+
+
+MDP_AGENTS: tuple[str, ...] = ("psrl", "delight", "egreedy", "greedy")
+
+_CLASSES: dict[str, type[MDPAgent]] = {
+    cls.name: cls for cls in (PSRLAgent, MDPDelightAgent, MDPEpsilonGreedyAgent, MDPGreedyAgent)
+}
+
+
+def make_mdp_agent(
+    name: str,
+    batch_size: int,
+    num_states: int,
+    num_actions: int,
+    horizon: int,
+    **kwargs: Any,
+) -> MDPAgent:
+    """Build a tabular MDP agent by name: ``psrl, delight, egreedy, greedy``."""
+    if name not in _CLASSES:
+        raise ValueError(f"agent must be one of {list(MDP_AGENTS)}, got {name!r}")
+    return _CLASSES[name](batch_size, num_states, num_actions, horizon, **kwargs)
