@@ -9,9 +9,18 @@ PPO is trained as usual (no DE in its rollouts: see ``docs/sb3.md`` for why), th
   default tabular value posterior learning online from the evaluation episodes
   (``observe`` after every step).
 
-Printed: treasures found, mean return and (for DE) the number of overridden steps. A short PPO
-run on DeepSea usually settles on "always left" (the zero-cost policy); DE's overrides are
-where the wrapped policy departs from it. ``--smoke`` runs in seconds.
+Printed: treasures found, mean return and (for DE) the number of overridden steps.
+``--smoke`` runs in seconds.
+
+What to expect (measured once, CPU, seed 0): at the default size 8 PPO solves the instance in
+20k steps (500/500 treasures deterministic and sampled) and DE's evaluation-time overrides cost
+return (394/500, mean return 0.78, 214 of 4000 steps overridden): with a fresh posterior, DE
+explores actions the confident host rules out, which is the price of exploring around a policy
+that is already optimal. At size 14 with 10k PPO steps, PPO never finds the treasure and neither
+does the wrapped policy in 500 episodes (416 of 7000 steps overridden): per-step overrides with
+probability ``ε_t`` rarely chain the 14 consecutive "right" moves needed. Wrapping pays off when
+the posterior knows something the host does not, e.g. a posterior fed the host's own training
+transitions, or a host that is uncertain where the posterior is optimistic.
 """
 
 from __future__ import annotations

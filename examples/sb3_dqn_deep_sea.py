@@ -16,6 +16,10 @@ over seeds), regret being ``Σ_episodes (optimal return − return)`` (DeepSea i
 so returns are exact). ``--smoke`` runs a tiny version in seconds.
 
 Run: ``python examples/sb3_dqn_deep_sea.py [--size 10] [--episodes 1000] [--seeds 5]``.
+
+Measured once with the defaults (CPU, about 4 minutes): ``dqn-egreedy`` found the treasure in
+2/5 seeds (episodes 35 and 469), regret 890.0 ± 86.1; ``delight-dqn`` in 1/5 (episode 419),
+regret 932.0 ± 59.9. See ``docs/sb3.md`` for why DE does not help a greedy DQN host here.
 """
 
 from __future__ import annotations

@@ -141,12 +141,17 @@ class DelightExplorationWrapper:
     >>> import numpy as np
     >>> from gymnasium import spaces
     >>> host = lambda obs: np.tile([0.9, 0.1], (len(obs), 1))
-    >>> de = DelightExplorationWrapper(host, observation_space=spaces.Discrete(3), seed=0)
-    >>> action, _ = de.predict(0)
+    >>> de = DelightExplorationWrapper(
+    ...     host, observation_space=spaces.Discrete(3), action_space=spaces.Discrete(2), seed=0
+    ... )
+    >>> action, _ = de.predict(0)  # ε_0 = 1 and the fresh prior's EI opens the gate: override
+    >>> int(action), bool(de.last_info["overridden"]), int(de.last_info["gate_size"])
+    (1, True, 1)
     >>> int(de.predict(0, deterministic=True)[0])
     0
-    >>> de.observe(0, action, 1.0, 1, False, False); de.t
-    1
+    >>> de.observe(0, action, 1.0, 1, False, False)
+    >>> de.t, de.epsilon
+    (1, 0.9900990099009901)
     """
 
     def __init__(
