@@ -210,3 +210,69 @@ def test_registration_and_sb3_env_ids() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "(10, 10) (10, 10)"
+
+
+class TransitionRecorder(gym.Wrapper):
+    """Records every transition as the environment sees it."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.log: list[tuple[int, int, float, int, bool]] = []
+        self._obs = 0
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self._obs = int(obs)
+        return obs, info
+
+    def step(self, action):
+        obs, reward, term, trunc, info = self.env.step(action)
+        self.log.append((self._obs, int(action), float(reward), int(obs), bool(term)))
+        self._obs = int(obs)
+        return obs, reward, term, trunc, info
+
+
+class RecordingPosterior:
+    """Zero means and EI (DE never overrides); records every transition it is fed."""
+
+    num_actions = 4
+
+    def __init__(self) -> None:
+        self.log: list[tuple[int, int, float, int, bool]] = []
+
+    def mean(self, observations):
+        return np.zeros((len(observations), 4))
+
+    def expected_improvement(self, observations, baseline):
+        return np.zeros((len(observations), 4))
+
+    def update(self, observations, actions, rewards, next_observations, terminated):
+        for row in zip(observations, actions, rewards, next_observations, terminated, strict=True):
+            self.log.append((int(row[0]), int(row[1]), float(row[2]), int(row[3]), bool(row[4])))
+
+
+def test_delight_dqn_feeds_true_final_observations_and_termination() -> None:
+    # FrozenLake cut to 3 steps: many episodes end by truncation (not termination), and after
+    # every episode end SB3's vector env has already reset; the posterior must still get the
+    # true final observation and `terminated` without the time-limit truncations.
+    env = TransitionRecorder(
+        gym.make("FrozenLake-v1", is_slippery=True, max_episode_steps=3).unwrapped
+    )
+    env = gym.wrappers.TimeLimit(env, max_episode_steps=3)
+    posterior = RecordingPosterior()
+    model = DelightDQN(
+        "MlpPolicy", env, posterior=posterior, seed=0, device="cpu", learning_starts=1000
+    )
+    model.learn(200)
+    recorder = env.env
+    assert isinstance(recorder, TransitionRecorder)
+    assert posterior.log == recorder.log
+    # Episodes that ended by the time limit: a third step that did not terminate, from a state
+    # other than the reset state 0 (so feeding the reset observation would have been caught).
+    steps, truncated_from_elsewhere = 0, 0
+    for _, _, _, nxt, term in recorder.log:
+        steps += 1
+        if term or steps == 3:
+            truncated_from_elsewhere += (not term) and nxt != 0
+            steps = 0
+    assert truncated_from_elsewhere >= 3
