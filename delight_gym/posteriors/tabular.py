@@ -57,10 +57,11 @@ summands), so ``G = T0·D + G^obs`` with
   ``x_i`` i.i.d. uniform on the states.
 
 Then ``P = f·D + (1 - f)·G^obs/ΣG^obs`` with ``f = T0/(T0 + ΣG^obs)`` (``f = 1`` for an unvisited
-pair). The series is truncated, per seed, after the first chunk of sticks where every pair's
-leftover mass ``Π_i (1 - β_i)`` is below ``stick_tolerance`` (default ``1e-9``); the leftover is
-put on the uniform distribution (the mean of ``D``), so the sample's mean transition matrix is
-exact and only its law is perturbed, by at most ``stick_tolerance`` in total variation per pair.
+pair). The series is truncated, per seed, after the first stick where every pair's leftover
+mass ``Π_i (1 - β_i)`` is below ``stick_tolerance`` (default ``1e-9``), and sticks lighter than
+``stick_tolerance`` are dropped; the leftover and the dropped mass are put on the uniform
+distribution (the mean of ``D``), so the sample's mean transition matrix is exact and its law is
+perturbed by at most ``(1 + sticks)·stick_tolerance`` in total variation per pair.
 The expected number of sticks is ``c·log(1/tol)`` (about ``2`` at ``N = 10``, ``52`` at ``N = 50``
 with the default prior), and a backup then costs ``O(S·A·(K + sticks))``. For a large ``c``
 (e.g. ``α0 = 1``: ``c = S``) this would exceed ``S`` and ``sampler="auto"`` falls back to a dense
@@ -340,17 +341,19 @@ class TabularMDPPosterior:
     def _check_index(
         self, x: Any, name: str, upper: int, allow_missing: bool = False
     ) -> torch.Tensor:
-        t = torch.as_tensor(x, device=self.device)
+        t = x if isinstance(x, torch.Tensor) and x.device == self.device else None
+        if t is None:
+            t = torch.as_tensor(x, device=self.device)
         if t.shape != (self.batch_size,) or t.dtype not in (torch.int32, torch.int64):
             raise ValueError(
                 f"{name} must be an integer tensor of shape ({self.batch_size},), "
                 f"got dtype {t.dtype} and shape {tuple(t.shape)}"
             )
         low = -1 if allow_missing else 0
-        if bool((t < low).any()) or bool((t >= upper).any()):
+        if bool(((t < low) | (t >= upper)).any()):
             extra = " (or -1 for no successor)" if allow_missing else ""
             raise ValueError(f"{name} must lie in [0, {upper}){extra}")
-        return t.long()
+        return t if t.dtype == torch.int64 else t.long()
 
     def update(
         self,
@@ -375,45 +378,54 @@ class TabularMDPPosterior:
             raise ValueError(f"rewards must have shape ({self.batch_size},), got {tuple(r.shape)}")
         if not bool(torch.isfinite(r).all()):
             raise ValueError("rewards must be finite")
-        rows = self._rows
+        # Flat index of each row's (seed, s, a) pair: one index op per statistic.
+        pair = (self._rows * self.num_states + s) * self.num_actions + a
         if self.reward_model == "beta":
             low, high = self.reward_range
             scaled = (r - low) / (high - low)
             tol = 1e-9
-            if bool((scaled < -tol).any()) or bool((scaled > 1 + tol).any()):
+            if bool(((scaled < -tol) | (scaled > 1 + tol)).any()):
                 raise ValueError(f"rewards must lie in reward_range {self.reward_range}")
             scaled = scaled.clamp(0.0, 1.0)
-            self.reward_a[rows, s, a] += scaled
-            self.reward_b[rows, s, a] += 1.0 - scaled
+            self.reward_a.view(-1).index_add_(0, pair, scaled)
+            self.reward_b.view(-1).index_add_(0, pair, 1.0 - scaled)
         else:
-            self.reward_n[rows, s, a] += 1.0
-            self.reward_sum[rows, s, a] += r
+            self.reward_n.view(-1).index_add_(0, pair, torch.ones_like(r))
+            self.reward_sum.view(-1).index_add_(0, pair, r)
         if next_states is None:
             return
         nxt = self._check_index(next_states, "next_states", self.num_states, allow_missing=True)
         keep = nxt >= 0
         if not bool(keep.all()):
-            rows, s, a, nxt = rows[keep], s[keep], a[keep], nxt[keep]
-        self._add_transitions(rows, s, a, nxt)
+            pair, nxt = pair[keep], nxt[keep]
+        self._add_transitions(pair, nxt)
 
-    def _add_transitions(
-        self, rows: torch.Tensor, s: torch.Tensor, a: torch.Tensor, nxt: torch.Tensor
-    ) -> None:
-        slot_succ = self.succ[rows, s, a]
-        slot_count = self.succ_counts[rows, s, a]
+    def _add_transitions(self, pair: torch.Tensor, nxt: torch.Tensor) -> None:
+        k = self.num_slots
+        slot_succ = self.succ.view(-1, k).index_select(0, pair)
+        slot_count = self.succ_counts.view(-1, k).index_select(0, pair)
         match = (slot_succ == nxt[:, None]) & (slot_count > 0)
-        found = match.any(dim=1)
         empty = slot_count == 0
+        if k == 1:  # the common case on deterministic MDPs: one slot, found or empty
+            if bool((match | empty).all()):
+                self._write(pair, torch.zeros_like(pair), nxt)
+                return
+        found = match.any(dim=1)
         if bool((~found & ~empty.any(dim=1)).any()):
             self._grow()
+            k = self.num_slots
             empty = torch.cat([empty, torch.ones_like(empty)], dim=1)
             match = torch.cat([match, torch.zeros_like(match)], dim=1)
         slot = torch.where(
             found, match.to(torch.uint8).argmax(dim=1), empty.to(torch.uint8).argmax(dim=1)
         )
-        self.succ[rows, s, a, slot] = nxt
-        self.succ_counts[rows, s, a, slot] += 1.0
-        self.visits[rows, s, a] += 1.0
+        self._write(pair, slot, nxt)
+
+    def _write(self, pair: torch.Tensor, slot: torch.Tensor, nxt: torch.Tensor) -> None:
+        flat = pair * self.num_slots + slot
+        self.succ.view(-1).index_copy_(0, flat, nxt)
+        self.succ_counts.view(-1).index_add_(0, flat, torch.ones_like(nxt, dtype=self.dtype))
+        self.visits.view(-1).index_add_(0, pair, torch.ones_like(nxt, dtype=self.dtype))
 
     def _grow(self) -> None:
         k = self.num_slots
@@ -598,12 +610,21 @@ class TabularMDPPosterior:
         all_left = torch.cat(lefts, dim=-1)
         cut = int(torch.nonzero(all_left.flatten(0, 1).amax(dim=0) < log_tol)[0]) + 1
         log_left = all_left[..., cut - 1]
-        sticks = [torch.cat(sticks, dim=-1)[..., :cut]]
-        atoms = [torch.cat(atoms, dim=-1)[..., :cut]]
-        w = torch.cat(sticks, dim=-1) * frac[..., None]
-        succ = torch.cat([torch.cat(atoms, dim=-1), self.succ[i]], dim=-1)
-        weight = torch.cat([w, obs_weight], dim=-1)
-        uniform = frac * torch.exp(log_left)
+        w_raw = torch.cat(sticks, dim=-1)[..., :cut]
+        at = torch.cat(atoms, dim=-1)[..., :cut]
+        left = torch.exp(log_left)
+        # Sticks lighter than tol also go to the uniform part; the heavy ones are packed first
+        # so the slot count is the largest number of heavy sticks of any pair.
+        light = w_raw < tol
+        if bool(light.any()):
+            left = left + (w_raw * light).sum(dim=-1)
+            order = torch.argsort(light.to(torch.uint8), dim=-1, stable=True)
+            width = int((~light).sum(dim=-1).max())
+            w_raw = torch.where(light, 0.0, w_raw).gather(-1, order)[..., :width]
+            at = at.gather(-1, order)[..., :width]
+        succ = torch.cat([at, self.succ[i]], dim=-1)
+        weight = torch.cat([w_raw * frac[..., None], obs_weight], dim=-1)
+        uniform = frac * left
         return reward, succ, weight, uniform
 
     def plan_sample(
