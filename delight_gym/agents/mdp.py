@@ -47,6 +47,7 @@ convention) or ``"episode"`` (the number of completed episodes).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -166,6 +167,11 @@ class MDPAgent:
         self.episodes = 0  # completed episodes
         self.step = -1  # -1: between episodes
         self.q_plan: torch.Tensor | None = None
+        # Plan buffers reused across episodes (page faults of fresh 60 MB tensors cost as much
+        # as the planning at N = 50): the frozen plan, and scratch space for re-plans.
+        shape = (self.horizon, self.batch_size, self.num_states, self.num_actions)
+        self._plan_buffer = torch.empty(shape, dtype=self.dtype, device=self.device)
+        self._scratch: torch.Tensor | None = None
         self._uniforms: torch.Tensor | None = None
         self.last_info: dict[str, Any] = {}
         self._reset_stats()
@@ -195,7 +201,7 @@ class MDPAgent:
         self.step = 0
 
     def _plan(self) -> torch.Tensor:
-        return self.posterior.plan_mean()
+        return self.posterior.plan_mean(out=self._plan_buffer)
 
     def _check_step(self, h: Any, states: Any) -> torch.Tensor:
         if self.step < 0:
@@ -265,7 +271,10 @@ class PSRLAgent(MDPAgent):
 
     def _plan(self) -> torch.Tensor:
         return self.posterior.plan_sample(
-            self.generators, sampler=self.sampler, stick_tolerance=self.stick_tolerance
+            self.generators,
+            sampler=self.sampler,
+            stick_tolerance=self.stick_tolerance,
+            out=self._plan_buffer,
         )
 
     def _act(self, s: torch.Tensor, h: int) -> torch.Tensor:
@@ -366,7 +375,11 @@ class MDPDelightAgent(_HostAgent):
         if h == 0:
             # Nothing was observed since the plan froze: the posterior mean is the plan's.
             return self.q_plan[0][rows, states[rows]]
-        q = self.posterior.plan_mean(rows=rows, first_step=h)[0]
+        if self._scratch is None:
+            self._scratch = torch.empty_like(self._plan_buffer)
+        shape = (self.horizon - h, rows.numel(), self.num_states, self.num_actions)
+        out = self._scratch.view(-1)[: math.prod(shape)].view(shape)
+        q = self.posterior.plan_mean(rows=rows, first_step=h, out=out)[0]
         return q[torch.arange(rows.numel(), device=self.device), states[rows]]
 
     def _act(self, s: torch.Tensor, h: int) -> torch.Tensor:
