@@ -57,15 +57,19 @@ summands), so ``G = T0·D + G^obs`` with
   ``x_i`` i.i.d. uniform on the states.
 
 Then ``P = f·D + (1 - f)·G^obs/ΣG^obs`` with ``f = T0/(T0 + ΣG^obs)`` (``f = 1`` for an unvisited
-pair). The series is truncated, per seed, after the first stick where every pair's leftover
-mass ``Π_i (1 - β_i)`` is below ``stick_tolerance`` (default ``1e-9``), and sticks lighter than
-``stick_tolerance`` are dropped; the leftover and the dropped mass are put on the uniform
-distribution (the mean of ``D``), so the sample's mean transition matrix is exact and its law is
-perturbed by at most ``(1 + sticks)·stick_tolerance`` in total variation per pair.
-The expected number of sticks is ``c·log(1/tol)`` (about ``2`` at ``N = 10``, ``52`` at ``N = 50``
-with the default prior), and a backup then costs ``O(S·A·(K + sticks))``. For a large ``c``
-(e.g. ``α0 = 1``: ``c = S``) this would exceed ``S`` and ``sampler="auto"`` falls back to a dense
-draw (``S`` Gamma variates per pair, ``O(S²·A)`` memory and time per seed); ``"dense"`` forces it.
+pair). Each pair's series is drawn in chunks of ``m = ⌈c·log(1/tol)⌉ + 1`` sticks until its
+leftover mass ``Π_i (1 - β_i)`` is below ``stick_tolerance`` (default ``1e-9``); sticks whose
+weight in ``P`` (``f·w_i``) is below ``stick_tolerance`` are dropped. The leftover and the
+dropped mass are put on the uniform distribution (the mean of ``D``), so the sample's mean
+transition matrix is exact and its law is perturbed by at most ``(1 + sticks)·stick_tolerance``
+in total variation per pair. The first chunk of every pair lives in the ``J`` padded slots
+(``J`` = the most heavy sticks of any pair in the first chunk, plus ``K``); the further chunks
+of the few pairs that need them go to an overflow list (``TabularModel.extra``), so a backup
+costs ``O(S·A·(K + m))`` plus the overflow. The number of sticks is ``1 + Poisson(c·log(1/tol))``
+in law (``c = 0.1``: mean 3.1 with the default prior, at every ``N``; ``c = 2.5``, i.e.
+``α0 = 1e-3`` at ``N = 50``: about 53). For a large ``c`` (e.g. ``α0 = 1``: ``c = S``) this would
+exceed ``S`` and ``sampler="auto"`` falls back to a dense draw (``S`` Gamma variates per pair,
+``O(S²·A)`` memory and time per seed); ``"dense"`` forces it.
 
 All tensors live on ``device`` (CPU or CUDA); the dtype is float64 by default (float32 also
 works). Randomness comes only from the generators passed in (one per seed, or one for all).
@@ -96,7 +100,6 @@ __all__ = [
 DEFAULT_TRANSITION_MASS = 0.1
 #: Default truncation of the stick-breaking series of a sampled transition row.
 DEFAULT_STICK_TOLERANCE = 1e-9
-_STICK_CHUNK = 16
 _FLOAT_DTYPES = (torch.float32, torch.float64)
 
 GeneratorLike = torch.Generator | Sequence[torch.Generator]
@@ -106,7 +109,8 @@ GeneratorLike = torch.Generator | Sequence[torch.Generator]
 class TabularModel:
     """One MDP per seed in the sparse form the planner uses.
 
-    ``P(·|s, a)·V = Σ_k weight[..., k]·V[succ[..., k]] + uniform·mean(V)``.
+    ``P(·|s, a)·V = Σ_k weight[..., k]·V[succ[..., k]] + uniform·mean(V)`` plus, if ``extra``
+    is given, ``Σ_e extra_weight[e]·V[extra_succ[e]]`` over the entries ``e`` of the pair.
 
     Attributes:
         reward: mean reward ``r(s, a)``, shape ``(B, S, A)``.
@@ -114,12 +118,17 @@ class TabularModel:
             ``weight`` has ``J = S`` columns indexed by the states themselves.
         weight: transition weights, ``(B, S, A, J)`` (padding slots have weight 0).
         uniform: weight on the uniform distribution over all states, ``(B, S, A)``.
+        extra: optional overflow entries ``(pair, succ, weight)``, three ``(E,)`` tensors:
+            ``pair`` indexes the flattened ``(B·S·A)`` pairs, ``succ`` the flattened ``(B·S)``
+            states (of the same seed). PSRL samples keep the few pairs with many heavy sticks
+            here, so that ``J`` stays small for the rest.
     """
 
     reward: torch.Tensor
     succ: torch.Tensor | None
     weight: torch.Tensor
     uniform: torch.Tensor
+    extra: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
 
     def dense_transitions(self) -> torch.Tensor:
         """The full transition tensor ``(B, S, A, S)`` (``O(S²A)`` memory; for tests)."""
@@ -127,7 +136,13 @@ class TabularModel:
         dense = self.uniform[..., None].expand(b, s, a, s) / s
         if self.succ is None:
             return dense + self.weight
-        return dense.clone().scatter_add_(-1, self.succ, self.weight)
+        out = dense.clone().scatter_add_(-1, self.succ, self.weight)
+        if self.extra is not None:
+            pair, succ, weight = self.extra
+            seed = pair // (s * a)
+            flat = pair * s + (succ - seed * s)
+            out.view(-1).index_add_(0, flat, weight)
+        return out
 
 
 def value_iteration(
@@ -201,6 +216,9 @@ def value_iteration(
                 torch.sum(g4, dim=1, out=qh)
         qh.add_(model.reward)
         qh.addcmul_(uniform, v_mean[:, :, None])
+        if model.extra is not None:
+            e_pair, e_succ, e_weight = model.extra
+            qh.view(-1).index_add_(0, e_pair, v.view(-1).index_select(0, e_succ) * e_weight)
     return q
 
 
@@ -551,7 +569,13 @@ class TabularMDPPosterior:
         width = max(p[1].shape[-1] for p in parts)
         succ = torch.stack([_pad(p[1], width) for p in parts])
         weight = torch.stack([_pad(p[2], width) for p in parts])
-        return TabularModel(reward, succ, weight, uniform)
+        pairs = self.num_states * self.num_actions
+        extra = (
+            torch.cat([p[4][0] + k * pairs for k, p in enumerate(parts)]),
+            torch.cat([p[4][1] + k * self.num_states for k, p in enumerate(parts)]),
+            torch.cat([p[4][2] for p in parts]),
+        )
+        return TabularModel(reward, succ, weight, uniform, extra if extra[0].numel() else None)
 
     def _gamma(self, shape: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         return torch._standard_gamma(shape, generator=gen)
@@ -577,7 +601,13 @@ class TabularMDPPosterior:
 
     def _sample_row(
         self, i: int, gen: torch.Generator, dense: bool, tol: float
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> tuple[
+        torch.Tensor,
+        torch.Tensor,
+        torch.Tensor,
+        torch.Tensor,
+        tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    ]:
         reward = self._sample_reward(i, gen)
         n_states, n_actions = self.num_states, self.num_actions
         kw: dict[str, Any] = {"dtype": self.dtype, "device": self.device}
@@ -594,7 +624,9 @@ class TabularMDPPosterior:
                 g / torch.where(total > 0, total, 1.0),
                 alpha / alpha.sum(-1, keepdim=True),
             )
-            return reward, torch.empty(0), weight, torch.zeros((n_states, n_actions), **kw)
+            none = torch.zeros(0, dtype=torch.int64, device=self.device)
+            extra = (none, none, torch.zeros(0, **kw))
+            return reward, none, weight, torch.zeros((n_states, n_actions), **kw), extra
         c = n_states * self.transition_prior
         counts = self.succ_counts[i]
         g_obs = torch.where(counts > 0, self._gamma(counts.clamp(min=1.0), gen), 0.0)
@@ -605,49 +637,68 @@ class TabularMDPPosterior:
         obs_weight = (
             (1.0 - frac)[..., None] * g_obs / torch.where(visited, obs_total, 1.0)[..., None]
         )
-        # Stick-breaking for D ~ Dirichlet(α0·1_S) = DP(c, uniform), in chunks, until every
-        # pair's leftover mass is below tol.
-        log_left = torch.zeros((n_states, n_actions), **kw)
-        sticks: list[torch.Tensor] = []
-        atoms: list[torch.Tensor] = []
-        lefts: list[torch.Tensor] = []
+        # Stick-breaking for D ~ Dirichlet(α0·1_S) = DP(c, uniform): `main` sticks for every
+        # pair, then more, in chunks, for the pairs whose leftover mass is still above tol.
         log_tol = math.log(tol)
-        chunk = max(4, min(_STICK_CHUNK, math.ceil(1.5 * c * -log_tol)))
-        while True:
-            u = torch.rand((n_states, n_actions, chunk), generator=gen, **kw)
-            log_keep = torch.log(u) / c  # log(1 - β_i), β_i ~ Beta(1, c)
-            cum = log_left[..., None] + torch.cumsum(log_keep, dim=-1)
-            prev = torch.cat([log_left[..., None], cum[..., :-1]], dim=-1)
-            sticks.append(torch.exp(prev) * -torch.expm1(log_keep))
-            atoms.append(
-                torch.randint(
-                    n_states, (n_states, n_actions, chunk), generator=gen, device=self.device
-                )
-            )
-            lefts.append(cum)
-            log_left = cum[..., -1]
-            if float(log_left.max()) < log_tol:
-                break
-        # Cut the series at the first stick after which every pair's leftover is below tol.
-        all_left = torch.cat(lefts, dim=-1)
-        cut = int(torch.nonzero(all_left.flatten(0, 1).amax(dim=0) < log_tol)[0]) + 1
-        log_left = all_left[..., cut - 1]
-        w_raw = torch.cat(sticks, dim=-1)[..., :cut]
-        at = torch.cat(atoms, dim=-1)[..., :cut]
-        left = torch.exp(log_left)
-        # Sticks lighter than tol also go to the uniform part; the heavy ones are packed first
-        # so the slot count is the largest number of heavy sticks of any pair.
-        light = w_raw < tol
-        if bool(light.any()):
-            left = left + (w_raw * light).sum(dim=-1)
-            order = torch.argsort(light.to(torch.uint8), dim=-1, stable=True)
-            width = int((~light).sum(dim=-1).max())
-            w_raw = torch.where(light, 0.0, w_raw).gather(-1, order)[..., :width]
-            at = at.gather(-1, order)[..., :width]
-        succ = torch.cat([at, self.succ[i]], dim=-1)
-        weight = torch.cat([w_raw * frac[..., None], obs_weight], dim=-1)
-        uniform = frac * left
-        return reward, succ, weight, uniform
+        main = max(1, math.ceil(c * -log_tol)) + 1
+        w_main, at_main, log_left = self._sticks(
+            torch.zeros(n_states * n_actions, **kw), main, c, gen
+        )
+        extra_pair: list[torch.Tensor] = []
+        extra_w: list[torch.Tensor] = []
+        extra_at: list[torch.Tensor] = []
+        todo = torch.nonzero(log_left >= log_tol).flatten()
+        while todo.numel() > 0:
+            w_more, at_more, left_more = self._sticks(log_left[todo], main, c, gen)
+            log_left[todo] = left_more
+            extra_pair.append(todo[:, None].expand(-1, main).reshape(-1))
+            extra_w.append(w_more.reshape(-1))
+            extra_at.append(at_more.reshape(-1))
+            todo = todo[left_more >= log_tol]
+        # Sticks whose weight in P (f·w) is below tol go to the uniform part with the leftover;
+        # the heavy main sticks are packed first, so J is the largest number of them.
+        frac_flat = frac.reshape(-1)
+        w_main = w_main * frac_flat[:, None]
+        left = frac_flat * torch.exp(log_left)
+        light = w_main < tol
+        left = left + (w_main * light).sum(dim=-1)
+        order = torch.argsort(light.to(torch.uint8), dim=-1, stable=True)
+        width = int((~light).sum(dim=-1).max())
+        w_main = torch.where(light, 0.0, w_main).gather(-1, order)[:, :width]
+        at_main = at_main.gather(-1, order)[:, :width]
+        if extra_pair:
+            pair_e = torch.cat(extra_pair)
+            w_e = torch.cat(extra_w) * frac_flat[pair_e]
+            at_e = torch.cat(extra_at)
+            light_e = w_e < tol
+            left.index_add_(0, pair_e[light_e], w_e[light_e])
+            heavy = ~light_e
+            extra = (pair_e[heavy], at_e[heavy], w_e[heavy])
+        else:
+            empty = torch.zeros(0, dtype=torch.int64, device=self.device)
+            extra = (empty, empty, torch.zeros(0, **kw))
+        shape = (n_states, n_actions, width)
+        succ = torch.cat([at_main.view(shape), self.succ[i]], dim=-1)
+        weight = torch.cat([w_main.view(shape), obs_weight], dim=-1)
+        uniform = left.view(n_states, n_actions)
+        return reward, succ, weight, uniform, extra
+
+    def _sticks(
+        self, log_left: torch.Tensor, count: int, c: float, gen: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``count`` more sticks of DP(c, uniform) for pairs with leftover ``exp(log_left)``:
+        weights and atoms ``(len, count)`` and the new log leftover."""
+        u = torch.rand(
+            (log_left.numel(), count), generator=gen, dtype=self.dtype, device=self.device
+        )
+        log_keep = torch.log(u) / c  # log(1 - β_i), β_i ~ Beta(1, c)
+        cum = log_left[:, None] + torch.cumsum(log_keep, dim=-1)
+        prev = torch.cat([log_left[:, None], cum[:, :-1]], dim=-1)
+        weights = torch.exp(prev) * -torch.expm1(log_keep)
+        atoms = torch.randint(
+            self.num_states, (log_left.numel(), count), generator=gen, device=self.device
+        )
+        return weights, atoms, cum[:, -1]
 
     def plan_sample(
         self,
