@@ -144,6 +144,36 @@ def test_same_seed_same_actions() -> None:
     np.testing.assert_array_equal(a1, a2)
 
 
+@pytest.mark.parametrize("t", [0, 30, 100, 2000])
+def test_lazy_gate_gives_the_same_actions(t: int) -> None:
+    # lazy_gate evaluates the gate only where the ε coin chose the override; with the same
+    # seed the actions must be identical to the full evaluation, and so must the info on the
+    # rows it evaluated.
+    rng = np.random.default_rng(5)
+    table = rng.dirichlet(np.full(3, 0.3), size=6)
+    host = lambda obs: table[obs]  # noqa: E731
+    post = TabularValuePosterior(6, 3, prior_std=0.3)
+    post.means[:] = rng.normal(0, 0.3, (6, 3))
+    post.counts[:] = rng.integers(0, 20, (6, 3))
+    obs = rng.integers(0, 6, 500)
+    runs = {}
+    for lazy in (False, True):
+        de = DelightExplorationWrapper(
+            host, post, observation_space=spaces.Discrete(6), seed=9, lazy_gate=lazy
+        )
+        de.t = t
+        runs[lazy] = (de.predict(obs)[0], de.last_info)
+    (a_full, full), (a_lazy, lazy_info) = runs[False], runs[True]
+    np.testing.assert_array_equal(a_lazy, a_full)
+    rows = lazy_info["explored"]
+    np.testing.assert_array_equal(rows, full["explored"])
+    np.testing.assert_array_equal(lazy_info["overridden"], full["overridden"])
+    for key in ("gate_size", "delight", "baseline", "acting_probs", "expected_improvement"):
+        np.testing.assert_array_equal(lazy_info[key][rows], full[key][rows])
+    assert np.all(lazy_info["gate_size"][~rows] == -1)
+    assert 0 < rows.sum() < 500 or t == 0
+
+
 @settings(max_examples=50, deadline=None)
 @given(
     host=st.lists(st.floats(0.01, 1.0), min_size=2, max_size=6),

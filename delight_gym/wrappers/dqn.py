@@ -73,6 +73,11 @@ class DelightDQN(DQN):
         Arguments of the default posterior (``gamma`` defaults to this DQN's ``gamma``).
     delight_seed : int, optional
         Seed of DE's generator; default: ``seed``.
+    lazy_gate : bool, default True
+        Evaluate the posterior and gate only on steps whose ``ε`` coin chose the override (same
+        actions, far cheaper once ``ε_t`` is small; see
+        :class:`~delight_gym.wrappers.DelightExplorationWrapper`). ``False`` fills
+        ``delight.last_info`` on every step.
     **kwargs :
         Everything else :class:`stable_baselines3.DQN` takes, except ``exploration_*``.
 
@@ -97,6 +102,7 @@ class DelightDQN(DQN):
         posterior: ValuePosterior | None = None,
         posterior_kwargs: dict[str, Any] | None = None,
         delight_seed: int | None = None,
+        lazy_gate: bool = True,
         **kwargs: Any,
     ) -> None:
         refused = [k for k in _REFUSED if k in kwargs]
@@ -114,6 +120,7 @@ class DelightDQN(DQN):
             "posterior": posterior,
             "posterior_kwargs": posterior_kwargs,
             "seed": delight_seed if delight_seed is not None else kwargs.get("seed"),
+            "lazy_gate": lazy_gate,
         }
         super().__init__(
             policy,
@@ -140,6 +147,7 @@ class DelightDQN(DQN):
                 seed=cfg["seed"],
                 baseline=cfg["baseline"],
                 posterior_kwargs=kwargs or None,
+                lazy_gate=cfg["lazy_gate"],
             )
             self._delight_config = {}  # the wrapper holds it now (and is what gets saved)
         else:  # loaded: the host's link to the model was dropped when it was saved

@@ -15,7 +15,9 @@ by :func:`delight_gym.rule.sample_acting`:
 3. ``EI(s, a) = E[(f(s, a) − v_s)^+]`` from the posterior;
 4. ``ε_t = epsilon_schedule(t, half_life)`` with ``t`` the number of transitions fed to
    :meth:`~DelightExplorationWrapper.observe` so far (each row of a batch counts one);
-5. the rule, and a two-stage draw (override with probability ``ε_t``, then from ``q`` or ``π``).
+5. the rule, and a two-stage draw (override with probability ``ε_t``, then from ``q`` or ``π``):
+   :func:`~delight_gym.rule.sample_acting`, or with ``lazy_gate=True`` the same draw with the
+   posterior and gate evaluated only on the rows that explore (identical actions, cheaper).
 
 The posterior is the default tabular value posterior
 (:class:`~delight_gym.wrappers.posteriors.TabularValuePosterior`) when the observation space
@@ -41,8 +43,10 @@ from delight_gym.rule import (
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
     delight_rule,
+    draw_acting_uniforms,
     epsilon_schedule,
     sample_acting,
+    sample_categorical,
 )
 from delight_gym.wrappers.hosts import Host, make_host
 from delight_gym.wrappers.posteriors import ValuePosterior, default_posterior
@@ -118,6 +122,12 @@ class DelightExplorationWrapper:
     posterior_kwargs : dict, optional
         Arguments of the default posterior (``gamma``, ``prior_mean``, ``prior_std``,
         ``noise_std``); ``gamma`` defaults to the host model's ``gamma`` when it has one.
+    lazy_gate : bool, default False
+        Evaluate the posterior and the gate only on the rows whose ``ε`` coin chose the
+        override (the pattern of :func:`delight_gym.rule.draw_acting_uniforms`): the same
+        actions for the same seed, much cheaper once ``ε_t`` is small, but ``last_info`` has
+        ``gate_size = -1`` and NaN ``delight``, ``baseline``, ``acting_probs`` and
+        ``expected_improvement`` on the other rows (not evaluated).
 
     Attributes
     ----------
@@ -168,7 +178,11 @@ class DelightExplorationWrapper:
         observation_space: Any = None,
         action_space: Any = None,
         posterior_kwargs: dict[str, Any] | None = None,
+        lazy_gate: bool = False,
     ) -> None:
+        if not isinstance(lazy_gate, bool):
+            raise TypeError(f"lazy_gate must be a bool, got {lazy_gate!r}")
+        self.lazy_gate = lazy_gate
         self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
         self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
         self.half_life = check_positive_float(half_life, "half_life")
@@ -249,6 +263,19 @@ class DelightExplorationWrapper:
             )
         return arr
 
+    def _decide(self, obs: np.ndarray, probs: np.ndarray, eps: float) -> tuple[Any, Any, Any]:
+        """The rule's decision for ``obs`` (``(n, ...)``), with the baseline and EI used."""
+        n = len(obs)
+        means = self._posterior_array(self.posterior.mean(obs), n, "mean")
+        base = (probs * means).sum(axis=1) if self.baseline == "host" else means.max(axis=1)
+        ei = self._posterior_array(
+            self.posterior.expected_improvement(obs, base), n, "expected_improvement"
+        )
+        decision = delight_rule(
+            probs, ei, eps, gate_price=self.gate_price, surprisal_cap=self.surprisal_cap
+        )
+        return decision, base, ei
+
     def predict(
         self,
         observation: Any,
@@ -290,19 +317,9 @@ class DelightExplorationWrapper:
                 "acting_probs": probs,
                 "expected_improvement": np.zeros_like(probs),
             }
-        else:
-            means = self._posterior_array(self.posterior.mean(obs), n, "mean")
-            if self.baseline == "host":
-                base = (probs * means).sum(axis=1)
-            else:
-                base = means.max(axis=1)
-            ei = self._posterior_array(
-                self.posterior.expected_improvement(obs, base), n, "expected_improvement"
-            )
+        elif not self.lazy_gate:
             eps = self.epsilon
-            decision = delight_rule(
-                probs, ei, eps, gate_price=self.gate_price, surprisal_cap=self.surprisal_cap
-            )
+            decision, base, ei = self._decide(obs, probs, eps)
             actions, explored = sample_acting(decision, self.rng)
             actions = np.asarray(actions, dtype=np.int64)
             info = {
@@ -316,6 +333,37 @@ class DelightExplorationWrapper:
                 "acting_probs": decision.probs,
                 "expected_improvement": ei,
             }
+        else:
+            # The pattern of rule.draw_acting_uniforms: the same uniforms, in the same order, as
+            # sample_acting, so the actions are identical; the gate is evaluated only on the
+            # rows whose ε coin chose the override.
+            eps = self.epsilon
+            u1, u2 = draw_acting_uniforms(self.rng, (n,))
+            explored = u1 < eps
+            actions = np.asarray(sample_categorical(probs, u2), dtype=np.int64)
+            nan = np.full(n, np.nan)
+            info = {
+                "overridden": np.zeros(n, dtype=bool),
+                "explored": explored,
+                "gate_size": np.full(n, -1, dtype=np.int64),
+                "epsilon": eps,
+                "delight": nan.copy(),
+                "baseline": nan.copy(),
+                "host_probs": probs,
+                "acting_probs": np.full_like(probs, np.nan),
+                "expected_improvement": np.full_like(probs, np.nan),
+            }
+            rows = np.flatnonzero(explored)
+            if rows.size:
+                decision, base, ei = self._decide(obs[rows], probs[rows], eps)
+                chosen = np.asarray(sample_categorical(decision.override, u2[rows]), np.int64)
+                actions[rows] = chosen
+                info["overridden"][rows] = ~decision.gate_empty
+                info["gate_size"][rows] = decision.gate.sum(axis=1)
+                info["delight"][rows] = decision.delight[np.arange(rows.size), chosen]
+                info["baseline"][rows] = base
+                info["acting_probs"][rows] = decision.probs
+                info["expected_improvement"][rows] = ei
         if single:
             info = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in info.items()}
             self.last_info = info

@@ -131,18 +131,17 @@ class _OneHotEncoder:
                 f"got {arr.shape}"
             )
         flat = arr.reshape(arr.shape[0], self.num_states)
-        ones = flat == 1
-        count = ones.sum(axis=1)
-        valid = (count == 1) & np.all(ones | (flat == 0), axis=1)
-        blank = ~np.any(flat != 0, axis=1)
+        nonzero = np.count_nonzero(flat, axis=1)
+        idx = np.argmax(flat != 0, axis=1)
+        valid = (nonzero == 1) & (flat[np.arange(flat.shape[0]), idx] == 1)
         if allow_blank is not None:
-            valid |= blank & allow_blank
+            valid |= (nonzero == 0) & allow_blank
         if not np.all(valid):
             raise ValueError(
                 f"{name} must be one-hot (one entry 1, the rest 0) for the tabular posterior; "
                 f"row {int(np.flatnonzero(~valid)[0])} is not"
             )
-        return np.where(count == 1, np.argmax(ones, axis=1), -1)
+        return np.where(nonzero == 1, idx, -1)
 
 
 def _encoder_for(space: Any) -> _DiscreteEncoder | _OneHotEncoder | None:
