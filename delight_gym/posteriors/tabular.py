@@ -558,24 +558,13 @@ class TabularMDPPosterior:
             sampler = "sparse" if self.expected_sticks(tol) <= self.num_states / 4 else "dense"
         row_list = list(range(self.batch_size)) if rows is None else [int(i) for i in rows]
         gens = _generators(generator, row_list)
-        parts = [
-            self._sample_row(i, g, sampler == "dense", tol)
-            for i, g in zip(row_list, gens, strict=True)
-        ]
+        if sampler == "sparse":
+            return self._sample_sparse(row_list, gens, tol)
+        parts = [self._sample_dense_row(i, g) for i, g in zip(row_list, gens, strict=True)]
         reward = torch.stack([p[0] for p in parts])
-        uniform = torch.stack([p[3] for p in parts])
-        if sampler == "dense":
-            return TabularModel(reward, None, torch.stack([p[2] for p in parts]), uniform)
-        width = max(p[1].shape[-1] for p in parts)
-        succ = torch.stack([_pad(p[1], width) for p in parts])
-        weight = torch.stack([_pad(p[2], width) for p in parts])
-        pairs = self.num_states * self.num_actions
-        extra = (
-            torch.cat([p[4][0] + k * pairs for k, p in enumerate(parts)]),
-            torch.cat([p[4][1] + k * self.num_states for k, p in enumerate(parts)]),
-            torch.cat([p[4][2] for p in parts]),
-        )
-        return TabularModel(reward, succ, weight, uniform, extra if extra[0].numel() else None)
+        weight = torch.stack([p[1] for p in parts])
+        uniform = torch.zeros_like(reward)
+        return TabularModel(reward, None, weight, uniform)
 
     def _gamma(self, shape: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         return torch._standard_gamma(shape, generator=gen)
@@ -599,89 +588,121 @@ class TabularMDPPosterior:
         noise = torch.randn(mean.shape, generator=gen, dtype=self.dtype, device=self.device)
         return mean + noise / prec.sqrt()
 
-    def _sample_row(
-        self, i: int, gen: torch.Generator, dense: bool, tol: float
-    ) -> tuple[
-        torch.Tensor,
-        torch.Tensor,
-        torch.Tensor,
-        torch.Tensor,
-        tuple[torch.Tensor, torch.Tensor, torch.Tensor],
-    ]:
+    def _sample_dense_row(self, i: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """Reward means and a dense ``(S, A, S)`` transition draw for seed row ``i``."""
         reward = self._sample_reward(i, gen)
         n_states, n_actions = self.num_states, self.num_actions
         kw: dict[str, Any] = {"dtype": self.dtype, "device": self.device}
-        if dense:
-            alpha = torch.full((n_states, n_actions, n_states), self.transition_prior, **kw)
-            alpha.scatter_add_(-1, self.succ[i], self.succ_counts[i])
-            g = self._gamma(alpha, gen)
-            total = g.sum(dim=-1, keepdim=True)
-            # All S Gammas underflow together only for a minuscule α0: then the row is a draw
-            # concentrated on one state, which the largest log-Gamma would pick; fall back to
-            # the mean (documented limitation, unreachable for α0 ≥ 1e-6 and S ≤ 10⁴).
-            weight = torch.where(
-                total > 0,
-                g / torch.where(total > 0, total, 1.0),
-                alpha / alpha.sum(-1, keepdim=True),
-            )
-            none = torch.zeros(0, dtype=torch.int64, device=self.device)
-            extra = (none, none, torch.zeros(0, **kw))
-            return reward, none, weight, torch.zeros((n_states, n_actions), **kw), extra
+        alpha = torch.full((n_states, n_actions, n_states), self.transition_prior, **kw)
+        alpha.scatter_add_(-1, self.succ[i], self.succ_counts[i])
+        g = self._gamma(alpha, gen)
+        total = g.sum(dim=-1, keepdim=True)
+        # All S Gammas underflow together only for a minuscule α0: then the row is a draw
+        # concentrated on one state, which the largest log-Gamma would pick; fall back to
+        # the mean (documented limitation, unreachable for α0 ≥ 1e-6 and S ≤ 10⁴).
+        weight = torch.where(
+            total > 0, g / torch.where(total > 0, total, 1.0), alpha / alpha.sum(-1, keepdim=True)
+        )
+        return reward, weight
+
+    def _sample_sparse(
+        self, rows: list[int], gens: list[torch.Generator], tol: float
+    ) -> TabularModel:
+        """The stick-breaking sampler: per seed, its draws come from its own generator (a few
+        calls per seed); the arithmetic runs batched over the seeds."""
+        n_states, n_actions = self.num_states, self.num_actions
+        pairs = n_states * n_actions
+        kw: dict[str, Any] = {"dtype": self.dtype, "device": self.device}
+        idx = torch.tensor(rows, dtype=torch.int64, device=self.device)
+        b = len(rows)
+        counts = self.succ_counts[idx]  # (b, S, A, K)
+        k_slots = counts.shape[-1]
         c = n_states * self.transition_prior
-        counts = self.succ_counts[i]
-        g_obs = torch.where(counts > 0, self._gamma(counts.clamp(min=1.0), gen), 0.0)
-        obs_total = g_obs.sum(dim=-1)
-        t0 = self._gamma(torch.full((n_states, n_actions), c, **kw), gen)
+        log_tol = math.log(tol)
+        main = max(1, math.ceil(c * -log_tol)) + 1
+        beta = self.reward_model == "beta"
+        gammas, noises, uniforms, atoms = [], [], [], []
+        c_shape = torch.full((pairs,), c, **kw)
+        for k, (i, g) in enumerate(zip(rows, gens, strict=True)):
+            shapes = [counts[k].reshape(-1).clamp(min=1.0), c_shape]
+            if beta:
+                shapes = [self.reward_a[i].reshape(-1), self.reward_b[i].reshape(-1), *shapes]
+            gammas.append(self._gamma(torch.cat(shapes), g))
+            if not beta:
+                noises.append(torch.randn(pairs, generator=g, **kw))
+            uniforms.append(torch.rand((pairs, main), generator=g, **kw))
+            atoms.append(torch.randint(n_states, (pairs, main), generator=g, device=self.device))
+        gam = torch.stack(gammas)
+        off = 0
+        if beta:
+            low, high = self.reward_range
+            ra, rb = self.reward_a[idx].reshape(b, -1), self.reward_b[idx].reshape(b, -1)
+            x, y = gam[:, :pairs], gam[:, pairs : 2 * pairs]
+            total = x + y
+            # Both Gammas can underflow for tiny shapes; the Beta's mean is the fallback.
+            ratio = torch.where(total > 0, x / torch.where(total > 0, total, 1.0), ra / (ra + rb))
+            reward = (low + (high - low) * ratio).view(b, n_states, n_actions)
+            off = 2 * pairs
+        else:
+            s0 = self.reward_prior[1]
+            prec = 1.0 / s0**2 + self.reward_n[idx] / self.reward_noise**2
+            reward = self.mean_reward(idx) + torch.stack(noises).view_as(prec) / prec.sqrt()
+        g_obs = gam[:, off : off + pairs * k_slots].view(b, n_states, n_actions, k_slots)
+        g_obs = torch.where(counts > 0, g_obs, 0.0)
+        t0 = gam[:, off + pairs * k_slots :].reshape(b * pairs)
+        obs_total = g_obs.sum(dim=-1).reshape(b * pairs)
         visited = obs_total > 0
         frac = torch.where(visited, t0 / torch.where(visited, t0 + obs_total, 1.0), 1.0)
         obs_weight = (
-            (1.0 - frac)[..., None] * g_obs / torch.where(visited, obs_total, 1.0)[..., None]
+            (1.0 - frac).view(b, n_states, n_actions, 1)
+            * g_obs
+            / torch.where(visited, obs_total, 1.0).view(b, n_states, n_actions, 1)
         )
         # Stick-breaking for D ~ Dirichlet(α0·1_S) = DP(c, uniform): `main` sticks for every
         # pair, then more, in chunks, for the pairs whose leftover mass is still above tol.
-        log_tol = math.log(tol)
-        main = max(1, math.ceil(c * -log_tol)) + 1
-        w_main, at_main, log_left = self._sticks(
-            torch.zeros(n_states * n_actions, **kw), main, c, gen
-        )
+        log_keep = torch.log(torch.stack(uniforms).view(b * pairs, main)) / c
+        cum = torch.cumsum(log_keep, dim=-1)  # log(1 - β_i) summed, β_i ~ Beta(1, c)
+        prev = torch.cat([torch.zeros_like(cum[:, :1]), cum[:, :-1]], dim=-1)
+        w_main = torch.exp(prev) * -torch.expm1(log_keep)
+        at_main = torch.stack(atoms).view(b * pairs, main)
+        log_left = cum[:, -1].clone()
         extra_pair: list[torch.Tensor] = []
         extra_w: list[torch.Tensor] = []
         extra_at: list[torch.Tensor] = []
-        todo = torch.nonzero(log_left >= log_tol).flatten()
-        while todo.numel() > 0:
-            w_more, at_more, left_more = self._sticks(log_left[todo], main, c, gen)
-            log_left[todo] = left_more
-            extra_pair.append(todo[:, None].expand(-1, main).reshape(-1))
-            extra_w.append(w_more.reshape(-1))
-            extra_at.append(at_more.reshape(-1))
-            todo = todo[left_more >= log_tol]
+        unfinished = (log_left >= log_tol).view(b, pairs)
+        for k in torch.nonzero(unfinished.any(dim=1)).flatten().tolist():
+            todo = torch.nonzero(unfinished[k]).flatten() + k * pairs
+            while todo.numel() > 0:
+                w_more, at_more, left_more = self._sticks(log_left[todo], main, c, gens[k])
+                log_left[todo] = left_more
+                extra_pair.append(todo[:, None].expand(-1, main).reshape(-1))
+                extra_w.append(w_more.reshape(-1))
+                extra_at.append((at_more + k * n_states).reshape(-1))
+                todo = todo[left_more >= log_tol]
         # Sticks whose weight in P (f·w) is below tol go to the uniform part with the leftover;
         # the heavy main sticks are packed first, so J is the largest number of them.
-        frac_flat = frac.reshape(-1)
-        w_main = w_main * frac_flat[:, None]
-        left = frac_flat * torch.exp(log_left)
+        w_main = w_main * frac[:, None]
+        left = frac * torch.exp(log_left)
         light = w_main < tol
         left = left + (w_main * light).sum(dim=-1)
         order = torch.argsort(light.to(torch.uint8), dim=-1, stable=True)
         width = int((~light).sum(dim=-1).max())
         w_main = torch.where(light, 0.0, w_main).gather(-1, order)[:, :width]
         at_main = at_main.gather(-1, order)[:, :width]
+        extra: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
         if extra_pair:
             pair_e = torch.cat(extra_pair)
-            w_e = torch.cat(extra_w) * frac_flat[pair_e]
+            w_e = torch.cat(extra_w) * frac[pair_e]
             at_e = torch.cat(extra_at)
             light_e = w_e < tol
             left.index_add_(0, pair_e[light_e], w_e[light_e])
             heavy = ~light_e
-            extra = (pair_e[heavy], at_e[heavy], w_e[heavy])
-        else:
-            empty = torch.zeros(0, dtype=torch.int64, device=self.device)
-            extra = (empty, empty, torch.zeros(0, **kw))
-        shape = (n_states, n_actions, width)
-        succ = torch.cat([at_main.view(shape), self.succ[i]], dim=-1)
+            if bool(heavy.any()):
+                extra = (pair_e[heavy], at_e[heavy], w_e[heavy])
+        shape = (b, n_states, n_actions, width)
+        succ = torch.cat([at_main.view(shape), self.succ[idx]], dim=-1)
         weight = torch.cat([w_main.view(shape), obs_weight], dim=-1)
-        uniform = left.view(n_states, n_actions)
-        return reward, succ, weight, uniform, extra
+        return TabularModel(reward, succ, weight, left.view(b, n_states, n_actions), extra)
 
     def _sticks(
         self, log_left: torch.Tensor, count: int, c: float, gen: torch.Generator
@@ -714,10 +735,3 @@ class TabularMDPPosterior:
             generator, rows=rows, sampler=sampler, stick_tolerance=stick_tolerance
         )
         return value_iteration(model, self.horizon, 0, out)
-
-
-def _pad(x: torch.Tensor, width: int) -> torch.Tensor:
-    extra = width - x.shape[-1]
-    if extra == 0:
-        return x
-    return torch.cat([x, torch.zeros((*x.shape[:-1], extra), dtype=x.dtype, device=x.device)], -1)
