@@ -185,5 +185,7 @@ def test_bad_input_names_the_argument():
         horizon_price(u, 100, 10.0, 1.5)
     with pytest.raises(ValueError, match="bounded"):
         horizon_threshold(stats.norm(), 100)
+    with pytest.raises(ValueError, match="scalars"):
+        reservation_index(stats.gamma([2.0, 3.0]), 1.0, 0.1)
     with pytest.raises(ValueError, match="surprisal_cap"):
         fresh_arm_threshold(u, 0.1, 0.0)

@@ -61,7 +61,7 @@ def plot_reservoir_rates(rates: Sequence[ReservoirRates], path_stem: Path) -> li
         ax.set_ylabel("regret R_T (vs upper endpoint)")
         ax.grid(alpha=0.3, which="both")
         ax.legend(frameon=False, fontsize=8)
-    fig.suptitle("Horizon-priced reservation search: regret rate T^{α/(α+1)}")
+    fig.suptitle("Horizon-priced reservation search in a reservoir: regret ~ T^(α/(α+1))")
     fig.tight_layout()
     return save_figure(fig, path_stem)
 

@@ -61,7 +61,13 @@ def _check_prior(prior: Any) -> tuple[str, tuple[Any, ...], Any, Any]:
     if not hasattr(dist, "pdf"):
         raise TypeError(f"prior must be a continuous distribution, got {dist.name!r} (discrete)")
     shapes, loc, scale = dist._parse_args(*prior.args, **prior.kwds)
-    return str(dist.name), tuple(shapes), loc, scale
+    name = str(dist.name)
+    if name not in _CLOSED_FORM and any(np.ndim(p) > 0 for p in (*shapes, loc, scale)):
+        raise ValueError(
+            f"prior parameters must be scalars for {name!r}: array parameters are supported "
+            f"for the closed-form families {sorted(_CLOSED_FORM)}"
+        )
+    return name, tuple(shapes), loc, scale
 
 
 def _nonnegative_array(value: Any, name: str) -> np.ndarray:
