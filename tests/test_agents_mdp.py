@@ -222,3 +222,32 @@ def test_bad_input():
         agent.observe(s, a, torch.zeros(2, dtype=torch.float64), None, 0)
     with pytest.raises(ValueError, match="rewards must lie in reward_range"):
         agent.observe(s, a, torch.tensor([0.0, 2.0]), s, 0)
+
+
+def test_run_deep_sea_regret_and_first_success():
+    from delight_gym.experiments.deep_sea import run_deep_sea
+
+    size, episodes, seeds = 4, 25, 3
+    result = run_deep_sea(size, episodes, seeds, ("greedy", "delight"), seed=2, progress=False)
+    cost = 0.01 / size
+    for name in ("greedy", "delight"):
+        regret = result.regret[name]
+        assert regret.shape == (episodes, seeds)
+        # Deterministic DeepSea: an episode has zero regret iff it took the all-right path to
+        # the treasure; otherwise it missed the +1 and regret = 1 - cost·(N - #rights) ≥ 0.99.
+        success = regret < 1e-9
+        assert np.all(success | (regret >= 1.0 - size * cost - 1e-12))
+        first = np.where(success.any(axis=0), success.argmax(axis=0), -1)
+        np.testing.assert_array_equal(result.first_success[name], first)
+    with pytest.raises(ValueError, match="agents"):
+        run_deep_sea(size, 1, 1, ("ucb",), progress=False)
+
+
+@pytest.mark.slow
+def test_agents_find_the_treasure_at_size_10():
+    """Sanity at N = 10, 300 episodes, 10 seeds: the posterior-mean agents and PSRL all find it."""
+    from delight_gym.experiments.deep_sea import run_deep_sea
+
+    result = run_deep_sea(10, 300, 10, MDP_AGENTS, progress=False)
+    for name in ("psrl", "delight", "greedy"):
+        assert np.mean(result.first_success[name] >= 0) >= 0.9, name
