@@ -15,6 +15,7 @@ from gymnasium.error import ResetNeeded
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import check_finite_array, check_positive_int
+from delight_gym.envs.bandits import _check_flag, _check_options
 
 __all__ = ["DEFAULT_NUM_BOXES", "PandoraBoxesEnv", "draw_boxes"]
 
@@ -202,13 +203,8 @@ class PandoraBoxesEnv(gym.Env[NDArray[np.float32], np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[NDArray[np.float32], dict[str, Any]]:
         """Draw the hidden values (and the instance on the first call or on ``resample``)."""
-        opts = {} if options is None else dict(options)
-        unknown = set(opts) - {"resample"}
-        if unknown:
-            raise ValueError(f"options has unknown keys {sorted(unknown)}; supported: resample")
-        resample = opts.get("resample", False)
-        if not isinstance(resample, (bool, np.bool_)):
-            raise TypeError('options["resample"] must be a bool')
+        opts = _check_options(options)
+        resample = _check_flag(opts.get("resample", False), 'options["resample"]')
         if resample and self._fixed:
             raise ValueError('options["resample"]=True is not allowed with fixed priors and costs')
         super().reset(seed=seed)

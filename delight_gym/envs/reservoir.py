@@ -15,6 +15,7 @@ from gymnasium.error import ResetNeeded
 from numpy.typing import NDArray
 
 from delight_gym._checks import check_positive_float, check_positive_int
+from delight_gym.envs.bandits import _check_flag, _check_options
 
 __all__ = ["REWARD_MODES", "ReservoirEnv"]
 
@@ -115,13 +116,8 @@ class ReservoirEnv(gym.Env[np.int64, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.int64, dict[str, Any]]:
         """Start a one-pull episode; draw the reservoir on the first call or on ``resample``."""
-        opts = {} if options is None else dict(options)
-        unknown = set(opts) - {"resample"}
-        if unknown:
-            raise ValueError(f"options has unknown keys {sorted(unknown)}; supported: resample")
-        resample = opts.get("resample", False)
-        if not isinstance(resample, (bool, np.bool_)):
-            raise TypeError('options["resample"] must be a bool')
+        opts = _check_options(options)
+        resample = _check_flag(opts.get("resample", False), 'options["resample"]')
         super().reset(seed=seed)
         if self._values is None or resample:
             self._values = self.np_random.beta(1.0, self.tail_exponent, self.num_arms)
