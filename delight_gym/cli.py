@@ -40,6 +40,7 @@ __all__ = ["FIGURE_NAMES", "main"]
 T = TypeVar("T")
 
 BANDIT_AGENT_NAMES = ("delight", "thompson", "egreedy", "greedy", "ucb")
+DEEP_SEA_AGENT_NAMES = ("delight", "psrl", "egreedy", "greedy")
 #: Figures ``reproduce`` accepts (``all`` runs every experiment figure; ``theory`` runs the
 #: paper's claims as checks, see :mod:`delight_gym.theory`).
 FIGURE_NAMES = (
@@ -49,13 +50,10 @@ FIGURE_NAMES = (
     "linear-dim",
     "linear-noise",
     "linear-tune",
-    "theory",
-    "all",
-)
-#: Figures of DESIGN §5 that later issues add.
-PLANNED_FIGURES = (
     "deepsea-regret",
     "deepsea-curves",
+    "theory",
+    "all",
 )
 
 
@@ -72,22 +70,26 @@ def _comma_list(cast: Callable[[str], T], name: str) -> Callable[[str], list[T]]
     return parse
 
 
-def _agents(text: str) -> list[str]:
-    names = [x.strip() for x in text.split(",") if x.strip()]
-    bad = [n for n in names if n not in BANDIT_AGENT_NAMES]
-    if bad or not names:
-        raise argparse.ArgumentTypeError(
-            f"--agents: unknown {bad or text!r}; choose from {','.join(BANDIT_AGENT_NAMES)}"
-        )
-    return names
+def _agent_list(valid: Sequence[str]) -> Callable[[str], list[str]]:
+    def parse(text: str) -> list[str]:
+        names = [x.strip() for x in text.split(",") if x.strip()]
+        bad = [n for n in names if n not in valid]
+        if bad or not names:
+            raise argparse.ArgumentTypeError(
+                f"--agents: unknown {bad or text!r}; choose from {','.join(valid)}"
+            )
+        return names
+
+    return parse
+
+
+_agents = _agent_list(BANDIT_AGENT_NAMES)
 
 
 def _figure(text: str) -> str:
     if text in FIGURE_NAMES:
         return text
     valid = ", ".join(FIGURE_NAMES)
-    if text in PLANNED_FIGURES:
-        raise argparse.ArgumentTypeError(f"{text!r} is not implemented yet; choose from {valid}")
     raise argparse.ArgumentTypeError(f"unknown figure {text!r}; choose from {valid}")
 
 
@@ -169,6 +171,30 @@ def build_parser() -> argparse.ArgumentParser:
     lin.add_argument("--surprisal-cap", type=float, default=DEFAULT_SURPRISAL_CAP, help="L")
     lin.add_argument("--out", type=Path, default=Path("results/linear"))
     _add_execution_options(lin)
+
+    sea = run_sub.add_parser(
+        "deepsea", help="DeepSea-v0 (bsuite's deep_sea), the agents' default priors"
+    )
+    sea.add_argument("--size", type=_comma_list(int, "--size"), default=[10], help="N")
+    sea.add_argument("--episodes", type=int, default=1000)
+    sea.add_argument("--seeds", type=int, default=30, help="independent instances")
+    sea.add_argument("--seed", type=int, default=0, help="base seed (instance i: seed+i)")
+    sea.add_argument(
+        "--batch-size",
+        type=int,
+        default=30,
+        help="seeds per cell (default %(default)s); results reproducible for a given batch size",
+    )
+    sea.add_argument(
+        "--agents",
+        type=_agent_list(DEEP_SEA_AGENT_NAMES),
+        default=["delight", "psrl", "egreedy", "greedy"],
+    )
+    sea.add_argument("--half-life", type=float, default=DEFAULT_HALF_LIFE, help="M")
+    sea.add_argument("--gate-price", type=float, default=DEFAULT_GATE_PRICE, help="lambda")
+    sea.add_argument("--surprisal-cap", type=float, default=DEFAULT_SURPRISAL_CAP, help="L")
+    sea.add_argument("--out", type=Path, default=Path("results/deepsea"))
+    _add_execution_options(sea)
     return parser
 
 
@@ -343,6 +369,50 @@ def run_linear_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_deep_sea_command(args: argparse.Namespace) -> int:
+    """``delight-gym run deepsea``: every (agent, N) pair, ``--episodes`` episodes each."""
+    from delight_gym.experiments.results import plot_curves
+    from delight_gym.experiments.runner import run_experiment
+    from delight_gym.experiments.specs import (
+        DEEP_SEA_AGENT_PARAMETERS,
+        DEEP_SEA_CELL,
+        ExperimentSpec,
+    )
+
+    out: Path = args.out
+    spec = ExperimentSpec(
+        name="deepsea",
+        agents=tuple(args.agents),
+        settings=tuple(
+            {
+                "size": n,
+                "half_life": args.half_life,
+                "gate_price": args.gate_price,
+                "surprisal_cap": args.surprisal_cap,
+            }
+            for n in dict.fromkeys(args.size)
+        ),
+        setting_columns=("size",),
+        horizon=args.episodes,
+        seeds=args.seeds,
+        seed=args.seed,
+        batch_size=args.batch_size,
+        cell=DEEP_SEA_CELL,
+        instance_keys=("size",),
+        agent_parameters=DEEP_SEA_AGENT_PARAMETERS,
+    )
+    result = run_experiment(
+        spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
+    )
+    files: list[Path] = []
+    if not args.no_plot:
+        files = plot_curves(
+            result.curves, "size", out / "regret_curves", title="DeepSea", xlabel="episode"
+        )
+    _report(result, out, out, files)
+    return 0
+
+
 def _reproduce_theory(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``delight-gym reproduce theory [--quick] [--out DIR] [--seed S] [--no-plot]``: run the
     paper's structural claims as checks, print one PASS/FAIL line per claim, write
@@ -390,6 +460,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--noise must all be finite and > 0")
         _check_de_options(parser, args)
         return run_linear_command(args)
+    if args.command == "run" and args.family == "deepsea":
+        if any(n < 1 for n in args.size):
+            parser.error("--size must all be >= 1")
+        if args.episodes < 1:
+            parser.error("--episodes must be >= 1")
+        _check_de_options(parser, args)
+        return run_deep_sea_command(args)
     parser.error("unknown command")  # pragma: no cover - argparse enforces choices
     return 2
 

@@ -114,3 +114,22 @@ def test_run_linear_writes_results_and_the_budget_check(tmp_path, capsys):
     assert len(summary) == 4 and (out / "regret_curves.png").exists()
     assert "selected-override rounds" in printed and "EXCEEDED" not in printed
     assert printed.count(" OK") == 2
+
+
+def test_run_deepsea_writes_results_with_success_columns(tmp_path, capsys):
+    """``run deepsea`` runs every (agent, N), reports the success columns and checks input."""
+    out = tmp_path / "sea"
+    argv = ["run", "deepsea", "--size", "2,3", "--episodes", "20", "--seeds", "2"]
+    argv += ["--agents", "delight,psrl", "--out", str(out), "--jobs", "1", "--no-progress"]
+    assert cli.main(argv) == 0
+    summary = pd.read_csv(out / "summary.csv")
+    assert list(summary.columns[:3]) == ["experiment", "agent", "size"]
+    assert list(summary.columns[-2:]) == ["found_fraction", "first_success_median"]
+    assert len(summary) == 4 and (out / "regret_curves.png").exists()
+    # Regret per episode is at most 1 + the move costs (N·0.01/N) and never below 0.
+    assert ((summary.regret_mean >= 0) & (summary.regret_mean <= 20 * 1.01)).all()
+    assert "found_fraction" in capsys.readouterr().out
+    for bad, message in ((["--size", "0"], "--size"), (["--agents", "thompson"], "--agents")):
+        with pytest.raises(SystemExit):
+            cli.main(["run", "deepsea", *bad, "--out", str(tmp_path / "x")])
+        assert message in capsys.readouterr().err

@@ -149,8 +149,17 @@ def test_paper_figure_specs_match_the_issue():
         {"arms": 1000},
         {"arms": 1000},
     ]
+    sea = FIGURES["deepsea-regret"].full
+    assert [s["size"] for s in sea.settings] == [2, 4, 6, 8, 10, 15, 20, 30, 40, 50]
+    assert sea.agents == ("delight", "psrl", "egreedy", "greedy")
+    assert (sea.horizon, sea.seeds) == (1000, 30)
+    assert [s["size"] for s in FIGURES["deepsea-curves"].full.settings] == [5, 10, 20]
+
+    def work(spec):
+        return sum(c.seeds * c.horizon * c.setting.get("size", 1) ** 3 for c in spec.cells())
+
     for figure in FIGURES.values():
-        assert len(figure.quick.cells()) <= len(figure.full.cells()) / 4
+        assert work(figure.quick) <= work(figure.full) / 4
         assert figure.quick.seeds == 10
 
 
@@ -550,7 +559,7 @@ def test_reproduce_all_quick_writes_every_figure(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     ("figure", "message"),
-    [("bernoulli-nope", "unknown figure"), ("deepsea-regret", "not implemented yet")],
+    [("bernoulli-nope", "unknown figure"), ("deepsea", "unknown figure")],
 )
 def test_reproduce_rejects_unknown_figures(figure, message, capsys, tmp_path):
     with pytest.raises(SystemExit) as exc:

@@ -126,14 +126,18 @@ def plot_regret_curves(
     title: str = "",
     panel: str = "arms",
     panel_label: str = "K",
+    xlabel: str = "t",
 ) -> list[Path]:
-    """Cumulative regret vs ``t`` (``bernoulli-curves``), one panel per value of ``panel``."""
+    """Cumulative regret vs ``t`` (``bernoulli-curves``), one panel per value of ``panel``.
+
+    ``xlabel`` names the time axis (rounds for bandits, episodes for DeepSea)."""
     return plot_curves(
         curves,
         panel,
         path_stem,
         title=title,
         panel_label=panel_label,
+        xlabel=xlabel,
         agent_labels=AGENT_LABELS,
         agent_colors=AGENT_COLORS,
     )

@@ -174,6 +174,7 @@ def plot_curves(
     panel_label: str | None = None,
     agent_labels: Mapping[str, str] | None = None,
     agent_colors: Mapping[str, str] | None = None,
+    xlabel: str = "t",
 ) -> list[Path]:
     """One panel per setting value: cumulative regret vs ``t``, mean ± 1 s.e. per agent.
 
@@ -185,6 +186,7 @@ def plot_curves(
         panel_label: name shown in panel titles (default ``setting_column``).
         agent_labels: legend label per agent name (default: the name).
         agent_colors: line colour per agent name (default: matplotlib's cycle).
+        xlabel: label of the time axis.
 
     Writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths.
     """
@@ -212,7 +214,7 @@ def plot_curves(
             )
         shown = f"{value:g}" if isinstance(value, (int, float, np.number)) else str(value)
         ax.set_title(f"{panel_label or setting_column} = {shown}")
-        ax.set_xlabel("t")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("cumulative regret")
         ax.grid(alpha=0.3)
     axes[0][-1].legend(frameon=False)

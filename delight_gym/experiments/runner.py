@@ -185,7 +185,9 @@ def _init_worker(parent: int) -> None:
 
 
 def _cost(cell: Cell) -> float:
-    return float(cell.horizon * cell.seeds * max(1, int(cell.setting.get("arms", 1))))
+    """Rough relative cost, to start the longest cells first (DeepSea: ~N³ per episode)."""
+    size = int(cell.setting.get("size", 1))
+    return float(cell.horizon * cell.seeds * max(1, int(cell.setting.get("arms", 1))) * size**3)
 
 
 def _run_serial(

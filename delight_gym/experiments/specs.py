@@ -40,6 +40,8 @@ from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURP
 __all__ = [
     "BERNOULLI_AGENT_PARAMETERS",
     "BERNOULLI_CELL",
+    "DEEP_SEA_AGENT_PARAMETERS",
+    "DEEP_SEA_CELL",
     "FIGURES",
     "LINEAR_AGENT_PARAMETERS",
     "LINEAR_CELL",
@@ -48,6 +50,7 @@ __all__ = [
     "FigureSpec",
     "bernoulli_cell",
     "cell_name",
+    "deep_sea_cell",
     "linear_cell",
 ]
 
@@ -104,6 +107,54 @@ def linear_cell(
     from delight_gym.experiments import linear
 
     return linear.run_linear(agent, arms, dim, noise, horizon, seeds, seed=seed, **agent_kwargs)
+
+
+#: The tunable keyword arguments of each DeepSea agent (:mod:`delight_gym.agents.mdp`).
+DEEP_SEA_AGENT_PARAMETERS: Mapping[str, Mapping[str, float]] = {
+    "delight": BERNOULLI_AGENT_PARAMETERS["delight"],
+    "psrl": {},
+    "egreedy": {"half_life": DEFAULT_HALF_LIFE},
+    "greedy": {},
+}
+
+#: Import path of the DeepSea cell function (see :func:`deep_sea_cell`).
+DEEP_SEA_CELL = "delight_gym.experiments.specs:deep_sea_cell"
+
+
+@dataclass
+class DeepSeaCellResult:
+    """What :func:`deep_sea_cell` returns (the runner's cell protocol)."""
+
+    cumulative: Any
+    seconds: float
+    overrides: Any
+    first_success: Any
+
+
+def deep_sea_cell(
+    agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
+) -> DeepSeaCellResult:
+    """Cell function of the DeepSea experiments: ``run_deep_sea`` for one agent, ``horizon``
+    episodes (deterministic DeepSea, the agents' default priors, CPU).
+
+    Returns cumulative per-episode regret ``(seeds, episodes)``, DE's override counts (0 for
+    the other agents) and ``first_success``: the 1-based episode of each seed's first treasure,
+    0 if never found (:data:`~delight_gym.experiments.results.OPTIONAL_PER_SEED`).
+    """
+    import numpy as np
+
+    from delight_gym.experiments import deep_sea
+
+    result = deep_sea.run_deep_sea(
+        size, horizon, seeds, agent, seed=seed, progress=False, **agent_kwargs
+    )
+    overrides = result.overrides.get(agent, np.zeros(seeds, dtype=np.int64))
+    return DeepSeaCellResult(
+        cumulative=result.cumulative(agent).T,
+        seconds=result.seconds[agent],
+        overrides=overrides,
+        first_success=result.first_success[agent] + 1,
+    )
 
 
 def cell_name(cell: str | Callable[..., Any]) -> str:
@@ -412,6 +463,28 @@ _LINEAR_TUNE = _linear_spec(
 )
 
 
+DEEP_SEA_AGENTS = ("delight", "psrl", "egreedy", "greedy")
+
+
+def _deep_sea_spec(name: str, sizes: Iterable[int]) -> ExperimentSpec:
+    return ExperimentSpec(
+        name=name,
+        agents=DEEP_SEA_AGENTS,
+        settings=tuple({"size": n} for n in sizes),
+        setting_columns=("size",),
+        horizon=1000,
+        seeds=30,
+        batch_size=30,
+        cell=DEEP_SEA_CELL,
+        instance_keys=("size",),
+        agent_parameters=DEEP_SEA_AGENT_PARAMETERS,
+    )
+
+
+_DEEP_SEA_REGRET = _deep_sea_spec("deepsea-regret", (2, 4, 6, 8, 10, 15, 20, 30, 40, 50))
+_DEEP_SEA_CURVES = _deep_sea_spec("deepsea-curves", (5, 10, 20))
+
+
 #: The figures ``delight-gym reproduce`` knows, by name.
 FIGURES: Mapping[str, FigureSpec] = {
     "bernoulli-arms": FigureSpec(
@@ -465,5 +538,25 @@ FIGURES: Mapping[str, FigureSpec] = {
         ),
         plot="plot_tune",
         plot_options={"half_life": DEFAULT_HALF_LIFE, "gate_price": DEFAULT_GATE_PRICE},
+    ),
+    "deepsea-regret": FigureSpec(
+        name="deepsea-regret",
+        title="DeepSea: regret after 1000 episodes vs size N",
+        full=_DEEP_SEA_REGRET,
+        quick=_DEEP_SEA_REGRET.replace(
+            settings=tuple({"size": n} for n in (2, 6, 10, 20)), horizon=200, seeds=10
+        ),
+        plot="plot_final_regret",
+        plot_options={"x": "size", "xlabel": "DeepSea size N", "log_x": False},
+    ),
+    "deepsea-curves": FigureSpec(
+        name="deepsea-curves",
+        title="DeepSea: learning curves",
+        full=_DEEP_SEA_CURVES,
+        quick=_DEEP_SEA_CURVES.replace(
+            settings=tuple({"size": n} for n in (5, 10)), horizon=200, seeds=10
+        ),
+        plot="plot_regret_curves",
+        plot_options={"panel": "size", "panel_label": "N", "xlabel": "episode"},
     ),
 }
