@@ -2,8 +2,9 @@
 
 All three agents keep the same tabular MDP posterior
 (:class:`delight_gym.posteriors.tabular.TabularMDPPosterior`, its documented default priors:
-Dirichlet ``α0 = 1e-3`` transitions over all ``N²`` states, Beta(1, 1) rewards rescaled from
-``[−0.01/N, 1]``) and do not use DeepSea's layered structure:
+Dirichlet transitions over all ``N²`` states with total prior mass 0.1, i.e. ``α0 = 0.1/N²``
+(1e-3 at N = 10), Beta(1, 1) rewards rescaled from ``[−0.01/N, 1]``) and do not use
+DeepSea's layered structure:
 
 * ``psrl``: one posterior sample per episode, planned, then greedy;
 * ``delight``: the paper's DeepSea DE — frozen posterior-mean plan, Boltzmann host
