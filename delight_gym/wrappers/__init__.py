@@ -3,7 +3,8 @@
 * :class:`DelightExplorationWrapper` — DE around a callable, an SB3 PPO/A2C or an SB3 DQN, with
   SB3's ``predict`` signature (:mod:`~delight_gym.wrappers.exploration`);
 * host adapters (:mod:`~delight_gym.wrappers.hosts`) and the posterior protocol with its
-  default tabular value posterior and bandit adapters (:mod:`~delight_gym.wrappers.posteriors`);
+  default tabular value posterior, bandit adapters and the tabular MDP adapter
+  (:mod:`~delight_gym.wrappers.posteriors`);
 * :class:`DelightDQN` — SB3 DQN trained with DE instead of ε-greedy
   (:mod:`~delight_gym.wrappers.dqn`, imported on first use since it imports SB3).
 
@@ -16,6 +17,7 @@ from delight_gym.wrappers.hosts import CallableHost, Host, SB3PolicyHost, SB3QHo
 from delight_gym.wrappers.posteriors import (
     BetaBernoulliAdapter,
     LinearGaussianAdapter,
+    TabularMDPAdapter,
     TabularValuePosterior,
     ValuePosterior,
     default_posterior,
@@ -31,6 +33,7 @@ __all__ = [
     "LinearGaussianAdapter",
     "SB3PolicyHost",
     "SB3QHost",
+    "TabularMDPAdapter",
     "TabularValuePosterior",
     "ValuePosterior",
     "default_posterior",

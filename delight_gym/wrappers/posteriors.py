@@ -1,5 +1,6 @@
 """The posterior protocol of :class:`~delight_gym.wrappers.DelightExplorationWrapper`, its default
-tabular value posterior, and adapters for the bandit posteriors of :mod:`delight_gym.posteriors`.
+tabular value posterior, and adapters for the posteriors of :mod:`delight_gym.posteriors` (Beta
+and linear-Gaussian bandits, :class:`TabularMDPAdapter` for the tabular MDP posterior).
 
 A posterior used by the wrapper answers three questions about a batch of ``n`` observations
 with ``A`` actions each (:class:`ValuePosterior`):
@@ -36,6 +37,7 @@ from delight_gym._checks import (
 __all__ = [
     "BetaBernoulliAdapter",
     "LinearGaussianAdapter",
+    "TabularMDPAdapter",
     "TabularValuePosterior",
     "ValuePosterior",
     "default_posterior",
@@ -508,3 +510,243 @@ class LinearGaussianAdapter:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.posterior!r}, num_actions={self.num_actions})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Adapter for the tabular MDP posterior
+# ---------------------------------------------------------------------------------------------
+
+
+class TabularMDPAdapter:
+    """A :class:`~delight_gym.posteriors.TabularMDPPosterior` as a :class:`ValuePosterior`.
+
+    For finite-horizon tabular MDPs such as DeepSea. The posterior models episodes of exactly
+    ``H`` steps with time-indexed values ``Q_h``; the adapter keeps the step ``h`` of each row's
+    current episode (:attr:`steps`) and answers with the posterior-mean plan at that step:
+
+    * :meth:`mean` is ``Q_h(s, ·)`` of the posterior-mean MDP
+      (:meth:`~delight_gym.posteriors.TabularMDPPosterior.plan_mean`, the package's planner),
+      planned once after each update and cached until the next;
+    * :meth:`expected_improvement` is the paper's mean-based surrogate (§3.3)
+      ``(Q_h(s, a) − v_s)^+``, **not** exact Bayesian EI: exact sequential EI would propagate
+      the posterior's variance through the Bellman equation, which is intractable. With the
+      wrapper's default ``baseline="host"``, ``v_s = Σ_b π(b|s) Q_h(s, b)`` is the current
+      posterior mean's value of the host (the paper's agent, :class:`~delight_gym.agents.mdp.
+      MDPDelightAgent`, measures it on a plan frozen at the episode start instead), so EI is
+      positive exactly for the actions the current posterior mean rates above the host;
+    * :meth:`update` records one transition per row and advances its step; the step goes back
+      to 0 where the transition ``terminated`` (or ``truncated``, when passed).
+
+    Rows. Row ``i`` of every batch is environment ``i`` and posterior seed ``i`` (the
+    posterior's ``B`` MDPs are independent), so every call must pass exactly ``B``
+    observations: ``B = 1`` for one environment (single observations to the wrapper), ``B =
+    n`` for a vector of ``n`` environments, each learning its own posterior. A batch of another
+    size raises ``ValueError``; hence the wrapper's ``lazy_gate=True``, which asks about the
+    exploring rows only, works only with ``B = 1``.
+
+    Episode end. The posterior's last step ``h = H − 1`` records no successor (``V_H = 0``),
+    and so does any terminated step (DeepSea's observation after the last step is all zeros, not
+    a state). After ``H`` steps without termination a row's episode is over by the known
+    horizon (its step is ``H``); a further step of that row, i.e. episodes longer than ``H``,
+    raises ``ValueError`` at the next :meth:`mean`, :meth:`expected_improvement` or
+    :meth:`update`, unless :meth:`reset_steps` started a new episode. An episode that
+    terminates before ``H`` steps is recorded as ending there (its last pair gets no
+    successor); the planner still values that pair's continuation by its prior, so the model
+    is exact for episodes of exactly ``H`` steps (DeepSea: ``H = N``). The wrapper's
+    :meth:`~delight_gym.wrappers.DelightExplorationWrapper.observe` does not pass ``truncated``
+    on: after a truncation by the environment, call :meth:`reset_steps`.
+
+    Parameters
+    ----------
+    posterior : TabularMDPPosterior
+        ``B`` MDPs with ``S`` states, ``A`` actions and horizon ``H``. Its reward model must
+        accept the environment's rewards (DeepSea: ``reward_range=(-move_cost, 1)``).
+    observation_space : gymnasium.spaces.Discrete or gymnasium.spaces.Box, optional
+        Maps observations to state indices: a ``Discrete(S, start)`` space gives ``obs −
+        start``, a one-hot ``Box`` (bounds ``[0, 1]``, ``S`` entries) the index of its 1.
+        Default: inferred from each batch: integers of shape ``(n,)`` are state indices in
+        ``[0, S)``, any other shape ``(n, ...)`` with ``S`` entries per row is one-hot.
+
+    Attributes
+    ----------
+    posterior : TabularMDPPosterior
+    num_actions : int
+        ``A``.
+    steps : numpy.ndarray
+        int64 ``(B,)``: the step ``h`` of each row's current episode (``H``: over by the
+        horizon, waiting for :meth:`reset_steps`).
+    """
+
+    def __init__(self, posterior: Any, observation_space: Any = None) -> None:
+        from delight_gym.posteriors.tabular import TabularMDPPosterior
+
+        if not isinstance(posterior, TabularMDPPosterior):
+            raise TypeError(
+                f"posterior must be a TabularMDPPosterior, got {type(posterior).__name__}"
+            )
+        self.posterior = posterior
+        self.num_actions: int = posterior.num_actions
+        self.encoder: _DiscreteEncoder | _OneHotEncoder | None = None
+        if observation_space is not None:
+            self.encoder = _encoder_for(observation_space)
+            if self.encoder is None:
+                raise ValueError(
+                    "observation_space must be Discrete or a one-hot Box (bounds [0, 1]), got "
+                    f"{observation_space!r}"
+                )
+            if self.encoder.num_states != posterior.num_states:
+                raise ValueError(
+                    f"observation_space encodes {self.encoder.num_states} states but the "
+                    f"posterior has num_states={posterior.num_states}"
+                )
+        self.steps: np.ndarray = np.zeros(posterior.batch_size, dtype=np.int64)
+        self._plan: Any = None  # cached plan_mean(first_step=self._plan_first), torch
+        self._plan_first = 0
+
+    # -- validation ----------------------------------------------------------------------------
+
+    def _rows(self, observations: Any, name: str) -> np.ndarray:
+        arr = np.asarray(observations)
+        b = self.posterior.batch_size
+        if arr.ndim == 0 or arr.shape[0] != b:
+            got = "a scalar" if arr.ndim == 0 else f"{arr.shape[0]}"
+            raise ValueError(
+                f"{name} must hold one observation per posterior row (batch_size {b}: row i "
+                f"is environment i), got {got}; with the wrapper's lazy_gate=True use "
+                "batch_size 1"
+            )
+        return arr
+
+    def _states(self, observations: Any, name: str, allow_blank: Any = None) -> np.ndarray:
+        """State indices ``(B,)`` of a batch (``-1`` for blank rows where allowed)."""
+        arr = self._rows(observations, name)
+        encoder = self.encoder
+        if encoder is None:
+            n_states = self.posterior.num_states
+            if arr.ndim == 1 and np.issubdtype(arr.dtype, np.integer):
+                encoder = _DiscreteEncoder(n_states)
+            elif int(np.prod(arr.shape[1:])) == n_states:
+                encoder = _OneHotEncoder(arr.shape[1:])
+            else:
+                raise ValueError(
+                    f"{name} must encode the posterior's num_states={n_states} states: integer "
+                    f"indices of shape (n,) or one-hot rows of {n_states} entries, got dtype "
+                    f"{arr.dtype} and shape {arr.shape}"
+                )
+        return np.asarray(encoder(arr, name, allow_blank), dtype=np.int64)
+
+    def _check_steps(self) -> None:
+        over = self.steps >= self.posterior.horizon
+        if np.any(over):
+            i = int(np.flatnonzero(over)[0])
+            raise ValueError(
+                f"observations: row {i} has already taken horizon={self.posterior.horizon} "
+                "steps without terminating; episodes must last at most the posterior's horizon "
+                "(after a truncation, call reset_steps)"
+            )
+
+    # -- protocol -------------------------------------------------------------------------------
+
+    def _q(self, states: np.ndarray) -> np.ndarray:
+        """``Q_{h_i}(s_i, ·)`` of the posterior-mean plan for every row, float64 ``(B, A)``."""
+        self._check_steps()
+        first = int(self.steps.min())
+        if self._plan is None or self._plan_first > first:
+            self._plan = self.posterior.plan_mean(first_step=first)
+            self._plan_first = first
+        import torch
+
+        def index(x: np.ndarray) -> Any:
+            return torch.as_tensor(x, dtype=torch.int64, device=self._plan.device)
+
+        rows = np.arange(self.posterior.batch_size)
+        q = self._plan[index(self.steps - self._plan_first), index(rows), index(states)]
+        return np.asarray(q.cpu().numpy(), dtype=np.float64)
+
+    def mean(self, observations: np.ndarray) -> np.ndarray:
+        """Posterior-mean ``Q_h(s, ·)`` at each row's current step, float64 ``(B, A)``."""
+        return self._q(self._states(observations, "observations"))
+
+    def expected_improvement(self, observations: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+        """The mean surrogate ``(Q_h(s_i, a) − baseline_i)^+`` (paper §3.3), float64 ``(B, A)``."""
+        means = self.mean(observations)
+        base = check_finite_array(baseline, "baseline")
+        if base.shape != (means.shape[0],):
+            raise ValueError(f"baseline must have shape ({means.shape[0]},), got {base.shape}")
+        return np.asarray(np.maximum(means - base[:, None], 0.0))
+
+    def update(
+        self,
+        observations: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_observations: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray | None = None,
+    ) -> None:
+        """Record one transition per row at its current step, then advance the steps.
+
+        ``next_observations`` of terminated rows and of rows at the last step ``H − 1`` are
+        not recorded and may be blank (all zeros). A row's step goes back to 0 where it
+        terminated or was truncated; after ``H − 1`` without either it becomes ``H`` (see the
+        class docstring). Everything is checked before anything is recorded.
+
+        Raises
+        ------
+        ValueError
+            On a batch of the wrong size, observations that are not states, actions outside
+            ``[0, A)``, rewards the posterior refuses, or a row whose episode already took
+            ``H`` steps (episodes longer than the posterior's horizon).
+        """
+        import torch
+
+        s = self._states(observations, "observations")
+        b = self.posterior.batch_size
+        self._check_steps()
+        term = self._flags(terminated, "terminated")
+        trunc = (
+            np.zeros(b, dtype=bool) if truncated is None else self._flags(truncated, "truncated")
+        )
+        no_successor = term | (self.steps == self.posterior.horizon - 1)
+        nxt = self._states(next_observations, "next_observations", allow_blank=no_successor)
+        nxt = np.where(no_successor, -1, nxt)
+        act = np.asarray(actions)
+        if act.shape != (b,) or not np.issubdtype(act.dtype, np.integer):
+            raise ValueError(
+                f"actions must be integers of shape ({b},), got dtype {act.dtype} and shape "
+                f"{act.shape}"
+            )
+        if np.any(act < 0) or np.any(act >= self.num_actions):
+            raise ValueError(f"actions must lie in [0, {self.num_actions})")
+        rew = check_finite_array(rewards, "rewards")
+        if rew.shape != (b,):
+            raise ValueError(f"rewards must have shape ({b},), got {rew.shape}")
+        device = self.posterior.device
+        self.posterior.update(
+            torch.as_tensor(s, device=device),
+            torch.as_tensor(act.astype(np.int64), device=device),
+            torch.as_tensor(rew, dtype=self.posterior.dtype, device=device),
+            torch.as_tensor(nxt, device=device),
+        )
+        self._plan = None
+        self.steps = np.where(term | trunc, 0, self.steps + 1)
+
+    def _flags(self, value: Any, name: str) -> np.ndarray:
+        arr = np.asarray(value)
+        b = self.posterior.batch_size
+        if arr.size != b or arr.ndim > 1:
+            raise ValueError(f"{name} must hold one flag per row ({b}), got shape {arr.shape}")
+        return arr.reshape(b).astype(bool)
+
+    def reset_steps(self, rows: Any = None) -> None:
+        """Start a new episode (step 0) on the given rows (default: all), e.g. after a
+        truncation that the wrapper did not pass on. The posterior is unchanged."""
+        idx = np.arange(self.posterior.batch_size) if rows is None else np.asarray(rows)
+        self.steps[idx] = 0
+
+    def __repr__(self) -> str:
+        p = self.posterior
+        return (
+            f"{type(self).__name__}(batch_size={p.batch_size}, num_states={p.num_states}, "
+            f"num_actions={p.num_actions}, horizon={p.horizon})"
+        )
