@@ -531,9 +531,10 @@ class TabularMDPAdapter:
       ``(Q_h(s, a) − v_s)^+``, **not** exact Bayesian EI: exact sequential EI would propagate
       the posterior's variance through the Bellman equation, which is intractable. With the
       wrapper's default ``baseline="host"``, ``v_s = Σ_b π(b|s) Q_h(s, b)`` is the current
-      posterior mean's value of the host (the paper's agent, :class:`~delight_gym.agents.mdp.
-      MDPDelightAgent`, measures it on a plan frozen at the episode start instead), so EI is
-      positive exactly for the actions the current posterior mean rates above the host;
+      posterior mean's value of the host (the paper's agent,
+      :class:`~delight_gym.agents.mdp.MDPDelightAgent`, measures it on a plan frozen at the
+      episode start instead), so EI is positive exactly for the actions the current posterior
+      mean rates above the host;
     * :meth:`update` records one transition per row and advances its step; the step goes back
       to 0 where the transition ``terminated`` (or ``truncated``, when passed).
 
