@@ -306,3 +306,21 @@ def test_float32_posterior_gives_float64_means() -> None:
     mean = adapter.mean(np.array([1]))
     assert mean.dtype == np.float64
     np.testing.assert_allclose(mean, [[1.0, 1.0]], rtol=1e-6)
+
+
+def test_wrapper_passes_truncation_on_to_the_adapter() -> None:
+    """observe(..., truncated=True) starts a new episode in an episode-aware posterior."""
+    posterior = TabularMDPPosterior(1, 2, 2, 3)
+    adapter = TabularMDPAdapter(posterior)
+    de = DelightExplorationWrapper(
+        lambda obs: np.tile([0.5, 0.5], (len(obs), 1)),
+        adapter,
+        observation_space=gym.spaces.Discrete(2),
+        action_space=gym.spaces.Discrete(2),
+        seed=0,
+    )
+    de.observe(0, 1, 0.5, 1, False, False)
+    assert adapter.steps.tolist() == [1]
+    de.observe(1, 0, 0.5, 0, False, True)  # truncated by the environment
+    assert adapter.steps.tolist() == [0]
+    assert float(posterior.visits.sum()) == 2  # both transitions recorded with successors

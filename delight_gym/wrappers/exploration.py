@@ -27,6 +27,7 @@ is Discrete or one-hot, or any object following
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -233,6 +234,11 @@ class DelightExplorationWrapper:
                 f"{self.num_actions}"
             )
         self.posterior = posterior
+        try:
+            params = inspect.signature(posterior.update).parameters
+        except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+            params = {}  # type: ignore[assignment]
+        self._update_takes_truncated = "truncated" in params
         self.t = 0
         self.rng = np.random.default_rng(seed)
         self.last_info: dict[str, Any] = {}
@@ -382,9 +388,11 @@ class DelightExplorationWrapper:
     ) -> None:
         """Feed one transition (or a batch) to the posterior and advance ``t`` by its rows.
 
-        ``truncated`` is accepted for symmetry with ``env.step``: a truncated (not terminated)
-        transition bootstraps from ``next_obs`` like any other, so pass the real final
-        observation (SB3's ``terminal_observation``), not the reset one.
+        A truncated (not terminated) transition bootstraps from ``next_obs`` like any other,
+        so pass the real final observation (SB3's ``terminal_observation``), not the reset
+        one. ``truncated`` is passed on to posteriors whose ``update`` takes a ``truncated``
+        keyword (episode-aware ones such as
+        :class:`~delight_gym.wrappers.posteriors.TabularMDPAdapter`); others ignore it.
         """
         batch, _ = _as_batch(obs, self.observation_space, "obs")
         nxt, _ = _as_batch(next_obs, self.observation_space, "next_obs")
@@ -397,8 +405,12 @@ class DelightExplorationWrapper:
             raise ValueError(f"action must be integers in [0, {a})")
         rew = check_finite_array(_row_vector(reward, n, "reward", np.float64), "reward")
         term = _row_vector(terminated, n, "terminated", bool)
-        _row_vector(truncated, n, "truncated", bool)
-        self.posterior.update(batch, act.astype(np.int64), rew, nxt, term)
+        trunc = _row_vector(truncated, n, "truncated", bool)
+        update: Any = self.posterior.update  # the protocol's update, maybe with `truncated`
+        if self._update_takes_truncated:
+            update(batch, act.astype(np.int64), rew, nxt, term, truncated=trunc)
+        else:
+            update(batch, act.astype(np.int64), rew, nxt, term)
         self.t += n
 
     def __repr__(self) -> str:

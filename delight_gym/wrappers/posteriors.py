@@ -554,8 +554,9 @@ class TabularMDPAdapter:
     terminates before ``H`` steps is recorded as ending there (its last pair gets no
     successor); the planner still values that pair's continuation by its prior, so the model
     is exact for episodes of exactly ``H`` steps (DeepSea: ``H = N``). The wrapper's
-    :meth:`~delight_gym.wrappers.DelightExplorationWrapper.observe` does not pass ``truncated``
-    on: after a truncation by the environment, call :meth:`reset_steps`.
+    :meth:`~delight_gym.wrappers.DelightExplorationWrapper.observe` passes ``truncated`` on
+    (it does so for every posterior whose ``update`` takes a ``truncated`` keyword), so a
+    truncation by the environment starts a new episode too.
 
     Parameters
     ----------
