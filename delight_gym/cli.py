@@ -26,7 +26,7 @@ import argparse
 import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -272,84 +272,99 @@ def reproduce_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_bernoulli_command(args: argparse.Namespace) -> int:
-    """``delight-gym run bernoulli``: every (agent, K) pair with the given parameters."""
+def _run_sweep(
+    args: argparse.Namespace,
+    name: str,
+    instances: Sequence[dict[str, Any]],
+    horizon: int,
+    curve_panel: Callable[[Any], Sequence[str]],
+    title: str,
+    xlabel: str = "t",
+    **spec_fields: Any,
+) -> ExperimentResult:
+    """The shared body of the ``run`` commands: every agent on every instance setting with
+    the DE options of ``args``; run (resumably), plot the learning curves (one panel per
+    ``curve_panel(curves)`` value) and print the summary."""
+    from delight_gym.experiments.figures import AGENT_COLORS, AGENT_LABELS
     from delight_gym.experiments.results import plot_curves
     from delight_gym.experiments.runner import run_experiment
     from delight_gym.experiments.specs import ExperimentSpec
 
+    de = {
+        "half_life": args.half_life,
+        "gate_price": args.gate_price,
+        "surprisal_cap": args.surprisal_cap,
+    }
     out: Path = args.out
     spec = ExperimentSpec(
-        name="bernoulli",
+        name=name,
         agents=tuple(args.agents),
-        settings=tuple(
-            {
-                "arms": k,
-                "half_life": args.half_life,
-                "gate_price": args.gate_price,
-                "surprisal_cap": args.surprisal_cap,
-            }
-            for k in dict.fromkeys(args.arms)
-        ),
-        setting_columns=("arms",),
-        horizon=args.horizon,
+        settings=tuple({**instance, **de} for instance in instances),
+        horizon=horizon,
         seeds=args.seeds,
         seed=args.seed,
         batch_size=args.batch_size,
+        **spec_fields,
     )
     result = run_experiment(
         spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
     )
     files: list[Path] = []
     if not args.no_plot:
-        files = plot_curves(result.curves, "arms", out / "regret_curves", title="Bernoulli bandits")
+        curves = result.curves.assign(panel=curve_panel(result.curves))
+        files = plot_curves(
+            curves,
+            "panel",
+            out / "regret_curves",
+            title=title,
+            xlabel=xlabel,
+            panel_label="",
+            agent_labels=AGENT_LABELS,
+            agent_colors=AGENT_COLORS,
+        )
     _report(result, out, out, files)
+    return result
+
+
+def run_bernoulli_command(args: argparse.Namespace) -> int:
+    """``delight-gym run bernoulli``: every (agent, K) pair with the given parameters."""
+    _run_sweep(
+        args,
+        "bernoulli",
+        [{"arms": k} for k in dict.fromkeys(args.arms)],
+        args.horizon,
+        lambda curves: [f"K={k}" for k in curves["arms"]],
+        "Bernoulli bandits",
+        setting_columns=("arms",),
+    )
     return 0
 
 
 def run_linear_command(args: argparse.Namespace) -> int:
     """``delight-gym run linear``: every (agent, K, D, σ) combination."""
     from delight_gym.experiments.linear import linear_override_budget
-    from delight_gym.experiments.results import plot_curves
-    from delight_gym.experiments.runner import run_experiment
-    from delight_gym.experiments.specs import LINEAR_AGENT_PARAMETERS, LINEAR_CELL, ExperimentSpec
+    from delight_gym.experiments.specs import LINEAR_AGENT_PARAMETERS, LINEAR_CELL
 
-    out: Path = args.out
-    settings = tuple(
-        {
-            "arms": k,
-            "dim": d,
-            "noise": sigma,
-            "half_life": args.half_life,
-            "gate_price": args.gate_price,
-            "surprisal_cap": args.surprisal_cap,
-        }
-        for k in dict.fromkeys(args.arms)
-        for d in dict.fromkeys(args.dim)
-        for sigma in dict.fromkeys(args.noise)
-    )
-    spec = ExperimentSpec(
-        name="linear",
-        agents=tuple(args.agents),
-        settings=settings,
-        setting_columns=("arms", "dim", "noise"),
-        horizon=args.horizon,
-        seeds=args.seeds,
-        seed=args.seed,
-        batch_size=args.batch_size,
+    columns = ("arms", "dim", "noise")
+    result = _run_sweep(
+        args,
+        "linear",
+        [
+            {"arms": k, "dim": d, "noise": sigma}
+            for k in dict.fromkeys(args.arms)
+            for d in dict.fromkeys(args.dim)
+            for sigma in dict.fromkeys(args.noise)
+        ],
+        args.horizon,
+        lambda curves: [
+            f"K={k} D={d} σ={s:g}" for k, d, s in curves[list(columns)].itertuples(index=False)
+        ],
+        "Linear bandits",
+        setting_columns=columns,
         cell=LINEAR_CELL,
-        instance_keys=("arms", "dim", "noise"),
+        instance_keys=columns,
         agent_parameters=LINEAR_AGENT_PARAMETERS,
     )
-    result = run_experiment(
-        spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
-    )
-    files: list[Path] = []
-    if not args.no_plot:
-        keys = result.curves[["arms", "dim", "noise"]].itertuples(index=False)
-        curves = result.curves.assign(setting=[f"K={k} D={d} σ={s:g}" for k, d, s in keys])
-        files = plot_curves(curves, "setting", out / "regret_curves", title="Linear bandits")
-    _report(result, out, out, files)
     if "delight" in args.agents:
         print("\nselected-override rounds of DE (max over seeds) vs the paper's budget:")
         for row in result.rows:
@@ -371,45 +386,21 @@ def run_linear_command(args: argparse.Namespace) -> int:
 
 def run_deep_sea_command(args: argparse.Namespace) -> int:
     """``delight-gym run deepsea``: every (agent, N) pair, ``--episodes`` episodes each."""
-    from delight_gym.experiments.results import plot_curves
-    from delight_gym.experiments.runner import run_experiment
-    from delight_gym.experiments.specs import (
-        DEEP_SEA_AGENT_PARAMETERS,
-        DEEP_SEA_CELL,
-        ExperimentSpec,
-    )
+    from delight_gym.experiments.specs import DEEP_SEA_AGENT_PARAMETERS, DEEP_SEA_CELL
 
-    out: Path = args.out
-    spec = ExperimentSpec(
-        name="deepsea",
-        agents=tuple(args.agents),
-        settings=tuple(
-            {
-                "size": n,
-                "half_life": args.half_life,
-                "gate_price": args.gate_price,
-                "surprisal_cap": args.surprisal_cap,
-            }
-            for n in dict.fromkeys(args.size)
-        ),
+    _run_sweep(
+        args,
+        "deepsea",
+        [{"size": n} for n in dict.fromkeys(args.size)],
+        args.episodes,
+        lambda curves: [f"N={n}" for n in curves["size"]],
+        "DeepSea",
+        xlabel="episode",
         setting_columns=("size",),
-        horizon=args.episodes,
-        seeds=args.seeds,
-        seed=args.seed,
-        batch_size=args.batch_size,
         cell=DEEP_SEA_CELL,
         instance_keys=("size",),
         agent_parameters=DEEP_SEA_AGENT_PARAMETERS,
     )
-    result = run_experiment(
-        spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
-    )
-    files: list[Path] = []
-    if not args.no_plot:
-        files = plot_curves(
-            result.curves, "size", out / "regret_curves", title="DeepSea", xlabel="episode"
-        )
-    _report(result, out, out, files)
     return 0
 
 

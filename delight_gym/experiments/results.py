@@ -183,7 +183,8 @@ def plot_curves(
         setting_column: the column whose values make the panels.
         path_stem: output path without extension.
         title: figure title.
-        panel_label: name shown in panel titles (default ``setting_column``).
+        panel_label: name shown in panel titles (default ``setting_column``; ``""``: the
+            titles show the values alone).
         agent_labels: legend label per agent name (default: the name).
         agent_colors: line colour per agent name (default: matplotlib's cycle).
         xlabel: label of the time axis.
@@ -213,7 +214,8 @@ def plot_curves(
                 linewidth=0,
             )
         shown = f"{value:g}" if isinstance(value, (int, float, np.number)) else str(value)
-        ax.set_title(f"{panel_label or setting_column} = {shown}")
+        label = setting_column if panel_label is None else panel_label
+        ax.set_title(f"{label} = {shown}" if label else shown)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("cumulative regret")
         ax.grid(alpha=0.3)
