@@ -231,7 +231,66 @@ def _check_resample(value: Any, num_envs: int | None, fixed: bool) -> bool | NDA
 
 
 # ------------------------------------------------------------------------ single env
-class DeepSeaEnv(gym.Env[NDArray[np.float32], np.int64]):
+class _DeepSeaParameters:
+    """The parameters shared by :class:`DeepSeaEnv` and :class:`DeepSeaVectorEnv`: checked
+    once, with read-only properties."""
+
+    def _set_parameters(
+        self,
+        size: int,
+        deterministic: bool,
+        unscaled_move_cost: float,
+        randomize_actions: bool,
+        render_mode: str | None,
+    ) -> None:
+        self._size = check_positive_int(size, "size")
+        self._deterministic = _check_flag(deterministic, "deterministic")
+        self._unscaled_move_cost = check_nonnegative_float(unscaled_move_cost, "unscaled_move_cost")
+        self._randomize_actions = _check_flag(randomize_actions, "randomize_actions")
+        self.render_mode = _check_render_mode(render_mode)
+        self._move_cost = self._unscaled_move_cost / self._size
+        self._optimal_return = deep_sea_optimal_return(
+            self._size, self._deterministic, self._unscaled_move_cost
+        )
+        self._mapping: NDArray[np.int64] | None = None
+
+    def _require_mapping(self) -> NDArray[np.int64]:
+        if self._mapping is None:
+            raise ResetNeeded("the action mapping is drawn at the first reset(); call reset()")
+        return self._mapping
+
+    @property
+    def size(self) -> int:
+        """``N``, the grid's side and the episode length."""
+        return self._size
+
+    @property
+    def deterministic(self) -> bool:
+        """True for the deterministic variant, False for the stochastic one."""
+        return self._deterministic
+
+    @property
+    def unscaled_move_cost(self) -> float:
+        """bsuite's ``unscaled_move_cost``; each "right" costs it ``/ N``."""
+        return self._unscaled_move_cost
+
+    @property
+    def move_cost(self) -> float:
+        """The cost of one "right": ``unscaled_move_cost / N``."""
+        return self._move_cost
+
+    @property
+    def randomize_actions(self) -> bool:
+        """False in bsuite's debugging mode (action 1 is "right" everywhere)."""
+        return self._randomize_actions
+
+    @property
+    def optimal_return(self) -> float:
+        """bsuite's optimal (expected) return: ``1 − c`` or ``(1 − 1/N)**(N − 1) − c``."""
+        return self._optimal_return
+
+
+class DeepSeaEnv(_DeepSeaParameters, gym.Env[NDArray[np.float32], np.int64]):
     """bsuite's DeepSea: fall through an ``N x N`` grid and find the treasure at the far right.
 
     ## Description
@@ -363,26 +422,19 @@ class DeepSeaEnv(gym.Env[NDArray[np.float32], np.int64]):
         mapping_seed: int | None = None,
         render_mode: str | None = None,
     ) -> None:
-        self._size = check_positive_int(size, "size")
-        self._deterministic = _check_flag(deterministic, "deterministic")
-        self._unscaled_move_cost = check_nonnegative_float(unscaled_move_cost, "unscaled_move_cost")
-        self._randomize_actions = _check_flag(randomize_actions, "randomize_actions")
+        self._set_parameters(
+            size, deterministic, unscaled_move_cost, randomize_actions, render_mode
+        )
         if mapping_seed is not None:
             mapping_seed = _check_mapping_seed(mapping_seed)
             if not self._randomize_actions:
                 raise ValueError("mapping_seed must be None when randomize_actions=False")
-        self.render_mode = _check_render_mode(render_mode)
         n = self._size
         self.action_space = spaces.Discrete(2)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n, n), dtype=np.float32)
 
-        self._move_cost = self._unscaled_move_cost / n
-        self._optimal_return = deep_sea_optimal_return(
-            n, self._deterministic, self._unscaled_move_cost
-        )
         self._fixed_mapping = mapping_seed is not None or not self._randomize_actions
         self._mapping_seed: int | None = mapping_seed
-        self._mapping: NDArray[np.int64] | None = None
         if mapping_seed is not None:
             self._mapping = _bsuite_mapping(mapping_seed, n)
         elif not self._randomize_actions:
@@ -392,37 +444,6 @@ class DeepSeaEnv(gym.Env[NDArray[np.float32], np.int64]):
         self._bad_episode = False
         self._denoised_return = 0.0
         self._has_reset = False
-
-    # ------------------------------------------------------------------ instance
-    def _require_mapping(self) -> NDArray[np.int64]:
-        if self._mapping is None:
-            raise ResetNeeded("the action mapping is drawn at the first reset(); call reset()")
-        return self._mapping
-
-    @property
-    def size(self) -> int:
-        """``N``, the grid's side and the episode length."""
-        return self._size
-
-    @property
-    def deterministic(self) -> bool:
-        """True for the deterministic variant, False for the stochastic one."""
-        return self._deterministic
-
-    @property
-    def unscaled_move_cost(self) -> float:
-        """bsuite's ``unscaled_move_cost``; each "right" costs it ``/ N``."""
-        return self._unscaled_move_cost
-
-    @property
-    def move_cost(self) -> float:
-        """The cost of one "right": ``unscaled_move_cost / N``."""
-        return self._move_cost
-
-    @property
-    def randomize_actions(self) -> bool:
-        """False in bsuite's debugging mode (action 1 is "right" everywhere)."""
-        return self._randomize_actions
 
     @property
     def action_mapping(self) -> NDArray[np.int64]:
@@ -441,11 +462,6 @@ class DeepSeaEnv(gym.Env[NDArray[np.float32], np.int64]):
         if self._randomize_actions:
             self._require_mapping()
         return self._mapping_seed
-
-    @property
-    def optimal_return(self) -> float:
-        """bsuite's optimal (expected) return: ``1 − c`` or ``(1 − 1/N)**(N − 1) − c``."""
-        return self._optimal_return
 
     @property
     def position(self) -> tuple[int, int]:
@@ -550,7 +566,7 @@ class DeepSeaEnv(gym.Env[NDArray[np.float32], np.int64]):
 
 # ------------------------------------------------------------------------ vector env
 # Tuples per sub-env, as SyncVectorEnv returns them, where VectorEnv declares one generator.
-class DeepSeaVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
+class DeepSeaVectorEnv(_DeepSeaParameters, _PerEnvGenerators, VectorEnv):  # type: ignore[misc]
     """``num_envs`` independent DeepSea envs of one size, stepped together (numpy, no loops).
 
     Sub-env ``i`` behaves exactly like a :class:`DeepSeaEnv` with the same arguments reset
@@ -627,11 +643,9 @@ class DeepSeaVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         render_mode: str | None = None,
     ) -> None:
         self.num_envs = check_positive_int(num_envs, "num_envs")
-        self._size = check_positive_int(size, "size")
-        self._deterministic = _check_flag(deterministic, "deterministic")
-        self._unscaled_move_cost = check_nonnegative_float(unscaled_move_cost, "unscaled_move_cost")
-        self._randomize_actions = _check_flag(randomize_actions, "randomize_actions")
-        self.render_mode = _check_render_mode(render_mode)
+        self._set_parameters(
+            size, deterministic, unscaled_move_cost, randomize_actions, render_mode
+        )
         n, m = self._size, self.num_envs
         seeds: list[int] | None = None
         if mapping_seed is not None:
@@ -654,13 +668,8 @@ class DeepSeaVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         self.action_space = spaces.MultiDiscrete(np.full(m, 2))
         self.observation_space = spaces.Box(0.0, 1.0, shape=(m, n, n), dtype=np.float32)
 
-        self._move_cost = self._unscaled_move_cost / n
-        self._optimal_return = deep_sea_optimal_return(
-            n, self._deterministic, self._unscaled_move_cost
-        )
         self._fixed_mapping = seeds is not None or not self._randomize_actions
         self._mapping_seeds: list[int | None] = [None] * m if seeds is None else list(seeds)
-        self._mapping: NDArray[np.int64] | None = None
         if seeds is not None:
             self._mapping = np.stack([_bsuite_mapping(s, n) for s in seeds])
         elif not self._randomize_actions:
@@ -673,37 +682,6 @@ class DeepSeaVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         self._bad = np.zeros(m, dtype=np.bool_)
         self._denoised_return = np.zeros(m, dtype=np.float64)
         self._has_reset = False
-
-    # ----------------------------------------------------------------- instance
-    def _require_mapping(self) -> NDArray[np.int64]:
-        if self._mapping is None:
-            raise ResetNeeded("the action mappings are drawn at the first reset(); call reset()")
-        return self._mapping
-
-    @property
-    def size(self) -> int:
-        """``N``, shared by all sub-envs."""
-        return self._size
-
-    @property
-    def deterministic(self) -> bool:
-        """True for the deterministic variant."""
-        return self._deterministic
-
-    @property
-    def unscaled_move_cost(self) -> float:
-        """bsuite's ``unscaled_move_cost``."""
-        return self._unscaled_move_cost
-
-    @property
-    def move_cost(self) -> float:
-        """The cost of one "right": ``unscaled_move_cost / N``."""
-        return self._move_cost
-
-    @property
-    def randomize_actions(self) -> bool:
-        """False in bsuite's debugging mode."""
-        return self._randomize_actions
 
     @property
     def action_mapping(self) -> NDArray[np.int64]:
@@ -718,11 +696,6 @@ class DeepSeaVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         if self._randomize_actions:
             self._require_mapping()
         return tuple(self._mapping_seeds)
-
-    @property
-    def optimal_return(self) -> float:
-        """The optimal expected return (the same for every sub-env)."""
-        return self._optimal_return
 
     @property
     def position(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
