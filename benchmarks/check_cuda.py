@@ -1,0 +1,145 @@
+"""The torch posteriors on an accelerator: correctness against the CPU and a speed ratio.
+
+Run: ``python benchmarks/check_cuda.py [--device cuda] [--repeats 5] [--quick]``
+
+This is the one script to run when a GPU is available (CI never depends on it). It
+builds the same posterior state on the CPU and on ``--device`` from the same data, in
+float64, and checks that every output agrees to ``1e-9`` relative:
+
+* ``LinearGaussianPosterior`` (B = 100 seeds, D = 30, K = 100 arms, 1000 rank-one updates):
+  posterior mean, predictive mean and sd, and Gaussian EI;
+* ``TabularMDPPosterior`` (B = 30 seeds, DeepSea N = 50, i.e. S = 2500, 200 random episodes):
+  the posterior-mean plan ``Q_h``.
+
+It then times the same work on both devices in the same run and prints the ratio
+(CPU time / device time). The exit status is 1 if any check fails. With ``--device cpu`` it
+checks itself, and the ratio is about 1. Without CUDA it says so and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from delight_gym.envs.deep_sea import DeepSeaVectorEnv
+from delight_gym.posteriors.linear import LinearGaussianPosterior
+from delight_gym.posteriors.tabular import TabularMDPPosterior
+
+RTOL = 1e-9
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _best_time(fn: Callable[[], object], device: torch.device, repeats: int) -> float:
+    fn()  # warm-up (kernels, allocations)
+    _sync(device)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        _sync(device)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _close(name: str, cpu: torch.Tensor, dev: torch.Tensor) -> bool:
+    a, b = cpu.double(), dev.detach().cpu().double()
+    scale = a.abs().max().clamp_min(1e-300)
+    err = float((a - b).abs().max() / scale)
+    ok = err <= RTOL and bool(torch.isfinite(b).all())
+    print(f"  {'PASS' if ok else 'FAIL'}  {name}: max relative difference {err:.2e}")
+    return ok
+
+
+def linear_check(device: torch.device, repeats: int, quick: bool = False) -> bool:
+    b, d, k, steps = (8, 5, 10, 50) if quick else (100, 30, 100, 1000)
+    print(f"LinearGaussianPosterior (B={b}, D={d}, K={k}, {steps} updates)")
+    rng = np.random.default_rng(0)
+    feats = torch.as_tensor(rng.normal(size=(steps, b, d)) / np.sqrt(d))
+    rewards = torch.as_tensor(rng.normal(size=(steps, b)))
+    arms = torch.as_tensor(rng.normal(size=(b, k, d)) / np.sqrt(d))
+    baseline = torch.as_tensor(rng.normal(size=b))
+
+    def run(dev: torch.device) -> tuple[LinearGaussianPosterior, tuple[torch.Tensor, ...]]:
+        post = LinearGaussianPosterior(b, d, device=dev)
+        f, r, x, v = (t.to(dev) for t in (feats, rewards, arms, baseline))
+        for t in range(steps):
+            post.update(f[t], r[t], validate=False)
+        mu, sd = post.predictive(x)
+        return post, (post.mean(), mu, sd, post.expected_improvement(x, v))
+
+    _, cpu_out = run(torch.device("cpu"))
+    _, dev_out = run(device)
+    names = ("posterior mean", "predictive mean", "predictive sd", "expected improvement")
+    ok = all(_close(n, c, g) for n, c, g in zip(names, cpu_out, dev_out, strict=True))
+    cpu_s = _best_time(lambda: run(torch.device("cpu")), torch.device("cpu"), repeats)
+    dev_s = _best_time(lambda: run(device), device, repeats)
+    print(f"  time: cpu {cpu_s:.3f} s, {device} {dev_s:.3f} s, ratio {cpu_s / dev_s:.2f}x")
+    return ok
+
+
+def tabular_check(device: torch.device, repeats: int, quick: bool = False) -> bool:
+    n, b, episodes = (6, 4, 10) if quick else (50, 30, 200)
+    print(f"TabularMDPPosterior (B={b}, DeepSea N={n}, S={n * n}, {episodes} random episodes)")
+    envs = DeepSeaVectorEnv(b, size=n)
+    obs, _ = envs.reset(seed=0)
+    rng = np.random.default_rng(0)
+    record = []
+    for _ in range(episodes):
+        states = obs.reshape(b, -1).argmax(axis=1)
+        for h in range(n):
+            actions = rng.integers(0, 2, size=b)
+            obs, rewards, _, _, _ = envs.step(actions)
+            nxt = obs.reshape(b, -1).argmax(axis=1) if h < n - 1 else None
+            record.append((states, actions, rewards, nxt))
+            states = nxt if nxt is not None else states
+
+    def build(dev: torch.device) -> TabularMDPPosterior:
+        post = TabularMDPPosterior(b, n * n, 2, n, reward_range=(-envs.move_cost, 1.0), device=dev)
+        for s, a, r, nx in record:
+            post.update(
+                torch.as_tensor(s, device=dev),
+                torch.as_tensor(a, device=dev),
+                torch.as_tensor(r, device=dev),
+                None if nx is None else torch.as_tensor(nx, device=dev),
+            )
+        return post
+
+    cpu_post, dev_post = build(torch.device("cpu")), build(device)
+    ok = _close("posterior-mean plan Q_h", cpu_post.plan_mean(), dev_post.plan_mean())
+    cpu_s = _best_time(cpu_post.plan_mean, torch.device("cpu"), repeats)
+    dev_s = _best_time(dev_post.plan_mean, device, repeats)
+    print(f"  plan: cpu {cpu_s:.3f} s, {device} {dev_s:.3f} s, ratio {cpu_s / dev_s:.2f}x")
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (a self-test)")
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print("no CUDA device: nothing to check (run with --device cpu to self-check)")
+        return 0
+    if device.type == "cuda":
+        print(f"device: {torch.cuda.get_device_name(device)}; torch {torch.__version__}")
+    results = [
+        linear_check(device, args.repeats, args.quick),
+        tabular_check(device, args.repeats, args.quick),
+    ]
+    print("ALL PASS" if all(results) else "SOME CHECKS FAILED")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

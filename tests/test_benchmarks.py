@@ -1,0 +1,22 @@
+"""The accelerator check script runs and passes (here against the CPU itself, tiny sizes)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_check_cuda_script_self_check_passes():
+    script = str(ROOT / "benchmarks" / "check_cuda.py")
+    out = subprocess.run(
+        [sys.executable, script, "--device", "cpu", "--quick", "--repeats", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "ALL PASS" in out.stdout and out.stdout.count("PASS ") == 5
