@@ -471,3 +471,49 @@ def test_import_does_not_pull_in_torch_or_sb3() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
     assert "DelightExplorationWrapper" in delight_gym.__all__
+
+
+def test_package_posteriors_are_adapted_automatically() -> None:
+    """Passing BetaBernoulliPosterior / LinearGaussianPosterior / TabularMDPPosterior directly
+    gives the same decisions as passing their adapters."""
+    import torch
+
+    from delight_gym.posteriors import LinearGaussianPosterior, TabularMDPPosterior
+    from delight_gym.wrappers import LinearGaussianAdapter, TabularMDPAdapter
+
+    bandit = gym.make("BernoulliBandit-v0", num_arms=5)
+    host = lambda obs: np.tile(np.eye(5)[2], (len(obs), 1))  # noqa: E731
+    spaces_kw = {
+        "observation_space": bandit.observation_space,
+        "action_space": bandit.action_space,
+    }
+    raw = DelightExplorationWrapper(host, BetaBernoulliPosterior(1, 5), seed=3, **spaces_kw)
+    assert isinstance(raw.posterior, BetaBernoulliAdapter)
+    wrapped = DelightExplorationWrapper(
+        host, BetaBernoulliAdapter(BetaBernoulliPosterior(1, 5)), seed=3, **spaces_kw
+    )
+    obs = np.zeros(50, dtype=np.int64)
+    np.testing.assert_array_equal(raw.predict(obs)[0], wrapped.predict(obs)[0])
+
+    linear = gym.make("LinearBandit-v0", num_arms=4, dim=3)
+    lin_host = lambda obs: np.tile(np.eye(4)[0], (len(obs), 1))  # noqa: E731
+    de = DelightExplorationWrapper(
+        lin_host,
+        LinearGaussianPosterior(1, 3, dtype=torch.float64),
+        observation_space=linear.observation_space,
+        action_space=linear.action_space,
+    )
+    assert isinstance(de.posterior, LinearGaussianAdapter)
+
+    sea = gym.make("DeepSea-v0", size=3)
+    sea_host = lambda obs: np.tile([0.5, 0.5], (len(obs), 1))  # noqa: E731
+    de = DelightExplorationWrapper(
+        sea_host,
+        TabularMDPPosterior(1, 9, 2, 3),
+        observation_space=sea.observation_space,
+        action_space=sea.action_space,
+    )
+    assert isinstance(de.posterior, TabularMDPAdapter)
+    obs, _ = sea.reset(seed=0)
+    action, _ = de.predict(obs)
+    assert action in (0, 1)

@@ -50,7 +50,7 @@ from delight_gym.rule import (
     sample_categorical,
 )
 from delight_gym.wrappers.hosts import Host, make_host
-from delight_gym.wrappers.posteriors import ValuePosterior, default_posterior
+from delight_gym.wrappers.posteriors import ValuePosterior, adapt_posterior, default_posterior
 
 __all__ = ["BASELINES", "DelightExplorationWrapper"]
 
@@ -223,6 +223,8 @@ class DelightExplorationWrapper:
             posterior = default_posterior(obs_space, self.num_actions, **kwargs)
         elif posterior_kwargs:
             raise TypeError("posterior_kwargs apply only to the default posterior")
+        else:
+            posterior = adapt_posterior(posterior, self.num_actions, obs_space)
         if not isinstance(posterior, ValuePosterior):
             raise TypeError(
                 "posterior must follow delight_gym.wrappers.ValuePosterior (num_actions, mean, "

@@ -40,6 +40,7 @@ __all__ = [
     "TabularMDPAdapter",
     "TabularValuePosterior",
     "ValuePosterior",
+    "adapt_posterior",
     "default_posterior",
 ]
 
@@ -333,6 +334,33 @@ class TabularValuePosterior:
 def default_posterior(observation_space: Any, num_actions: int, **kwargs: Any) -> ValuePosterior:
     """The wrapper's default posterior: :meth:`TabularValuePosterior.from_space`."""
     return TabularValuePosterior.from_space(observation_space, num_actions, **kwargs)
+
+
+def adapt_posterior(posterior: Any, num_actions: int | None, observation_space: Any) -> Any:
+    """Wrap the package's own posteriors in their adapter; anything else passes through.
+
+    ``BetaBernoulliPosterior`` → :class:`BetaBernoulliAdapter`, ``LinearGaussianPosterior`` →
+    :class:`LinearGaussianAdapter` (the observations are the ``(A, D)`` arm features, as
+    ``LinearBandit-v0``'s; pass the adapter yourself for other features),
+    ``TabularMDPPosterior`` → :class:`TabularMDPAdapter`. The modules are only consulted when
+    already imported, so this never imports torch.
+    """
+    import sys
+
+    beta = sys.modules.get("delight_gym.posteriors.beta")
+    if beta is not None and isinstance(posterior, beta.BetaBernoulliPosterior):
+        return BetaBernoulliAdapter(posterior)
+    linear = sys.modules.get("delight_gym.posteriors.linear")
+    if linear is not None and isinstance(posterior, linear.LinearGaussianPosterior):
+        if num_actions is None:
+            raise TypeError(
+                "a LinearGaussianPosterior needs the number of actions: pass action_space"
+            )
+        return LinearGaussianAdapter(posterior, num_actions)
+    tabular = sys.modules.get("delight_gym.posteriors.tabular")
+    if tabular is not None and isinstance(posterior, tabular.TabularMDPPosterior):
+        return TabularMDPAdapter(posterior, observation_space=observation_space)
+    return posterior
 
 
 # ---------------------------------------------------------------------------------------------
