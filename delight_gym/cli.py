@@ -285,7 +285,7 @@ def _run_sweep(
     """The shared body of the ``run`` commands: every agent on every instance setting with
     the DE options of ``args``; run (resumably), plot the learning curves (one panel per
     ``curve_panel(curves)`` value) and print the summary."""
-    from delight_gym.experiments.figures import AGENT_COLORS, AGENT_LABELS
+    from delight_gym.experiments.figures import AGENT_COLORS, AGENT_LABELS, AGENT_LINESTYLES
     from delight_gym.experiments.results import plot_curves
     from delight_gym.experiments.runner import run_experiment
     from delight_gym.experiments.specs import ExperimentSpec
@@ -321,6 +321,7 @@ def _run_sweep(
             panel_label="",
             agent_labels=AGENT_LABELS,
             agent_colors=AGENT_COLORS,
+            agent_linestyles=AGENT_LINESTYLES,
         )
     _report(result, out, out, files)
     return result

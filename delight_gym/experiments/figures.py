@@ -21,6 +21,7 @@ from delight_gym.experiments.specs import FigureSpec
 __all__ = [
     "AGENT_COLORS",
     "AGENT_LABELS",
+    "AGENT_LINESTYLES",
     "make_figure",
     "plot_final_regret",
     "plot_regret_curves",
@@ -45,6 +46,9 @@ AGENT_COLORS: Mapping[str, str] = {
     "ucb": "#9467bd",
     "psrl": "#ff7f0e",
 }
+#: Line style of each agent where it is not solid: the greedy ablation is dashed, so that an
+#: agent whose curve coincides with its host's (DE on DeepSea) stays visible under it.
+AGENT_LINESTYLES: Mapping[str, str] = {"greedy": "--"}
 _SETTING_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
@@ -105,6 +109,7 @@ def plot_final_regret(
             group["regret_se"],
             label=AGENT_LABELS.get(name, name),
             color=AGENT_COLORS.get(name),
+            linestyle=AGENT_LINESTYLES.get(name, "-"),
         )
     if log_x:
         ax.set_xscale("log")
@@ -140,6 +145,7 @@ def plot_regret_curves(
         xlabel=xlabel,
         agent_labels=AGENT_LABELS,
         agent_colors=AGENT_COLORS,
+        agent_linestyles=AGENT_LINESTYLES,
     )
 
 

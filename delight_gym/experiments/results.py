@@ -175,6 +175,7 @@ def plot_curves(
     agent_labels: Mapping[str, str] | None = None,
     agent_colors: Mapping[str, str] | None = None,
     xlabel: str = "t",
+    agent_linestyles: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """One panel per setting value: cumulative regret vs ``t``, mean ± 1 s.e. per agent.
 
@@ -188,6 +189,7 @@ def plot_curves(
         agent_labels: legend label per agent name (default: the name).
         agent_colors: line colour per agent name (default: matplotlib's cycle).
         xlabel: label of the time axis.
+        agent_linestyles: line style per agent name (default: solid).
 
     Writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths.
     """
@@ -203,6 +205,8 @@ def plot_curves(
         for agent, group in panel.groupby("agent", sort=False):
             name = str(agent)
             style = {"color": agent_colors[name]} if agent_colors and name in agent_colors else {}
+            if agent_linestyles and name in agent_linestyles:
+                style["linestyle"] = agent_linestyles[name]
             label = agent_labels.get(name, name) if agent_labels else name
             (line,) = ax.plot(group["t"], group["regret_mean"], label=label, **style)
             ax.fill_between(
