@@ -61,9 +61,13 @@ def _pyplot() -> Any:
     return plt
 
 
-def _horizon_label(summary: pd.DataFrame) -> str:
+def _horizon_label(summary: pd.DataFrame, unit: str | None = None) -> str:
     horizons = sorted(set(summary["horizon"]))
-    return f"cumulative regret at T={int(horizons[0])}" if len(horizons) == 1 else "regret"
+    if len(horizons) != 1:
+        return "regret"
+    if unit:
+        return f"cumulative regret after {int(horizons[0])} {unit}"
+    return f"cumulative regret at T={int(horizons[0])}"
 
 
 def _mean_band(ax: Any, x: Any, mean: Any, se: Any, **style: Any) -> Any:
@@ -85,6 +89,7 @@ def plot_final_regret(
     x: str = "arms",
     xlabel: str = "number of arms K",
     log_x: bool = True,
+    horizon_unit: str | None = None,
 ) -> list[Path]:
     """Final regret vs a setting (``bernoulli-arms``): one line per agent, mean ± 1 s.e.
 
@@ -96,6 +101,8 @@ def plot_final_regret(
         x: the setting column on the horizontal axis.
         xlabel: its label.
         log_x: logarithmic horizontal axis.
+        horizon_unit: what the horizon counts, for the axis label (``"episodes"``; default:
+            rounds, labelled ``T``).
     """
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5.2, 3.8))
@@ -114,7 +121,7 @@ def plot_final_regret(
     if log_x:
         ax.set_xscale("log")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(_horizon_label(summary))
+    ax.set_ylabel(_horizon_label(summary, horizon_unit))
     ax.grid(alpha=0.3, which="both")
     ax.legend(frameon=False)
     if title:

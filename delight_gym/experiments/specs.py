@@ -547,7 +547,12 @@ FIGURES: Mapping[str, FigureSpec] = {
             settings=tuple({"size": n} for n in (2, 6, 10, 20)), horizon=200, seeds=10
         ),
         plot="plot_final_regret",
-        plot_options={"x": "size", "xlabel": "DeepSea size N", "log_x": False},
+        plot_options={
+            "x": "size",
+            "xlabel": "DeepSea size N",
+            "log_x": False,
+            "horizon_unit": "episodes",
+        },
     ),
     "deepsea-curves": FigureSpec(
         name="deepsea-curves",
