@@ -164,7 +164,10 @@ def test_any_action_sequence_equals_bsuite_transcription(
 ) -> None:
     env = DeepSeaEnv(size=size, mapping_seed=mapping_seed, unscaled_move_cost=cost)
     ref = make_reference(size, mapping_seed=mapping_seed, unscaled_move_cost=cost)
-    play_side_by_side(env, ref, np.array(actions), env_seed=0)
+    counts = play_side_by_side(env, ref, np.array(actions), env_seed=0)
+    # Every action was compared, and every N steps one episode ended on both sides.
+    assert counts["steps"] == len(actions)
+    assert counts["episodes"] == len(actions) // size
 
 
 def test_optimal_path_rewards_at_size_ten() -> None:
@@ -533,10 +536,15 @@ def test_bad_actions_raise_naming_action(action: Any) -> None:
 
 
 def test_integer_like_actions_are_accepted() -> None:
+    """numpy integers and 0-d arrays step exactly like the Python int of the same value."""
     for action in (0, 1, np.int64(1), np.int8(0), np.array(1)):
-        env = DeepSeaEnv(size=3, mapping_seed=0)
+        env, plain = DeepSeaEnv(size=3, mapping_seed=0), DeepSeaEnv(size=3, mapping_seed=0)
         env.reset(seed=0)
-        env.step(action)
+        plain.reset(seed=0)
+        obs, reward, *_ = env.step(action)
+        obs_int, reward_int, *_ = plain.step(int(action))
+        np.testing.assert_array_equal(obs, obs_int)
+        assert reward == reward_int and env.position == plain.position
 
 
 def test_bad_reset_options_raise() -> None:
