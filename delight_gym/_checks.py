@@ -11,6 +11,7 @@ import numbers
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 __all__ = [
     "check_finite_array",
@@ -116,16 +117,22 @@ def check_probabilities(probs: np.ndarray, name: str, *, atol: float = 1e-6) -> 
 
 def check_action_batch(
     actions: Any, size: int, num_actions: int, name: str = "actions"
-) -> np.ndarray:
-    """Return ``actions`` as an integer array of shape ``(size,)`` with values in
-    ``[0, num_actions)``; raise a ``ValueError`` naming ``name`` otherwise (bools and floats
-    are rejected, never truncated)."""
+) -> NDArray[np.int64]:
+    """Return ``actions`` as a new int64 array of shape ``(size,)`` with values in
+    ``[0, num_actions)`` (the caller may reuse its buffer); raise a ``ValueError`` naming
+    ``name`` otherwise, listing the offending entries (bools and floats are rejected, never
+    truncated)."""
     arr = np.asarray(actions)
-    if arr.shape != (size,) or not np.issubdtype(arr.dtype, np.integer):
+    if arr.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be integers, got dtype {arr.dtype}")
+    out = arr.astype(np.int64)
+    # One comparison catches both ends: negatives wrap to huge values as uint64.
+    if (out.view(np.uint64) >= num_actions).any():
+        where = np.flatnonzero((arr < 0) | (arr >= num_actions))[:10]
         raise ValueError(
-            f"{name} must be an integer array of shape ({size},), "
-            f"got dtype {arr.dtype} and shape {arr.shape}"
+            f"{name} must lie in [0, {num_actions - 1}]; entries {where.tolist()} "
+            f"got {arr[where].tolist()}"
         )
-    if np.any(arr < 0) or np.any(arr >= num_actions):
-        raise ValueError(f"{name} must lie in [0, {num_actions})")
-    return arr
+    return out

@@ -19,7 +19,11 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numpy.typing import ArrayLike, NDArray
 
-from delight_gym._checks import check_positive_int, check_unit_interval_array
+from delight_gym._checks import (
+    check_action_batch,
+    check_positive_int,
+    check_unit_interval_array,
+)
 
 __all__ = ["DEFAULT_NUM_ARMS", "BernoulliBanditEnv", "BernoulliBanditVectorEnv"]
 
@@ -503,24 +507,6 @@ class BernoulliBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[mi
         self._has_reset = True
         return np.zeros(self.num_envs, dtype=np.int64), {}
 
-    def _check_actions(self, actions: Any) -> NDArray[np.int64]:
-        arr = np.asarray(actions)
-        if arr.shape != (self.num_envs,):
-            raise ValueError(
-                f"actions must have shape (num_envs,) = ({self.num_envs},), got {arr.shape}"
-            )
-        if arr.dtype.kind not in "iu":  # bools and floats are rejected, not truncated
-            raise ValueError(f"actions must be integers, got dtype {arr.dtype}")
-        arms = arr.astype(np.int64)  # own copy: the caller may reuse its buffer
-        # One comparison catches both ends: negatives wrap to huge values as uint64.
-        if (arms.view(np.uint64) >= self.num_arms).any():
-            where = np.flatnonzero((arr < 0) | (arr >= self.num_arms))[:10]
-            raise ValueError(
-                f"actions must lie in [0, {self.num_arms - 1}]; sub-envs {where.tolist()} "
-                f"got {arr[where].tolist()}"
-            )
-        return arms
-
     def step(
         self, actions: Any
     ) -> tuple[
@@ -535,7 +521,7 @@ class BernoulliBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[mi
             raise ResetNeeded("call reset() before step()")
         means = self._require_instance()
         assert self._optimal is not None
-        arms = self._check_actions(actions)
+        arms = check_action_batch(actions, self.num_envs, self.num_arms)
         # One uniform per sub-env from its own generator, exactly as the single env draws it
         # (the only per-sub-env Python work; everything else is vectorized).
         rngs = cast("list[np.random.Generator]", self._rngs)  # all made by reset()
@@ -544,7 +530,7 @@ class BernoulliBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[mi
         rewards = (uniforms < expected).astype(np.float64)
         optimal = self._optimal.copy()
         regret = optimal - expected
-        self._last_actions = arms  # a private copy made by _check_actions
+        self._last_actions = arms  # a private copy made by check_action_batch
         self._last_rewards = rewards.copy()
 
         n = self.num_envs

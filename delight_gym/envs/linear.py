@@ -20,7 +20,12 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numpy.typing import ArrayLike, NDArray
 
-from delight_gym._checks import check_finite_array, check_nonnegative_float, check_positive_int
+from delight_gym._checks import (
+    check_action_batch,
+    check_finite_array,
+    check_nonnegative_float,
+    check_positive_int,
+)
 from delight_gym.envs.bandits import (
     _check_flag,
     _check_options,
@@ -626,24 +631,6 @@ class LinearBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         self._has_reset = True
         return self._obs.copy(), {}
 
-    def _check_actions(self, actions: Any) -> NDArray[np.int64]:
-        arr = np.asarray(actions)
-        if arr.shape != (self.num_envs,):
-            raise ValueError(
-                f"actions must have shape (num_envs,) = ({self.num_envs},), got {arr.shape}"
-            )
-        if arr.dtype.kind not in "iu":  # bools and floats are rejected, not truncated
-            raise ValueError(f"actions must be integers, got dtype {arr.dtype}")
-        arms = arr.astype(np.int64)  # own copy: the caller may reuse its buffer
-        # One comparison catches both ends: negatives wrap to huge values as uint64.
-        if (arms.view(np.uint64) >= self.num_arms).any():
-            where = np.flatnonzero((arr < 0) | (arr >= self.num_arms))[:10]
-            raise ValueError(
-                f"actions must lie in [0, {self.num_arms - 1}]; sub-envs {where.tolist()} "
-                f"got {arr[where].tolist()}"
-            )
-        return arms
-
     def step(
         self, actions: Any
     ) -> tuple[
@@ -658,7 +645,7 @@ class LinearBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
             raise ResetNeeded("call reset() before step()")
         means = self._require_means()
         assert self._optimal is not None and self._obs is not None
-        arms = self._check_actions(actions)
+        arms = check_action_batch(actions, self.num_envs, self.num_arms)
         # One standard normal per sub-env from its own generator, exactly as the single env
         # draws it (the only per-sub-env Python work; everything else is vectorized).
         rngs = cast("list[np.random.Generator]", self._rngs)  # all made by reset()
@@ -667,7 +654,7 @@ class LinearBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         rewards = expected + self.noise * normals
         optimal = self._optimal.copy()
         regret = optimal - expected
-        self._last_actions = arms  # a private copy made by _check_actions
+        self._last_actions = arms  # a private copy made by check_action_batch
         self._last_rewards = rewards.copy()
 
         n = self.num_envs
