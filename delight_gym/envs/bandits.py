@@ -315,6 +315,15 @@ class _PerEnvGenerators:
             self._rng(i)
         return tuple(self._seeds)
 
+    def _apply_seeds(self, seeds: list[int | None]) -> None:
+        """Seed sub-env ``i``'s generator with ``seeds[i]`` as ``gymnasium.Env.reset(seed=...)``
+        does; a ``None`` keeps the generator (or makes one from fresh entropy)."""
+        for i, s in enumerate(seeds):
+            if s is not None:
+                self._rngs[i], self._seeds[i] = seeding.np_random(s)
+            else:
+                self._rng(i)
+
     def _per_env_seeds(self, seed: int | list[int | None] | None) -> list[int | None]:
         if seed is None:
             return [None] * self.num_envs
@@ -327,6 +336,38 @@ class _PerEnvGenerators:
                 )
             return list(seed)
         raise TypeError(f"seed must be None, an int or a list of ints, got {type(seed).__name__}")
+
+
+def _same_step_infos(
+    expected: NDArray[np.float64],
+    optimal: NDArray[np.float64],
+    regret: NDArray[np.float64],
+    final_obs: NDArray[np.object_],
+) -> dict[str, Any]:
+    """The ``infos`` of a bandit vector env's step, where every sub-env terminates and is
+    reset in the same step (SAME_STEP autoreset): each key with its all-true ``_key`` mask,
+    and ``final_obs`` / ``final_info`` as ``SyncVectorEnv`` gives them."""
+    every = np.ones(expected.shape[0], dtype=np.bool_)
+    final_info = {
+        "expected_reward": expected.copy(),
+        "_expected_reward": every.copy(),
+        "optimal_expected_reward": optimal.copy(),
+        "_optimal_expected_reward": every.copy(),
+        "regret": regret.copy(),
+        "_regret": every.copy(),
+    }
+    return {
+        "expected_reward": expected,
+        "_expected_reward": every.copy(),
+        "optimal_expected_reward": optimal,
+        "_optimal_expected_reward": every.copy(),
+        "regret": regret,
+        "_regret": every.copy(),
+        "final_obs": final_obs,
+        "_final_obs": every.copy(),
+        "final_info": final_info,
+        "_final_info": every.copy(),
+    }
 
 
 # Tuples per sub-env, as SyncVectorEnv returns them, where VectorEnv declares one generator.
@@ -490,11 +531,7 @@ class BernoulliBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[mi
         """Reset every sub-env; ``seed`` int ``s`` seeds sub-env ``i`` with ``s + i``."""
         seeds = self._per_env_seeds(seed)
         resample = self._resample_mask(options)
-        for i, s in enumerate(seeds):
-            if s is not None:  # as gymnasium.Env.reset(seed=s) does
-                self._rngs[i], self._seeds[i] = seeding.np_random(s)
-            else:
-                self._rng(i)  # keep the generator, or make one from fresh entropy
+        self._apply_seeds(seeds)
         if self._means is None:
             resample[:] = True
             self._means = np.empty((self.num_envs, self.num_arms))
@@ -537,26 +574,7 @@ class BernoulliBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[mi
         every = self._all_true
         final_obs = np.empty(n, dtype=object)
         final_obs.fill(np.int64(0))
-        final_info = {
-            "expected_reward": expected.copy(),
-            "_expected_reward": every.copy(),
-            "optimal_expected_reward": optimal.copy(),
-            "_optimal_expected_reward": every.copy(),
-            "regret": regret.copy(),
-            "_regret": every.copy(),
-        }
-        infos = {
-            "expected_reward": expected,
-            "_expected_reward": every.copy(),
-            "optimal_expected_reward": optimal,
-            "_optimal_expected_reward": every.copy(),
-            "regret": regret,
-            "_regret": every.copy(),
-            "final_obs": final_obs,
-            "_final_obs": every.copy(),
-            "final_info": final_info,
-            "_final_info": every.copy(),
-        }
+        infos = _same_step_infos(expected, optimal, regret, final_obs)
         return (
             np.zeros(n, dtype=np.int64),
             rewards,

@@ -23,7 +23,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numpy.typing import ArrayLike, NDArray
 
@@ -746,11 +745,7 @@ class DeepSeaVectorEnv(_DeepSeaParameters, _PerEnvGenerators, VectorEnv):  # typ
         resample = np.broadcast_to(
             _check_resample(value, self.num_envs, self._fixed_mapping), (self.num_envs,)
         ).copy()
-        for i, s in enumerate(seeds):
-            if s is not None:  # as gymnasium.Env.reset(seed=s) does
-                self._rngs[i], self._seeds[i] = seeding.np_random(s)
-            else:
-                self._rng(i)  # keep the generator, or make one from fresh entropy
+        self._apply_seeds(seeds)
         if self._mapping is None:
             resample[:] = True
             self._mapping = np.empty((self.num_envs, self._size, self._size), dtype=np.int64)

@@ -16,7 +16,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numpy.typing import ArrayLike, NDArray
 
@@ -31,6 +30,7 @@ from delight_gym.envs.bandits import (
     _check_options,
     _check_render_mode,
     _PerEnvGenerators,
+    _same_step_infos,
 )
 
 __all__ = [
@@ -606,11 +606,7 @@ class LinearBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         """Reset every sub-env; ``seed`` int ``s`` seeds sub-env ``i`` with ``s + i``."""
         seeds = self._per_env_seeds(seed)
         resample = self._resample_mask(options)
-        for i, s in enumerate(seeds):
-            if s is not None:  # as gymnasium.Env.reset(seed=s) does
-                self._rngs[i], self._seeds[i] = seeding.np_random(s)
-            else:
-                self._rng(i)  # keep the generator, or make one from fresh entropy
+        self._apply_seeds(seeds)
         if self._means is None:
             resample[:] = True
             self._means = np.empty((self.num_envs, self.num_arms))
@@ -660,26 +656,7 @@ class LinearBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         n = self.num_envs
         every = self._all_true
         final_obs = np.fromiter(self._obs.copy(), dtype=object, count=n)
-        final_info = {
-            "expected_reward": expected.copy(),
-            "_expected_reward": every.copy(),
-            "optimal_expected_reward": optimal.copy(),
-            "_optimal_expected_reward": every.copy(),
-            "regret": regret.copy(),
-            "_regret": every.copy(),
-        }
-        infos = {
-            "expected_reward": expected,
-            "_expected_reward": every.copy(),
-            "optimal_expected_reward": optimal,
-            "_optimal_expected_reward": every.copy(),
-            "regret": regret,
-            "_regret": every.copy(),
-            "final_obs": final_obs,
-            "_final_obs": every.copy(),
-            "final_info": final_info,
-            "_final_info": every.copy(),
-        }
+        infos = _same_step_infos(expected, optimal, regret, final_obs)
         return self._obs.copy(), rewards, every.copy(), ~every, infos
 
     def render(self) -> tuple[str, ...] | None:
