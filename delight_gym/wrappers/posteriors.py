@@ -45,6 +45,14 @@ __all__ = [
 ]
 
 
+def _check_baseline(baseline: Any, n: int) -> np.ndarray:
+    """The EI baseline of ``n`` observation rows: finite, shape ``(n,)``."""
+    base = check_finite_array(baseline, "baseline")
+    if base.shape != (n,):
+        raise ValueError(f"baseline must have shape ({n},), got {base.shape}")
+    return base
+
+
 @runtime_checkable
 class ValuePosterior(Protocol):
     """What :class:`~delight_gym.wrappers.DelightExplorationWrapper` needs from a posterior.
@@ -289,9 +297,7 @@ class TabularValuePosterior:
     def expected_improvement(self, observations: np.ndarray, baseline: np.ndarray) -> np.ndarray:
         """Gaussian EI ``E[(Q(s_i, a) − baseline_i)^+]``, float64 ``(n, A)``."""
         s = self.encoder(observations, "observations")
-        base = check_finite_array(baseline, "baseline")
-        if base.shape != (s.shape[0],):
-            raise ValueError(f"baseline must have shape ({s.shape[0]},), got {base.shape}")
+        base = _check_baseline(baseline, s.shape[0])
         return _gaussian_ei(self.means[s], self._std(self.counts[s]), base)
 
     def update(
@@ -411,9 +417,7 @@ class BetaBernoulliAdapter:
         from delight_gym.posteriors.beta import beta_expected_improvement
 
         rows = _row_map(self.posterior.batch_size, len(observations), "posterior")
-        base = check_finite_array(baseline, "baseline")
-        if base.shape != rows.shape:
-            raise ValueError(f"baseline must have shape {rows.shape}, got {base.shape}")
+        base = _check_baseline(baseline, rows.shape[0])
         return beta_expected_improvement(
             self.posterior.alpha[rows], self.posterior.beta[rows], base[:, None]
         )
@@ -510,9 +514,7 @@ class LinearGaussianAdapter:
     def expected_improvement(self, observations: np.ndarray, baseline: np.ndarray) -> np.ndarray:
         """Gaussian EI of ``φ(s, a)ᵀθ`` over ``baseline`` (``(n,)``), ``(n, A)``."""
         mu, sd = self._predictive(observations)
-        base = check_finite_array(baseline, "baseline")
-        if base.shape != (mu.shape[0],):
-            raise ValueError(f"baseline must have shape ({mu.shape[0]},), got {base.shape}")
+        base = _check_baseline(baseline, mu.shape[0])
         return _gaussian_ei(mu, sd, base)
 
     def update(
@@ -700,9 +702,7 @@ class TabularMDPAdapter:
     def expected_improvement(self, observations: np.ndarray, baseline: np.ndarray) -> np.ndarray:
         """The mean surrogate ``(Q_h(s_i, a) − baseline_i)^+`` (paper §3.3), float64 ``(B, A)``."""
         means = self.mean(observations)
-        base = check_finite_array(baseline, "baseline")
-        if base.shape != (means.shape[0],):
-            raise ValueError(f"baseline must have shape ({means.shape[0]},), got {base.shape}")
+        base = _check_baseline(baseline, means.shape[0])
         return np.asarray(np.maximum(means - base[:, None], 0.0))
 
     def update(
