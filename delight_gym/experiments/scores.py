@@ -1,0 +1,218 @@
+"""bsuite's DeepSea yardstick: the solve episode of a run and the score over sizes.
+
+This is the rule of ``bsuite/experiments/deep_sea/analysis.py`` (bsuite 0.3.6), written
+without pandas (bsuite's own code calls ``Series.append``, removed in pandas 2):
+
+* bsuite logs a run's statistics only at *logged* episodes, ``1, 2, …, 10, 12, 14, 17, 20,
+  25, 30, 40, …, 100, 120, …`` (its ``_logarithmic_logging``: ratios ``1, 1.2, 1.4, 1.7, 2,
+  2.5, 3, …, 10`` of each power of ten that land on an integer);
+* a run is **solved** at the first logged episode ``e ≤ num_episodes`` whose running fraction
+  of bad episodes ``total_bad_episodes / e`` is **below** ``threshold``; an unsolved run is
+  reported at its last logged episode;
+* a size ``N`` **passes** when it is solved at an episode ``< 2**N + forgiveness``
+  (``forgiveness = 100``), and the **score** is the fraction of runs (sizes) that pass.
+
+``threshold``: bsuite's code uses ``thresh=0.8`` (:data:`BSUITE_THRESHOLD`), although its
+plots' axis label reads "#episodes until < 90% bad episodes" and our design notes quoted 0.9.
+We follow the code, which is what produced the published scores, and keep the threshold an
+argument. A bad episode in the deterministic DeepSea is one without the treasure
+(``info["bad_episode"]`` of :class:`delight_gym.envs.DeepSeaEnv`).
+
+Examples
+--------
+>>> flags = [True] * 5 + [False] * 20
+>>> solve_episode(flags)
+DeepSeaSolve(solved=True, episode=20, finished=True)
+>>> deep_sea_passes(4, solve_episode(flags))
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from delight_gym._checks import check_positive_float, check_positive_int
+
+__all__ = [
+    "BSUITE_FORGIVENESS",
+    "BSUITE_NUM_EPISODES",
+    "BSUITE_THRESHOLD",
+    "DeepSeaSolve",
+    "SolveTracker",
+    "bsuite_logged_episodes",
+    "deep_sea_episode_budget",
+    "deep_sea_passes",
+    "deep_sea_score",
+    "is_logged_episode",
+    "solve_episode",
+]
+
+#: bsuite's episode budget for ``deep_sea`` (``sweep.NUM_EPISODES``).
+BSUITE_NUM_EPISODES = 10_000
+#: ``find_solution``'s default ``thresh`` in bsuite's ``analysis.py``.
+BSUITE_THRESHOLD = 0.8
+#: ``score``'s default ``forgiveness`` in bsuite's ``analysis.py``.
+BSUITE_FORGIVENESS = 100.0
+
+# bsuite's logging ratios, in tenths (1, 1.2, 1.4, 1.7, 2, 2.5, 3, 4, …, 10).
+_RATIO_TENTHS = (10, 12, 14, 17, 20, 25, 30, 40, 50, 60, 70, 80, 90, 100)
+
+
+def is_logged_episode(episode: int) -> bool:
+    """Whether bsuite's logging wrapper writes a row after episode ``episode`` (≥ 1)."""
+    if episode < 1:
+        return False
+    decade = 10 ** (len(str(int(episode))) - 1)
+    return any((decade * r) % 10 == 0 and decade * r // 10 == episode for r in _RATIO_TENTHS)
+
+
+def bsuite_logged_episodes(max_episode: int) -> np.ndarray:
+    """All logged episodes ``≤ max_episode``, increasing (int64)."""
+    max_episode = check_positive_int(max_episode, "max_episode")
+    found: set[int] = set()
+    decade = 1
+    while decade <= max_episode:
+        for r in _RATIO_TENTHS:
+            if (decade * r) % 10 == 0 and decade * r // 10 <= max_episode:
+                found.add(decade * r // 10)
+        decade *= 10
+    return np.array(sorted(found), dtype=np.int64)
+
+
+class DeepSeaSolve(NamedTuple):
+    """Outcome of one run under bsuite's rule.
+
+    ``solved``: the running bad fraction dropped below the threshold at a logged episode within
+    the budget; ``episode``: that episode, or the last logged episode seen if unsolved;
+    ``finished``: solved, or ran to ``num_episodes`` (bsuite's ``finished`` column).
+    """
+
+    solved: bool
+    episode: int
+    finished: bool
+
+
+class SolveTracker:
+    """bsuite's solve rule, fed one episode at a time (so a run can stop once it is solved).
+
+    Parameters
+    ----------
+    threshold : float
+        A logged episode with running bad fraction ``< threshold`` solves the run.
+    num_episodes : int
+        bsuite's budget; episodes after it are ignored (bsuite filters ``episode ≤ num_episodes``).
+    logged : {"bsuite", "every"}
+        Test the fraction at bsuite's logged episodes (the rule that produced the published
+        scores) or after every episode.
+    """
+
+    def __init__(
+        self,
+        *,
+        threshold: float = BSUITE_THRESHOLD,
+        num_episodes: int = BSUITE_NUM_EPISODES,
+        logged: str = "bsuite",
+    ) -> None:
+        self.threshold = check_positive_float(threshold, "threshold")
+        self.num_episodes = check_positive_int(num_episodes, "num_episodes")
+        if logged not in ("bsuite", "every"):
+            raise ValueError(f"logged must be 'bsuite' or 'every', got {logged!r}")
+        self.logged = logged
+        self.episodes = 0
+        self.bad = 0
+        self.last_logged = 0
+        self.solved_at: int | None = None
+
+    @property
+    def solved(self) -> bool:
+        """Whether the run is solved (its solve episode is known)."""
+        return self.solved_at is not None
+
+    def update(self, bad_episode: Any) -> bool:
+        """Record one finished episode; returns :attr:`solved` afterwards."""
+        if not isinstance(bad_episode, (bool, np.bool_)):
+            raise TypeError(f"bad_episode must be a bool, got {type(bad_episode).__name__}")
+        self.episodes += 1
+        self.bad += int(bad_episode)
+        e = self.episodes
+        if self.solved_at is None and e <= self.num_episodes:
+            if self.logged == "every" or is_logged_episode(e):
+                self.last_logged = e
+                if self.bad / e < self.threshold:
+                    self.solved_at = e
+        return self.solved
+
+    def result(self) -> DeepSeaSolve:
+        """The run's :class:`DeepSeaSolve` so far."""
+        if self.last_logged == 0:
+            raise ValueError("no logged episode yet: feed at least one episode first")
+        if self.solved_at is not None:
+            return DeepSeaSolve(True, self.solved_at, True)
+        return DeepSeaSolve(False, self.last_logged, self.last_logged >= self.num_episodes)
+
+
+def solve_episode(
+    bad_flags: Iterable[Any],
+    *,
+    threshold: float = BSUITE_THRESHOLD,
+    num_episodes: int = BSUITE_NUM_EPISODES,
+    logged: str = "bsuite",
+) -> DeepSeaSolve:
+    """bsuite's solve episode of one run from its per-episode bad flags (in order).
+
+    Parameters
+    ----------
+    bad_flags : iterable of bool, shape ``(episodes,)``
+        ``bad_flags[i]``: episode ``i + 1`` was bad.
+    threshold, num_episodes, logged :
+        As for :class:`SolveTracker`.
+    """
+    flags = np.asarray(list(bad_flags) if not isinstance(bad_flags, np.ndarray) else bad_flags)
+    if flags.ndim != 1 or flags.size == 0:
+        raise ValueError(f"bad_flags must be a non-empty 1-d sequence, got shape {flags.shape}")
+    if flags.dtype != np.bool_:
+        raise TypeError(f"bad_flags must hold bools, got dtype {flags.dtype}")
+    tracker = SolveTracker(threshold=threshold, num_episodes=num_episodes, logged=logged)
+    for flag in flags:
+        if tracker.update(flag):
+            break
+    return tracker.result()
+
+
+def deep_sea_passes(
+    size: int, solve: DeepSeaSolve, *, forgiveness: float = BSUITE_FORGIVENESS
+) -> bool:
+    """bsuite's ``beat_dither``: solved at an episode ``< 2**size + forgiveness``."""
+    size = check_positive_int(size, "size")
+    return bool(solve.solved and solve.episode < 2**size + forgiveness)
+
+
+def deep_sea_episode_budget(
+    size: int, *, forgiveness: float = BSUITE_FORGIVENESS, cap: int = BSUITE_NUM_EPISODES
+) -> int:
+    """Episodes a run needs to settle pass/fail: ``min(2**size + forgiveness, cap)``.
+
+    A run not solved by then cannot pass, so a sweep may stop it there.
+    """
+    size = check_positive_int(size, "size")
+    cap = check_positive_int(cap, "cap")
+    return int(min(2**size + int(np.ceil(forgiveness)), cap))
+
+
+def deep_sea_score(
+    solves: Mapping[int, DeepSeaSolve] | Iterable[tuple[int, DeepSeaSolve]],
+    *,
+    forgiveness: float = BSUITE_FORGIVENESS,
+) -> float:
+    """bsuite's ``score``: the fraction of runs ``(size, solve)`` that pass.
+
+    bsuite has one run per size (``mapping_seed=42``); with several seeds per size, pass every
+    ``(size, solve)`` pair and the score is the fraction of all runs that pass.
+    """
+    pairs = list(solves.items() if isinstance(solves, Mapping) else solves)
+    if not pairs:
+        raise ValueError("solves must not be empty")
+    return float(np.mean([deep_sea_passes(n, s, forgiveness=forgiveness) for n, s in pairs]))
