@@ -17,13 +17,12 @@ the env's life (``reset(options={"resample": True})`` draws a new one).
 
 from __future__ import annotations
 
+import math
 from typing import Any, cast
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
-from gymnasium.vector import AutoresetMode, VectorEnv
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import (
@@ -32,11 +31,21 @@ from delight_gym._checks import (
     check_nonnegative_float,
     check_positive_int,
 )
-from delight_gym.envs.bandits import _check_flag, _check_options, _PerEnvGenerators
+from delight_gym.envs._base import (
+    InstanceEnv,
+    InstanceVectorEnv,
+    check_flag,
+    check_render_mode,
+    read_only_copy,
+    vector_step_infos,
+    warn_no_render_mode,
+)
 
 __all__ = [
     "DEFAULT_DEEP_SEA_SIZE",
     "DEFAULT_UNSCALED_MOVE_COST",
+    "MAX_DEEP_SEA_CELLS",
+    "MAX_DEEP_SEA_SIZE",
     "DeepSeaEnv",
     "DeepSeaVectorEnv",
     "deep_sea_expected_return",
@@ -47,10 +56,16 @@ __all__ = [
 DEFAULT_DEEP_SEA_SIZE = 10
 #: bsuite's default ``unscaled_move_cost``: each "right" costs ``0.01 / N``.
 DEFAULT_UNSCALED_MOVE_COST = 0.01
+#: The most grid cells one env (``N**2``) or one vector env (``num_envs * N**2``) may hold.
+#: DeepSea materialises ``N x N`` arrays: the action mapping (int64, 8 bytes a cell, drawn
+#: whole as bsuite draws it), the observation space's bounds and every observation (float32,
+#: 4 bytes a cell each), so ``2**24`` cells cost about 0.2 GiB per env before any step.
+MAX_DEEP_SEA_CELLS = 2**24
+#: The largest ``size`` a single env accepts: ``isqrt(MAX_DEEP_SEA_CELLS)`` = 4096 (bsuite's
+#: sweep stops at 50).
+MAX_DEEP_SEA_SIZE = math.isqrt(MAX_DEEP_SEA_CELLS)
 
-_RENDER_MODES = ("ansi", "rgb_array")
 _MAX_MAPPING_SEED = 2**32 - 1  # numpy.random.RandomState accepts seeds in [0, 2**32 - 1]
-_INFO_KEYS = ("optimal_return", "bad_episode", "denoised_reward", "denoised_return")
 
 # Colours of the rgb_array frame.
 _SEA = np.array([16, 40, 96], dtype=np.uint8)
@@ -60,12 +75,18 @@ _AGENT = np.array([255, 255, 255], dtype=np.uint8)
 
 
 # ------------------------------------------------------------------------- helpers
-def _check_render_mode(render_mode: str | None) -> str | None:
-    if render_mode is not None and render_mode not in _RENDER_MODES:
+def _check_size(value: Any, num_envs: int = 1) -> int:
+    """``size`` as an int in ``[1, MAX_DEEP_SEA_SIZE]`` with ``num_envs * size**2`` cells at
+    most :data:`MAX_DEEP_SEA_CELLS`."""
+    n = check_positive_int(value, "size")
+    if num_envs * n * n > MAX_DEEP_SEA_CELLS:
+        per_env = "" if num_envs == 1 else f" times num_envs={num_envs}"
         raise ValueError(
-            f"render_mode must be None or one of {list(_RENDER_MODES)}, got {render_mode!r}"
+            f"size={n} is too large: DeepSea holds N x N arrays (the action mapping and every "
+            f"observation), and size**2{per_env} = {num_envs * n * n} cells exceeds "
+            f"MAX_DEEP_SEA_CELLS = 2**24 (size <= {MAX_DEEP_SEA_SIZE} for one env)"
         )
-    return render_mode
+    return n
 
 
 def _check_mapping_seed(value: Any, name: str = "mapping_seed") -> int:
@@ -99,7 +120,7 @@ def deep_sea_optimal_return(
     moves before the last row must all succeed, each with probability ``1 - 1/N``.
     """
     n = check_positive_int(size, "size")
-    det = _check_flag(deterministic, "deterministic")
+    det = check_flag(deterministic, "deterministic")
     cost = check_nonnegative_float(unscaled_move_cost, "unscaled_move_cost")
     optimal_no_cost = 1.0 if det else (1 - 1 / n) ** (n - 1)
     return optimal_no_cost - cost
@@ -147,7 +168,7 @@ def deep_sea_expected_return(
         )
     if probs.min() < 0 or probs.max() > 1:
         raise ValueError("action_one_probs must lie in [0, 1]")
-    det = _check_flag(deterministic, "deterministic")
+    det = check_flag(deterministic, "deterministic")
     move_cost = check_nonnegative_float(unscaled_move_cost, "unscaled_move_cost") / n
     success = 1.0 if det else 1.0 - 1.0 / n
     # P("right" | cell): the chosen action equals the cell's "right" action.
@@ -206,30 +227,10 @@ def _render_rgb(size: int, row: int, column: int) -> NDArray[np.uint8]:
     return np.repeat(np.repeat(grid, cell, axis=0), cell, axis=1)
 
 
-def _check_resample(value: Any, num_envs: int | None, fixed: bool) -> bool | NDArray[np.bool_]:
-    if isinstance(value, (bool, np.bool_)):
-        out: bool | NDArray[np.bool_] = bool(value)
-        wanted = bool(value)
-    elif num_envs is not None:
-        mask = np.asarray(value)
-        if mask.dtype != np.bool_ or mask.shape != (num_envs,):
-            raise ValueError(
-                'options["resample"] must be a bool or a bool array of shape '
-                f"(num_envs,) = ({num_envs},), got {value!r}"
-            )
-        out = mask.copy()
-        wanted = bool(mask.any())
-    else:
-        raise TypeError(f'options["resample"] must be a bool, got {value!r}')
-    if wanted and fixed:
-        raise ValueError(
-            'options["resample"] is not allowed: the action mapping is fixed '
-            "(mapping_seed was given, or randomize_actions=False)"
-        )
-    return out
-
-
 # ------------------------------------------------------------------------ single env
+_METADATA: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+
 class _DeepSeaParameters:
     """The parameters shared by :class:`DeepSeaEnv` and :class:`DeepSeaVectorEnv`: checked
     once, with read-only properties."""
@@ -241,12 +242,13 @@ class _DeepSeaParameters:
         unscaled_move_cost: float,
         randomize_actions: bool,
         render_mode: str | None,
+        num_envs: int = 1,
     ) -> None:
-        self._size = check_positive_int(size, "size")
-        self._deterministic = _check_flag(deterministic, "deterministic")
+        self._size = _check_size(size, num_envs)
+        self._deterministic = check_flag(deterministic, "deterministic")
         self._unscaled_move_cost = check_nonnegative_float(unscaled_move_cost, "unscaled_move_cost")
-        self._randomize_actions = _check_flag(randomize_actions, "randomize_actions")
-        self.render_mode = _check_render_mode(render_mode)
+        self._randomize_actions = check_flag(randomize_actions, "randomize_actions")
+        self.render_mode = check_render_mode(render_mode, _METADATA["render_modes"])
         self._move_cost = self._unscaled_move_cost / self._size
         self._optimal_return = deep_sea_optimal_return(
             self._size, self._deterministic, self._unscaled_move_cost
@@ -257,6 +259,47 @@ class _DeepSeaParameters:
         if self._mapping is None:
             raise ResetNeeded("the action mapping is drawn at the first reset(); call reset()")
         return self._mapping
+
+    def _has_instance(self) -> bool:
+        return self._mapping is not None
+
+    def _given_mapping_seeds(self, mapping_seed: Any, num_envs: int | None) -> list[int] | None:
+        """``mapping_seed`` checked: None, or one seed per env (``num_envs`` None: a single
+        env, which takes an int only; else an int for all or a sequence of ``num_envs``)."""
+        if mapping_seed is None:
+            return None
+        if not self._randomize_actions:
+            raise ValueError("mapping_seed must be None when randomize_actions=False")
+        if num_envs is None:
+            return [_check_mapping_seed(mapping_seed)]
+        if isinstance(mapping_seed, (list, tuple)):
+            if len(mapping_seed) != num_envs:
+                raise ValueError(
+                    f"mapping_seed as a sequence must have num_envs={num_envs} entries, "
+                    f"got {len(mapping_seed)}"
+                )
+            return [
+                _check_mapping_seed(s, f"mapping_seed[{i}]") for i, s in enumerate(mapping_seed)
+            ]
+        return [_check_mapping_seed(mapping_seed)] * num_envs
+
+    def _fixed_reason(self, mapping_seed_given: bool) -> str | None:
+        """Why ``resample`` is refused (None if the mapping is drawn)."""
+        if mapping_seed_given or not self._randomize_actions:
+            return (
+                "the action mapping is fixed (mapping_seed was given, or randomize_actions=False)"
+            )
+        return None
+
+    @property
+    def action_mapping(self) -> NDArray[np.int64]:
+        """Read-only copy of the mapping: ``(N, N)``, or ``(num_envs, N, N)`` in the vector
+        env; entry ``[row, column]`` is the action that means "right" there.
+
+        Raises ``ResetNeeded`` while the mapping is still to be drawn (before the first reset
+        when ``mapping_seed`` is None).
+        """
+        return read_only_copy(self._require_mapping())
 
     @property
     def size(self) -> int:
@@ -289,7 +332,7 @@ class _DeepSeaParameters:
         return self._optimal_return
 
 
-class DeepSeaEnv(_DeepSeaParameters, gym.Env[NDArray[np.float32], np.int64]):
+class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
     """bsuite's DeepSea: fall through an ``N x N`` grid and find the treasure at the far right.
 
     ## Description
@@ -410,7 +453,7 @@ class DeepSeaEnv(_DeepSeaParameters, gym.Env[NDArray[np.float32], np.int64]):
     """
 
     # Gymnasium reads ``metadata`` from the class (``gym.make`` checks render modes there).
-    metadata = {"render_modes": list(_RENDER_MODES), "render_fps": 4}  # noqa: RUF012
+    metadata = _METADATA
 
     def __init__(
         self,
@@ -424,36 +467,23 @@ class DeepSeaEnv(_DeepSeaParameters, gym.Env[NDArray[np.float32], np.int64]):
         self._set_parameters(
             size, deterministic, unscaled_move_cost, randomize_actions, render_mode
         )
-        if mapping_seed is not None:
-            mapping_seed = _check_mapping_seed(mapping_seed)
-            if not self._randomize_actions:
-                raise ValueError("mapping_seed must be None when randomize_actions=False")
+        given = self._given_mapping_seeds(mapping_seed, None)
         n = self._size
         self.action_space = spaces.Discrete(2)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n, n), dtype=np.float32)
 
-        self._fixed_mapping = mapping_seed is not None or not self._randomize_actions
-        self._mapping_seed: int | None = mapping_seed
-        if mapping_seed is not None:
-            self._mapping = _bsuite_mapping(mapping_seed, n)
+        self._fixed_instance = self._fixed_reason(given is not None)
+        self._mapping_seed: int | None = None if given is None else given[0]
+        if given is not None:
+            self._mapping = _bsuite_mapping(given[0], n)
         elif not self._randomize_actions:
             self._mapping = np.ones((n, n), dtype=np.int64)
         self._row = 0
         self._column = 0
         self._bad_episode = False
+        self._found_treasure = False
         self._denoised_return = 0.0
         self._has_reset = False
-
-    @property
-    def action_mapping(self) -> NDArray[np.int64]:
-        """``(N, N)`` read-only copy; entry ``[row, column]`` is the action that means "right".
-
-        Raises ``ResetNeeded`` while the mapping is still to be drawn (before the first reset
-        when ``mapping_seed`` is None).
-        """
-        out = self._require_mapping().copy()
-        out.flags.writeable = False
-        return out
 
     @property
     def mapping_seed(self) -> int | None:
@@ -481,29 +511,19 @@ class DeepSeaEnv(_DeepSeaParameters, gym.Env[NDArray[np.float32], np.int64]):
         )
 
     # ----------------------------------------------------------------- Env API
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[NDArray[np.float32], dict[str, Any]]:
-        """Start an episode in ``(0, 0)``; draw the mapping on the first call or on resample.
+    # reset() is InstanceEnv's: the seed also seeds the stochastic variant's noise and failed
+    # moves; the mapping seed is drawn from self.np_random at the first reset or on resample.
+    def _draw_instance(self) -> None:
+        self._mapping_seed = _draw_mapping_seed(self.np_random)
+        self._mapping = _bsuite_mapping(self._mapping_seed, self._size)
 
-        Args:
-            seed: seeds ``self.np_random`` (which draws the mapping seed, if it is drawn now,
-                and the stochastic variant's noise and failed moves).
-            options: ``{"resample": True}`` draws a new mapping (an error when the mapping is
-                fixed). No other keys are accepted.
-        """
-        opts = _check_options(options)
-        resample = bool(_check_resample(opts.get("resample", False), None, self._fixed_mapping))
-        super().reset(seed=seed)
-        if self._mapping is None or resample:
-            self._mapping_seed = _draw_mapping_seed(self.np_random)
-            self._mapping = _bsuite_mapping(self._mapping_seed, self._size)
+    def _start_episode(self) -> NDArray[np.float32]:
         self._row = 0
         self._column = 0
         self._bad_episode = False
+        self._found_treasure = False
         self._denoised_return = 0.0
-        self._has_reset = True
-        return _one_hot(self._size, 0, 0), {}
+        return _one_hot(self._size, 0, 0)
 
     def step(self, action: Any) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """One step down the grid; ``terminated`` after the ``N``-th step."""
@@ -526,6 +546,7 @@ class DeepSeaEnv(_DeepSeaParameters, gym.Env[NDArray[np.float32], np.int64]):
         if column == n - 1 and right:
             reward += 1.0
             denoised += 1.0
+            self._found_treasure = True
         if not self._deterministic and row == n - 1 and column in (0, n - 1):
             reward += float(self.np_random.standard_normal())
         if right:
@@ -539,22 +560,21 @@ class DeepSeaEnv(_DeepSeaParameters, gym.Env[NDArray[np.float32], np.int64]):
             column = max(column - 1, 0)
         self._row, self._column = row + 1, column
         self._denoised_return += denoised
-        info = {
+        info: dict[str, Any] = {
             "optimal_return": self._optimal_return,
             "bad_episode": self._bad_episode,
             "denoised_reward": denoised,
             "denoised_return": self._denoised_return,
         }
         terminated = self._row == n
+        if terminated:
+            info["is_success"] = self._found_treasure
         return _one_hot(n, self._row, column), reward, terminated, False, info
 
     def render(self) -> str | NDArray[np.uint8] | None:
         """``"ansi"``: the grid as text; ``"rgb_array"``: an RGB image; otherwise ``None``."""
         if self.render_mode is None:
-            gym.logger.warn(
-                "You are calling render() without a render_mode; use "
-                'DeepSeaEnv(render_mode="ansi") or gym.make(..., render_mode="rgb_array").'
-            )
+            warn_no_render_mode(self)
             return None
         if self.render_mode == "ansi":
             return _render_text(
@@ -565,7 +585,7 @@ class DeepSeaEnv(_DeepSeaParameters, gym.Env[NDArray[np.float32], np.int64]):
 
 # ------------------------------------------------------------------------ vector env
 # Tuples per sub-env, as SyncVectorEnv returns them, where VectorEnv declares one generator.
-class DeepSeaVectorEnv(_DeepSeaParameters, _PerEnvGenerators, VectorEnv):  # type: ignore[misc]
+class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent DeepSea envs of one size, stepped together (numpy, no loops).
 
     Sub-env ``i`` behaves exactly like a :class:`DeepSeaEnv` with the same arguments reset
@@ -625,11 +645,7 @@ class DeepSeaVectorEnv(_DeepSeaParameters, _PerEnvGenerators, VectorEnv):  # typ
     (array([ 0.99 , -0.005]), array([1., 1.], dtype=float32))
     """
 
-    metadata = {  # noqa: RUF012 (Gymnasium reads it from the class)
-        "render_modes": list(_RENDER_MODES),
-        "render_fps": 4,
-        "autoreset_mode": AutoresetMode.SAME_STEP,
-    }
+    metadata = {**_METADATA, **InstanceVectorEnv.metadata}  # noqa: RUF012
 
     def __init__(
         self,
@@ -643,51 +659,30 @@ class DeepSeaVectorEnv(_DeepSeaParameters, _PerEnvGenerators, VectorEnv):  # typ
     ) -> None:
         self.num_envs = check_positive_int(num_envs, "num_envs")
         self._set_parameters(
-            size, deterministic, unscaled_move_cost, randomize_actions, render_mode
+            size, deterministic, unscaled_move_cost, randomize_actions, render_mode, self.num_envs
         )
         n, m = self._size, self.num_envs
-        seeds: list[int] | None = None
-        if mapping_seed is not None:
-            if not self._randomize_actions:
-                raise ValueError("mapping_seed must be None when randomize_actions=False")
-            if isinstance(mapping_seed, (list, tuple)):
-                if len(mapping_seed) != m:
-                    raise ValueError(
-                        f"mapping_seed as a sequence must have num_envs={m} entries, "
-                        f"got {len(mapping_seed)}"
-                    )
-                seeds = [
-                    _check_mapping_seed(s, f"mapping_seed[{i}]") for i, s in enumerate(mapping_seed)
-                ]
-            else:
-                seeds = [_check_mapping_seed(mapping_seed)] * m
+        seeds = self._given_mapping_seeds(mapping_seed, m)
 
         self.single_action_space = spaces.Discrete(2)
         self.single_observation_space = spaces.Box(0.0, 1.0, shape=(n, n), dtype=np.float32)
         self.action_space = spaces.MultiDiscrete(np.full(m, 2))
         self.observation_space = spaces.Box(0.0, 1.0, shape=(m, n, n), dtype=np.float32)
 
-        self._fixed_mapping = seeds is not None or not self._randomize_actions
+        self._fixed_instance = self._fixed_reason(seeds is not None)
         self._mapping_seeds: list[int | None] = [None] * m if seeds is None else list(seeds)
         if seeds is not None:
             self._mapping = np.stack([_bsuite_mapping(s, n) for s in seeds])
         elif not self._randomize_actions:
             self._mapping = np.ones((m, n, n), dtype=np.int64)
-        self._rngs: list[np.random.Generator | None] = [None] * m
-        self._seeds: list[int | None] = [None] * m
+        self._init_generators()
         self._idx = np.arange(m)
         self._row = np.zeros(m, dtype=np.int64)
         self._column = np.zeros(m, dtype=np.int64)
         self._bad = np.zeros(m, dtype=np.bool_)
+        self._found = np.zeros(m, dtype=np.bool_)
         self._denoised_return = np.zeros(m, dtype=np.float64)
         self._has_reset = False
-
-    @property
-    def action_mapping(self) -> NDArray[np.int64]:
-        """``(num_envs, N, N)`` read-only copy of every sub-env's mapping."""
-        out = self._require_mapping().copy()
-        out.flags.writeable = False
-        return out
 
     @property
     def mapping_seed(self) -> tuple[int | None, ...]:
@@ -733,32 +728,23 @@ class DeepSeaVectorEnv(_DeepSeaParameters, _PerEnvGenerators, VectorEnv):  # typ
         return obs
 
     # --------------------------------------------------------------- VectorEnv API
-    def reset(
-        self,
-        *,
-        seed: int | list[int | None] | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> tuple[NDArray[np.float32], dict[str, Any]]:
-        """Reset every sub-env; ``seed`` int ``s`` seeds sub-env ``i`` with ``s + i``."""
-        seeds = self._per_env_seeds(seed)
-        value = _check_options(options).get("resample", False)
-        resample = np.broadcast_to(
-            _check_resample(value, self.num_envs, self._fixed_mapping), (self.num_envs,)
-        ).copy()
-        self._apply_seeds(seeds)
-        if self._mapping is None:
-            resample[:] = True
-            self._mapping = np.empty((self.num_envs, self._size, self._size), dtype=np.int64)
+    # reset() is InstanceVectorEnv's: sub-env j draws its mapping seed from its own generator.
+    def _allocate_instances(self) -> None:
+        self._mapping = np.empty((self.num_envs, self._size, self._size), dtype=np.int64)
+
+    def _draw_instances(self, resample: NDArray[np.bool_]) -> None:
+        mapping = self._require_mapping()
         for j in np.flatnonzero(resample).tolist():
             drawn = _draw_mapping_seed(self._rng(j))
             self._mapping_seeds[j] = drawn
-            self._mapping[j] = _bsuite_mapping(drawn, self._size)
-        self._row[:] = 0
-        self._column[:] = 0
-        self._bad[:] = False
-        self._denoised_return[:] = 0.0
-        self._has_reset = True
-        return self._observations(), {}
+            mapping[j] = _bsuite_mapping(drawn, self._size)
+
+    def _start_episodes(self, which: NDArray[np.bool_] | slice = slice(None)) -> None:
+        self._row[which] = 0
+        self._column[which] = 0
+        self._bad[which] = False
+        self._found[which] = False
+        self._denoised_return[which] = 0.0
 
     def step(
         self, actions: Any
@@ -770,8 +756,7 @@ class DeepSeaVectorEnv(_DeepSeaParameters, _PerEnvGenerators, VectorEnv):  # typ
         dict[str, Any],
     ]:
         """Move every sub-env one row down; finished sub-envs are reset in this same step."""
-        if not self._has_reset:
-            raise ResetNeeded("call reset() before step()")
+        self._require_reset()
         mapping = self._require_mapping()
         acts = check_action_batch(actions, self.num_envs, 2, "actions")
         n, m = self._size, self.num_envs
@@ -784,6 +769,7 @@ class DeepSeaVectorEnv(_DeepSeaParameters, _PerEnvGenerators, VectorEnv):  # typ
         treasure = right & (column == n - 1)
         rewards[treasure] += 1.0
         denoised[treasure] += 1.0
+        self._found |= treasure
         if self._deterministic:
             moved = right
         else:
@@ -805,42 +791,26 @@ class DeepSeaVectorEnv(_DeepSeaParameters, _PerEnvGenerators, VectorEnv):  # typ
         self._denoised_return += denoised
 
         terminated = self._row == n
-        every = np.ones(m, dtype=np.bool_)
         step_info = {
             "optimal_return": np.full(m, self._optimal_return),
             "bad_episode": self._bad.copy(),
             "denoised_reward": denoised,
             "denoised_return": self._denoised_return.copy(),
         }
-        infos: dict[str, Any] = {}
-        for key in _INFO_KEYS:
-            infos[key] = step_info[key]
-            infos[f"_{key}"] = every.copy()
+        final_obs = None
         if terminated.any():
             final_obs = np.full(m, None, dtype=object)
-            final_info: dict[str, Any] = {}
-            for key in _INFO_KEYS:
-                final_info[key] = np.where(
-                    terminated, step_info[key], np.zeros_like(step_info[key])
-                )
-                final_info[f"_{key}"] = terminated.copy()
             for i in np.flatnonzero(terminated).tolist():
                 final_obs[i] = np.zeros((n, n), dtype=np.float32)
-            infos["final_obs"] = final_obs
-            infos["_final_obs"] = terminated.copy()
-            infos["final_info"] = final_info
-            infos["_final_info"] = terminated.copy()
-            # SAME_STEP autoreset of the finished sub-envs (the mapping is kept).
-            self._row[terminated] = 0
-            self._column[terminated] = 0
-            self._bad[terminated] = False
-            self._denoised_return[terminated] = 0.0
-        return self._observations(), rewards, terminated, ~every, infos
+        success = {"is_success": self._found & terminated}
+        infos = vector_step_infos(step_info, terminated, final_obs, success)
+        self._start_episodes(terminated)  # SAME_STEP autoreset; the mapping is kept
+        return self._observations(), rewards, terminated, np.zeros(m, dtype=np.bool_), infos
 
     def render(self) -> tuple[str, ...] | tuple[NDArray[np.uint8], ...] | None:
         """One frame per sub-env (text for ``"ansi"``, RGB for ``"rgb_array"``)."""
         if self.render_mode is None:
-            gym.logger.warn("You are calling render() without a render_mode.")
+            warn_no_render_mode(self)
             return None
         rows, cols = self._row.tolist(), self._column.tolist()
         if self.render_mode == "ansi":

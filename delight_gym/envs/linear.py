@@ -12,25 +12,17 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
-from gymnasium.vector import AutoresetMode, VectorEnv
 from numpy.typing import ArrayLike, NDArray
 
-from delight_gym._checks import (
-    check_action_batch,
-    check_finite_array,
-    check_nonnegative_float,
-    check_positive_int,
-)
-from delight_gym.envs.bandits import (
-    _check_flag,
-    _check_options,
-    _check_render_mode,
-    _PerEnvGenerators,
-    _same_step_infos,
+from delight_gym._checks import check_finite_array, check_nonnegative_float, check_positive_int
+from delight_gym.envs._base import (
+    OneStepBanditEnv,
+    OneStepBanditVectorEnv,
+    check_render_mode,
+    read_only_copy,
 )
 
 __all__ = [
@@ -44,8 +36,6 @@ __all__ = [
 DEFAULT_LINEAR_NUM_ARMS = 100
 #: Feature dimension used when neither ``dim`` nor ``features`` / ``theta`` is given.
 DEFAULT_DIM = 10
-
-_RENDER_MODES = ("ansi",)
 
 #: Bound of the observation ``Box``: the largest finite float32. Every finite float32 lies in
 #: ``[-_OBS_BOUND, _OBS_BOUND]``, so this is the unbounded ``Box(-inf, inf)`` minus the
@@ -156,13 +146,16 @@ def _resolve_shape(
     return (DEFAULT_LINEAR_NUM_ARMS if k is None else k, DEFAULT_DIM if d is None else d)
 
 
-def _read_only(arr: NDArray[Any]) -> NDArray[Any]:
-    out = arr.copy()
-    out.flags.writeable = False
-    return out
+def _fixed_reason(fixed_features: bool, fixed_theta: bool) -> str | None:
+    """Why ``resample`` is refused: only when both parts of the instance were given."""
+    return (
+        "this env was built with fixed features and theta"
+        if fixed_features and fixed_theta
+        else None
+    )
 
 
-class LinearBanditEnv(gym.Env[NDArray[np.float32], np.int64]):
+class LinearBanditEnv(OneStepBanditEnv[NDArray[np.float32]]):
     """A ``K``-armed linear-Gaussian bandit: arm ``a`` pays ``φ(a)ᵀθ* + σ·N(0, 1)``.
 
     ## Description
@@ -269,8 +262,7 @@ class LinearBanditEnv(gym.Env[NDArray[np.float32], np.int64]):
     - v0: initial version (delight_gym 0.1.0).
     """
 
-    # Gymnasium reads ``metadata`` from the class (``gym.make`` checks render modes there).
-    metadata = {"render_modes": list(_RENDER_MODES), "render_fps": 4}  # noqa: RUF012
+    family = "LinearBandit"
 
     def __init__(
         self,
@@ -285,17 +277,18 @@ class LinearBanditEnv(gym.Env[NDArray[np.float32], np.int64]):
         fixed_theta = None if theta is None else _check_theta(theta, None)
         self.num_arms, self.dim = _resolve_shape(num_arms, dim, fixed_features, fixed_theta)
         self.noise = check_nonnegative_float(noise, "noise")
-        self.render_mode = _check_render_mode(render_mode)
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.action_space = spaces.Discrete(self.num_arms)
         self.observation_space = _obs_space((self.num_arms, self.dim))
         self._fixed_features = fixed_features is not None
         self._fixed_theta = fixed_theta is not None
+        self._fixed_instance = _fixed_reason(self._fixed_features, self._fixed_theta)
         self._features: NDArray[np.float64] | None = fixed_features
         self._theta: NDArray[np.float64] | None = fixed_theta
-        self._means: NDArray[np.float64] | None = None
+        self._means = None
         self._obs: NDArray[np.float32] | None = None
         self._optimal = float("nan")
-        self._last_pull: tuple[int, float] | None = None
+        self._last_pull = None
         if fixed_features is not None and fixed_theta is not None:
             self._set_instance(fixed_features, fixed_theta)
         self._has_reset = False
@@ -317,114 +310,32 @@ class LinearBanditEnv(gym.Env[NDArray[np.float32], np.int64]):
             theta = _draw_theta(self.np_random, self.dim)
         self._set_instance(features, theta)
 
-    def _require_means(self) -> NDArray[np.float64]:
-        if self._means is None:
-            raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
-        return self._means
-
     @property
     def features(self) -> NDArray[np.float64]:
         """The arm features ``Φ`` of the current instance, shape ``(K, D)`` (a read-only copy)."""
         if self._features is None:
             raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
-        return _read_only(self._features)
+        return read_only_copy(self._features)
 
     @property
     def theta(self) -> NDArray[np.float64]:
         """The parameter ``θ*`` of the current instance, shape ``(D,)`` (a read-only copy)."""
         if self._theta is None:
             raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
-        return _read_only(self._theta)
+        return read_only_copy(self._theta)
 
-    @property
-    def means(self) -> NDArray[np.float64]:
-        """The arm means ``Φθ*`` of the current instance, shape ``(K,)`` (a read-only copy)."""
-        return _read_only(self._require_means())
-
-    @property
-    def optimal_arm(self) -> int:
-        """Index of the best arm of the current instance (lowest index on ties)."""
-        return int(np.argmax(self._require_means()))
-
-    @property
-    def optimal_expected_reward(self) -> float:
-        """``max(means)`` of the current instance."""
-        self._require_means()
-        return self._optimal
-
-    # ----------------------------------------------------------------- Env API
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[NDArray[np.float32], dict[str, Any]]:
-        """Start a one-pull episode; draw the instance on the first call or on ``resample``.
-
-        Args:
-            seed: seeds ``self.np_random`` (which draws the instance, if it is drawn now, and
-                the rewards).
-            options: ``{"resample": True}`` draws a new instance (the parts not given; an
-                error when both ``features`` and ``theta`` were given). No other keys.
-        """
-        opts = _check_options(options)
-        resample = _check_flag(opts.get("resample", False), 'options["resample"]')
-        if resample and self._fixed_features and self._fixed_theta:
-            raise ValueError(
-                'options["resample"]=True is not allowed: this env was built with fixed '
-                "features and theta"
-            )
-        super().reset(seed=seed)
-        if self._means is None or resample:
-            self._draw_instance()
-        self._has_reset = True
+    def _observation(self) -> NDArray[np.float32]:
         assert self._obs is not None
-        return self._obs.copy(), {}
+        return self._obs.copy()
 
-    def step(self, action: Any) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
-        """Pull arm ``action``; the episode terminates after this one pull."""
-        if not self._has_reset:
-            raise ResetNeeded("call reset() before step()")
-        means = self._require_means()
-        if isinstance(action, bool) or not self.action_space.contains(action):
-            raise ValueError(
-                f"action must be an integer in [0, {self.num_arms - 1}] "
-                f"(the action space {self.action_space}), got {action!r}"
-            )
-        arm = int(action)
-        expected = float(means[arm])
-        reward = expected + self.noise * float(self.np_random.standard_normal())
-        self._last_pull = (arm, reward)
-        info = {
-            "expected_reward": expected,
-            "optimal_expected_reward": self._optimal,
-            "regret": self._optimal - expected,
-        }
-        assert self._obs is not None
-        return self._obs.copy(), reward, True, False, info
+    def _reward(self, expected: float) -> float:
+        return expected + self.noise * float(self.np_random.standard_normal())
 
-    def render(self) -> str | None:
-        """With ``render_mode="ansi"``, a one-line text summary; otherwise ``None``."""
-        if self.render_mode is None:
-            gym.logger.warn(
-                "You are calling render() without a render_mode; use "
-                'LinearBanditEnv(render_mode="ansi") or gym.make(..., render_mode="ansi").'
-            )
-            return None
-        return _render_text(self._means, self.dim, self._last_pull)
+    def _render_shape(self) -> str:
+        return f"K={self.num_arms} D={self.dim}"
 
 
-def _render_text(
-    means: NDArray[np.float64] | None, dim: int, last_pull: tuple[int, float] | None
-) -> str:
-    if means is None:
-        return "LinearBandit: instance not drawn yet (call reset())"
-    best = int(np.argmax(means))
-    text = f"LinearBandit K={means.size} D={dim}: best arm {best} (mean {means[best]:.3f})"
-    if last_pull is None:
-        return text + "; no pull yet"
-    arm, reward = last_pull
-    return text + f"; last pull arm {arm} (mean {means[arm]:.3f}) -> reward {reward:.3f}"
-
-
-class LinearBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
+class LinearBanditVectorEnv(OneStepBanditVectorEnv):
     """``num_envs`` independent linear bandits, stepped together without subprocesses.
 
     Sub-env ``i`` behaves exactly like a :class:`LinearBanditEnv` reset with seed ``seed + i``
@@ -492,11 +403,7 @@ class LinearBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
     array([0.   , 1.493, 0.08 ])
     """
 
-    metadata = {  # noqa: RUF012 (Gymnasium reads it from the class)
-        "render_modes": list(_RENDER_MODES),
-        "render_fps": 4,
-        "autoreset_mode": AutoresetMode.SAME_STEP,
-    }
+    family = "LinearBandit"
 
     def __init__(
         self,
@@ -513,7 +420,7 @@ class LinearBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         fixed_theta = None if theta is None else _check_theta(theta, self.num_envs)
         self.num_arms, self.dim = _resolve_shape(num_arms, dim, fixed_features, fixed_theta)
         self.noise = check_nonnegative_float(noise, "noise")
-        self.render_mode = _check_render_mode(render_mode)
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
 
         n, k, d = self.num_envs, self.num_arms, self.dim
         self.single_action_space = spaces.Discrete(k)
@@ -525,152 +432,58 @@ class LinearBanditVectorEnv(_PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         self._fixed_theta = fixed_theta is not None
         self._features = np.zeros((n, k, d)) if fixed_features is None else fixed_features
         self._theta = np.zeros((n, d)) if fixed_theta is None else fixed_theta
-        self._means: NDArray[np.float64] | None = None
-        self._optimal: NDArray[np.float64] | None = None
+        self._means = None
+        self._optimal = None
         self._obs: NDArray[np.float32] | None = None
         if self._fixed_features and self._fixed_theta:
             self._means = _arm_means(self._features, self._theta)
             self._optimal = self._means.max(axis=1)
             self._obs = self._features.astype(np.float32)
-        self._rngs: list[np.random.Generator | None] = [None] * n
-        self._seeds: list[int | None] = [None] * n
-        self._rows = np.arange(n)
-        self._all_true = np.ones(n, dtype=np.bool_)
-        self._has_reset = False
-        self._last_actions: NDArray[np.int64] | None = None
-        self._last_rewards: NDArray[np.float64] | None = None
-
-    def _resample_mask(self, options: dict[str, Any] | None) -> NDArray[np.bool_]:
-        value = _check_options(options).get("resample", False)
-        if isinstance(value, (bool, np.bool_)):
-            mask = np.full(self.num_envs, bool(value))
-        else:
-            mask = np.asarray(value)
-            if mask.dtype != np.bool_ or mask.shape != (self.num_envs,):
-                raise ValueError(
-                    'options["resample"] must be a bool or a bool array of shape '
-                    f"(num_envs,) = ({self.num_envs},), got {value!r}"
-                )
-            mask = mask.copy()
-        if mask.any() and self._fixed_features and self._fixed_theta:
-            raise ValueError(
-                'options["resample"] is not allowed: this env was built with fixed features '
-                "and theta"
-            )
-        return mask
+        self._init_bandit_state(_fixed_reason(self._fixed_features, self._fixed_theta))
 
     # ----------------------------------------------------------------- instance
-    def _require_means(self) -> NDArray[np.float64]:
-        if self._means is None:
-            raise ResetNeeded("the bandit instances are drawn at the first reset(); call reset()")
-        return self._means
-
     @property
     def features(self) -> NDArray[np.float64]:
         """Arm features, shape ``(num_envs, K, D)`` (a read-only copy)."""
         if not self._fixed_features:
             self._require_means()
-        return _read_only(self._features)
+        return read_only_copy(self._features)
 
     @property
     def theta(self) -> NDArray[np.float64]:
         """``θ*`` of each sub-env, shape ``(num_envs, D)`` (a read-only copy)."""
         if not self._fixed_theta:
             self._require_means()
-        return _read_only(self._theta)
+        return read_only_copy(self._theta)
 
-    @property
-    def means(self) -> NDArray[np.float64]:
-        """Arm means, shape ``(num_envs, K)`` (a read-only copy)."""
-        return _read_only(self._require_means())
+    def _allocate_instances(self) -> None:
+        self._means = np.empty((self.num_envs, self.num_arms))
+        self._obs = np.empty((self.num_envs, self.num_arms, self.dim), dtype=np.float32)
 
-    @property
-    def optimal_expected_reward(self) -> NDArray[np.float64]:
-        """``means.max(axis=1)``, shape ``(num_envs,)`` (a read-only copy)."""
-        self._require_means()
-        assert self._optimal is not None
-        return _read_only(self._optimal)
+    def _draw_instances(self, resample: NDArray[np.bool_]) -> None:
+        assert self._means is not None and self._obs is not None
+        for j in np.flatnonzero(resample).tolist():
+            rng = self._rng(j)  # draws in the single env's order: features, then theta
+            if not self._fixed_features:
+                self._features[j] = _draw_features(rng, self.num_arms, self.dim)
+            if not self._fixed_theta:
+                self._theta[j] = _draw_theta(rng, self.dim)
+        self._means[resample] = _arm_means(self._features[resample], self._theta[resample])
+        self._obs[resample] = self._features[resample]  # rounded to float32
+        self._instances_drawn(resample)
 
-    @property
-    def optimal_arm(self) -> NDArray[np.int64]:
-        """Best arm of each sub-env, shape ``(num_envs,)`` (lowest index on ties)."""
-        return np.argmax(self._require_means(), axis=1)
-
-    # --------------------------------------------------------------- VectorEnv API
-    def reset(
-        self,
-        *,
-        seed: int | list[int | None] | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> tuple[NDArray[np.float32], dict[str, Any]]:
-        """Reset every sub-env; ``seed`` int ``s`` seeds sub-env ``i`` with ``s + i``."""
-        seeds = self._per_env_seeds(seed)
-        resample = self._resample_mask(options)
-        self._apply_seeds(seeds)
-        if self._means is None:
-            resample[:] = True
-            self._means = np.empty((self.num_envs, self.num_arms))
-            self._obs = np.empty((self.num_envs, self.num_arms, self.dim), dtype=np.float32)
+    def _observations(self) -> NDArray[np.float32]:
         assert self._obs is not None
-        if resample.any():
-            for j in np.flatnonzero(resample).tolist():
-                rng = self._rng(j)  # draws in the single env's order: features, then theta
-                if not self._fixed_features:
-                    self._features[j] = _draw_features(rng, self.num_arms, self.dim)
-                if not self._fixed_theta:
-                    self._theta[j] = _draw_theta(rng, self.dim)
-            self._means[resample] = _arm_means(self._features[resample], self._theta[resample])
-            self._obs[resample] = self._features[resample]  # rounded to float32
-            self._optimal = self._means.max(axis=1)
-            if self._last_actions is not None:
-                self._last_actions[resample] = -1
-        self._has_reset = True
-        return self._obs.copy(), {}
+        return self._obs.copy()
 
-    def step(
-        self, actions: Any
-    ) -> tuple[
-        NDArray[np.float32],
-        NDArray[np.float64],
-        NDArray[np.bool_],
-        NDArray[np.bool_],
-        dict[str, Any],
-    ]:
-        """Pull one arm in every sub-env; each terminates and is reset in this same step."""
-        if not self._has_reset:
-            raise ResetNeeded("call reset() before step()")
-        means = self._require_means()
-        assert self._optimal is not None and self._obs is not None
-        arms = check_action_batch(actions, self.num_envs, self.num_arms)
-        # One standard normal per sub-env from its own generator, exactly as the single env
-        # draws it (the only per-sub-env Python work; everything else is vectorized).
-        rngs = cast("list[np.random.Generator]", self._rngs)  # all made by reset()
+    def _final_observations(self) -> NDArray[np.object_]:
+        return np.fromiter(self._observations(), dtype=object, count=self.num_envs)
+
+    def _rewards(
+        self, expected: NDArray[np.float64], rngs: list[np.random.Generator]
+    ) -> NDArray[np.float64]:
         normals = np.array([rng.standard_normal() for rng in rngs], dtype=np.float64)
-        expected = means[self._rows, arms]
-        rewards = expected + self.noise * normals
-        optimal = self._optimal.copy()
-        regret = optimal - expected
-        self._last_actions = arms  # a private copy made by check_action_batch
-        self._last_rewards = rewards.copy()
+        return expected + self.noise * normals
 
-        n = self.num_envs
-        every = self._all_true
-        final_obs = np.fromiter(self._obs.copy(), dtype=object, count=n)
-        infos = _same_step_infos(expected, optimal, regret, final_obs)
-        return self._obs.copy(), rewards, every.copy(), ~every, infos
-
-    def render(self) -> tuple[str, ...] | None:
-        """With ``render_mode="ansi"``, one line of text per sub-env; otherwise ``None``."""
-        if self.render_mode is None:
-            gym.logger.warn("You are calling render() without a render_mode.")
-            return None
-        if self._means is None:
-            return tuple(_render_text(None, self.dim, None) for _ in range(self.num_envs))
-        texts = []
-        for i in range(self.num_envs):
-            last: tuple[int, float] | None = None
-            if self._last_actions is not None and self._last_rewards is not None:
-                arm = int(self._last_actions[i])
-                last = None if arm < 0 else (arm, float(self._last_rewards[i]))
-            texts.append(_render_text(self._means[i], self.dim, last))
-        return tuple(texts)
+    def _render_shape(self) -> str:
+        return f"K={self.num_arms} D={self.dim}"

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import check_finite_array, check_positive_int
-from delight_gym.envs.bandits import _check_flag, _check_options
+from delight_gym.envs._base import InstanceEnv, check_render_mode, warn_no_render_mode
 
 __all__ = ["DEFAULT_NUM_BOXES", "PandoraBoxesEnv", "draw_boxes"]
 
@@ -44,7 +43,7 @@ def _positive_vector(value: ArrayLike, name: str) -> NDArray[np.float64]:
     return arr.copy()
 
 
-class PandoraBoxesEnv(gym.Env[NDArray[np.float32], np.int64]):
+class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
     """Weitzman's Pandora's boxes with ``Beta`` priors on ``[0, 1]`` and inspection costs.
 
     ## Description
@@ -125,8 +124,9 @@ class PandoraBoxesEnv(gym.Env[NDArray[np.float32], np.int64]):
         given = [x is not None for x in (alphas, betas, costs)]
         if any(given) and not all(given):
             raise ValueError("alphas, betas and costs must be given together (or none of them)")
-        self._fixed = all(given)
-        if self._fixed:
+        fixed = all(given)
+        self._fixed_instance = "this env was built with fixed priors and costs" if fixed else None
+        if fixed:
             self._alphas = _positive_vector(alphas, "alphas")  # type: ignore[arg-type]
             self._betas = _positive_vector(betas, "betas")  # type: ignore[arg-type]
             self._costs = _positive_vector(costs, "costs")  # type: ignore[arg-type]
@@ -151,12 +151,11 @@ class PandoraBoxesEnv(gym.Env[NDArray[np.float32], np.int64]):
         self.max_steps = (
             2 * k + 1 if max_steps is None else check_positive_int(max_steps, "max_steps")
         )
-        if render_mode is not None and render_mode != "ansi":
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.action_space = spaces.Discrete(k + 1)
         self.observation_space = spaces.Box(0.0, 1.0, (k, 3), np.float32)
-        self._has_instance = self._fixed
+        self._instance_drawn = fixed
+        self._has_reset = False
         self._values = np.zeros(k)
         self._opened = np.zeros(k, dtype=bool)
         self._order: list[int] = []
@@ -165,8 +164,11 @@ class PandoraBoxesEnv(gym.Env[NDArray[np.float32], np.int64]):
         self._done = True
 
     # ------------------------------------------------------------------ instance
+    def _has_instance(self) -> bool:
+        return self._instance_drawn
+
     def _require_instance(self) -> None:
-        if not self._has_instance:
+        if not self._instance_drawn:
             raise ResetNeeded("the instance is drawn at the first reset(); call reset()")
 
     @property
@@ -189,7 +191,7 @@ class PandoraBoxesEnv(gym.Env[NDArray[np.float32], np.int64]):
 
     def _draw_instance(self) -> None:
         self._alphas, self._betas, self._costs = draw_boxes(self.np_random, self.num_boxes)
-        self._has_instance = True
+        self._instance_drawn = True
 
     def _observation(self) -> NDArray[np.float32]:
         obs = np.zeros((self.num_boxes, 3), dtype=np.float32)
@@ -199,24 +201,16 @@ class PandoraBoxesEnv(gym.Env[NDArray[np.float32], np.int64]):
         return obs
 
     # ----------------------------------------------------------------- Env API
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[NDArray[np.float32], dict[str, Any]]:
-        """Draw the hidden values (and the instance on the first call or on ``resample``)."""
-        opts = _check_options(options)
-        resample = _check_flag(opts.get("resample", False), 'options["resample"]')
-        if resample and self._fixed:
-            raise ValueError('options["resample"]=True is not allowed with fixed priors and costs')
-        super().reset(seed=seed)
-        if not self._has_instance or resample:
-            self._draw_instance()
+    # reset() is InstanceEnv's: it draws the instance on the first call or on resample, then
+    # the hidden values (afresh at every reset).
+    def _start_episode(self) -> NDArray[np.float32]:
         self._values = self.np_random.beta(self._alphas, self._betas)
         self._opened = np.zeros(self.num_boxes, dtype=bool)
         self._order = []
         self._paid = 0.0
         self._steps = 0
         self._done = False
-        return self._observation(), {}
+        return self._observation()
 
     def step(self, action: Any) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """Open a box (``action < K``) or stop (``action == K``)."""
@@ -249,9 +243,9 @@ class PandoraBoxesEnv(gym.Env[NDArray[np.float32], np.int64]):
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, a one-line summary of the opened boxes."""
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; use render_mode='ansi'")
+            warn_no_render_mode(self)
             return None
-        if not self._has_instance:
+        if not self._instance_drawn:
             return "PandoraBoxes: instance not drawn yet (call reset())"
         shown = ", ".join(f"{a}:{self._values[a]:.3f}" for a in self._order) or "none"
         return f"PandoraBoxes K={self.num_boxes}: opened {shown}; paid {self._paid:.3f}"

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 from numpy.typing import NDArray
 
 from delight_gym._checks import check_positive_float, check_positive_int
-from delight_gym.envs.bandits import _check_flag, _check_options
+from delight_gym.envs._base import (
+    InstanceEnv,
+    check_render_mode,
+    read_only_copy,
+    warn_no_render_mode,
+)
 
 __all__ = ["REWARD_MODES", "ReservoirEnv"]
 
@@ -23,7 +27,7 @@ __all__ = ["REWARD_MODES", "ReservoirEnv"]
 REWARD_MODES = ("revealed", "bernoulli")
 
 
-class ReservoirEnv(gym.Env[np.int64, np.int64]):
+class ReservoirEnv(InstanceEnv[np.int64]):
     """A bandit with a reservoir of i.i.d. arms whose values have a polynomial upper tail.
 
     ## Description
@@ -94,12 +98,11 @@ class ReservoirEnv(gym.Env[np.int64, np.int64]):
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
         self.reward_mode = reward_mode
-        if render_mode is not None and render_mode != "ansi":
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.action_space = spaces.Discrete(self.num_arms)
         self.observation_space = spaces.Discrete(1)
         self._values: NDArray[np.float64] | None = None
+        self._fixed_instance = None
         self._has_reset = False
         self._pulls = 0
 
@@ -108,21 +111,17 @@ class ReservoirEnv(gym.Env[np.int64, np.int64]):
         """The arms' values, shape ``(num_arms,)`` (a read-only copy)."""
         if self._values is None:
             raise ResetNeeded("the reservoir is drawn at the first reset(); call reset()")
-        out = self._values.copy()
-        out.flags.writeable = False
-        return out
+        return read_only_copy(self._values)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[np.int64, dict[str, Any]]:
-        """Start a one-pull episode; draw the reservoir on the first call or on ``resample``."""
-        opts = _check_options(options)
-        resample = _check_flag(opts.get("resample", False), 'options["resample"]')
-        super().reset(seed=seed)
-        if self._values is None or resample:
-            self._values = self.np_random.beta(1.0, self.tail_exponent, self.num_arms)
-        self._has_reset = True
-        return np.int64(0), {}
+    # reset() is InstanceEnv's: it draws the reservoir on the first call or on resample.
+    def _has_instance(self) -> bool:
+        return self._values is not None
+
+    def _draw_instance(self) -> None:
+        self._values = self.np_random.beta(1.0, self.tail_exponent, self.num_arms)
+
+    def _start_episode(self) -> np.int64:
+        return np.int64(0)
 
     def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
         """Pull arm ``action``; the episode terminates after this one pull."""
@@ -145,7 +144,7 @@ class ReservoirEnv(gym.Env[np.int64, np.int64]):
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, a one-line summary."""
         if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; use render_mode='ansi'")
+            warn_no_render_mode(self)
             return None
         return (
             f"Reservoir alpha={self.tail_exponent:g} arms={self.num_arms} "

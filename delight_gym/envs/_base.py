@@ -1,0 +1,615 @@
+"""What the environment families share: argument checks, per-sub-env seeding, the instance
+life cycle, and the one-step bandit bases.
+
+Every env of :mod:`delight_gym.envs` has an *instance* (bandit arm means, linear features
+and ``θ*``, DeepSea's action mapping, Pandora's priors and costs, a reservoir's arm values)
+that is drawn from the env's own generator at the first ``reset``, kept for the env's life,
+and redrawn on ``reset(options={"resample": True})``. :class:`InstanceEnv` holds that
+``reset`` once for the single envs and :class:`InstanceVectorEnv` for the native vector envs
+(one generator per sub-env, seeded as ``num_envs`` single envs would be, with Gymnasium's
+``SAME_STEP`` autoreset). :class:`OneStepBanditEnv` and :class:`OneStepBanditVectorEnv` add
+the one-pull bandit (``Discrete(K)`` arms, a one-step episode, pseudo-regret infos) on top;
+the Bernoulli and linear families only say how an instance is drawn, what a pull pays and
+what is observed.
+
+The names here are public within the package (family modules import them); users import
+the env classes from :mod:`delight_gym.envs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, TypeVar, cast
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.error import ResetNeeded
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from numpy.typing import NDArray
+
+from delight_gym._checks import check_action_batch
+
+__all__ = [
+    "RESET_OPTIONS",
+    "InstanceEnv",
+    "InstanceVectorEnv",
+    "OneStepBanditEnv",
+    "OneStepBanditVectorEnv",
+    "PerEnvGenerators",
+    "bandit_summary",
+    "check_flag",
+    "check_render_mode",
+    "check_reset_options",
+    "read_only_copy",
+    "resample_flag",
+    "resample_mask",
+    "vector_step_infos",
+    "warn_no_render_mode",
+]
+
+ObsT = TypeVar("ObsT")
+
+#: The ``reset(options=...)`` keys every env of the package accepts.
+RESET_OPTIONS = frozenset({"resample"})
+
+
+# ------------------------------------------------------------------------------ checks
+def check_flag(value: Any, name: str) -> bool:
+    """Return ``value`` as a ``bool`` if it is a Python or numpy bool; raise a ``TypeError``
+    naming ``name`` otherwise (``0``/``1`` are not flags)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r} ({type(value).__name__})")
+    return bool(value)
+
+
+def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
+    """Return ``render_mode`` if it is None or one of ``modes``; raise a ``ValueError``
+    naming ``render_mode`` otherwise."""
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode must be None or one of {list(modes)}, got {render_mode!r}")
+    return cast("str | None", render_mode)
+
+
+def check_reset_options(
+    options: dict[str, Any] | None, allowed: frozenset[str] = RESET_OPTIONS
+) -> dict[str, Any]:
+    """Return ``reset``'s ``options`` as a dict (``{}`` for None); raise a ``TypeError`` for a
+    non-dict and a ``ValueError`` listing any key outside ``allowed``."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+    unknown = set(options) - allowed
+    if unknown:
+        raise ValueError(
+            f"options has unknown keys {sorted(unknown)}; supported keys: {sorted(allowed)}"
+        )
+    return options
+
+
+def resample_flag(options: dict[str, Any] | None, fixed: str | None) -> bool:
+    """A single env's ``options["resample"]`` (default False), checked.
+
+    Args:
+        options: ``reset``'s options (only ``"resample"`` is accepted).
+        fixed: None when the instance may be redrawn, else why it may not (e.g. ``"this env
+            was built with fixed means"``): a True request then raises a ``ValueError``.
+    """
+    resample = check_flag(
+        check_reset_options(options).get("resample", False), 'options["resample"]'
+    )
+    if resample and fixed is not None:
+        raise ValueError(f'options["resample"]=True is not allowed: {fixed}')
+    return resample
+
+
+def resample_mask(
+    options: dict[str, Any] | None, num_envs: int, fixed: str | None
+) -> NDArray[np.bool_]:
+    """A vector env's ``options["resample"]`` as a new bool mask of shape ``(num_envs,)``.
+
+    ``options["resample"]`` may be a bool (every sub-env) or a bool array of shape
+    ``(num_envs,)`` (those sub-envs); ``fixed`` is as in :func:`resample_flag`.
+    """
+    value = check_reset_options(options).get("resample", False)
+    if isinstance(value, (bool, np.bool_)):
+        mask = np.full(num_envs, bool(value))
+    else:
+        mask = np.asarray(value)
+        if mask.dtype != np.bool_ or mask.shape != (num_envs,):
+            raise ValueError(
+                'options["resample"] must be a bool or a bool array of shape '
+                f"(num_envs,) = ({num_envs},), got {value!r}"
+            )
+        mask = mask.copy()
+    if mask.any() and fixed is not None:
+        raise ValueError(f'options["resample"] is not allowed: {fixed}')
+    return mask
+
+
+def warn_no_render_mode(env: Any) -> None:
+    """Gymnasium's warning for ``render()`` on an env (or vector env) built without a
+    ``render_mode``, naming the modes ``env.metadata`` lists."""
+    modes = env.metadata.get("render_modes", [])
+    name = type(env).__name__
+    hint = f"; use {name}(render_mode={modes[0]!r}) or gym.make(..., render_mode=...)"
+    gym.logger.warn(f"You are calling render() without a render_mode{hint if modes else '.'}")
+
+
+# ----------------------------------------------------------------------------- seeding
+class PerEnvGenerators:
+    """Seeding of native vector envs: one generator per sub-env, made as a single env's.
+
+    Sub-env ``i`` of ``reset(seed=s)`` is seeded ``s + i`` (Gymnasium's vector convention),
+    so a vector env equals ``num_envs`` single envs seed for seed. Call
+    :meth:`_init_generators` once ``num_envs`` is set.
+    """
+
+    num_envs: int
+    _rngs: list[np.random.Generator | None]
+    _seeds: list[int | None]
+
+    def _init_generators(self) -> None:
+        self._rngs = [None] * self.num_envs
+        self._seeds = [None] * self.num_envs
+
+    def _rng(self, i: int) -> np.random.Generator:
+        rng = self._rngs[i]
+        if rng is None:  # as gymnasium.Env.np_random does lazily
+            rng, self._seeds[i] = seeding.np_random()
+            self._rngs[i] = rng
+        return rng
+
+    def _generators(self) -> list[np.random.Generator]:
+        """Every sub-env's generator (made from fresh entropy where none is yet)."""
+        return [self._rng(i) for i in range(self.num_envs)]
+
+    @property
+    def np_random(self) -> tuple[np.random.Generator, ...]:
+        """The sub-envs' generators (as ``SyncVectorEnv.np_random`` returns them)."""
+        return tuple(self._generators())
+
+    @property
+    def np_random_seed(self) -> tuple[int | None, ...]:
+        """The seeds the sub-envs' generators were made from (as in ``SyncVectorEnv``)."""
+        self._generators()
+        return tuple(self._seeds)
+
+    def _apply_seeds(self, seeds: list[int | None]) -> None:
+        """Seed sub-env ``i``'s generator with ``seeds[i]`` as ``gymnasium.Env.reset(seed=...)``
+        does; a ``None`` keeps the generator (or makes one from fresh entropy)."""
+        for i, s in enumerate(seeds):
+            if s is not None:
+                self._rngs[i], self._seeds[i] = seeding.np_random(s)
+            else:
+                self._rng(i)
+
+    def _per_env_seeds(self, seed: int | list[int | None] | None) -> list[int | None]:
+        if seed is None:
+            return [None] * self.num_envs
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            return [int(seed) + i for i in range(self.num_envs)]
+        if isinstance(seed, (list, tuple)):
+            if len(seed) != self.num_envs:
+                raise ValueError(
+                    f"seed as a list must have num_envs={self.num_envs} entries, got {len(seed)}"
+                )
+            return list(seed)
+        raise TypeError(f"seed must be None, an int or a list of ints, got {type(seed).__name__}")
+
+
+def vector_step_infos(
+    step_info: Mapping[str, NDArray[Any]],
+    terminated: NDArray[np.bool_],
+    final_obs: NDArray[np.object_] | None,
+    episode_info: Mapping[str, NDArray[Any]] | None = None,
+) -> dict[str, Any]:
+    """The ``infos`` of a ``SAME_STEP`` native vector env's step.
+
+    Args:
+        step_info: per-step values, each of shape ``(num_envs,)``; at the top level for every
+            sub-env (masks all True).
+        terminated: ``(num_envs,)``, the sub-envs whose episode ended (and were reset) in
+            this step.
+        final_obs: ``(num_envs,)`` object array of the terminal observations (``None``
+            elsewhere); needed when ``terminated.any()``.
+        episode_info: values that exist only at an episode's end, each ``(num_envs,)``: at
+            the top level with mask ``terminated``.
+
+    Returns:
+        ``step_info`` and ``episode_info`` with ``_key`` masks, and, when some sub-env
+        terminated, ``final_obs`` / ``final_info`` as ``SyncVectorEnv`` gives them (the
+        terminal step's infos, zero where not terminated, masks ``terminated``) with masks
+        ``_final_obs`` / ``_final_info``.
+    """
+    every = np.ones(terminated.shape[0], dtype=np.bool_)
+    infos: dict[str, Any] = {}
+    for key, value in step_info.items():
+        infos[key] = value
+        infos[f"_{key}"] = every.copy()
+    if not terminated.any():
+        return infos
+    ended = {**step_info, **(episode_info or {})}
+    for key, value in (episode_info or {}).items():
+        infos[key] = value
+        infos[f"_{key}"] = terminated.copy()
+    final_info: dict[str, Any] = {}
+    for key, value in ended.items():
+        final_info[key] = np.where(terminated, value, np.zeros_like(value))
+        final_info[f"_{key}"] = terminated.copy()
+    infos["final_obs"] = final_obs
+    infos["_final_obs"] = terminated.copy()
+    infos["final_info"] = final_info
+    infos["_final_info"] = terminated.copy()
+    return infos
+
+
+# -------------------------------------------------------------------- instance life cycle
+class InstanceEnv(gym.Env[ObsT, np.int64]):
+    """A single env whose instance is drawn at the first :meth:`reset` and kept.
+
+    Subclasses set ``_fixed_instance`` (None, or why ``resample`` is refused) and
+    ``_has_reset = False`` in ``__init__``, and implement :meth:`_has_instance`,
+    :meth:`_draw_instance` (from ``self.np_random``) and :meth:`_start_episode`.
+    """
+
+    _fixed_instance: str | None
+    _has_reset: bool
+
+    def _has_instance(self) -> bool:
+        raise NotImplementedError
+
+    def _draw_instance(self) -> None:
+        raise NotImplementedError
+
+    def _start_episode(self) -> ObsT:
+        """Set up a new episode on the current instance; return its first observation."""
+        raise NotImplementedError
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[ObsT, dict[str, Any]]:
+        """Start an episode; draw the instance on the first call or on ``resample``.
+
+        Args:
+            seed: seeds ``self.np_random``, which draws the instance (if it is drawn now)
+                and the episode's randomness.
+            options: ``{"resample": True}`` draws a new instance (an error when the instance
+                was fixed by the constructor's arguments). No other keys are accepted.
+
+        Returns:
+            The first observation and an empty ``info``.
+        """
+        resample = resample_flag(options, self._fixed_instance)
+        super().reset(seed=seed)
+        if not self._has_instance() or resample:
+            self._draw_instance()
+        self._has_reset = True
+        return self._start_episode(), {}
+
+
+class InstanceVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore[misc]
+    """A native vector env of ``num_envs`` instances, sub-env ``i`` equal to a single env
+    reset with seed ``seed + i``, with Gymnasium's ``SAME_STEP`` autoreset.
+
+    Subclasses set ``num_envs``, call :meth:`_init_generators`, set ``_fixed_instance`` and
+    ``_has_reset = False`` in ``__init__``, and implement :meth:`_has_instance`,
+    :meth:`_allocate_instances`, :meth:`_draw_instances`, :meth:`_start_episodes` and
+    :meth:`_observations`.
+    """
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012
+    _fixed_instance: str | None
+    _has_reset: bool
+
+    def _has_instance(self) -> bool:
+        raise NotImplementedError
+
+    def _allocate_instances(self) -> None:
+        """Make the arrays the instances are drawn into (before the first draw)."""
+        raise NotImplementedError
+
+    def _draw_instances(self, resample: NDArray[np.bool_]) -> None:
+        """Draw new instances for the sub-envs in ``resample`` (each from ``self._rng(j)``)."""
+        raise NotImplementedError
+
+    def _start_episodes(self) -> None:
+        """Set every sub-env at the start of a new episode (no random draws)."""
+
+    def _observations(self) -> Any:
+        raise NotImplementedError
+
+    def reset(
+        self,
+        *,
+        seed: int | list[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset every sub-env; ``seed`` int ``s`` seeds sub-env ``i`` with ``s + i``.
+
+        Args:
+            seed: None (keep the generators), an int ``s`` (sub-env ``i`` gets ``s + i``) or
+                a list of ``num_envs`` ints or Nones.
+            options: ``{"resample": mask}`` with a bool or a bool array of shape
+                ``(num_envs,)``: those sub-envs draw a new instance.
+
+        Returns:
+            The observations and an empty ``infos``.
+        """
+        seeds = self._per_env_seeds(seed)
+        resample = resample_mask(options, self.num_envs, self._fixed_instance)
+        self._apply_seeds(seeds)
+        if not self._has_instance():
+            resample[:] = True
+            self._allocate_instances()
+        if resample.any():
+            self._draw_instances(resample)
+        self._start_episodes()
+        self._has_reset = True
+        return self._observations(), {}
+
+    def _require_reset(self) -> None:
+        if not self._has_reset:
+            raise ResetNeeded("call reset() before step()")
+
+
+# ---------------------------------------------------------------------- one-step bandits
+_NOT_DRAWN = "the bandit instance is drawn at the first reset(); call reset()"
+_NOT_DRAWN_VECTOR = "the bandit instances are drawn at the first reset(); call reset()"
+
+
+def bandit_summary(
+    name: str,
+    shape: str,
+    means: NDArray[np.float64] | None,
+    last_pull: tuple[int, float] | None,
+    reward_format: str,
+) -> str:
+    """One line of text for a bandit's ``"ansi"`` render: best arm, and the last pull.
+
+    Args:
+        name: the family (``"BernoulliBandit"``).
+        shape: its size (``"K=4"``, ``"K=4 D=2"``).
+        means: ``(K,)`` arm means, or None before the instance is drawn.
+        last_pull: ``(arm, reward)`` of the last pull, or None.
+        reward_format: format spec of the reward (``".0f"``, ``".3f"``).
+    """
+    if means is None:
+        return f"{name}: instance not drawn yet (call reset())"
+    best = int(np.argmax(means))
+    text = f"{name} {shape}: best arm {best} (mean {means[best]:.3f})"
+    if last_pull is None:
+        return text + "; no pull yet"
+    arm, reward = last_pull
+    return (
+        text + f"; last pull arm {arm} (mean {means[arm]:.3f}) -> reward {reward:{reward_format}}"
+    )
+
+
+def read_only_copy(arr: NDArray[Any]) -> NDArray[Any]:
+    """A copy of ``arr`` that cannot be written to (what the envs' instance properties return)."""
+    out = arr.copy()
+    out.flags.writeable = False
+    return out
+
+
+class OneStepBanditEnv(InstanceEnv[ObsT]):
+    """A ``K``-armed bandit played as one-pull episodes on one instance.
+
+    ``step(a)`` pulls arm ``a`` (a ``ValueError`` naming ``action`` outside ``Discrete(K)``),
+    terminates, and returns ``info`` with Python floats ``expected_reward`` (the arm's mean),
+    ``optimal_expected_reward`` (the best mean) and ``regret`` (their difference). Subclasses
+    set ``num_arms``, ``action_space``, ``_means`` (``(K,)`` or None until drawn),
+    ``_optimal``, ``_last_pull = None`` and the :class:`InstanceEnv` attributes, and implement
+    :meth:`_draw_instance` (setting ``_means`` and ``_optimal``), :meth:`_observation`,
+    :meth:`_reward` and :meth:`_render_shape`, and set ``family``.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    #: The family's name in :meth:`render`'s text.
+    family: ClassVar[str]
+    #: How :meth:`render` formats the last reward.
+    reward_format: ClassVar[str] = ".3f"
+    num_arms: int
+    _means: NDArray[np.float64] | None
+    _optimal: float
+    _last_pull: tuple[int, float] | None
+
+    def _observation(self) -> ObsT:
+        raise NotImplementedError
+
+    def _reward(self, expected: float) -> float:
+        """The pull's reward given its expected reward (one draw from ``self.np_random``)."""
+        raise NotImplementedError
+
+    def _render_shape(self) -> str:
+        """The instance's size for :meth:`render` (``"K=4"``)."""
+        raise NotImplementedError
+
+    def _has_instance(self) -> bool:
+        return self._means is not None
+
+    def _start_episode(self) -> ObsT:
+        return self._observation()
+
+    def _require_means(self) -> NDArray[np.float64]:
+        if self._means is None:
+            raise ResetNeeded(_NOT_DRAWN)
+        return self._means
+
+    @property
+    def means(self) -> NDArray[np.float64]:
+        """The arm means of the current instance, shape ``(K,)`` (a read-only copy)."""
+        return read_only_copy(self._require_means())
+
+    @property
+    def optimal_arm(self) -> int:
+        """Index of the best arm of the current instance (lowest index on ties)."""
+        return int(np.argmax(self._require_means()))
+
+    @property
+    def optimal_expected_reward(self) -> float:
+        """``max(means)`` of the current instance."""
+        self._require_means()
+        return self._optimal
+
+    def step(self, action: Any) -> tuple[ObsT, float, bool, bool, dict[str, Any]]:
+        """Pull arm ``action``; the episode terminates after this one pull."""
+        if not self._has_reset:
+            raise ResetNeeded("call reset() before step()")
+        means = self._require_means()
+        if isinstance(action, bool) or not self.action_space.contains(action):
+            raise ValueError(
+                f"action must be an integer in [0, {self.num_arms - 1}] "
+                f"(the action space {self.action_space}), got {action!r}"
+            )
+        arm = int(action)
+        expected = float(means[arm])
+        reward = self._reward(expected)
+        self._last_pull = (arm, reward)
+        info = {
+            "expected_reward": expected,
+            "optimal_expected_reward": self._optimal,
+            "regret": self._optimal - expected,
+        }
+        return self._observation(), reward, True, False, info
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``, a one-line text summary; otherwise ``None``."""
+        if self.render_mode is None:
+            warn_no_render_mode(self)
+            return None
+        return bandit_summary(
+            self.family, self._render_shape(), self._means, self._last_pull, self.reward_format
+        )
+
+
+class OneStepBanditVectorEnv(InstanceVectorEnv):
+    """``num_envs`` independent one-pull bandits stepped together; every step terminates and
+    resets every sub-env (``SAME_STEP``), without resampling.
+
+    Subclasses set ``num_envs``, ``num_arms``, the four spaces, ``_means`` (``(num_envs, K)``
+    or None), ``_optimal`` and the :class:`InstanceVectorEnv` attributes (via
+    :meth:`_init_bandit_state`), and implement :meth:`_allocate_instances`,
+    :meth:`_draw_instances` (which calls :meth:`_instances_drawn`), :meth:`_observations`,
+    :meth:`_final_observations`, :meth:`_rewards` and :meth:`_render_shape`, and set
+    ``family``.
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium reads it from the class)
+        "render_modes": ["ansi"],
+        "render_fps": 4,
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+    }
+    family: ClassVar[str]
+    reward_format: ClassVar[str] = ".3f"
+    num_arms: int
+    render_mode: str | None
+    _means: NDArray[np.float64] | None
+    _optimal: NDArray[np.float64] | None
+
+    def _init_bandit_state(self, fixed: str | None) -> None:
+        self._init_generators()
+        self._fixed_instance = fixed
+        self._rows = np.arange(self.num_envs)
+        self._all_true = np.ones(self.num_envs, dtype=np.bool_)
+        self._has_reset = False
+        self._last_actions: NDArray[np.int64] | None = None
+        self._last_rewards: NDArray[np.float64] | None = None
+
+    def _final_observations(self) -> NDArray[np.object_]:
+        raise NotImplementedError
+
+    def _rewards(self, expected: NDArray[np.float64], rngs: list[np.random.Generator]) -> Any:
+        """The pulls' rewards, one draw from each sub-env's generator, in sub-env order."""
+        raise NotImplementedError
+
+    def _render_shape(self) -> str:
+        """The instance's size for :meth:`render` (``"K=4"``)."""
+        raise NotImplementedError
+
+    def _has_instance(self) -> bool:
+        return self._means is not None
+
+    def _instances_drawn(self, resample: NDArray[np.bool_]) -> None:
+        """Bookkeeping after :meth:`_draw_instances` set the means of ``resample``."""
+        assert self._means is not None
+        self._optimal = self._means.max(axis=1)
+        if self._last_actions is not None:
+            self._last_actions[resample] = -1
+
+    def _require_means(self) -> NDArray[np.float64]:
+        if self._means is None:
+            raise ResetNeeded(_NOT_DRAWN_VECTOR)
+        return self._means
+
+    @property
+    def means(self) -> NDArray[np.float64]:
+        """Arm means, shape ``(num_envs, K)`` (a read-only copy)."""
+        return read_only_copy(self._require_means())
+
+    @property
+    def optimal_expected_reward(self) -> NDArray[np.float64]:
+        """``means.max(axis=1)``, shape ``(num_envs,)`` (a read-only copy)."""
+        self._require_means()
+        assert self._optimal is not None
+        return read_only_copy(self._optimal)
+
+    @property
+    def optimal_arm(self) -> NDArray[np.int64]:
+        """Best arm of each sub-env, shape ``(num_envs,)`` (lowest index on ties)."""
+        return np.argmax(self._require_means(), axis=1)
+
+    def step(
+        self, actions: Any
+    ) -> tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
+        """Pull one arm in every sub-env; each terminates and is reset in this same step.
+
+        Args:
+            actions: integer array of shape ``(num_envs,)`` with entries in ``[0, K)``.
+
+        Returns:
+            ``(obs, rewards, terminated, truncated, infos)``: the new episodes'
+            observations, float64 rewards ``(num_envs,)``, all-True ``terminated``,
+            all-False ``truncated``, and infos with float64 arrays ``expected_reward``,
+            ``optimal_expected_reward`` and ``regret`` (see :func:`vector_step_infos`).
+        """
+        self._require_reset()
+        means = self._require_means()
+        assert self._optimal is not None
+        arms = check_action_batch(actions, self.num_envs, self.num_arms)
+        # One draw per sub-env from its own generator, exactly as the single env draws it
+        # (the only per-sub-env Python work; everything else is vectorized).
+        rngs = cast("list[np.random.Generator]", self._rngs)  # all made by reset()
+        expected = means[self._rows, arms]
+        rewards = self._rewards(expected, rngs)
+        optimal = self._optimal.copy()
+        regret = optimal - expected
+        self._last_actions = arms  # a private copy made by check_action_batch
+        self._last_rewards = rewards.copy()
+        every = self._all_true
+        step_info = {
+            "expected_reward": expected,
+            "optimal_expected_reward": optimal,
+            "regret": regret,
+        }
+        infos = vector_step_infos(step_info, every, self._final_observations())
+        return self._observations(), rewards, every.copy(), ~every, infos
+
+    def render(self) -> tuple[str, ...] | None:
+        """With ``render_mode="ansi"``, one line of text per sub-env; otherwise ``None``."""
+        if self.render_mode is None:
+            warn_no_render_mode(self)
+            return None
+        name, shape = self.family, self._render_shape()
+        if self._means is None:
+            return tuple(bandit_summary(name, shape, None, None, "") for _ in range(self.num_envs))
+        texts = []
+        for i in range(self.num_envs):
+            last: tuple[int, float] | None = None
+            if self._last_actions is not None and self._last_rewards is not None:
+                arm = int(self._last_actions[i])
+                last = None if arm < 0 else (arm, float(self._last_rewards[i]))
+            texts.append(bandit_summary(name, shape, self._means[i], last, self.reward_format))
+        return tuple(texts)
