@@ -92,7 +92,8 @@ def play_side_by_side(
     obs, _ = env.reset(seed=env_seed)
     first = ref.reset()
     np.testing.assert_array_equal(obs, first.observation)
-    counts = {"steps": 0, "episodes": 0, "treasures": 0, "bad": 0}
+    counts = {"steps": 0, "episodes": 0, "treasures": 0, "bad": 0, "neither": 0}
+    treasures_before = ref._denoised_return  # bsuite counts treasures over the env's life
     if isinstance(actions, np.ndarray):
         sequence = iter(actions.tolist())
         steps = actions.size
@@ -109,10 +110,16 @@ def play_side_by_side(
         assert info["bad_episode"] == ref._bad_episode
         assert info["optimal_return"] == ref._optimal_return
         counts["steps"] += 1
+        assert ("is_success" in info) == terminated  # set at the episode's end only
         if terminated:
+            # is_success: the episode added one to bsuite's treasure count.
+            found = ref._denoised_return == treasures_before + 1
+            assert info["is_success"] is found
+            treasures_before = ref._denoised_return
             counts["episodes"] += 1
             counts["bad"] += info["bad_episode"]
             counts["treasures"] += info["denoised_return"] > 0.5
+            counts["neither"] += not info["bad_episode"] and not found
             obs, _ = env.reset()
             np.testing.assert_array_equal(obs, ref.step(0).observation)  # bsuite auto-resets
     return counts
@@ -134,6 +141,7 @@ def test_deterministic_equals_bsuite_transcription(size: int, mapping_seed: int)
     policy = mostly_right(rng, 1 - 0.5 / size)  # finds the treasure in ~60% of episodes
     counts = play_side_by_side(env, ref, policy, env_seed=2, steps=max(600, 20 * size))
     assert counts["treasures"] > 0 and (counts["bad"] > 0 or size == 1)
+    assert counts["neither"] == 0  # deterministic: a success iff not a bad episode
 
 
 @pytest.mark.parametrize("size", [1, 2, 7])
@@ -230,6 +238,8 @@ def test_stochastic_equals_bsuite_transcription_on_a_shared_stream(
     counts = play_side_by_side(env, ref, policy, env_seed=seed, steps=4000)
     assert counts["steps"] == 4000 and counts["episodes"] == 4000 // size
     assert counts["treasures"] > 0 or size == 50
+    # A failed "right" leaves the diagonal without a bad step: neither bad nor a success.
+    assert counts["neither"] > 0 or size == 1
 
 
 def test_stochastic_with_drawn_mapping_equals_transcription() -> None:
@@ -526,6 +536,34 @@ def test_bad_constructor_arguments_raise_naming_them(
         DeepSeaVectorEnv(num_envs=2, **kwargs)
 
 
+def test_size_limit_is_one_clear_error_naming_size() -> None:
+    # The limit is memory of the N x N arrays: N**2 (times num_envs) cells at most 2**24.
+    assert deep_sea_module.MAX_DEEP_SEA_CELLS == 2**24
+    assert deep_sea_module.MAX_DEEP_SEA_SIZE == 4096 == int(np.sqrt(2**24))
+    for size in (4097, 10**9, 10**30):
+        with pytest.raises(ValueError, match=rf"size={size} is too large.*size must be <= 4096"):
+            gym.make("DeepSea-v0", size=size)
+        with pytest.raises(ValueError, match="size"):
+            DeepSeaEnv(size=size, deterministic=False)
+    # The vector env counts every sub-env's cells: 30 envs allow N <= isqrt(2**24 // 30) = 747.
+    with pytest.raises(ValueError, match=r"size=748 is too large.*<= 747 for num_envs=30"):
+        DeepSeaVectorEnv(num_envs=30, size=748)
+    with pytest.raises(ValueError, match="size"):
+        gym.make_vec("DeepSea-v0", num_envs=2, size=10**9)
+    assert deep_sea_optimal_return(10**9) == pytest.approx(0.99)  # no array: no limit
+
+
+def test_size_limit_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The same rule at a small budget (16 cells), so both sides of the boundary are built.
+    monkeypatch.setattr(deep_sea_module, "MAX_DEEP_SEA_CELLS", 16)
+    assert DeepSeaEnv(size=4).size == 4
+    with pytest.raises(ValueError, match="size=5"):
+        DeepSeaEnv(size=5)
+    assert DeepSeaVectorEnv(num_envs=4, size=2).num_envs == 4
+    with pytest.raises(ValueError, match=r"size=2 .*<= 1 for num_envs=5"):
+        DeepSeaVectorEnv(num_envs=5, size=2)
+
+
 @pytest.mark.parametrize("action", [2, -1, 0.0, 1.5, True, "1", None, np.array([0, 1])])
 def test_bad_actions_raise_naming_action(action: Any) -> None:
     env = DeepSeaEnv(size=3, mapping_seed=0)
@@ -595,7 +633,7 @@ def _run_singles(
             step_obs.append(o)
             rewards.append(r)
             terms.append(term)
-            infos.append([info[k] for k in INFO_KEYS])
+            infos.append([info[k] for k in INFO_KEYS] + [info.get("is_success", False)])
         out_obs.append(np.stack(step_obs))
         out_rew.append(np.array(rewards))
         out_term.append(np.array(terms))
@@ -614,9 +652,13 @@ def _run_vector(seed: Any, num_envs: int, actions: np.ndarray, **kwargs: Any) ->
         out_obs.append(o)
         out_rew.append(r)
         out_term.append(term)
-        out_info.append(np.stack([info[k].astype(np.float64) for k in INFO_KEYS], axis=1))
+        success = np.zeros(num_envs) if not term.any() else np.where(term, info["is_success"], 0)
+        columns = [info[k].astype(np.float64) for k in INFO_KEYS]
+        out_info.append(np.stack([*columns, success], axis=1))
+        assert ("is_success" in info) == term.any()
         if term.any():
-            for k in INFO_KEYS:
+            np.testing.assert_array_equal(info["_is_success"], term)
+            for k in (*INFO_KEYS, "is_success"):
                 np.testing.assert_array_equal(info["final_info"][k][term], info[k][term])
     return out_obs, out_rew, out_term, out_info, [envs.action_mapping]
 
@@ -642,6 +684,8 @@ def test_vector_equals_single_envs_seed_for_seed(
     for a, b in zip(single, vector, strict=True):
         for x, y in zip(a, b, strict=True):
             np.testing.assert_array_equal(x, y)
+    successes = sum(info[:, -1].sum() for info in vector[3])
+    assert successes > 0 or kwargs["size"] == 5  # is_success was compared, not only False
 
 
 def test_vector_per_env_mapping_seeds_and_expected_return() -> None:
@@ -779,3 +823,62 @@ def test_equals_real_bsuite_and_transcription_equals_bsuite() -> None:
         real._rng = GeneratorAsRandomState(reference_rng(9))
         counts = play_side_by_side(env, real, rng.integers(2, size=2000), env_seed=9)
         assert counts["steps"] == 2000
+
+
+# ------------------------------------------------------------ is_success with SB3
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_monitor_records_is_success_and_sb3_logs_success_rate(deterministic: bool) -> None:
+    """Through SB3's ``Monitor`` (which raises if an ``info_keywords`` key is missing on the
+    terminal step) and an SB3 algorithm's success buffer, which feeds
+    ``rollout/success_rate``. The reference: an episode is a success iff its denoised
+    return is 1 - cost (the treasure), computed here from the rewards Monitor logged."""
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import A2C
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import KVWriter, Logger
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    class Capture(KVWriter):
+        def __init__(self) -> None:
+            self.rows: list[dict[str, Any]] = []
+
+        def write(self, key_values: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+            self.rows.append(dict(key_values))
+
+    class Episodes(BaseCallback):
+        """Monitor's episode records (``info["episode"]``) as the algorithm sees them."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.records: list[dict[str, Any]] = []
+
+        def _on_step(self) -> bool:
+            self.records += [i["episode"] for i in self.locals["infos"] if "episode" in i]
+            return True
+
+    size = 2
+    env = Monitor(
+        gym.make("DeepSea-v0", size=size, deterministic=deterministic, mapping_seed=0),
+        info_keywords=("is_success", "bad_episode", "denoised_return"),
+    )
+    model = A2C("MlpPolicy", DummyVecEnv([lambda: env]), n_steps=8, seed=0, device="cpu")
+    capture = Capture()
+    model.set_logger(Logger(folder=None, output_formats=[capture]))
+    episodes = Episodes()
+    model.learn(total_timesteps=400, log_interval=5, callback=episodes)
+
+    # Monitor's records carry the terminal step's is_success (Monitor raises otherwise).
+    records = episodes.records
+    assert len(records) == 200 and {r["l"] for r in records} == {size}
+    successes = [r["is_success"] for r in records]
+    assert all(type(x) is bool for x in successes)
+    assert successes == [r["denoised_return"] > 0.5 for r in records]  # the treasure
+    assert 0 < sum(successes) < len(successes)  # both outcomes were compared
+    if deterministic:
+        assert successes == [not r["bad_episode"] for r in records]
+    # SB3's success buffer holds the last episodes' is_success; the logger reports its mean.
+    buffer = list(model.ep_success_buffer)
+    assert len(buffer) == 100 and buffer == successes[-100:]
+    logged = [row["rollout/success_rate"] for row in capture.rows if "rollout/success_rate" in row]
+    assert logged and logged[-1] == pytest.approx(np.mean(buffer))

@@ -76,15 +76,17 @@ _AGENT = np.array([255, 255, 255], dtype=np.uint8)
 
 # ------------------------------------------------------------------------- helpers
 def _check_size(value: Any, num_envs: int = 1) -> int:
-    """``size`` as an int in ``[1, MAX_DEEP_SEA_SIZE]`` with ``num_envs * size**2`` cells at
-    most :data:`MAX_DEEP_SEA_CELLS`."""
+    """``size`` as an int ``>= 1`` with ``num_envs * size**2`` at most
+    :data:`MAX_DEEP_SEA_CELLS`; a ``ValueError`` naming ``size`` otherwise."""
     n = check_positive_int(value, "size")
-    if num_envs * n * n > MAX_DEEP_SEA_CELLS:
-        per_env = "" if num_envs == 1 else f" times num_envs={num_envs}"
+    cells = num_envs * n * n
+    if cells > MAX_DEEP_SEA_CELLS:
+        largest = math.isqrt(MAX_DEEP_SEA_CELLS // num_envs)
+        envs = "" if num_envs == 1 else f" for num_envs={num_envs}"
         raise ValueError(
             f"size={n} is too large: DeepSea holds N x N arrays (the action mapping and every "
-            f"observation), and size**2{per_env} = {num_envs * n * n} cells exceeds "
-            f"MAX_DEEP_SEA_CELLS = 2**24 (size <= {MAX_DEEP_SEA_SIZE} for one env)"
+            f"observation), {cells} cells in all, more than MAX_DEEP_SEA_CELLS = "
+            f"{MAX_DEEP_SEA_CELLS}; size must be <= {largest}{envs}"
         )
     return n
 
@@ -391,6 +393,16 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
       (equal to the reward in the deterministic variant);
     - ``"denoised_return"`` (float): the sum of ``denoised_reward`` over the episode so far.
       (bsuite's ``denoised_return`` counts treasures over the env's life instead.)
+    - ``"is_success"`` (bool), on the terminal step only: the episode found the treasure,
+      i.e. it took "right" in the bottom-right cell ``(N − 1, N − 1)`` and was paid the
+      ``+1`` (bsuite's treasure: the ``+1`` it adds to ``denoised_return``). SB3's
+      ``Monitor`` passes it on and SB3's logger reports ``rollout/success_rate`` from it. In
+      the deterministic variant ``is_success == not bad_episode``. In the stochastic variant
+      it means exactly the same (the ``+1`` was paid; the ``N(0, 1)`` noise does not enter,
+      and the last "right" pays the ``+1`` whether or not its own move then fails), but it is
+      not ``not bad_episode``: a failed "right" knocks the agent off the diagonal without
+      making the episode bad, so an episode can be neither bad nor a success. A successful
+      episode is never bad in either variant.
 
     A finished episode's ``optimal_return - info["denoised_return"]`` is its regret: exact in
     the deterministic variant, an unbiased estimate of the played policy's expected regret in
@@ -405,7 +417,10 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
 
     ## Arguments
 
-    - ``size`` (int >= 1, default 10): ``N``.
+    - ``size`` (int in ``[1, MAX_DEEP_SEA_SIZE]`` = ``[1, 4096]``, default 10): ``N``. The
+      env holds ``N x N`` arrays (the action mapping, drawn whole as bsuite draws it, and
+      every observation), so a larger ``size`` is refused with a ``ValueError`` naming it
+      instead of failing later with a ``MemoryError``.
     - ``deterministic`` (bool, default True): the variant.
     - ``unscaled_move_cost`` (float >= 0, default 0.01): "right" costs this ``/ N``.
     - ``randomize_actions`` (bool, default True): False makes action 1 "right" everywhere
@@ -440,8 +455,10 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
     ...     row, column = env.position
     ...     obs, reward, terminated, truncated, info = env.step(env.action_mapping[row, column])
     ...     total += reward
-    >>> round(total, 6), terminated, info["bad_episode"], round(env.optimal_return, 6)
-    (0.99, True, False, 0.99)
+    >>> round(total, 6), terminated, info["bad_episode"], info["is_success"]
+    (0.99, True, False, True)
+    >>> round(env.optimal_return, 6)
+    0.99
 
     With the ids registered (``import delight_gym``), ``gym.make("DeepSea-v0", size=20)``
     builds it, ``gym.make("DeepSeaStochastic-v0")`` the stochastic variant, and
@@ -449,7 +466,9 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
 
     ## Version History
 
-    - v0: initial version (delight_gym 0.1.0), faithful to bsuite 0.3.6.
+    - v0: initial version (delight_gym 0.1.0), faithful to bsuite 0.3.6. Later additions
+      that change no observation, reward or termination: ``info["is_success"]`` on the
+      terminal step, and the ``size`` limit (:data:`MAX_DEEP_SEA_SIZE`).
     """
 
     # Gymnasium reads ``metadata`` from the class (``gym.make`` checks render modes there).
@@ -610,13 +629,16 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
     with ``_key`` masks) with masks ``_final_obs`` / ``_final_info`` = ``terminated``. The
     step's infos (``optimal_return``, ``bad_episode``, ``denoised_reward``,
     ``denoised_return``, float64/bool arrays of shape ``(num_envs,)``, masks all True) are
-    also at the top level of ``infos`` for every sub-env, terminated or not.
+    also at the top level of ``infos`` for every sub-env, terminated or not; ``is_success``
+    (bool, as in :class:`DeepSeaEnv`) is in ``final_info`` and at the top level, with mask
+    ``terminated``, in the steps where some sub-env's episode ended.
 
     ## Arguments
 
     - ``num_envs`` (int >= 1).
     - ``size``, ``deterministic``, ``unscaled_move_cost``, ``randomize_actions``,
-      ``render_mode``: as in :class:`DeepSeaEnv`, shared by all sub-envs.
+      ``render_mode``: as in :class:`DeepSeaEnv`, shared by all sub-envs;
+      ``num_envs * size**2`` may be at most ``MAX_DEEP_SEA_CELLS`` (``2**24``).
     - ``mapping_seed``: None (each sub-env draws its own at the first reset), an int (every
       sub-env gets bsuite's mapping for it) or a sequence of ``num_envs`` ints.
 
@@ -643,6 +665,8 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
     (array([0.995, 0.   ]), array([ True,  True]), array([False,  True]))
     >>> infos["final_info"]["denoised_return"], obs[:, 0, 0]  # SAME_STEP: new episodes
     (array([ 0.99 , -0.005]), array([1., 1.], dtype=float32))
+    >>> infos["is_success"], infos["_is_success"]  # sub-env 0 found the treasure
+    (array([ True, False]), array([ True,  True]))
     """
 
     metadata = {**_METADATA, **InstanceVectorEnv.metadata}  # noqa: RUF012
