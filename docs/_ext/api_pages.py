@@ -1,0 +1,127 @@
+"""mkdocs hook: the API reference pages, generated from the package's public modules.
+
+One page per public top-level module (``delight_gym.rule``, ``delight_gym.cli``, ...) and one
+per public subpackage (``delight_gym.envs`` with all its public modules), found by walking
+``delight_gym/`` on disk (no import), so a module added or removed changes the reference
+without editing ``mkdocs.yml``. A name is public unless it, or a package above it, starts
+with ``_``. The package page lists ``delight_gym.__all__`` (read statically from
+``__init__.py``) with a link to each name's home module.
+
+Used by ``mkdocs.yml`` (``hooks: - docs/_ext/api_pages.py``): ``on_config`` adds the pages
+to the "API reference" section of ``nav`` and ``on_files`` adds the generated files.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = "delight_gym"
+SECTION = "API reference"
+
+
+def public_modules(package_dir: Path, name: str) -> list[str]:
+    """Dotted names of the public modules under ``package_dir`` (itself first), sorted."""
+    found = [name]
+    for child in sorted(package_dir.iterdir()):
+        if child.name.startswith(("_", ".")):
+            continue
+        if child.is_dir() and (child / "__init__.py").exists():
+            found += public_modules(child, f"{name}.{child.name}")
+        elif child.suffix == ".py":
+            found.append(f"{name}.{child.stem}")
+    return found
+
+
+def pages() -> dict[str, str]:
+    """``{path under docs/: Markdown}`` for every API page; the package page first."""
+    root = ROOT / PACKAGE
+    result = {"api/index.md": _package_page(root / "__init__.py")}
+    for child in sorted(root.iterdir()):
+        if child.name.startswith(("_", ".")):
+            continue
+        if child.is_dir() and (child / "__init__.py").exists():
+            modules = public_modules(child, f"{PACKAGE}.{child.name}")
+        elif child.suffix == ".py":
+            modules = [f"{PACKAGE}.{child.stem}"]
+        else:
+            continue
+        body = [f"# `{PACKAGE}.{child.stem}`", ""]
+        for module in modules:
+            body += [f"::: {module}", ""]
+            if module == modules[0] and len(modules) > 1:
+                # A subpackage's __init__ re-exports its modules' names: show its docstring
+                # here and each name once, on its module's section below.
+                body[-1:] = ["    options:", "      members: false", ""]
+        result[f"api/{child.stem}.md"] = "\n".join(body)
+    return result
+
+
+def _package_page(init: Path) -> str:
+    """The package's docstring and a table of ``__all__`` linking each name to its module."""
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    home: dict[str, str] = {}
+    exported: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                home[alias.asname or alias.name] = node.module
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if "__all__" in names and node.value is not None:
+                exported = list(ast.literal_eval(node.value))
+            elif node.value is not None and isinstance(node.value, ast.Dict):
+                # A lazy-import table {"Name": "delight_gym.module"} (PEP 562 __getattr__).
+                for key, value in zip(node.value.keys, node.value.values, strict=True):
+                    if isinstance(key, ast.Constant) and isinstance(value, ast.Constant):
+                        if isinstance(value.value, str) and value.value.startswith(PACKAGE):
+                            home.setdefault(str(key.value), value.value)
+    lines = [
+        f"# `{PACKAGE}`",
+        "",
+        f"::: {PACKAGE}",
+        "    options:",
+        "      members: false",
+        "      show_root_heading: false",
+        "",
+        "## Public names",
+        "",
+        f"Everything below is importable as `from {PACKAGE} import NAME`.",
+        "",
+        "| name | defined in |",
+        "|---|---|",
+    ]
+    for name in exported:
+        module = home.get(name)
+        if module is None:
+            lines.append(f"| `{name}` | `{PACKAGE}` |")
+        else:
+            lines.append(f"| [`{name}`][{module}.{name}] | [`{module}`][{module}] |")
+    lines += ["", "The subpackages and modules each have a page in this section."]
+    return "\n".join(lines) + "\n"
+
+
+def on_config(config: Any, **kwargs: Any) -> Any:
+    """Put the generated pages into the nav's API section (created if absent)."""
+    entries = [{"Overview": "api/index.md"}]
+    entries += [{path[4:-3]: path} for path in pages() if path != "api/index.md"]
+    nav = config["nav"]
+    for item in nav:
+        if isinstance(item, dict) and SECTION in item:
+            item[SECTION] = entries
+            break
+    else:
+        nav.append({SECTION: entries})
+    return config
+
+
+def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
+    """Add the generated pages (they are not files in ``docs/``)."""
+    for path, content in pages().items():
+        files.append(File.generated(config, path, content=content))
+    return files

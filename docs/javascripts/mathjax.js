@@ -1,0 +1,5 @@
+// Display maths written as $$...$$ or \(...\) (pymdownx.arithmatex, generic mode).
+window.MathJax = {
+  tex: { inlineMath: [["\\(", "\\)"]], displayMath: [["\\[", "\\]"]], processEscapes: true },
+  options: { ignoreHtmlClass: ".*|", processHtmlClass: "arithmatex" },
+};
