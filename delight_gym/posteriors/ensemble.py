@@ -1,0 +1,782 @@
+"""An ensemble of Q-heads with randomized prior functions: a value posterior for deep RL.
+
+:class:`EnsembleQPosterior` is the posterior of DESIGN §7 (Osband, Aslanides & Cassirer 2018,
+"Randomized prior functions for deep reinforcement learning"; bsuite's ``boot_dqn``). It holds
+``K`` heads; head ``k`` is
+
+.. math::
+
+    Q_k(s, a) = f_k(s, a) + β\\, p_k(s, a),
+
+with ``f_k`` a trainable MLP and ``p_k`` a frozen MLP drawn at random at construction, scaled
+by ``β = prior_scale``. Each head is trained by Q-learning on the same transitions (optionally
+bootstrap-masked) with its own target network ``Q^-_k = f^-_k + β p_k``; all heads share one
+Adam optimizer, which — the heads' losses being independent and Adam per-parameter — takes
+exactly the steps ``K`` separate Adam optimizers would.
+
+The heads are one set of batched tensors: weights of shape ``(K, in, out)``, applied with one
+batched matrix product per layer (no Python loop over heads). Discrete observations, and Box
+observations whose rows are one-hot (DeepSea's), enter the first layer by a row look-up of the
+weight matrix instead of a matrix product (the same numbers, far cheaper for ``N²`` inputs).
+
+The posterior over ``Q(s, ·)`` is the ensemble's empirical distribution: the mean is the heads'
+mean and expected improvement over a baseline ``v_s`` is exact for it,
+``EI(s, a) = (1/K) Σ_k (Q_k(s, a) − v_s)^+`` (:func:`ensemble_expected_improvement`).
+
+**Settings** (bsuite's baselines, DESIGN §7): ``K = 10`` heads (bsuite JAX 20), MLP ``[64, 64]``
+(bsuite ``[50, 50]``), ``prior_scale = 3`` (bsuite TF 3, JAX 5), Adam ``1e-3``, batch 128,
+``γ = 0.99``, replay 10 000, learning starts at 128 transitions, one gradient step per
+transition, target update every 4 gradient steps, ``mask_prob = 1`` (no masking; bsuite TF
+uses 0.5). Weights are initialised like haiku's ``Linear`` (bsuite's JAX agent): truncated
+normal with standard deviation ``1/sqrt(fan_in)`` cut at two standard deviations, zero biases.
+The loss of head ``k`` on a batch of ``B`` transitions is
+``(1/B) Σ_i m_{ik} · ½ (Q_k(s_i, a_i) − y_{ik})²`` with
+``y_{ik} = r_i + γ (1 − terminated_i) max_b Q^-_k(s'_i, b)`` and bootstrap masks
+``m_{ik} ~ Bernoulli(mask_prob)`` drawn once per stored transition; there is no gradient
+clipping and no Huber loss (bsuite uses neither).
+
+Randomness comes only from the posterior's own CPU ``torch.Generator`` (``seed``): the
+initial weights, the replay samples and the masks, so the same seed gives the same posterior on
+the CPU and on a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import nn
+
+from delight_gym._checks import (
+    check_nonnegative_float,
+    check_positive_float,
+    check_positive_int,
+)
+from delight_gym.posteriors.base import BASELINES, PosteriorValues, host_baseline
+
+__all__ = [
+    "ENCODINGS",
+    "EnsembleQNetwork",
+    "EnsembleQPosterior",
+    "TDStepStats",
+    "ensemble_expected_improvement",
+]
+
+#: Input encodings of :class:`EnsembleQNetwork`: ``"auto"`` (Discrete → ``"index"``, Box with
+#: bounds ``[0, 1]`` → ``"one_hot"``, other Box → ``"dense"``), ``"index"``, ``"one_hot"``
+#: (row look-up when every row of a batch is one-hot or all zero, else the matrix product —
+#: the same values either way), ``"dense"`` (always the matrix product).
+ENCODINGS = ("auto", "index", "one_hot", "dense")
+
+
+def ensemble_expected_improvement(head_values: Any, baseline: Any) -> Any:
+    """Exact expected improvement of an ensemble's empirical posterior.
+
+    ``EI(s, a) = (1/K) Σ_k (Q_k(s, a) − v_s)^+``.
+
+    Parameters
+    ----------
+    head_values : numpy.ndarray or torch.Tensor
+        ``(K, ..., A)``: every head's value of every action.
+    baseline : numpy.ndarray or torch.Tensor
+        ``(...)``: the baseline ``v_s`` of every row (same type as ``head_values``).
+
+    Returns
+    -------
+    numpy.ndarray or torch.Tensor
+        ``(..., A)``, non-negative, the type, dtype and device of ``head_values``.
+    """
+    gap = head_values - baseline[None, ..., None]
+    if isinstance(gap, torch.Tensor):
+        return gap.clamp_min(0.0).mean(dim=0)
+    return np.maximum(gap, 0.0).mean(axis=0)
+
+
+class TDStepStats(NamedTuple):
+    """What one gradient step of :meth:`EnsembleQPosterior.td_step` reports (0-d tensors).
+
+    Attributes
+    ----------
+    loss : torch.Tensor
+        The summed loss of the ``K`` heads before the step.
+    target_std : torch.Tensor
+        Standard deviation of the TD targets ``y`` over the batch and the heads (the value
+        scale of the environment; :class:`~delight_gym.wrappers.BootstrappedDQN` can divide EI
+        by its running average).
+    """
+
+    loss: torch.Tensor
+    target_std: torch.Tensor
+
+
+def _canonical_device(device: Any) -> torch.device:
+    try:
+        return torch.empty(0, device=device).device
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise ValueError(f"device {device!r} is not usable: {exc}") from None
+
+
+def _hidden_sizes(value: Any) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"hidden_sizes must be a sequence of integers, got {value!r}")
+    return tuple(check_positive_int(h, "hidden_sizes") for h in value)
+
+
+class EnsembleQNetwork(nn.Module):
+    """``K`` trainable Q-heads, their target copies and their frozen priors, batched.
+
+    Parameters
+    ----------
+    observation_space : gymnasium.spaces.Discrete or gymnasium.spaces.Box
+        Box observations of any shape are flattened.
+    num_actions : int
+        ``A``.
+    num_heads : int, default 10
+        ``K``.
+    hidden_sizes : sequence of int, default (64, 64)
+    prior_scale : float, default 3.0
+        ``β >= 0`` (0: no prior).
+    encoding : str, default "auto"
+        One of :data:`ENCODINGS`.
+    generator : torch.Generator, optional
+        CPU generator of the initial weights (default: a fresh unseeded one).
+
+    Attributes
+    ----------
+    weights, biases : torch.nn.ParameterList
+        Trainable layers: ``weights[l]`` of shape ``(K, in_l, out_l)`` (the first layer's
+        ``in`` is the number of states for look-up inputs), ``biases[l]`` of shape
+        ``(K, 1, out_l)``.
+    frozen_weights_<l>, frozen_biases_<l> : torch.Tensor
+        Buffers of shape ``(2K, in_l, out_l)`` and ``(2K, 1, out_l)``: rows ``[:K]`` are the
+        target networks' layers, rows ``[K:]`` the priors'.
+    """
+
+    def __init__(
+        self,
+        observation_space: Any,
+        num_actions: int,
+        *,
+        num_heads: int = 10,
+        hidden_sizes: Sequence[int] = (64, 64),
+        prior_scale: float = 3.0,
+        encoding: str = "auto",
+        generator: torch.Generator | None = None,
+    ) -> None:
+        super().__init__()
+        self.num_actions = check_positive_int(num_actions, "num_actions")
+        self.num_heads = check_positive_int(num_heads, "num_heads")
+        self.hidden_sizes = _hidden_sizes(hidden_sizes)
+        self.prior_scale = check_nonnegative_float(prior_scale, "prior_scale")
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
+        if isinstance(observation_space, spaces.Discrete):
+            if encoding not in ("auto", "index"):
+                raise ValueError(
+                    f"encoding {encoding!r} needs a Box observation space; a Discrete space "
+                    "uses 'index'"
+                )
+            self.encoding = "index"
+            self.input_dim = int(observation_space.n)
+            self.obs_start = int(observation_space.start)
+            self.obs_shape: tuple[int, ...] = ()
+        elif isinstance(observation_space, spaces.Box):
+            if encoding == "index":
+                raise ValueError("encoding 'index' needs a Discrete observation space")
+            if encoding == "auto":
+                unit = bool(
+                    np.all(observation_space.low == 0) and np.all(observation_space.high == 1)
+                )
+                encoding = "one_hot" if unit else "dense"
+            self.encoding = encoding
+            self.obs_shape = tuple(int(d) for d in observation_space.shape)
+            self.input_dim = int(np.prod(self.obs_shape)) if self.obs_shape else 1
+            self.obs_start = 0
+        else:
+            raise TypeError(
+                "observation_space must be a gymnasium Discrete or Box space, got "
+                f"{type(observation_space).__name__}"
+            )
+        if generator is None:
+            generator = torch.Generator()
+        sizes = (self.input_dim, *self.hidden_sizes, self.num_actions)
+        k = self.num_heads
+        self.weights = nn.ParameterList()
+        self.biases = nn.ParameterList()
+        for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+            # Heads 0..K-1 trainable, K..2K-1 the priors; targets start as copies.
+            w = torch.empty(2 * k, fan_in, fan_out)
+            std = 1.0 / math.sqrt(fan_in)
+            nn.init.trunc_normal_(w, 0.0, std, -2.0 * std, 2.0 * std, generator=generator)
+            b = torch.zeros(2 * k, 1, fan_out)
+            self.weights.append(nn.Parameter(w[:k].clone()))
+            self.biases.append(nn.Parameter(b[:k].clone()))
+            self.register_buffer(f"frozen_weights_{i}", w.clone())
+            self.register_buffer(f"frozen_biases_{i}", b.clone())
+        self.num_layers = len(sizes) - 1
+
+    # -- frozen layers ---------------------------------------------------------------------------
+
+    def _frozen(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        return [
+            (getattr(self, f"frozen_weights_{i}"), getattr(self, f"frozen_biases_{i}"))
+            for i in range(self.num_layers)
+        ]
+
+    def _trainable(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        return list(zip(self.weights, self.biases, strict=True))
+
+    @torch.no_grad()
+    def update_target(self) -> None:
+        """Copy the trainable layers into the target networks (a hard update)."""
+        k = self.num_heads
+        for (w, b), (fw, fb) in zip(self._trainable(), self._frozen(), strict=True):
+            fw[:k].copy_(w)
+            fb[:k].copy_(b)
+
+    # -- inputs ----------------------------------------------------------------------------------
+
+    @property
+    def device(self) -> torch.device:
+        """Where the heads live."""
+        return self.weights[0].device
+
+    def encode(self, observations: Any, name: str = "observations") -> torch.Tensor:
+        """A batch of observations as the first layer's input.
+
+        Parameters
+        ----------
+        observations : array_like or torch.Tensor
+            ``(n,)`` or ``(n, 1)`` Discrete observations, or ``(n, *obs_shape)`` Box ones
+            (flattened rows of the right size are accepted too).
+        name : str
+            The argument name for error messages.
+
+        Returns
+        -------
+        torch.Tensor
+            int64 ``(n,)`` state indices (``-1`` for an all-zero one-hot row) for a row
+            look-up, or float32 ``(n, input_dim)`` for a matrix product; on :attr:`device`.
+
+        Raises
+        ------
+        ValueError
+            On a wrong shape or a Discrete observation outside the space.
+        """
+        x = torch.as_tensor(
+            np.asarray(observations) if not torch.is_tensor(observations) else observations
+        )
+        x = x.to(self.device)
+        if x.ndim == 0:
+            raise ValueError(f"{name} must be a batch with a leading axis, got a scalar")
+        n = x.shape[0]
+        if self.encoding == "index":
+            if x.ndim > 2 or (x.ndim == 2 and x.shape[1] != 1):
+                raise ValueError(
+                    f"{name} must be Discrete observations of shape (n,) or (n, 1), got "
+                    f"{tuple(x.shape)}"
+                )
+            if x.is_floating_point() and bool((x != x.round()).any()):
+                raise ValueError(f"{name} must be integers for a Discrete observation space")
+            idx = x.reshape(n).long() - self.obs_start
+            if bool(((idx < 0) | (idx >= self.input_dim)).any()):
+                raise ValueError(
+                    f"{name} must lie in [{self.obs_start}, {self.obs_start + self.input_dim})"
+                )
+            return idx
+        if x[0].numel() != self.input_dim:
+            raise ValueError(
+                f"{name} must have shape (n, {', '.join(map(str, self.obs_shape))}), got "
+                f"{tuple(x.shape)}"
+            )
+        flat = x.reshape(n, self.input_dim).to(torch.float32)
+        if self.encoding == "one_hot":
+            nonzero = flat != 0
+            count = nonzero.sum(dim=1)
+            if bool(((count <= 1) & (flat.sum(dim=1) == count)).all()):
+                idx = flat.argmax(dim=1)
+                return torch.where(count == 1, idx, -1)
+        return flat
+
+    # -- forward ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _mlp(inputs: torch.Tensor, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+        """The batched MLP of ``H`` stacked heads: ``(n,)`` indices or ``(n, d)`` -> ``(H, n, A)``."""
+        w0, b0 = layers[0]
+        if inputs.dtype == torch.int64:
+            blank = inputs < 0  # all-zero one-hot rows: only the bias
+            h = w0[:, inputs.clamp_min(0)] + b0  # (H, n, out): the row look-up
+            if inputs.device.type != "cpu" or bool(blank.any()):
+                h = torch.where(blank[None, :, None], b0, h)
+        else:
+            h = torch.baddbmm(b0, inputs.expand(w0.shape[0], *inputs.shape), w0)
+        for w, b in layers[1:]:
+            h = torch.baddbmm(b, torch.relu(h), w)
+        return h
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        """Every head's ``Q_k = f_k + β p_k`` on encoded inputs (:meth:`encode`): ``(K, n, A)``."""
+        q = self._mlp(inputs, self._trainable())
+        if self.prior_scale == 0:
+            return q
+        k = self.num_heads
+        with torch.no_grad():
+            prior = self._mlp(inputs, [(w[k:], b[k:]) for w, b in self._frozen()])
+        return q + self.prior_scale * prior
+
+    def td_loss(
+        self,
+        observations: Any,
+        actions: Any,
+        rewards: Any,
+        next_observations: Any,
+        terminated: Any,
+        gamma: float,
+        masks: Any = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The heads' summed Q-learning loss on one batch, and the TD targets' std.
+
+        Parameters
+        ----------
+        observations, next_observations : array_like or torch.Tensor
+            ``(B, ...)``, as for :meth:`encode`.
+        actions : array_like or torch.Tensor
+            ``(B,)`` or ``(B, 1)`` integers in ``[0, A)``.
+        rewards, terminated : array_like or torch.Tensor
+            ``(B,)`` or ``(B, 1)``; ``terminated`` is 1 where the episode ended without a
+            time-limit truncation (the target does not bootstrap there).
+        gamma : float
+        masks : array_like or torch.Tensor, optional
+            ``(B, K)`` bootstrap masks (weights of each transition in each head's loss).
+
+        Returns
+        -------
+        (torch.Tensor, torch.Tensor)
+            The loss (0-d, with a graph to the trainable parameters) and the std of the TD
+            targets (0-d, no graph).
+        """
+        dev = self.device
+        b = len(actions)
+        enc = self.encode(
+            torch.cat([_tensor(observations, dev), _tensor(next_observations, dev)]),
+            "observations",
+        )
+        k = self.num_heads
+        x, xn = enc[:b], enc[b:]
+        q = self._mlp(x, self._trainable())  # (K, B, A), with a graph
+        act = _tensor(actions, dev).reshape(b).long()
+        rew = _tensor(rewards, dev).reshape(b).to(torch.float32)
+        done = _tensor(terminated, dev).reshape(b).to(torch.float32)
+        with torch.no_grad():
+            frozen = self._frozen()
+            beta = self.prior_scale
+            prior_s = self._mlp(x, [(w[k:], bb[k:]) for w, bb in frozen])  # (K, B, A)
+            both = self._mlp(xn, frozen)  # (2K, B, A): targets and priors at s'
+            next_q = both[:k] + beta * both[k:]
+            y = rew + gamma * (1.0 - done) * next_q.max(dim=-1).values  # (K, B)
+        q_sa = (q + beta * prior_s).gather(-1, act.expand(k, b)[..., None])[..., 0]
+        sq = 0.5 * (q_sa - y) ** 2
+        if masks is not None:
+            m = _tensor(masks, dev).to(torch.float32)
+            if tuple(m.shape) != (b, k):
+                raise ValueError(f"masks must have shape ({b}, {k}), got {tuple(m.shape)}")
+            sq = sq * m.T
+        return sq.mean(dim=1).sum(), y.std() if y.numel() > 1 else y.new_zeros(())
+
+
+def _tensor(value: Any, device: torch.device) -> torch.Tensor:
+    if torch.is_tensor(value):
+        return value.to(device)
+    return torch.as_tensor(np.asarray(value), device=device)
+
+
+class EnsembleQPosterior:
+    """A :class:`~delight_gym.posteriors.base.ValuePosterior` over ``Q(s, ·)``: ``K`` Q-heads
+    with randomized priors, trained by TD from their own replay buffer (see the module
+    docstring for the maths and the bsuite settings).
+
+    Parameters
+    ----------
+    observation_space : gymnasium.spaces.Discrete or gymnasium.spaces.Box
+        Box observations of any shape are flattened.
+    action_space : gymnasium.spaces.Discrete or int
+        The actions, or their number ``A``.
+    num_heads : int, default 10
+        ``K``.
+    hidden_sizes : sequence of int, default (64, 64)
+        Hidden layers of each head's trainable and prior MLP.
+    prior_scale : float, default 3.0
+        ``β >= 0``.
+    gamma : float, default 0.99
+        Discount of the TD targets, in ``[0, 1]``.
+    learning_rate : float, default 1e-3
+        Adam's step size.
+    batch_size : int, default 128
+    buffer_size : int, default 10_000
+        Replay capacity (oldest transitions are overwritten).
+    learning_starts : int, default 128
+        No gradient step until the buffer holds this many transitions.
+    sgd_period : int, default 1
+        One gradient step every ``sgd_period`` transitions given to :meth:`update`.
+    target_update_period : int, default 4
+        Gradient steps between copies of the trainable heads into the targets.
+    mask_prob : float, default 1.0
+        Probability that a transition is in a head's bootstrap sample, in ``(0, 1]``.
+    encoding : str, default "auto"
+        One of :data:`ENCODINGS` (see :class:`EnsembleQNetwork`).
+    device : torch.device or str, default "cpu"
+    seed : int, optional
+        Seed of the posterior's CPU ``torch.Generator`` (initial weights, replay samples,
+        masks).
+
+    Attributes
+    ----------
+    network : EnsembleQNetwork
+    optimizer : torch.optim.Adam
+    generator : torch.Generator
+    num_actions, num_heads : int
+    transitions, sgd_steps : int
+        Transitions given to :meth:`update` and gradient steps taken so far.
+
+    Notes
+    -----
+    Rows of one :meth:`update` call are stored first, then that call's gradient steps run. Use
+    :meth:`td_step` to train the heads from another replay buffer (an SB3 algorithm's); the
+    posterior's own buffer then stays empty. ``state_dict``/``load_state_dict`` and pickling
+    keep the heads, priors, targets, optimizer, generator, buffer and counters.
+
+    Examples
+    --------
+    >>> from gymnasium import spaces
+    >>> post = EnsembleQPosterior(spaces.Discrete(3), 2, num_heads=4, seed=0)
+    >>> post.head_values([0, 2]).shape
+    (4, 2, 2)
+    >>> ei = post.expected_improvement([0], post.mean([0]).max(axis=1))
+    >>> bool((ei >= 0).all())
+    True
+    """
+
+    def __init__(
+        self,
+        observation_space: Any,
+        action_space: Any,
+        *,
+        num_heads: int = 10,
+        hidden_sizes: Sequence[int] = (64, 64),
+        prior_scale: float = 3.0,
+        gamma: float = 0.99,
+        learning_rate: float = 1e-3,
+        batch_size: int = 128,
+        buffer_size: int = 10_000,
+        learning_starts: int = 128,
+        sgd_period: int = 1,
+        target_update_period: int = 4,
+        mask_prob: float = 1.0,
+        encoding: str = "auto",
+        device: Any = "cpu",
+        seed: int | None = None,
+    ) -> None:
+        if isinstance(action_space, spaces.Discrete):
+            if int(action_space.start) != 0:
+                raise ValueError("action_space must start at 0")
+            num_actions = int(action_space.n)
+        elif isinstance(action_space, numbers.Integral) and not isinstance(action_space, bool):
+            num_actions = int(action_space)
+        else:
+            raise TypeError(
+                "action_space must be a gymnasium Discrete space or an int, got "
+                f"{type(action_space).__name__}"
+            )
+        self.num_actions = check_positive_int(num_actions, "action_space")
+        self.gamma = check_nonnegative_float(gamma, "gamma")
+        if self.gamma > 1:
+            raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
+        self.learning_rate = check_positive_float(learning_rate, "learning_rate")
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.buffer_size = check_positive_int(buffer_size, "buffer_size")
+        self.learning_starts = check_positive_int(learning_starts, "learning_starts")
+        self.sgd_period = check_positive_int(sgd_period, "sgd_period")
+        self.target_update_period = check_positive_int(target_update_period, "target_update_period")
+        self.mask_prob = check_positive_float(mask_prob, "mask_prob")
+        if self.mask_prob > 1:
+            raise ValueError(f"mask_prob must lie in (0, 1], got {mask_prob}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+            raise TypeError(f"seed must be an int or None, got {seed!r}")
+        self.seed = seed
+        self.generator = torch.Generator()
+        if seed is None:
+            self.generator.seed()
+        else:
+            self.generator.manual_seed(int(seed))
+        dev = _canonical_device(device)
+        self.network = EnsembleQNetwork(
+            observation_space,
+            self.num_actions,
+            num_heads=num_heads,
+            hidden_sizes=hidden_sizes,
+            prior_scale=prior_scale,
+            encoding=encoding,
+            generator=self.generator,
+        ).to(dev)
+        self.num_heads = self.network.num_heads
+        self.observation_space = observation_space
+        self.optimizer = torch.optim.Adam(
+            self.network.parameters(), lr=self.learning_rate, fused=dev.type in ("cpu", "cuda")
+        )
+        self.transitions = 0
+        self.sgd_steps = 0
+        self._buffer: dict[str, torch.Tensor] = {}
+        self._buffer_pos = 0
+        self._buffer_len = 0
+
+    # -- values ----------------------------------------------------------------------------------
+
+    @property
+    def device(self) -> torch.device:
+        """Where the heads live."""
+        return self.network.device
+
+    def head_values_tensor(self, observations: Any) -> torch.Tensor:
+        """Every head's values ``(K, n, A)`` as a float32 tensor on :attr:`device` (no graph)."""
+        with torch.no_grad():
+            return self.network(self.network.encode(observations))
+
+    def head_values(self, observations: Any) -> np.ndarray:
+        """Every head's ``Q_k(s, a)``: float64 ``(K, n, A)`` for ``n`` observations."""
+        return self.head_values_tensor(observations).double().cpu().numpy()
+
+    def q_values(self, observations: Any, head: int) -> np.ndarray:
+        """Head ``head``'s ``Q_head(s, a)``: float64 ``(n, A)``."""
+        if isinstance(head, bool) or not isinstance(head, numbers.Integral):
+            raise TypeError(f"head must be an int, got {head!r}")
+        if not 0 <= int(head) < self.num_heads:
+            raise ValueError(f"head must lie in [0, {self.num_heads}), got {head}")
+        return self.head_values(observations)[int(head)]
+
+    def mean(self, observations: Any) -> np.ndarray:
+        """The heads' mean ``(1/K) Σ_k Q_k(s, a)``: float64 ``(n, A)``."""
+        return self.head_values_tensor(observations).double().mean(dim=0).cpu().numpy()
+
+    def expected_improvement(self, observations: Any, baseline: Any) -> np.ndarray:
+        """``(1/K) Σ_k (Q_k(s_i, a) − baseline_i)^+``: float64 ``(n, A)``.
+
+        Parameters
+        ----------
+        observations : array_like
+            ``(n, ...)``.
+        baseline : array_like
+            ``(n,)``, finite.
+        """
+        q = self.head_values_tensor(observations).double()
+        base = torch.as_tensor(np.asarray(baseline, dtype=np.float64), device=q.device)
+        if tuple(base.shape) != (q.shape[1],):
+            raise ValueError(f"baseline must have shape ({q.shape[1]},), got {tuple(base.shape)}")
+        if not bool(torch.isfinite(base).all()):
+            raise ValueError("baseline must be finite (no NaN or inf)")
+        return ensemble_expected_improvement(q, base).cpu().numpy()
+
+    def evaluate(
+        self, observations: Any, host_probs: Any, baseline: str = "host"
+    ) -> PosteriorValues:
+        """Means, baseline and EI computed on :attr:`device`, copied to the host once.
+
+        Parameters
+        ----------
+        observations : array_like
+            ``(n, ...)``.
+        host_probs : array_like
+            float ``(n, A)``: the host's probabilities (for ``baseline="host"``).
+        baseline : {"host", "max"}, default "host"
+            See :func:`~delight_gym.posteriors.base.host_baseline`.
+
+        Returns
+        -------
+        PosteriorValues
+            float64 ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``.
+        """
+        if baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+        q = self.head_values_tensor(observations).double()
+        n, a = q.shape[1], q.shape[2]
+        probs = torch.as_tensor(np.asarray(host_probs, dtype=np.float64), device=q.device)
+        means = q.mean(dim=0)
+        base = host_baseline(means, probs, baseline)
+        ei = ensemble_expected_improvement(q, base)
+        out = torch.cat([means, base[:, None], ei], dim=1).cpu().numpy()  # one copy
+        return PosteriorValues(out[:, :a], out[:, a], out[:, a + 1 :].reshape(n, a))
+
+    # -- training --------------------------------------------------------------------------------
+
+    def td_step(
+        self,
+        observations: Any,
+        actions: Any,
+        rewards: Any,
+        next_observations: Any,
+        terminated: Any,
+        masks: Any = None,
+    ) -> TDStepStats:
+        """One Adam step of every head on one batch of ``B`` transitions.
+
+        Parameters
+        ----------
+        observations, next_observations : array_like or torch.Tensor
+            ``(B, ...)``.
+        actions : array_like or torch.Tensor
+            ``(B,)`` or ``(B, 1)`` integers.
+        rewards, terminated : array_like or torch.Tensor
+            ``(B,)`` or ``(B, 1)``.
+        masks : array_like or torch.Tensor, optional
+            ``(B, K)`` bootstrap masks.
+
+        Returns
+        -------
+        TDStepStats
+            The loss before the step and the TD targets' std (0-d tensors on :attr:`device`).
+
+        Notes
+        -----
+        The target networks are not touched: call :meth:`update_target` every
+        ``target_update_period`` steps (:meth:`update` does).
+        """
+        loss, target_std = self.network.td_loss(
+            observations, actions, rewards, next_observations, terminated, self.gamma, masks
+        )
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # type: ignore[no-untyped-call]
+        self.optimizer.step()
+        return TDStepStats(loss.detach(), target_std)
+
+    def update_target(self) -> None:
+        """Copy the trainable heads into their target networks."""
+        self.network.update_target()
+
+    def update(
+        self,
+        observations: Any,
+        actions: Any,
+        rewards: Any,
+        next_observations: Any,
+        terminated: Any,
+        truncated: Any = None,
+    ) -> None:
+        """Store ``n`` transitions and take the gradient steps they are due.
+
+        Parameters
+        ----------
+        observations, next_observations : array_like
+            ``(n, ...)``; ``next_observations`` is the real next observation (the final one
+            for an episode that ended).
+        actions : array_like
+            int ``(n,)`` in ``[0, A)``.
+        rewards : array_like
+            float ``(n,)``, finite.
+        terminated : array_like
+            bool ``(n,)``: ``True`` where the episode ended without truncation.
+        truncated : array_like, optional
+            Ignored: a truncated transition bootstraps like any other.
+        """
+        dev = self.device
+        net = self.network
+        obs = net.encode(observations, "observations")
+        n = obs.shape[0]
+        net.encode(next_observations, "next_observations")  # validates
+        act = np.asarray(actions)
+        if act.shape != (n,) or act.dtype.kind not in "iu":
+            raise ValueError(
+                f"actions must be integers of shape ({n},), got {act.dtype} {act.shape}"
+            )
+        if np.any(act < 0) or np.any(act >= self.num_actions):
+            raise ValueError(f"actions must lie in [0, {self.num_actions})")
+        rew = np.asarray(rewards, dtype=np.float64)
+        if rew.shape != (n,) or not np.all(np.isfinite(rew)):
+            raise ValueError(f"rewards must be finite of shape ({n},), got shape {rew.shape}")
+        term = np.asarray(terminated)
+        if term.shape != (n,):
+            raise ValueError(f"terminated must have shape ({n},), got {term.shape}")
+        rows = {
+            "observations": _tensor(observations, dev),
+            "next_observations": _tensor(next_observations, dev),
+            "actions": torch.as_tensor(act.astype(np.int64), device=dev),
+            "rewards": torch.as_tensor(rew, dtype=torch.float32, device=dev),
+            "terminated": torch.as_tensor(term.astype(bool), device=dev),
+        }
+        if self.mask_prob < 1:
+            draw = torch.rand((n, self.num_heads), generator=self.generator)
+            rows["masks"] = (draw < self.mask_prob).to(dev)
+        self._store(rows)
+        before = self.transitions
+        self.transitions += n
+        due = self.transitions // self.sgd_period - before // self.sgd_period
+        if self._buffer_len < self.learning_starts:
+            return
+        for _ in range(due):
+            idx = torch.randint(self._buffer_len, (self.batch_size,), generator=self.generator)
+            batch = {k: v[idx.to(v.device)] for k, v in self._buffer.items()}
+            self.td_step(
+                batch["observations"],
+                batch["actions"],
+                batch["rewards"],
+                batch["next_observations"],
+                batch["terminated"],
+                batch.get("masks"),
+            )
+            self.sgd_steps += 1
+            if self.sgd_steps % self.target_update_period == 0:
+                self.update_target()
+
+    def _store(self, rows: dict[str, torch.Tensor]) -> None:
+        n = len(rows["actions"])
+        if not self._buffer:
+            self._buffer = {
+                k: torch.zeros((self.buffer_size, *v.shape[1:]), dtype=v.dtype, device=v.device)
+                for k, v in rows.items()
+            }
+        for start in range(0, n, self.buffer_size):  # a batch larger than the buffer wraps
+            chunk = {k: v[start : start + self.buffer_size] for k, v in rows.items()}
+            m = len(chunk["actions"])
+            pos = (self._buffer_pos + torch.arange(m)) % self.buffer_size
+            for k, v in chunk.items():
+                self._buffer[k][pos.to(v.device)] = v.to(self._buffer[k].dtype)
+            self._buffer_pos = int((self._buffer_pos + m) % self.buffer_size)
+            self._buffer_len = min(self._buffer_len + m, self.buffer_size)
+
+    # -- state -----------------------------------------------------------------------------------
+
+    def state_dict(self) -> dict[str, Any]:
+        """Heads, priors, targets, optimizer, generator, replay buffer and counters."""
+        return {
+            "network": self.network.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "generator": self.generator.get_state(),
+            "buffer": {k: v.clone() for k, v in self._buffer.items()},
+            "buffer_pos": self._buffer_pos,
+            "buffer_len": self._buffer_len,
+            "transitions": self.transitions,
+            "sgd_steps": self.sgd_steps,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned (into a posterior built with the same
+        settings)."""
+        self.network.load_state_dict(state["network"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.generator.set_state(state["generator"])
+        self._buffer = {k: v.clone().to(self.device) for k, v in state["buffer"].items()}
+        self._buffer_pos = int(state["buffer_pos"])
+        self._buffer_len = int(state["buffer_len"])
+        self.transitions = int(state["transitions"])
+        self.sgd_steps = int(state["sgd_steps"])
+
+    def __repr__(self) -> str:
+        net = self.network
+        return (
+            f"{type(self).__name__}(num_heads={net.num_heads}, hidden_sizes={net.hidden_sizes}, "
+            f"prior_scale={net.prior_scale}, encoding={net.encoding!r}, device={self.device})"
+        )
