@@ -58,3 +58,28 @@ def test_lazy_env_bad_input():
         LazyBernoulliBanditVectorEnv(2, num_arms=0)
     with pytest.raises(ValueError, match="env"):
         run_bernoulli("greedy", 3, 5, 2, env="huge")
+
+
+def test_lazy_seeding_and_same_step_infos_follow_the_vector_convention():
+    """Seed ``s`` is the list ``[s, s+1, ...]``; infos carry SAME_STEP's final_info/final_obs."""
+    actions = np.array([0, 3, 3])
+    a = LazyBernoulliBanditVectorEnv(3, num_arms=4)
+    b = LazyBernoulliBanditVectorEnv(3, num_arms=4)
+    a.reset(seed=5)
+    b.reset(seed=[5, 6, 7])
+    np.testing.assert_array_equal(a.optimal_expected_reward, b.optimal_expected_reward)
+    for _ in range(5):
+        _, rewards_a, done, _, infos = a.step(actions)
+        _, rewards_b, *_ = b.step(actions)
+        np.testing.assert_array_equal(rewards_a, rewards_b)
+        assert done.all() and infos["_final_info"].all() and infos["_regret"].all()
+        np.testing.assert_array_equal(infos["final_info"]["regret"], infos["regret"])
+        assert list(infos["final_obs"]) == [0, 0, 0]
+    # A sub-env's draws depend only on its own seed.
+    c = LazyBernoulliBanditVectorEnv(1, num_arms=4)
+    c.reset(seed=6)
+    np.testing.assert_array_equal(c.optimal_expected_reward, a.optimal_expected_reward[1:2])
+    with pytest.raises(ValueError, match="seed"):
+        a.reset(seed=[1, 2])
+    with pytest.raises(ValueError, match="options"):
+        a.reset(options={"resample": True})

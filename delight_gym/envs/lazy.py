@@ -21,22 +21,24 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from delight_gym._checks import check_action_batch, check_positive_int
+from delight_gym.envs._base import PerEnvGenerators, check_reset_options, vector_step_infos
 
 __all__ = ["LazyBernoulliBanditVectorEnv"]
 
 
-class LazyBernoulliBanditVectorEnv(VectorEnv):
+class LazyBernoulliBanditVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore[misc]
     """``num_envs`` independent ``K``-armed Bernoulli bandits with lazily drawn ``U(0,1)`` means.
 
     Same interface as :class:`~delight_gym.envs.bandits.BernoulliBanditVectorEnv` (Discrete(K)
     actions, a constant observation 0, one-step episodes, ``info`` with ``expected_reward``,
-    ``optimal_expected_reward`` and ``regret``), but no ``means`` array: ``revealed_means(i)``
-    returns the means revealed so far in sub-env ``i``. Sub-env ``i`` of ``reset(seed=s)`` uses
-    its own generator seeded ``s + i``.
+    ``optimal_expected_reward`` and ``regret``, with the ``SAME_STEP`` ``final_obs`` /
+    ``final_info``), but no ``means`` array: ``revealed_means(i)`` returns the means revealed
+    so far in sub-env ``i``. Sub-env ``i`` of ``reset(seed=s)`` uses its own generator seeded
+    ``s + i`` (a list of per-env seeds is accepted too; ``seed=None`` keeps the generators).
+    Unlike the eager env, every ``reset`` draws new instances.
 
     Args:
         num_envs: number of independent instances.
@@ -52,7 +54,8 @@ class LazyBernoulliBanditVectorEnv(VectorEnv):
         self.single_observation_space = spaces.Discrete(1)
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.num_arms))
         self.observation_space = spaces.MultiDiscrete(np.ones(self.num_envs, dtype=np.int64))
-        self._rngs: list[np.random.Generator] = []
+        self._init_generators()
+        self._has_reset = False
         self._best = np.zeros(self.num_envs)
         self._revealed: list[dict[int, float]] = []
         self._best_found = np.zeros(self.num_envs, dtype=bool)
@@ -69,18 +72,21 @@ class LazyBernoulliBanditVectorEnv(VectorEnv):
         return dict(self._revealed[index])
 
     def _require_reset(self) -> None:
-        if not self._rngs:
+        if not self._has_reset:
             raise RuntimeError("call reset() before step() or reading the instance")
 
     def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        seed: int | list[int | None] | None = None,
+        options: dict[str, Any] | None = None,
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Draw new instances (every reset of the lazy env draws afresh)."""
-        if options:
-            raise ValueError(f"options: unsupported keys {sorted(options)}")
-        seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
-        self._rngs = [seeding.np_random(s)[0] for s in seeds]
-        self._best = np.array([rng.random() ** (1.0 / self.num_arms) for rng in self._rngs])
+        check_reset_options(options, allowed=frozenset())
+        self._apply_seeds(self._per_env_seeds(seed))
+        self._has_reset = True
+        rngs = self._generators()
+        self._best = np.array([rng.random() ** (1.0 / self.num_arms) for rng in rngs])
         self._revealed = [{} for _ in range(self.num_envs)]
         self._best_found = np.zeros(self.num_envs, dtype=bool)
         return np.zeros(self.num_envs, dtype=np.int64), {}
@@ -89,7 +95,7 @@ class LazyBernoulliBanditVectorEnv(VectorEnv):
         revealed = self._revealed[i]
         mean = revealed.get(arm)
         if mean is None:
-            rng = self._rngs[i]
+            rng = self._rng(i)
             remaining = self.num_arms - len(revealed)
             if not self._best_found[i] and rng.random() * remaining < 1.0:
                 mean = float(self._best[i])
@@ -107,12 +113,15 @@ class LazyBernoulliBanditVectorEnv(VectorEnv):
         arms = check_action_batch(actions, self.num_envs, self.num_arms)
         means = np.array([self._mean(i, int(a)) for i, a in enumerate(arms)])
         rewards = np.array(
-            [float(rng.random() < m) for rng, m in zip(self._rngs, means, strict=True)]
+            [float(rng.random() < m) for rng, m in zip(self._generators(), means, strict=True)]
         )
-        infos = {
+        step_info = {
             "expected_reward": means,
             "optimal_expected_reward": self._best.copy(),
             "regret": self._best - means,
         }
         done = np.ones(self.num_envs, dtype=bool)
+        final_obs = np.empty(self.num_envs, dtype=object)
+        final_obs.fill(np.int64(0))
+        infos = vector_step_infos(step_info, done, final_obs)
         return np.zeros(self.num_envs, dtype=np.int64), rewards, done, ~done, infos
