@@ -22,6 +22,7 @@ exists in the package.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,10 +38,12 @@ __all__ = [
     "DEFAULT_HALF_LIFE",
     "DEFAULT_SURPRISAL_CAP",
     "DelightDecision",
+    "ExploreRowsDraw",
     "delight_rule",
     "draw_acting_uniforms",
     "epsilon_schedule",
     "sample_acting",
+    "sample_acting_on_explore_rows",
     "sample_categorical",
     "surprisal",
 ]
@@ -108,7 +111,11 @@ def surprisal(host_probs: Array, surprisal_cap: float = DEFAULT_SURPRISAL_CAP) -
         Shape ``(..., A)``; 0 for the host's most likely action(s), ``L`` for actions the host
         never takes.
     """
-    cap = check_positive_float(surprisal_cap, "surprisal_cap")
+    return _surprisal(host_probs, check_positive_float(surprisal_cap, "surprisal_cap"))
+
+
+def _surprisal(host_probs: Array, cap: float) -> Array:
+    """:func:`surprisal` without the check of ``cap``."""
     xp = _xp(host_probs)
     if xp is np:
         with np.errstate(divide="ignore"):
@@ -166,7 +173,9 @@ def delight_rule(
             (e.g. from :func:`epsilon_schedule`).
         gate_price: ``λ ≥ 0`` (``inf`` allowed: the gate is then always empty).
         surprisal_cap: ``L > 0``.
-        validate: check the inputs (set ``False`` in hot loops whose inputs are known valid).
+        validate: check the inputs, ``gate_price``, ``surprisal_cap`` and ``epsilon`` included
+            (set ``False`` in hot loops whose inputs and settings were checked once, e.g. by an
+            agent's constructor: nothing is then checked).
         atol: tolerance on ``Σ π = 1``.
         multiplicity: optional non-negative integer counts ``m``, shape ``(..., A)``
             (broadcastable): column ``c`` then stands for ``m_c`` interchangeable actions, each
@@ -185,7 +194,11 @@ def delight_rule(
         ValueError: on probabilities that are negative or do not sum to one, a negative or
             NaN EI, ``ε`` outside ``[0, 1]``, ``λ < 0`` or ``L ≤ 0``; each names the argument.
     """
-    lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
+    if validate:
+        lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
+        cap = check_positive_float(surprisal_cap, "surprisal_cap")
+    else:
+        lam, cap = gate_price, surprisal_cap
     xp = _xp(host_probs)
     if multiplicity is not None:
         if validate and (
@@ -203,12 +216,12 @@ def delight_rule(
         if bool(xp.any(expected_improvement < 0)):
             raise ValueError("expected_improvement must be non-negative")
     if np.isscalar(epsilon):
-        eps: Any = check_probability(epsilon, "epsilon")
+        eps: Any = check_probability(epsilon, "epsilon") if validate else epsilon
     else:
         eps = epsilon
         if validate and (bool(xp.any(eps < 0)) or bool(xp.any(eps > 1))):
             raise ValueError("epsilon must lie in [0, 1]")
-    surp = surprisal(host_probs if multiplicity is None else member_probs, surprisal_cap)
+    surp = _surprisal(host_probs if multiplicity is None else member_probs, cap)
     delight = expected_improvement * surp
     gate = (delight >= lam) & (delight > 0)
     if multiplicity is None:
@@ -293,10 +306,112 @@ def draw_acting_uniforms(rng: np.random.Generator, shape: Any) -> tuple[np.ndarr
     """The two uniforms of :func:`sample_acting`, in its order: ``u1`` (override or not), then
     ``u2`` (inverse-CDF draw of the action), each of ``shape``.
 
-    Agents that evaluate the gate only on the rows that explore draw these first, then play
-    the host where ``u1 ≥ ε`` and ``sample_categorical(q, u2)`` elsewhere: the same actions
-    as :func:`sample_acting` on the full decision.
+    Pass them to :func:`sample_acting_on_explore_rows` to evaluate the gate only on the rows
+    that explore: the same actions as :func:`sample_acting` on the full decision.
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     return rng.random(shape), rng.random(shape)
+
+
+class ExploreRowsDraw(NamedTuple):
+    """Output of :func:`sample_acting_on_explore_rows`, for a batch of ``n`` decisions.
+
+    Attributes:
+        actions: int64 ``(n,)``: the host's draw, replaced by the override's on exploring rows.
+        explored: bool ``(n,)``: ``u1 < ε`` (the override was drawn, whether or not the gate was
+            empty).
+        rows: int64 ``(r,)``: the exploring rows, ascending (``explored``'s indices).
+        decision: the :class:`DelightDecision` of those rows (batch ``(r,)``), or ``None`` when
+            no row explored (``decide`` was then not called).
+        chosen: int64 ``(r,)``: the column drawn from ``decision.override`` on each exploring
+            row (before ``columns`` mapped it to an action), or ``None`` with ``decision``.
+    """
+
+    actions: Array
+    explored: Array
+    rows: Array
+    decision: DelightDecision | None
+    chosen: Array | None
+
+
+def sample_acting_on_explore_rows(
+    uniforms: tuple[Array, Array],
+    epsilon: Any,
+    decide: Callable[[Array], DelightDecision | tuple[DelightDecision, Array]],
+    *,
+    host_probs: Array | None = None,
+    host_actions: Array | None = None,
+) -> ExploreRowsDraw:
+    """The two-stage draw of :func:`sample_acting`, with the gate evaluated only on the rows
+    that explore.
+
+    Row ``i`` explores where ``u1[i] < ε``; it then plays ``sample_categorical(q_i, u2[i])``
+    from the override ``q`` of ``decide``, and elsewhere ``sample_categorical(π_i, u2[i])`` from
+    the host. This is exactly :func:`sample_acting` on the full decision with the same uniforms
+    (the same actions, not only the same law), but the posterior and the gate — the costly part
+    once ``ε_t`` is small — are evaluated on the exploring rows only. It is the one home of this
+    pattern: the bandit and MDP DE agents and the wrapper's ``lazy_gate`` all call it.
+
+    Args:
+        uniforms: ``(u1, u2)``, each of shape ``(n,)``, in ``[0, 1)``: from
+            :func:`draw_acting_uniforms` (numpy) or drawn in advance (e.g. one pair per step
+            of an episode, torch).
+        epsilon: override probability ``ε`` in ``[0, 1]``, a scalar or shape ``(n,)``.
+        decide: ``decide(rows) -> decision`` for the exploring rows ``rows`` (int64 ``(r,)``,
+            ``r >= 1``), typically ``delight_rule(host_probs[rows], ei_of(rows), ε, ...)``. When
+            the decision's columns are not the actions (e.g. a bandit deciding over a handful
+            of compacted columns), it returns ``(decision, columns)`` with ``columns`` int
+            ``(r, C)`` the action of each column.
+        host_probs: ``π``, shape ``(n, A)``; the host's draw is
+            ``sample_categorical(π, u2)``.
+        host_actions: int ``(n,)``, instead of ``host_probs`` for a deterministic host (a
+            greedy one): its draw from a one-hot ``π`` is its action whatever ``u2``, so
+            ``host_actions`` may be given without ever building ``π`` (a bandit with millions
+            of arms). Exactly one of the two must be given.
+
+    Returns:
+        An :class:`ExploreRowsDraw`. numpy in, numpy out; torch in, torch out (on the inputs'
+        device).
+
+    Raises:
+        TypeError: if neither or both of ``host_probs`` and ``host_actions`` are given.
+
+    Example:
+        >>> import numpy as np
+        >>> pi = np.array([[0.9, 0.1], [0.9, 0.1]])
+        >>> decide = lambda rows: delight_rule(pi[rows], np.array([[0.0, 1.0]]), 0.5)
+        >>> draw = sample_acting_on_explore_rows((np.array([0.2, 0.7]), np.array([0.5, 0.5])),
+        ...                                      0.5, decide, host_probs=pi)
+        >>> draw.actions.tolist(), draw.explored.tolist(), draw.rows.tolist()
+        ([1, 0], [True, False], [0])
+    """
+    if (host_probs is None) == (host_actions is None):
+        raise TypeError("give exactly one of host_probs and host_actions")
+    u1, u2 = uniforms
+    explored = u1 < epsilon
+    if _is_torch(explored):
+        rows = sys.modules["torch"].nonzero(explored).flatten()
+    else:
+        rows = np.flatnonzero(explored)
+    if host_actions is not None:
+        actions = host_actions.clone() if _is_torch(host_actions) else np.array(host_actions)
+    elif _is_torch(host_probs):
+        actions = sample_categorical(host_probs, u2.to(host_probs.dtype))  # type: ignore[union-attr]
+    else:
+        actions = sample_categorical(host_probs, u2)
+    if rows.shape[0] == 0:
+        return ExploreRowsDraw(actions, explored, rows, None, None)
+    out = decide(rows)
+    decision, columns = (out, None) if isinstance(out, DelightDecision) else out
+    u_rows = u2[rows]
+    if _is_torch(decision.override):
+        u_rows = u_rows.to(decision.override.dtype)
+    chosen = sample_categorical(decision.override, u_rows)
+    if columns is None:
+        actions[rows] = chosen
+    elif _is_torch(columns):
+        actions[rows] = columns.gather(-1, chosen[:, None])[:, 0]
+    else:
+        actions[rows] = np.take_along_axis(columns, chosen[:, None], axis=-1)[:, 0]
+    return ExploreRowsDraw(actions, explored, rows, decision, chosen)

@@ -38,7 +38,6 @@ with the untried block.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -50,6 +49,7 @@ from delight_gym._checks import (
     check_positive_float,
     check_positive_int,
 )
+from delight_gym.agents.seeding import SeedLike
 from delight_gym.posteriors.beta import (
     BetaBernoulliPosterior,
     beta_ei_flat,
@@ -60,14 +60,12 @@ from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
+    DelightDecision,
     delight_rule,
     draw_acting_uniforms,
     epsilon_schedule,
-    sample_categorical,
+    sample_acting_on_explore_rows,
 )
-
-#: Anything ``numpy.random.default_rng`` accepts as a seed.
-SeedLike = int | Sequence[int] | None
 
 __all__ = [
     "BANDIT_AGENTS",
@@ -75,7 +73,6 @@ __all__ = [
     "DelightAgent",
     "EpsilonGreedyAgent",
     "GreedyAgent",
-    "SeedLike",
     "ThompsonAgent",
     "UCBAgent",
     "make_bandit_agent",
@@ -409,27 +406,22 @@ class DelightAgent(BernoulliAgent):
     def act(self) -> np.ndarray:
         host_arm, baseline, host_fresh = self._greedy()
         eps = epsilon_schedule(self.t, self.half_life)
-        # Two-stage draw of Algorithm 1 (as rule.sample_acting): u1 decides the override,
-        # u2 draws the arm. Rows that do not explore play the host, so the gate and EI are
-        # only evaluated where the override is drawn (the law of the action is unchanged).
-        u1, u2 = draw_acting_uniforms(self.rng, self.batch_size)
-        explored = u1 < eps
-        actions = host_arm.copy()
-        gate_size = np.full(self.batch_size, -1, dtype=np.int64)
-        gate_empty = np.zeros(self.batch_size, dtype=bool)
-        rows = np.flatnonzero(explored)
-        if rows.size:
+        columns_of: dict[str, np.ndarray] = {}  # the exploring rows' column multiplicities
+
+        def decide(rows: np.ndarray) -> tuple[DelightDecision, np.ndarray]:
+            """The rule over the exploring rows' columns: candidate tried arms, the first
+            untried arm, the other untried arms (the last two both play arm ``n_tried``)."""
             cols, present, cand_ei = self._candidates(
                 rows, host_arm[rows], host_fresh[rows], baseline[rows]
             )
             r, c = cols.shape
-            # Columns: candidate tried arms, the first untried arm, the other untried arms.
             u = self.untried[rows]
             fresh = host_fresh[rows]
             multiplicity = np.zeros((r, c + 2))
             multiplicity[:, :c] = present
             multiplicity[:, c] = u > 0
             multiplicity[:, c + 1] = np.maximum(u - 1, 0)
+            columns_of["multiplicity"] = multiplicity
             host = np.zeros((r, c + 2))
             host[:, :c] = present & (cols == host_arm[rows, None]) & ~fresh[:, None]
             host[:, c] = fresh
@@ -438,33 +430,40 @@ class DelightAgent(BernoulliAgent):
             ei[:, c] = ei[:, c + 1] = prior_expected_improvement(
                 self.prior_alpha, self.prior_beta, baseline[rows]
             )
-            # ε = 1 on the exploring rows: the acting distribution there is the override q.
             decision = delight_rule(
                 host,
                 ei,
-                1.0,
+                eps,
                 gate_price=self.gate_price,
                 surprisal_cap=self.surprisal_cap,
                 multiplicity=multiplicity,
                 validate=False,
             )
-            chosen = sample_categorical(decision.probs, u2[rows])
-            picked_tried = (
-                np.take_along_axis(cols, np.minimum(chosen, c - 1)[:, None], 1)[:, 0]
-                if c
-                else chosen
-            )
-            actions[rows] = np.where(chosen < c, picked_tried, self.n_tried[rows])
-            gate_size[rows] = (decision.gate * multiplicity).sum(axis=1).astype(np.int64)
-            gate_empty[rows] = decision.gate_empty
+            untried_arm = np.repeat(self.n_tried[rows, None], 2, axis=1)
+            return decision, np.concatenate([cols, untried_arm], axis=1)
+
+        # Algorithm 1's two-stage draw; the greedy host's draw is its arm, and the gate and EI
+        # are evaluated only on the rows whose ε coin chose the override.
+        draw = sample_acting_on_explore_rows(
+            draw_acting_uniforms(self.rng, self.batch_size),
+            eps,
+            decide,
+            host_actions=host_arm,
+        )
+        gate_size = np.full(self.batch_size, -1, dtype=np.int64)
+        gate_empty = np.zeros(self.batch_size, dtype=bool)
+        if draw.decision is not None:
+            gate = draw.decision.gate * columns_of["multiplicity"]
+            gate_size[draw.rows] = gate.sum(axis=1).astype(np.int64)
+            gate_empty[draw.rows] = draw.decision.gate_empty
         self.last_info = {
             "epsilon": eps,
-            "explored": explored,
-            "overridden": explored & ~gate_empty,
+            "explored": draw.explored,
+            "overridden": draw.explored & ~gate_empty,
             "gate_size": gate_size,
             "gate_empty": gate_empty,
         }
-        return actions
+        return draw.actions
 
 
 BANDIT_AGENTS: dict[str, type[BernoulliAgent]] = {

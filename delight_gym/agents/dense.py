@@ -25,7 +25,6 @@ sampling and UCB1 break (probability-zero, resp. exact) ties the same way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,6 +34,7 @@ from delight_gym._checks import (
     check_positive_float,
     check_positive_int,
 )
+from delight_gym.agents.seeding import SeedLike
 from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
 from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
@@ -44,9 +44,6 @@ from delight_gym.rule import (
     epsilon_schedule,
     sample_acting,
 )
-
-#: Anything ``numpy.random.default_rng`` accepts as a seed.
-SeedLike = int | Sequence[int] | None
 
 __all__ = [
     "DENSE_BANDIT_AGENTS",

@@ -22,13 +22,12 @@ features of every row, shape ``(batch, K, D)``, and returns one arm per row;
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
-import numpy as np
 import torch
 
 from delight_gym._checks import check_nonnegative_float, check_positive_float, check_positive_int
+from delight_gym.agents.seeding import SeedLike, torch_seed
 from delight_gym.posteriors.linear import LinearGaussianPosterior, gaussian_expected_improvement
 from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
@@ -49,15 +48,6 @@ __all__ = [
     "LinearUCBAgent",
     "make_linear_agent",
 ]
-
-SeedLike = int | Sequence[int] | None
-
-
-def torch_seed(seed: SeedLike) -> int:
-    """A 63-bit integer seed for ``torch.Generator`` from anything numpy accepts as a seed."""
-    if seed is None:
-        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0] >> np.uint64(1))
-    return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 class LinearAgent:

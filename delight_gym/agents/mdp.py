@@ -21,8 +21,8 @@ Randomness: one ``torch.Generator`` per seed, seeded from ``numpy.random.SeedSeq
 start of each episode every row draws its two uniforms per step, ``u1`` (override or not) and
 ``u2`` (inverse-CDF draw of the action), in the order of :func:`~delight_gym.rule.sample_acting`:
 the action is ``sample_categorical(q, u2)`` where ``u1 < ε`` and ``sample_categorical(π, u2)``
-elsewhere, which has exactly the law of ``sample_acting`` on the full decision (the pattern
-:func:`~delight_gym.rule.draw_acting_uniforms` documents). Evaluating the gate only on the rows
+elsewhere (:func:`~delight_gym.rule.sample_acting_on_explore_rows`), the same actions as
+``sample_acting`` on the full decision. Evaluating the gate only on the rows
 that explore is what keeps DE cheap: its evaluator ``Q_post`` needs a re-plan.
 
 Agents (ties between actions go to the lowest index wherever an argmax is taken):
@@ -48,7 +48,6 @@ convention) or ``"episode"`` (the number of completed episodes).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -57,8 +56,8 @@ import torch
 from delight_gym._checks import (
     check_nonnegative_float,
     check_positive_float,
-    check_positive_int,
 )
+from delight_gym.agents.seeding import SeedLike, seed_generators
 from delight_gym.posteriors.tabular import (
     DEFAULT_STICK_TOLERANCE,
     TabularMDPPosterior,
@@ -67,8 +66,10 @@ from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
+    DelightDecision,
     delight_rule,
     epsilon_schedule,
+    sample_acting_on_explore_rows,
     sample_categorical,
 )
 
@@ -86,21 +87,6 @@ __all__ = [
 
 #: Boltzmann temperature of the DE host (paper §3.3).
 DEFAULT_TEMPERATURE = 0.01
-
-SeedLike = int | Sequence[int] | None
-
-
-def seed_generators(
-    seed: SeedLike, batch_size: int, device: torch.device | str = "cpu"
-) -> list[torch.Generator]:
-    """``batch_size`` independent torch generators from one seed (``SeedSequence`` children)."""
-    children = np.random.SeedSequence(seed).spawn(check_positive_int(batch_size, "batch_size"))
-    gens = []
-    for child in children:
-        g = torch.Generator(device=device)
-        g.manual_seed(int(child.generate_state(1, np.uint64)[0] >> np.uint64(1)))
-        gens.append(g)
-    return gens
 
 
 class MDPAgent:
@@ -387,20 +373,19 @@ class MDPDelightAgent(_HostAgent):
         u = self._uniforms[h]
         q_plan = self._q_plan_at(s, h)
         host = self.host_probs(q_plan)
-        actions = sample_categorical(host, u[:, 1].to(host.dtype))
         eps = self._epsilon()
-        explored = u[:, 0] < eps
-        overridden = torch.zeros_like(explored)
-        gate_size = torch.full((self.batch_size,), -1, dtype=torch.int64, device=self.device)
         q_post_all = torch.full_like(q_plan, float("nan"))
         ei_all = torch.full_like(q_plan, float("nan"))
-        rows = torch.nonzero(explored).flatten()
-        if rows.numel() > 0:
+
+        def decide(rows: torch.Tensor) -> DelightDecision:
+            """The rule on the exploring rows, with the re-planned evaluator ``Q_post``."""
             q_post = self.posterior_q(rows, s, h)
             host_r = host[rows]
             v_plan = (host_r * q_plan[rows]).sum(dim=-1, keepdim=True)
             ei = torch.clamp(q_post - v_plan, min=0.0)
-            decision = delight_rule(
+            q_post_all[rows] = q_post
+            ei_all[rows] = ei
+            return delight_rule(
                 host_r,
                 ei,
                 eps,
@@ -408,25 +393,28 @@ class MDPDelightAgent(_HostAgent):
                 surprisal_cap=self.surprisal_cap,
                 validate=False,
             )
-            actions[rows] = sample_categorical(decision.override, u[rows, 1].to(host.dtype))
-            fired = ~decision.gate_empty
+
+        draw = sample_acting_on_explore_rows((u[:, 0], u[:, 1]), eps, decide, host_probs=host)
+        overridden = torch.zeros_like(draw.explored)
+        gate_size = torch.full((self.batch_size,), -1, dtype=torch.int64, device=self.device)
+        if draw.decision is not None:
+            rows = draw.rows
+            fired = ~draw.decision.gate_empty
+            sizes = draw.decision.gate.sum(dim=-1)
             overridden[rows] = fired
-            sizes = decision.gate.sum(dim=-1)
             gate_size[rows] = sizes
-            q_post_all[rows] = q_post
-            ei_all[rows] = ei
             self.explore_count[rows] += 1
             self.override_count[rows] += fired.to(torch.int64)
             self.gate_size_total[rows] += sizes
         self.last_info = {
             "epsilon": eps,
-            "explored": explored,
+            "explored": draw.explored,
             "overridden": overridden,
             "gate_size": gate_size,
             "q_post": q_post_all,
             "expected_improvement": ei_all,
         }
-        return actions
+        return draw.actions
 
 
 MDP_AGENTS: tuple[str, ...] = ("psrl", "delight", "egreedy", "greedy")

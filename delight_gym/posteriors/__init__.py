@@ -1,38 +1,73 @@
-"""Posteriors that supply expected improvement to the DE rule.
+"""Every posterior of the package, each in its own module, and the protocol they speak.
 
-``beta`` is numpy/scipy; ``linear`` and ``tabular`` are torch and are imported on first use of
-their names.
+* :mod:`~delight_gym.posteriors.base` — :class:`ValuePosterior` (mean, EI, update),
+  :func:`host_baseline`, :func:`evaluate_posterior`, :func:`adapt_posterior`;
+* :mod:`~delight_gym.posteriors.beta` — Beta–Bernoulli bandits, exact Beta EI (numpy/SciPy);
+* :mod:`~delight_gym.posteriors.gaussian` — Gaussian EI and log EI (numpy, or torch for
+  tensors);
+* :mod:`~delight_gym.posteriors.value` — the tabular Gaussian value posterior (numpy), the
+  wrapper's default;
+* :mod:`~delight_gym.posteriors.linear` — Bayesian linear regression (torch);
+* :mod:`~delight_gym.posteriors.tabular` — tabular MDPs, Dirichlet transitions (torch);
+* :mod:`~delight_gym.posteriors.adapters` — the value-posterior adapters of the Beta, linear
+  and tabular MDP posteriors.
+
+The torch modules (``linear``, ``tabular``) are imported on first use of their names.
 """
 
+from delight_gym.posteriors.adapters import (
+    BetaBernoulliAdapter,
+    LinearGaussianAdapter,
+    PosteriorAdapter,
+    TabularMDPAdapter,
+)
+from delight_gym.posteriors.base import (
+    BASELINES,
+    PosteriorValues,
+    ValuePosterior,
+    adapt_posterior,
+    evaluate_posterior,
+    host_baseline,
+)
 from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
+from delight_gym.posteriors.gaussian import (
+    gaussian_expected_improvement,
+    log_gaussian_expected_improvement,
+)
+from delight_gym.posteriors.value import TabularValuePosterior, default_posterior
 
 __all__ = [
+    "BASELINES",
+    "BetaBernoulliAdapter",
     "BetaBernoulliPosterior",
+    "LinearGaussianAdapter",
     "LinearGaussianPosterior",
+    "PosteriorAdapter",
+    "PosteriorValues",
+    "TabularMDPAdapter",
     "TabularMDPPosterior",
+    "TabularValuePosterior",
+    "ValuePosterior",
+    "adapt_posterior",
     "beta_expected_improvement",
+    "default_posterior",
+    "evaluate_posterior",
     "gaussian_expected_improvement",
+    "host_baseline",
     "log_gaussian_expected_improvement",
 ]
 
-_LINEAR = (
-    "LinearGaussianPosterior",
-    "gaussian_expected_improvement",
-    "log_gaussian_expected_improvement",
-)
-
-
-_TABULAR = ("TabularMDPPosterior",)
+#: The torch posteriors and their modules, imported on first use (PEP 562).
+_LAZY = {
+    "LinearGaussianPosterior": "delight_gym.posteriors.linear",
+    "TabularMDPPosterior": "delight_gym.posteriors.tabular",
+}
 
 
 def __getattr__(name: str) -> object:
     """Import the torch-based posteriors on first use (PEP 562)."""
-    if name in _LINEAR:
-        from delight_gym.posteriors import linear
+    if name in _LAZY:
+        import importlib
 
-        return getattr(linear, name)
-    if name in _TABULAR:
-        from delight_gym.posteriors import tabular
-
-        return getattr(tabular, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'delight_gym.posteriors' has no attribute {name!r}")

@@ -22,10 +22,14 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from delight_gym._checks import check_finite_array
+
 __all__ = [
     "BASELINES",
     "PosteriorValues",
     "ValuePosterior",
+    "adapt_posterior",
+    "check_baseline",
     "evaluate_posterior",
     "host_baseline",
 ]
@@ -95,6 +99,15 @@ def host_baseline(means: Any, host_probs: Any, kind: str = "host") -> Any:
     return (host_probs * means).sum(-1)
 
 
+def check_baseline(baseline: Any, n: int) -> np.ndarray:
+    """The EI baseline of ``n`` observation rows as float64 ``(n,)``; ``ValueError`` unless it is
+    finite and of that shape."""
+    base = check_finite_array(baseline, "baseline")
+    if base.shape != (n,):
+        raise ValueError(f"baseline must have shape ({n},), got {base.shape}")
+    return base
+
+
 @runtime_checkable
 class ValuePosterior(Protocol):
     """What :class:`~delight_gym.wrappers.DelightExplorationWrapper` needs from a posterior.
@@ -132,6 +145,31 @@ class ValuePosterior(Protocol):
         """Absorb ``n`` transitions (``actions`` int ``(n,)``, ``rewards`` float ``(n,)``,
         ``terminated`` and ``truncated`` bool ``(n,)``)."""
         ...
+
+
+def adapt_posterior(posterior: Any, num_actions: int | None, observation_space: Any) -> Any:
+    """``posterior.as_value_posterior(num_actions=..., observation_space=...)`` when the
+    posterior defines that method, else ``posterior`` unchanged.
+
+    The package's posteriors that do not speak :class:`ValuePosterior` themselves
+    (:class:`~delight_gym.posteriors.BetaBernoulliPosterior`,
+    :class:`~delight_gym.posteriors.LinearGaussianPosterior`,
+    :class:`~delight_gym.posteriors.TabularMDPPosterior`) define it and return their adapter
+    from :mod:`delight_gym.posteriors.adapters`. Only the posterior's own method runs, so this
+    never imports torch for a numpy posterior.
+
+    Parameters
+    ----------
+    posterior : object
+    num_actions : int or None
+        The host's number of actions, when known (a linear posterior needs it).
+    observation_space : gymnasium.Space or None
+        The observations' space (a tabular MDP posterior maps it to state indices).
+    """
+    convert = getattr(posterior, "as_value_posterior", None)
+    if convert is None:
+        return posterior
+    return convert(num_actions=num_actions, observation_space=observation_space)
 
 
 def evaluate_posterior(

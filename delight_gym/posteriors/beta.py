@@ -566,6 +566,16 @@ class BetaBernoulliPosterior:
             raise ValueError(f"baseline must have shape ({self.batch_size},), got {base.shape}")
         return beta_expected_improvement(self.alpha, self.beta, base[:, None])
 
+    def as_value_posterior(
+        self, *, num_actions: int | None = None, observation_space: Any = None
+    ) -> Any:
+        """This posterior as a :class:`~delight_gym.posteriors.base.ValuePosterior`: a
+        :class:`~delight_gym.posteriors.adapters.BetaBernoulliAdapter` (the arguments are not
+        needed; :func:`~delight_gym.posteriors.base.adapt_posterior` passes them)."""
+        from delight_gym.posteriors.adapters import BetaBernoulliAdapter
+
+        return BetaBernoulliAdapter(self)
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(batch_size={self.batch_size}, num_arms={self.num_arms}, "

@@ -1,4 +1,4 @@
-"""Bayesian linear regression posteriors (batched over seeds) and Gaussian expected improvement.
+"""Bayesian linear regression posteriors, batched over seeds, on any torch device.
 
 Model (paper §3.2 and appendix "Linear bandits"): ``θ ~ N(0, I/η)``, observations
 ``y = φᵀθ + N(0, σ²)`` with known noise ``σ``. After observations ``Φ`` (rows ``φ_t``) and
@@ -30,268 +30,30 @@ is ``θ = μ + U⁻ᵀ ξ`` with ``ξ ~ N(0, I)``. Measured accuracy
 ``D ∈ {2, 10, 30}``, float64, the mean and covariance agree with the closed-form batch
 posterior to ``1.6e-14`` relative to their largest entry.
 
-Gaussian expected improvement. For ``X ~ N(m, s²)`` and baseline ``v``, with ``d = m - v`` and
-``z = d/s``,
-
-.. math::
-
-    \\mathrm{EI} = \\mathbb{E}[(X - v)^+] = s\\,h(z), \\qquad h(z) = φ(z) + zΦ(z).
-
-``h`` is evaluated without cancellation through ``g(u) = h(-u) = φ(u)(1 - u R(u))``
-(``R(u) = Φ(-u)/φ(u)``, Mills' ratio) for ``u ≥ 0``, and ``h(z) = z + g(z)`` for ``z > 0``:
-
-* ``0 ≤ u ≤ TAIL_SWITCH = 4``: ``g(u) = exp(-u²/2)(1/√(2π) - (u/2) erfcx(u/√2))`` (the
-  subtraction ``1 - uR(u)`` loses at most a factor ``uR/(1-uR) ≤ 18`` in relative accuracy,
-  measured ``≤ 7e-15`` in float64);
-* ``u > TAIL_SWITCH``: ``1 - uR(u) = c/(u + c)`` with Laplace's continued fraction
-  ``c = 1/(u + 2/(u + 3/(u + …)))``, evaluated backwards with a fixed ``CF_TERMS = 40`` terms
-  (truncation error below ``2.3e-16`` relative for every ``u ≥ 4``). This form has no
-  subtraction at all, so it is accurate to a few ulps in float32 and float64 alike, and its log
-  ``log g(u) = -u²/2 - log√(2π) - log(t) - log(u + 1/t)`` (``t = 1/c``) is finite for any finite
-  ``u`` (it is ``-inf`` only where ``u²`` overflows). This is the role played by
-  ``log1mexp``/``erfcx`` in BoTorch's LogEI (Ament et al. 2023); the continued fraction never
-  forms ``1 - uR(u)`` by a subtraction, whose relative error would grow like ``u²·eps``.
-
-Then ``EI = s·g(-z)`` for ``z ≤ 0`` (``EI ≤ s·φ(0) < s``, the paper's "Gaussian EI ≤ s") and
-``EI = d + s·g(z)`` for ``z > 0`` (so ``EI ≥ (m - v)^+`` holds exactly in floating point);
-``s = 0`` gives ``(m - v)^+`` exactly. ``log EI`` is ``log s + log g(-z)`` for ``z ≤ 0``,
-``log s + log(z + g(z))`` for ``0 < z ≤ 1`` and ``log d + log1p(g(z)/z)`` for ``z > 1``, so it
-stays finite where ``EI`` underflows (``z ≈ -13`` in float32, ``z ≈ -38`` in float64), and the
-DE gate ``L·EI ≥ λ`` can be decided as ``log EI ≥ log(λ/L)``. Measured accuracy against
-50-digit mpmath: EI relative error ``1.3e-13`` in float64 wherever ``EI > 1e-300`` (the
-exponential ``exp(-z²/2)`` of a rounded ``z²`` dominates) and ``5e-6`` in float32 wherever
-``EI > 1e-36``; log EI error ``7e-16·max(1, |log EI|)`` in float64 and ``4e-7·max(1, |log EI|)``
-in float32, for ``z ∈ [-40, 40]`` and far into the tail (``z = -1e150``, resp. ``-1e19``).
+Gaussian expected improvement of the predictive ``f(a) ~ N(φ(a)ᵀμ, ‖U⁻¹φ(a)‖²)`` is
+:func:`delight_gym.posteriors.gaussian.gaussian_expected_improvement` (numerics documented
+there).
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
-import numpy as np
 import torch
 
 from delight_gym._checks import check_finite_array, check_positive_float, check_positive_int
+from delight_gym.posteriors.gaussian import (
+    gaussian_expected_improvement,
+    log_gaussian_expected_improvement,
+)
 
 __all__ = [
-    "CF_TERMS",
-    "TAIL_SWITCH",
     "LinearGaussianPosterior",
     "cholesky_rank_one_update",
-    "gaussian_expected_improvement",
-    "log_gaussian_expected_improvement",
 ]
 
-#: ``u = -z`` above which ``1 - uR(u)`` comes from the continued fraction.
-TAIL_SWITCH = 4.0
-#: Number of terms of the continued fraction (enough for ``2.3e-16`` relative at ``u >= 4``).
-CF_TERMS = 40
-
-_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _FLOAT_DTYPES = (torch.float32, torch.float64)
-
-
-# ---------------------------------------------------------------------------------------------
-# Gaussian expected improvement
-# ---------------------------------------------------------------------------------------------
-
-
-def _log_tail_ratio(u: torch.Tensor) -> torch.Tensor:
-    """``log(1 - u R(u))`` for ``u >= TAIL_SWITCH`` (Laplace continued fraction, no cancellation).
-
-    With ``t = u + 2/(u + 3/(u + …))`` (so ``c = 1/t``), ``1 - uR(u) = c/(u + c) = 1/(t(u + 1/t))``.
-    """
-    t = u
-    for k in range(CF_TERMS, 1, -1):
-        t = u + k / t
-    return -(torch.log(t) + torch.log(u + 1.0 / t))
-
-
-def _log_g(u: torch.Tensor) -> torch.Tensor:
-    """``log g(u)`` with ``g(u) = h(-u) = φ(u) - uΦ(-u)``, for ``u >= 0`` (any finite value)."""
-    near = torch.clamp(u, max=TAIL_SWITCH)
-    out = torch.log(_g_near(near))
-    tail = u > TAIL_SWITCH
-    if bool(tail.any()):
-        ut = u[tail]
-        out[tail] = -0.5 * (ut * ut) - _LOG_SQRT_2PI + _log_tail_ratio(ut)
-    return out
-
-
-def _g_near(u: torch.Tensor) -> torch.Tensor:
-    """``g(u) = φ(u) - uΦ(-u)`` for ``0 <= u <= TAIL_SWITCH`` (mild cancellation only).
-
-    Written as ``exp(-u²/2)·(1/√(2π) - (u/2)·erfcx(u/√2))``: ``torch.special.ndtr`` loses up to
-    ``1e-9`` relative accuracy at ``u ≈ 5`` on CPU (torch 2.x), ``erfcx`` is accurate to ulps.
-    """
-    return torch.exp(-0.5 * (u * u)) * (
-        _INV_SQRT_2PI - (0.5 * u) * torch.special.erfcx(u * _INV_SQRT_2)
-    )
-
-
-def _g(u: torch.Tensor) -> torch.Tensor:
-    """``g(u) = h(-u) >= 0`` for ``u >= 0`` (``0`` where it underflows)."""
-    out = _g_near(torch.clamp(u, max=TAIL_SWITCH))
-    tail = u > TAIL_SWITCH
-    if bool(tail.any()):
-        ut = u[tail]
-        out[tail] = torch.exp(-0.5 * (ut * ut) - _LOG_SQRT_2PI + _log_tail_ratio(ut))
-    return out
-
-
-def _is_array(x: Any) -> bool:
-    return isinstance(x, (np.ndarray, np.generic))
-
-
-def _prepare(
-    mean: Any, std: Any, baseline: Any, validate: bool
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, bool]:
-    """Convert to broadcast torch tensors of one float dtype; report whether to return numpy."""
-    args = {"mean": mean, "std": std, "baseline": baseline}
-    tensors = [x for x in args.values() if isinstance(x, torch.Tensor)]
-    to_numpy = not tensors
-    dtype: torch.dtype
-    if tensors:
-        device = tensors[0].device
-        dtype = tensors[0].dtype
-        for t in tensors[1:]:
-            if t.device != device:
-                raise ValueError(
-                    f"mean, std and baseline must be on one device, got {device} and {t.device}"
-                )
-            dtype = torch.promote_types(dtype, t.dtype)
-        if dtype not in _FLOAT_DTYPES:
-            dtype = torch.float64
-    else:
-        device = torch.device("cpu")
-        arrays = [x for x in args.values() if _is_array(x)]
-        np_dtype = np.result_type(*arrays) if arrays else np.dtype(np.float64)
-        dtype = torch.float32 if np_dtype == np.float32 else torch.float64
-    out: dict[str, torch.Tensor] = {}
-    for name, value in args.items():
-        if isinstance(value, torch.Tensor):
-            if value.is_complex() or value.dtype == torch.bool:
-                raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
-            out[name] = value.to(dtype=dtype)
-        elif isinstance(value, numbers.Real) and not isinstance(value, bool):
-            out[name] = torch.tensor(float(value), dtype=dtype, device=device)
-        else:
-            arr = check_finite_array(value, name)
-            out[name] = torch.as_tensor(arr, dtype=dtype, device=device)
-    m, s, v = out["mean"], out["std"], out["baseline"]
-    if validate:
-        for name, t in out.items():
-            if not bool(torch.isfinite(t).all()):
-                raise ValueError(f"{name} must be finite (no NaN or inf)")
-        if bool((s < 0).any()):
-            raise ValueError(f"std must be >= 0, got a minimum of {float(s.min())}")
-    try:
-        m, s, v = torch.broadcast_tensors(m, s, v)
-    except RuntimeError:
-        raise ValueError(
-            f"mean, std and baseline must broadcast together, got shapes {tuple(m.shape)}, "
-            f"{tuple(s.shape)} and {tuple(v.shape)}"
-        ) from None
-    return m, s, v, to_numpy
-
-
-def _finish(out: torch.Tensor, to_numpy: bool) -> Any:
-    return out.cpu().numpy() if to_numpy else out
-
-
-def gaussian_expected_improvement(
-    mean: Any, std: Any, baseline: Any, *, validate: bool = True
-) -> Any:
-    """Expected improvement ``E[(X - v)^+]`` of ``X ~ N(mean, std²)`` over ``v = baseline``.
-
-    ``EI = s·(φ(z) + zΦ(z))`` with ``z = (m - v)/s``, evaluated without cancellation (see the
-    module docstring); ``std = 0`` gives ``(m - v)^+`` exactly. Guarantees in floating point:
-    ``EI >= (m - v)^+``, ``EI <= s·φ(0) + (m - v)^+`` and, for ``v >= m``, ``EI <= s·φ(0) < s``.
-    Relative error ``<~ 2e-13`` in float64 wherever ``EI > 1e-300`` (measured ``1.3e-13``);
-    in the far lower tail the result underflows to 0: use
-    :func:`log_gaussian_expected_improvement` there.
-
-    Parameters
-    ----------
-    mean, std, baseline : torch.Tensor, numpy.ndarray or float
-        Broadcastable; finite; ``std >= 0``. Tensors must share one device.
-    validate : bool, default True
-        Check finiteness and ``std >= 0`` (set ``False`` in hot loops with valid inputs).
-
-    Returns
-    -------
-    torch.Tensor or numpy.ndarray
-        The broadcast shape. A tensor (on the inputs' device, in their promoted dtype if that
-        is float32 or float64, else float64) if any input is a tensor; otherwise a numpy array
-        (float32 if the arrays are float32, else float64).
-
-    Raises
-    ------
-    ValueError
-        Non-finite input, negative ``std``, shapes that do not broadcast, or tensors on
-        different devices (the message names the argument).
-    TypeError
-        Non-numeric input.
-
-    Examples
-    --------
-    >>> round(float(gaussian_expected_improvement(0.0, 1.0, 0.0)), 12)  # φ(0)
-    0.398942280401
-    >>> float(gaussian_expected_improvement(2.0, 0.0, 0.5))
-    1.5
-    """
-    m, s, v, to_numpy = _prepare(mean, std, baseline, validate)
-    d = m - v
-    pos_s = s > 0
-    s_safe = torch.where(pos_s, s, torch.ones_like(s))
-    z = d / s_safe
-    u = torch.abs(z)
-    ei_s = s_safe * _g(u)  # = EI for z <= 0
-    out = torch.where(z > 0, d + ei_s, ei_s)
-    out = torch.where(pos_s, out, torch.clamp(d, min=0.0))
-    return _finish(out, to_numpy)
-
-
-def log_gaussian_expected_improvement(
-    mean: Any, std: Any, baseline: Any, *, validate: bool = True
-) -> Any:
-    """``log E[(X - v)^+]`` for ``X ~ N(mean, std²)``, stable in the far lower tail.
-
-    Finite for every finite input with ``std > 0`` (up to ``z ≈ -1.3e154`` in float64,
-    ``-1.8e19`` in float32, where ``z²`` overflows and the result is ``-inf``), including where
-    ``EI`` itself underflows; ``-inf`` where ``std = 0`` and ``mean <= baseline``. Use it to
-    decide the DE gate as ``log EI >= log(λ/L)``. Error against 50-digit mpmath
-    ``<~ 1e-15·max(1, |log EI|)`` in float64 (measured ``7e-16``) for ``z`` in ``[-40, 40]``
-    and beyond; ``<~ 1e-6·max(1, |log EI|)`` in float32. Arguments, return type and errors as
-    for :func:`gaussian_expected_improvement`.
-
-    Examples
-    --------
-    >>> round(float(log_gaussian_expected_improvement(-40.0, 1.0, 0.0)), 6)
-    -808.298568
-    """
-    m, s, v, to_numpy = _prepare(mean, std, baseline, validate)
-    d = m - v
-    pos_s = s > 0
-    s_safe = torch.where(pos_s, s, torch.ones_like(s))
-    z = d / s_safe
-    u = torch.abs(z)
-    log_s = torch.log(s_safe)
-    # z <= 0: log s + log g(u); 0 < z <= 1: log s + log(z + g(z)); z > 1: log d + log1p(g(z)/z).
-    low = log_s + _log_g(torch.where(z <= 0, u, torch.zeros_like(u)))
-    z_mid = torch.clamp(z, 0.0, 1.0)
-    mid = log_s + torch.log(z_mid + _g_near(z_mid))
-    z_hi = torch.clamp(z, min=1.0)
-    d_hi = torch.where(z > 1, d, torch.ones_like(d))
-    g_hi = _g(torch.clamp(z_hi, max=1e300 if z.dtype == torch.float64 else 1e30))
-    high = torch.log(d_hi) + torch.log1p(g_hi / z_hi)
-    out = torch.where(z <= 0, low, torch.where(z <= 1, mid, high))
-    out = torch.where(pos_s, out, torch.log(torch.clamp(d, min=0.0)))
-    return _finish(out, to_numpy)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -581,6 +343,27 @@ class LinearGaussianPosterior:
         base = self._check_baseline(baseline) if validate else baseline
         mu, sd = self.predictive(features, validate=validate)
         return log_gaussian_expected_improvement(mu, sd, base.unsqueeze(-1), validate=False)
+
+    def as_value_posterior(
+        self, *, num_actions: int | None = None, observation_space: Any = None
+    ) -> Any:
+        """This posterior as a :class:`~delight_gym.posteriors.base.ValuePosterior`: a
+        :class:`~delight_gym.posteriors.adapters.LinearGaussianAdapter` whose observations are
+        the ``(A, D)`` arm features (as ``LinearBandit-v0``'s; build the adapter yourself with
+        ``features=`` for other observations).
+
+        Raises
+        ------
+        TypeError
+            If ``num_actions`` is ``None`` (the wrapper passes its action space's size).
+        """
+        from delight_gym.posteriors.adapters import LinearGaussianAdapter
+
+        if num_actions is None:
+            raise TypeError(
+                "a LinearGaussianPosterior needs the number of actions: pass action_space"
+            )
+        return LinearGaussianAdapter(self, num_actions)
 
     def __repr__(self) -> str:
         return (

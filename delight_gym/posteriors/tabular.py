@@ -343,6 +343,16 @@ class TabularMDPPosterior:
     # state
     # ----------------------------------------------------------------------------------------
 
+    def as_value_posterior(
+        self, *, num_actions: int | None = None, observation_space: Any = None
+    ) -> Any:
+        """This posterior as a :class:`~delight_gym.posteriors.base.ValuePosterior`: a
+        :class:`~delight_gym.posteriors.adapters.TabularMDPAdapter` reading observations of
+        ``observation_space`` (``num_actions`` is the posterior's own)."""
+        from delight_gym.posteriors.adapters import TabularMDPAdapter
+
+        return TabularMDPAdapter(self, observation_space=observation_space)
+
     def reset(self) -> None:
         """Back to the prior."""
         shape = (self.batch_size, self.num_states, self.num_actions)

@@ -2,9 +2,9 @@
 
 * :class:`DelightExplorationWrapper` — DE around a callable, an SB3 PPO/A2C or an SB3 DQN, with
   SB3's ``predict`` signature (:mod:`~delight_gym.wrappers.exploration`);
-* host adapters (:mod:`~delight_gym.wrappers.hosts`) and the posterior protocol with its
-  default tabular value posterior, bandit adapters and the tabular MDP adapter
-  (:mod:`~delight_gym.wrappers.posteriors`);
+* host adapters (:mod:`~delight_gym.wrappers.hosts`); the posterior protocol, the default
+  tabular value posterior and the posterior adapters live in :mod:`delight_gym.posteriors`
+  (re-exported here);
 * :class:`DelightDQN` — SB3 DQN trained with DE instead of ε-greedy
   (:mod:`~delight_gym.wrappers.dqn`, imported on first use since it imports SB3).
 
@@ -12,16 +12,15 @@ Why PPO/A2C get no DE training mode is explained in :mod:`delight_gym.wrappers.d
 ``docs/sb3.md``.
 """
 
-from delight_gym.wrappers.exploration import BASELINES, DelightExplorationWrapper
-from delight_gym.wrappers.hosts import CallableHost, Host, SB3PolicyHost, SB3QHost, make_host
-from delight_gym.wrappers.posteriors import (
+from delight_gym.posteriors.adapters import (
     BetaBernoulliAdapter,
     LinearGaussianAdapter,
     TabularMDPAdapter,
-    TabularValuePosterior,
-    ValuePosterior,
-    default_posterior,
 )
+from delight_gym.posteriors.base import BASELINES, ValuePosterior
+from delight_gym.posteriors.value import TabularValuePosterior, default_posterior
+from delight_gym.wrappers.exploration import DelightExplorationWrapper
+from delight_gym.wrappers.hosts import CallableHost, Host, SB3PolicyHost, SB3QHost, make_host
 
 __all__ = [
     "BASELINES",

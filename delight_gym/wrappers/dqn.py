@@ -2,9 +2,9 @@
 
 **Design.** The host is the DQN's own online Q-network (greedy, or Boltzmann with
 ``host_temperature``); the posterior is
-:class:`~delight_gym.wrappers.posteriors.TabularValuePosterior` for Discrete/one-hot
+:class:`~delight_gym.posteriors.value.TabularValuePosterior` for Discrete/one-hot
 observations (its ``gamma`` is the DQN's), or any
-:class:`~delight_gym.wrappers.posteriors.ValuePosterior` passed as ``posterior``. Every
+:class:`~delight_gym.posteriors.base.ValuePosterior` passed as ``posterior``. Every
 environment step:
 
 * ``_sample_action`` asks :class:`~delight_gym.wrappers.DelightExplorationWrapper` for the
@@ -44,10 +44,10 @@ from typing import Any
 import numpy as np
 from stable_baselines3 import DQN
 
+from delight_gym.posteriors.base import ValuePosterior
 from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
 from delight_gym.wrappers.exploration import DelightExplorationWrapper
 from delight_gym.wrappers.hosts import SB3QHost
-from delight_gym.wrappers.posteriors import ValuePosterior
 
 __all__ = ["DelightDQN"]
 

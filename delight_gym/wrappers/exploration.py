@@ -5,24 +5,29 @@ Each :meth:`~DelightExplorationWrapper.predict` is one DE decision per observati
 by :func:`delight_gym.rule.sample_acting`:
 
 1. host probabilities ``π(·|s)`` from the host adapter (:mod:`delight_gym.wrappers.hosts`);
-2. posterior means ``m(s, ·)`` and the **baseline** ``v_s``. Default ``baseline="host"``:
+2. posterior means ``m(s, ·)`` and the **baseline** ``v_s``
+   (:func:`~delight_gym.posteriors.base.host_baseline`). Default ``baseline="host"``:
    ``v_s = Σ_b π(b|s) m(s, b)``, the posterior value of following the host — the paper's
    DeepSea baseline for a Boltzmann host, and ``m(s, host's action)`` for a greedy host. When
    the host is greedy *on the posterior means* (the paper's bandit agents) this is
    ``max_b m(s, b)``, the paper's ``v_t``; for a host with its own values (a DQN, a PPO
    policy) it is the posterior's value of what the host will actually do, which is what an
    override must improve on. ``baseline="max"`` uses ``max_b m(s, b)`` instead;
-3. ``EI(s, a) = E[(f(s, a) − v_s)^+]`` from the posterior;
+3. ``EI(s, a) = E[(f(s, a) − v_s)^+]`` from the posterior (means, baseline and EI come from one
+   :func:`~delight_gym.posteriors.base.evaluate_posterior` call: one host copy for a GPU
+   posterior);
 4. ``ε_t = epsilon_schedule(t, half_life)`` with ``t`` the number of transitions fed to
    :meth:`~DelightExplorationWrapper.observe` so far (each row of a batch counts one);
 5. the rule, and a two-stage draw (override with probability ``ε_t``, then from ``q`` or ``π``):
-   :func:`~delight_gym.rule.sample_acting`, or with ``lazy_gate=True`` the same draw with the
-   posterior and gate evaluated only on the rows that explore (identical actions, cheaper).
+   :func:`~delight_gym.rule.sample_acting`, or with ``lazy_gate=True``
+   :func:`~delight_gym.rule.sample_acting_on_explore_rows`, the same draw with the posterior
+   and gate evaluated only on the rows that explore (identical actions, cheaper).
 
 The posterior is the default tabular value posterior
-(:class:`~delight_gym.wrappers.posteriors.TabularValuePosterior`) when the observation space
+(:class:`~delight_gym.posteriors.value.TabularValuePosterior`) when the observation space
 is Discrete or one-hot, or any object following
-:class:`~delight_gym.wrappers.posteriors.ValuePosterior`.
+:class:`~delight_gym.posteriors.base.ValuePosterior`; the package's other posteriors are
+adapted by :func:`~delight_gym.posteriors.base.adapt_posterior`.
 """
 
 from __future__ import annotations
@@ -39,23 +44,27 @@ from delight_gym._checks import (
     check_positive_float,
     check_probabilities,
 )
+from delight_gym.posteriors.base import (
+    BASELINES,
+    ValuePosterior,
+    adapt_posterior,
+    evaluate_posterior,
+)
+from delight_gym.posteriors.value import default_posterior
 from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
+    DelightDecision,
     delight_rule,
     draw_acting_uniforms,
     epsilon_schedule,
     sample_acting,
-    sample_categorical,
+    sample_acting_on_explore_rows,
 )
 from delight_gym.wrappers.hosts import Host, make_host
-from delight_gym.wrappers.posteriors import ValuePosterior, adapt_posterior, default_posterior
 
 __all__ = ["BASELINES", "DelightExplorationWrapper"]
-
-#: Baseline conventions: ``"host"`` (``Σ_b π(b) m(b)``) and ``"max"`` (``max_b m(b)``).
-BASELINES = ("host", "max")
 
 
 def _as_batch(observation: Any, space: Any, name: str) -> tuple[np.ndarray, bool]:
@@ -99,10 +108,11 @@ class DelightExplorationWrapper:
         (greedy on its Q-values, or Boltzmann with ``host_temperature``); or a host adapter
         from :mod:`delight_gym.wrappers.hosts`.
     posterior : ValuePosterior, optional
-        Supplies posterior means and EI (see :mod:`delight_gym.wrappers.posteriors`, with
-        adapters for :class:`~delight_gym.posteriors.BetaBernoulliPosterior` and
-        :class:`~delight_gym.posteriors.LinearGaussianPosterior`). Default: a
-        :class:`~delight_gym.wrappers.posteriors.TabularValuePosterior` built from the
+        Supplies posterior means and EI (see :mod:`delight_gym.posteriors`; the package's
+        :class:`~delight_gym.posteriors.BetaBernoulliPosterior`,
+        :class:`~delight_gym.posteriors.LinearGaussianPosterior` and
+        :class:`~delight_gym.posteriors.TabularMDPPosterior` may be passed as they are). Default:
+        a :class:`~delight_gym.posteriors.value.TabularValuePosterior` built from the
         observation space, which must then be Discrete or one-hot (bounds ``[0, 1]``).
     gate_price : float, default 0.1
         ``λ >= 0`` (``inf``: never override).
@@ -125,7 +135,7 @@ class DelightExplorationWrapper:
         ``noise_std``); ``gamma`` defaults to the host model's ``gamma`` when it has one.
     lazy_gate : bool, default False
         Evaluate the posterior and the gate only on the rows whose ``ε`` coin chose the
-        override (the pattern of :func:`delight_gym.rule.draw_acting_uniforms`): the same
+        override (:func:`delight_gym.rule.sample_acting_on_explore_rows`): the same
         actions for the same seed, much cheaper once ``ε_t`` is small, but ``last_info`` has
         ``gate_size = -1`` and NaN ``delight``, ``baseline``, ``acting_probs`` and
         ``expected_improvement`` on the other rows (not evaluated).
@@ -227,7 +237,7 @@ class DelightExplorationWrapper:
             posterior = adapt_posterior(posterior, self.num_actions, obs_space)
         if not isinstance(posterior, ValuePosterior):
             raise TypeError(
-                "posterior must follow delight_gym.wrappers.ValuePosterior (num_actions, mean, "
+                "posterior must follow delight_gym.posteriors.ValuePosterior (num_actions, mean, "
                 f"expected_improvement, update), got {type(posterior).__name__}"
             )
         if self.num_actions is not None and posterior.num_actions != self.num_actions:
@@ -271,18 +281,25 @@ class DelightExplorationWrapper:
             )
         return arr
 
-    def _decide(self, obs: np.ndarray, probs: np.ndarray, eps: float) -> tuple[Any, Any, Any]:
+    def _decide(
+        self, obs: np.ndarray, probs: np.ndarray, eps: float
+    ) -> tuple[DelightDecision, np.ndarray, np.ndarray]:
         """The rule's decision for ``obs`` (``(n, ...)``), with the baseline and EI used."""
         n = len(obs)
-        means = self._posterior_array(self.posterior.mean(obs), n, "mean")
-        base = (probs * means).sum(axis=1) if self.baseline == "host" else means.max(axis=1)
-        ei = self._posterior_array(
-            self.posterior.expected_improvement(obs, base), n, "expected_improvement"
-        )
+        values = evaluate_posterior(self.posterior, obs, probs, self.baseline)
+        self._posterior_array(values.mean, n, "mean")
+        ei = self._posterior_array(values.expected_improvement, n, "expected_improvement")
+        if np.any(ei < 0):
+            raise ValueError("posterior expected_improvement must be non-negative")
         decision = delight_rule(
-            probs, ei, eps, gate_price=self.gate_price, surprisal_cap=self.surprisal_cap
+            probs,
+            ei,
+            eps,
+            gate_price=self.gate_price,
+            surprisal_cap=self.surprisal_cap,
+            validate=False,
         )
-        return decision, base, ei
+        return decision, values.baseline, ei
 
     def predict(
         self,
@@ -342,17 +359,21 @@ class DelightExplorationWrapper:
                 "expected_improvement": ei,
             }
         else:
-            # The pattern of rule.draw_acting_uniforms: the same uniforms, in the same order, as
-            # sample_acting, so the actions are identical; the gate is evaluated only on the
-            # rows whose ε coin chose the override.
             eps = self.epsilon
-            u1, u2 = draw_acting_uniforms(self.rng, (n,))
-            explored = u1 < eps
-            actions = np.asarray(sample_categorical(probs, u2), dtype=np.int64)
+            used: dict[str, np.ndarray] = {}  # baseline and EI of the exploring rows
+
+            def decide(rows: np.ndarray) -> DelightDecision:
+                decision, used["baseline"], used["ei"] = self._decide(obs[rows], probs[rows], eps)
+                return decision
+
+            draw = sample_acting_on_explore_rows(
+                draw_acting_uniforms(self.rng, (n,)), eps, decide, host_probs=probs
+            )
+            actions = np.asarray(draw.actions, dtype=np.int64)
             nan = np.full(n, np.nan)
             info = {
                 "overridden": np.zeros(n, dtype=bool),
-                "explored": explored,
+                "explored": draw.explored,
                 "gate_size": np.full(n, -1, dtype=np.int64),
                 "epsilon": eps,
                 "delight": nan.copy(),
@@ -361,17 +382,14 @@ class DelightExplorationWrapper:
                 "acting_probs": np.full_like(probs, np.nan),
                 "expected_improvement": np.full_like(probs, np.nan),
             }
-            rows = np.flatnonzero(explored)
-            if rows.size:
-                decision, base, ei = self._decide(obs[rows], probs[rows], eps)
-                chosen = np.asarray(sample_categorical(decision.override, u2[rows]), np.int64)
-                actions[rows] = chosen
+            if draw.decision is not None:
+                rows, decision = draw.rows, draw.decision
                 info["overridden"][rows] = ~decision.gate_empty
                 info["gate_size"][rows] = decision.gate.sum(axis=1)
-                info["delight"][rows] = decision.delight[np.arange(rows.size), chosen]
-                info["baseline"][rows] = base
+                info["delight"][rows] = decision.delight[np.arange(rows.size), draw.chosen]
+                info["baseline"][rows] = used["baseline"]
                 info["acting_probs"][rows] = decision.probs
-                info["expected_improvement"][rows] = ei
+                info["expected_improvement"][rows] = used["ei"]
         if single:
             info = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in info.items()}
             self.last_info = info
@@ -394,7 +412,7 @@ class DelightExplorationWrapper:
         so pass the real final observation (SB3's ``terminal_observation``), not the reset
         one. ``truncated`` is passed on to posteriors whose ``update`` takes a ``truncated``
         keyword (episode-aware ones such as
-        :class:`~delight_gym.wrappers.posteriors.TabularMDPAdapter`); others ignore it.
+        :class:`~delight_gym.posteriors.adapters.TabularMDPAdapter`); others ignore it.
         """
         batch, _ = _as_batch(obs, self.observation_space, "obs")
         nxt, _ = _as_batch(next_obs, self.observation_space, "next_obs")

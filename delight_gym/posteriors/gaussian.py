@@ -1,0 +1,304 @@
+"""Gaussian expected improvement ``E[(X − v)^+]`` of ``X ~ N(m, s²)``, and its logarithm.
+
+numpy arrays and Python numbers are computed with numpy and SciPy (``scipy.special.erfcx``):
+this module never imports torch for them. Torch tensors are computed with torch on their own
+device (torch is imported only when a tensor is passed, which means it already was). Both paths
+run the same code (:func:`_namespace` picks the array functions), so they agree to rounding.
+
+For ``X ~ N(m, s²)`` and baseline ``v``, with ``d = m - v`` and
+``z = d/s``,
+
+.. math::
+
+    \\mathrm{EI} = \\mathbb{E}[(X - v)^+] = s\\,h(z), \\qquad h(z) = φ(z) + zΦ(z).
+
+``h`` is evaluated without cancellation through ``g(u) = h(-u) = φ(u)(1 - u R(u))``
+(``R(u) = Φ(-u)/φ(u)``, Mills' ratio) for ``u ≥ 0``, and ``h(z) = z + g(z)`` for ``z > 0``:
+
+* ``0 ≤ u ≤ TAIL_SWITCH = 4``: ``g(u) = exp(-u²/2)(1/√(2π) - (u/2) erfcx(u/√2))`` (the
+  subtraction ``1 - uR(u)`` loses at most a factor ``uR/(1-uR) ≤ 18`` in relative accuracy,
+  measured ``≤ 7e-15`` in float64);
+* ``u > TAIL_SWITCH``: ``1 - uR(u) = c/(u + c)`` with Laplace's continued fraction
+  ``c = 1/(u + 2/(u + 3/(u + …)))``, evaluated backwards with a fixed ``CF_TERMS = 40`` terms
+  (truncation error below ``2.3e-16`` relative for every ``u ≥ 4``). This form has no
+  subtraction at all, so it is accurate to a few ulps in float32 and float64 alike, and its log
+  ``log g(u) = -u²/2 - log√(2π) - log(t) - log(u + 1/t)`` (``t = 1/c``) is finite for any finite
+  ``u`` (it is ``-inf`` only where ``u²`` overflows). This is the role played by
+  ``log1mexp``/``erfcx`` in BoTorch's LogEI (Ament et al. 2023); the continued fraction never
+  forms ``1 - uR(u)`` by a subtraction, whose relative error would grow like ``u²·eps``.
+
+Then ``EI = s·g(-z)`` for ``z ≤ 0`` (``EI ≤ s·φ(0) < s``, the paper's "Gaussian EI ≤ s") and
+``EI = d + s·g(z)`` for ``z > 0`` (so ``EI ≥ (m - v)^+`` holds exactly in floating point);
+``s = 0`` gives ``(m - v)^+`` exactly. ``log EI`` is ``log s + log g(-z)`` for ``z ≤ 0``,
+``log s + log(z + g(z))`` for ``0 < z ≤ 1`` and ``log d + log1p(g(z)/z)`` for ``z > 1``, so it
+stays finite where ``EI`` underflows (``z ≈ -13`` in float32, ``z ≈ -38`` in float64), and the
+DE gate ``L·EI ≥ λ`` can be decided as ``log EI ≥ log(λ/L)``. Measured accuracy against
+50-digit mpmath: EI relative error ``1.3e-13`` in float64 wherever ``EI > 1e-300`` (the
+exponential ``exp(-z²/2)`` of a rounded ``z²`` dominates) and ``5e-6`` in float32 wherever
+``EI > 1e-36``; log EI error ``7e-16·max(1, |log EI|)`` in float64 and ``4e-7·max(1, |log EI|)``
+in float32, for ``z ∈ [-40, 40]`` and far into the tail (``z = -1e150``, resp. ``-1e19``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from delight_gym._checks import check_finite_array
+
+__all__ = [
+    "CF_TERMS",
+    "TAIL_SWITCH",
+    "gaussian_expected_improvement",
+    "log_gaussian_expected_improvement",
+]
+
+#: ``u = -z`` above which ``1 - uR(u)`` comes from the continued fraction.
+TAIL_SWITCH = 4.0
+#: Number of terms of the continued fraction (enough for ``2.3e-16`` relative at ``u >= 4``).
+CF_TERMS = 40
+
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+
+
+def _is_torch(x: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _namespace(x: Any) -> tuple[Any, Any]:
+    """``(xp, erfcx)`` for ``x``: ``torch`` and ``torch.special.erfcx`` for a tensor, numpy and
+    ``scipy.special.erfcx`` otherwise."""
+    if _is_torch(x):
+        torch = sys.modules["torch"]
+        return torch, torch.special.erfcx
+    return np, special.erfcx
+
+
+def _log_tail_ratio(u: Any) -> Any:
+    """``log(1 - u R(u))`` for ``u >= TAIL_SWITCH`` (Laplace continued fraction, no cancellation).
+
+    With ``t = u + 2/(u + 3/(u + …))`` (so ``c = 1/t``), ``1 - uR(u) = c/(u + c) = 1/(t(u + 1/t))``.
+    """
+    xp, _ = _namespace(u)
+    t = u
+    for k in range(CF_TERMS, 1, -1):
+        t = u + k / t
+    return -(xp.log(t) + xp.log(u + 1.0 / t))
+
+
+def _g_near(u: Any) -> Any:
+    """``g(u) = φ(u) - uΦ(-u)`` for ``0 <= u <= TAIL_SWITCH`` (mild cancellation only).
+
+    Written as ``exp(-u²/2)·(1/√(2π) - (u/2)·erfcx(u/√2))``: ``torch.special.ndtr`` loses up to
+    ``1e-9`` relative accuracy at ``u ≈ 5`` on CPU (torch 2.x), ``erfcx`` is accurate to ulps.
+    """
+    xp, erfcx = _namespace(u)
+    return xp.exp(-0.5 * (u * u)) * (_INV_SQRT_2PI - (0.5 * u) * erfcx(u * _INV_SQRT_2))
+
+
+def _log_g(u: Any) -> Any:
+    """``log g(u)`` with ``g(u) = h(-u) = φ(u) - uΦ(-u)``, for ``u >= 0`` (any finite value)."""
+    xp, _ = _namespace(u)
+    out = xp.log(_g_near(xp.clip(u, None, TAIL_SWITCH)))
+    tail = u > TAIL_SWITCH
+    if bool(tail.any()):
+        ut = u[tail]
+        out[tail] = -0.5 * (ut * ut) - _LOG_SQRT_2PI + _log_tail_ratio(ut)
+    return out
+
+
+def _g(u: Any) -> Any:
+    """``g(u) = h(-u) >= 0`` for ``u >= 0`` (``0`` where it underflows)."""
+    xp, _ = _namespace(u)
+    out = _g_near(xp.clip(u, None, TAIL_SWITCH))
+    tail = u > TAIL_SWITCH
+    if bool(tail.any()):
+        ut = u[tail]
+        out[tail] = xp.exp(-0.5 * (ut * ut) - _LOG_SQRT_2PI + _log_tail_ratio(ut))
+    return out
+
+
+def _prepare_torch(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]:
+    """Tensors of one float dtype on one device (torch is already imported: a tensor was given)."""
+    torch = sys.modules["torch"]
+    float_dtypes = (torch.float32, torch.float64)
+    tensors = [x for x in args.values() if isinstance(x, torch.Tensor)]
+    device = tensors[0].device
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.device != device:
+            raise ValueError(
+                f"mean, std and baseline must be on one device, got {device} and {t.device}"
+            )
+        dtype = torch.promote_types(dtype, t.dtype)
+    if dtype not in float_dtypes:
+        dtype = torch.float64
+    out = []
+    for name, value in args.items():
+        if isinstance(value, torch.Tensor):
+            if value.is_complex() or value.dtype == torch.bool:
+                raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
+            out.append(value.to(dtype=dtype))
+        elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+            out.append(torch.tensor(float(value), dtype=dtype, device=device))
+        else:
+            out.append(torch.as_tensor(check_finite_array(value, name), dtype=dtype, device=device))
+    m, s, v = out
+    if validate:
+        for name, t in zip(args, out, strict=True):
+            if not bool(torch.isfinite(t).all()):
+                raise ValueError(f"{name} must be finite (no NaN or inf)")
+        if bool((s < 0).any()):
+            raise ValueError(f"std must be >= 0, got a minimum of {float(s.min())}")
+    try:
+        m, s, v = torch.broadcast_tensors(m, s, v)
+        return m, s, v
+    except RuntimeError:
+        raise ValueError(
+            f"mean, std and baseline must broadcast together, got shapes {tuple(m.shape)}, "
+            f"{tuple(s.shape)} and {tuple(v.shape)}"
+        ) from None
+
+
+def _prepare_numpy(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]:
+    """float32 arrays if the arrays given are float32, else float64; broadcast, at least 1-d."""
+    arrays = [x for x in args.values() if isinstance(x, (np.ndarray, np.generic))]
+    dtype = np.float32 if arrays and np.result_type(*arrays) == np.float32 else np.float64
+    out: list[np.ndarray] = []
+    for name, value in args.items():
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            out.append(np.asarray(float(value), dtype=dtype))
+        else:
+            out.append(check_finite_array(value, name).astype(dtype))
+    m, s, v = out
+    if validate:
+        for name, a in zip(args, out, strict=True):
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{name} must be finite (no NaN or inf)")
+        if np.any(s < 0):
+            raise ValueError(f"std must be >= 0, got a minimum of {float(s.min())}")
+    try:
+        m, s, v = np.broadcast_arrays(m, s, v)
+    except ValueError:
+        raise ValueError(
+            f"mean, std and baseline must broadcast together, got shapes {m.shape}, {s.shape} "
+            f"and {v.shape}"
+        ) from None
+    return np.atleast_1d(m), np.atleast_1d(s), np.atleast_1d(v)
+
+
+def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> Any:
+    """EI (``log=False``) or log EI of the broadcast inputs, in the inputs' array type."""
+    args = {"mean": mean, "std": std, "baseline": baseline}
+    if any(_is_torch(x) for x in args.values()):
+        m, s, v = _prepare_torch(args, validate)
+        return _log_ei(m, s, v) if log else _ei(m, s, v)
+    shape = np.broadcast_shapes(*(np.shape(x) for x in args.values()))
+    m, s, v = _prepare_numpy(args, validate)
+    with np.errstate(over="ignore", divide="ignore"):
+        out = _log_ei(m, s, v) if log else _ei(m, s, v)
+    return np.asarray(out).reshape(shape)
+
+
+def _ei(m: Any, s: Any, v: Any) -> Any:
+    xp, _ = _namespace(m)
+    d = m - v
+    pos_s = s > 0
+    s_safe = xp.where(pos_s, s, xp.ones_like(s))
+    z = d / s_safe
+    ei_s = s_safe * _g(xp.abs(z))  # = EI for z <= 0
+    out = xp.where(z > 0, d + ei_s, ei_s)
+    return xp.where(pos_s, out, xp.clip(d, 0.0, None))
+
+
+def _log_ei(m: Any, s: Any, v: Any) -> Any:
+    xp, _ = _namespace(m)
+    d = m - v
+    pos_s = s > 0
+    s_safe = xp.where(pos_s, s, xp.ones_like(s))
+    z = d / s_safe
+    u = xp.abs(z)
+    log_s = xp.log(s_safe)
+    # z <= 0: log s + log g(u); 0 < z <= 1: log s + log(z + g(z)); z > 1: log d + log1p(g(z)/z).
+    low = log_s + _log_g(xp.where(z <= 0, u, xp.zeros_like(u)))
+    z_mid = xp.clip(z, 0.0, 1.0)
+    mid = log_s + xp.log(z_mid + _g_near(z_mid))
+    z_hi = xp.clip(z, 1.0, None)
+    d_hi = xp.where(z > 1, d, xp.ones_like(d))
+    g_hi = _g(xp.clip(z_hi, None, 1e300 if z.dtype == xp.float64 else 1e30))
+    high = xp.log(d_hi) + xp.log1p(g_hi / z_hi)
+    out = xp.where(z <= 0, low, xp.where(z <= 1, mid, high))
+    return xp.where(pos_s, out, xp.log(xp.clip(d, 0.0, None)))
+
+
+def gaussian_expected_improvement(
+    mean: Any, std: Any, baseline: Any, *, validate: bool = True
+) -> Any:
+    """Expected improvement ``E[(X - v)^+]`` of ``X ~ N(mean, std²)`` over ``v = baseline``.
+
+    ``EI = s·(φ(z) + zΦ(z))`` with ``z = (m - v)/s``, evaluated without cancellation (see the
+    module docstring); ``std = 0`` gives ``(m - v)^+`` exactly. Guarantees in floating point:
+    ``EI >= (m - v)^+``, ``EI <= s·φ(0) + (m - v)^+`` and, for ``v >= m``, ``EI <= s·φ(0) < s``.
+    Relative error ``<~ 2e-13`` in float64 wherever ``EI > 1e-300`` (measured ``1.3e-13``);
+    in the far lower tail the result underflows to 0: use
+    :func:`log_gaussian_expected_improvement` there.
+
+    Parameters
+    ----------
+    mean, std, baseline : torch.Tensor, numpy.ndarray or float
+        Broadcastable; finite; ``std >= 0``. Tensors must share one device.
+    validate : bool, default True
+        Check finiteness and ``std >= 0`` (set ``False`` in hot loops with valid inputs).
+
+    Returns
+    -------
+    torch.Tensor or numpy.ndarray
+        The broadcast shape. A tensor (on the inputs' device, in their promoted dtype if that
+        is float32 or float64, else float64) if any input is a tensor; otherwise a numpy array
+        (float32 if the arrays are float32, else float64).
+
+    Raises
+    ------
+    ValueError
+        Non-finite input, negative ``std``, shapes that do not broadcast, or tensors on
+        different devices (the message names the argument).
+    TypeError
+        Non-numeric input.
+
+    Examples
+    --------
+    >>> round(float(gaussian_expected_improvement(0.0, 1.0, 0.0)), 12)  # φ(0)
+    0.398942280401
+    >>> float(gaussian_expected_improvement(2.0, 0.0, 0.5))
+    1.5
+    """
+    return _evaluate(mean, std, baseline, validate, log=False)
+
+
+def log_gaussian_expected_improvement(
+    mean: Any, std: Any, baseline: Any, *, validate: bool = True
+) -> Any:
+    """``log E[(X - v)^+]`` for ``X ~ N(mean, std²)``, stable in the far lower tail.
+
+    Finite for every finite input with ``std > 0`` (up to ``z ≈ -1.3e154`` in float64,
+    ``-1.8e19`` in float32, where ``z²`` overflows and the result is ``-inf``), including where
+    ``EI`` itself underflows; ``-inf`` where ``std = 0`` and ``mean <= baseline``. Use it to
+    decide the DE gate as ``log EI >= log(λ/L)``. Error against 50-digit mpmath
+    ``<~ 1e-15·max(1, |log EI|)`` in float64 (measured ``7e-16``) for ``z`` in ``[-40, 40]``
+    and beyond; ``<~ 1e-6·max(1, |log EI|)`` in float32. Arguments, return type and errors as
+    for :func:`gaussian_expected_improvement`.
+
+    Examples
+    --------
+    >>> round(float(log_gaussian_expected_improvement(-40.0, 1.0, 0.0)), 6)
+    -808.298568
+    """
+    return _evaluate(mean, std, baseline, validate, log=True)

@@ -1,0 +1,200 @@
+"""The tabular Gaussian value posterior: the wrapper's default posterior for Discrete or one-hot
+observations (see :class:`TabularValuePosterior`). numpy only; never imports torch.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from delight_gym._checks import (
+    check_finite_array,
+    check_positive_float,
+    check_positive_int,
+    check_probability,
+)
+from delight_gym.posteriors.base import check_baseline
+from delight_gym.posteriors.encoders import DiscreteEncoder, encoder_for_space
+from delight_gym.posteriors.gaussian import gaussian_expected_improvement
+
+__all__ = ["TabularValuePosterior", "default_posterior"]
+
+
+class TabularValuePosterior:
+    """Independent Gaussian posteriors over ``Q(s, a)`` on a finite state set, fed TD targets.
+
+    The default posterior of :class:`~delight_gym.wrappers.DelightExplorationWrapper` for
+    Discrete or one-hot observations (DeepSea's); speaks
+    :class:`~delight_gym.posteriors.base.ValuePosterior` itself. Each ``(s, a)`` has
+    ``Q(s, a) ~ N(m, sd²)``, starting at the prior ``N(prior_mean, prior_std²)``. A transition
+    ``(s, a, r, s', terminated)`` is treated as one noisy observation of ``Q(s, a)``,
+
+    .. math::
+
+        y = r + γ\\,(1 − \\text{terminated})\\,\\max_b m(s', b), \\qquad
+        y \\mid Q(s, a) \\sim N(Q(s, a), σ^2),
+
+    absorbed by the conjugate Gaussian update: precision ``1/prior_std² + n(s, a)/σ²`` after
+    ``n(s, a)`` visits, mean moved towards ``y`` by ``(1/σ²)/precision``. So the mean is
+    Q-learning with step size ``1/(n + σ²/prior_std²)`` and the standard deviation shrinks
+    like ``σ/√n``. This is an approximation: the targets bootstrap on the *current* means,
+    which drift, and are not independent observations. It is the mean-based surrogate the
+    paper uses for DeepSea (sequential EI through the Bellman equation is intractable), with a
+    Gaussian spread so that EI is positive while ``(s, a)`` is little visited. EI is exact
+    Gaussian EI, :func:`delight_gym.posteriors.gaussian.gaussian_expected_improvement`.
+
+    Rows of a batch are applied one after the other, so a batch update equals the same
+    transitions fed one by one.
+
+    Parameters
+    ----------
+    num_states : int
+        ``S`` (>= 1).
+    num_actions : int
+        ``A`` (>= 1).
+    encoder : callable, optional
+        Maps an observation batch to state indices in ``[0, S)`` (see :meth:`from_space`,
+        which builds it from a Discrete or one-hot Box space). Default: observations *are*
+        integer state indices of shape ``(n,)``.
+    gamma : float, default 0.99
+        Discount ``γ`` in ``[0, 1]`` of the TD targets.
+    prior_mean : float, default 0.0
+        Prior mean of every ``Q(s, a)``. ``0`` suits rewards near the unit scale with no
+        optimism; a positive value adds optimism that the TD targets propagate.
+    prior_std : float, default 1.0
+        Prior standard deviation (> 0), on the scale of the returns (DeepSea's lie in
+        ``[−0.01, 1]``): a fresh pair then has ``EI = prior_std·φ(0) ≈ 0.40`` at a baseline
+        equal to its mean, so with the default ``λ = 0.1``, ``L = 10`` it passes the gate.
+    noise_std : float, default 0.5
+        ``σ > 0``, the noise of one TD target. With ``prior_std = 1`` and ``σ = 0.5``, an
+        action tied with the host's (``m = v``) leaves the gate of a greedy host
+        (``L·sd·φ(0) < λ``) after about ``(σ·L·φ(0)/λ)² ≈ 400`` visits.
+
+    Attributes
+    ----------
+    means : numpy.ndarray
+        float64 ``(S, A)``: posterior means.
+    counts : numpy.ndarray
+        float64 ``(S, A)``: visits.
+    """
+
+    def __init__(
+        self,
+        num_states: int,
+        num_actions: int,
+        *,
+        encoder: Callable[..., Any] | None = None,
+        gamma: float = 0.99,
+        prior_mean: float = 0.0,
+        prior_std: float = 1.0,
+        noise_std: float = 0.5,
+    ) -> None:
+        self.num_states = check_positive_int(num_states, "num_states")
+        self.num_actions = check_positive_int(num_actions, "num_actions")
+        self.gamma = check_probability(gamma, "gamma")
+        if isinstance(prior_mean, bool) or not isinstance(prior_mean, numbers.Real):
+            raise TypeError(f"prior_mean must be a real number, got {prior_mean!r}")
+        if not np.isfinite(prior_mean):
+            raise ValueError(f"prior_mean must be finite, got {prior_mean}")
+        self.prior_mean: float = float(prior_mean)
+        self.prior_std: float = check_positive_float(prior_std, "prior_std")
+        self.noise_std: float = check_positive_float(noise_std, "noise_std")
+        self.encoder: Callable[..., Any] = (
+            encoder if encoder is not None else DiscreteEncoder(self.num_states)
+        )
+        self.means: np.ndarray = np.full((self.num_states, self.num_actions), self.prior_mean)
+        self.counts: np.ndarray = np.zeros((self.num_states, self.num_actions))
+
+    @classmethod
+    def from_space(
+        cls, observation_space: Any, num_actions: int, **kwargs: Any
+    ) -> TabularValuePosterior:
+        """Build the posterior for a ``Discrete`` or one-hot ``Box`` observation space.
+
+        A ``Box`` qualifies when its bounds are ``[0, 1]``; each observation must then be
+        one-hot (checked on every call), and ``S`` is the number of its entries (``N²`` for
+        DeepSea). ``kwargs`` go to the constructor.
+
+        Raises
+        ------
+        ValueError
+            If the space is neither.
+        """
+        encoder = encoder_for_space(observation_space)
+        if encoder is None:
+            raise ValueError(
+                "the default tabular posterior needs a Discrete or one-hot Box observation "
+                f"space, got {observation_space!r}; pass posterior= explicitly"
+            )
+        return cls(encoder.num_states, num_actions, encoder=encoder, **kwargs)
+
+    def std(self, observations: np.ndarray) -> np.ndarray:
+        """Posterior standard deviations, float64 ``(n, A)``."""
+        s = self.encoder(observations, "observations")
+        return self._std(self.counts[s])
+
+    def _std(self, counts: np.ndarray) -> np.ndarray:
+        precision = 1.0 / self.prior_std**2 + counts / self.noise_std**2
+        return np.asarray(1.0 / np.sqrt(precision))
+
+    def mean(self, observations: np.ndarray) -> np.ndarray:
+        """Posterior means, float64 ``(n, A)``."""
+        return self.means[self.encoder(observations, "observations")]
+
+    def expected_improvement(self, observations: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+        """Gaussian EI ``E[(Q(s_i, a) − baseline_i)^+]``, float64 ``(n, A)``."""
+        s = self.encoder(observations, "observations")
+        base = check_baseline(baseline, s.shape[0])
+        ei = gaussian_expected_improvement(
+            self.means[s], self._std(self.counts[s]), base[:, None], validate=False
+        )
+        return np.asarray(ei, dtype=np.float64)
+
+    def update(
+        self,
+        observations: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_observations: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray | None = None,
+    ) -> None:
+        """Absorb ``n`` transitions in row order (see the class docstring).
+
+        ``next_observations`` of terminated rows are not used and may be blank (all zeros).
+        ``truncated`` is ignored: a truncated transition bootstraps from ``next_observations``
+        like any other.
+        """
+        s = self.encoder(observations, "observations")
+        n = s.shape[0]
+        term = np.asarray(terminated, dtype=bool).reshape(n)
+        s_next = self.encoder(next_observations, "next_observations", allow_blank=term)
+        act = np.asarray(actions).reshape(n)
+        rew = check_finite_array(rewards, "rewards").reshape(n)
+        w = 1.0 / self.noise_std**2
+        p0 = 1.0 / self.prior_std**2
+        for i in range(n):
+            si, ai = int(s[i]), int(act[i])
+            target = rew[i]
+            if not term[i]:
+                target += self.gamma * self.means[s_next[i]].max()
+            self.counts[si, ai] += 1.0
+            precision = p0 + self.counts[si, ai] * w
+            self.means[si, ai] += (target - self.means[si, ai]) * (w / precision)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(num_states={self.num_states}, num_actions={self.num_actions}"
+            f", gamma={self.gamma}, prior_mean={self.prior_mean}, prior_std={self.prior_std}, "
+            f"noise_std={self.noise_std})"
+        )
+
+
+def default_posterior(
+    observation_space: Any, num_actions: int, **kwargs: Any
+) -> TabularValuePosterior:
+    """The wrapper's default posterior: :meth:`TabularValuePosterior.from_space`."""
+    return TabularValuePosterior.from_space(observation_space, num_actions, **kwargs)
