@@ -1,0 +1,96 @@
+"""Our Bernoulli agents against the paper's own JAX code, timed in one process, same cells.
+
+Run: ``pip install -e ".[paper]"`` (CPU JAX), then
+``python benchmarks/bench_vs_paper.py [--arms 10,100,1000] [--agents delight,thompson]
+[--seeds 100] [--horizon 1000] [--repeats 1]``
+
+For every agent and K it compiles the paper's appendix algorithm (``benchmarks/paper_jax.py``:
+``select_delight`` as printed, in a ``jit``-compiled ``vmap`` over seeds of a ``lax.scan`` over
+rounds), reports the compile time apart, times the compiled run, then times ours
+(:func:`delight_gym.experiments.bandit.run_bernoulli`, the fast batched agents) on the same
+cell right after, and prints ``paper / ours``. With ``--repeats R`` each side is timed R times
+and the fastest kept (the machine's load varies).
+
+Both sides' final cumulative pseudo-regret is printed as mean ± standard error over seeds with
+``z = (ours − paper) / √(se_ours² + se_paper²)``: the two draw different instances and random
+numbers, so they agree only in distribution, and ``|z|`` of about 2 or less says the same
+algorithm was timed (the paper's code runs in ``float32``, ours in ``float64``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from delight_gym.experiments.bandit import run_bernoulli
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import paper_jax  # beside this script; needs the optional JAX
+
+
+def mean_se(final: np.ndarray) -> tuple[float, float]:
+    """Mean and standard error (``std(ddof=1)/√n``) of per-seed final regrets, shape ``(n,)``."""
+    return float(final.mean()), float(final.std(ddof=1) / np.sqrt(final.size))
+
+
+def fastest(fn, repeats: int) -> tuple[float, object]:
+    """Run ``fn()`` ``repeats`` times; return the shortest wall time and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--arms", default="10,100,1000")
+    parser.add_argument("--agents", default="delight,thompson")
+    parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--horizon", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.seeds < 2 or args.horizon < 1 or args.repeats < 1:
+        parser.error("--seeds must be >= 2, --horizon and --repeats >= 1")
+    arms = [int(k) for k in args.arms.split(",")]
+    agents = args.agents.split(",")
+    for agent in agents:
+        if agent not in paper_jax.AGENTS:
+            parser.error(f"--agents: {agent!r} is not one of {sorted(paper_jax.AGENTS)}")
+
+    run_bernoulli("delight", 10, 20, 2)  # warm-up: imports, scipy kernels
+    jax_device = paper_jax.jax.devices()[0]
+    print(
+        f"seeds={args.seeds} horizon={args.horizon} repeats={args.repeats} "
+        f"jax={paper_jax.jax.__version__} on {jax_device.platform}"
+    )
+    print(
+        f"{'agent':<9}{'K':>6}{'paper compile s':>16}{'paper s':>9}{'ours s':>8}{'paper/ours':>11}"
+        f"   {'paper regret':>15}{'ours regret':>15}{'z':>6}"
+    )
+    for k in arms:
+        for agent in agents:
+            run, compile_s = paper_jax.compile_run(agent, k, args.horizon, args.seeds)
+            paper_s, paper_regret = fastest(run, args.repeats)
+            ours_s, ours_result = fastest(
+                lambda agent=agent, k=k: run_bernoulli(agent, k, args.horizon, args.seeds),
+                args.repeats,
+            )
+            p_mean, p_se = mean_se(np.asarray(paper_regret).sum(axis=1))
+            o_mean, o_se = mean_se(ours_result.cumulative[:, -1])  # type: ignore[attr-defined]
+            z = (o_mean - p_mean) / np.hypot(o_se, p_se)
+            print(
+                f"{agent:<9}{k:>6}{compile_s:>16.2f}{paper_s:>9.2f}{ours_s:>8.2f}"
+                f"{paper_s / ours_s:>10.1f}x   {p_mean:>7.1f} ± {p_se:<5.1f}"
+                f"{o_mean:>7.1f} ± {o_se:<5.1f}{z:>6.2f}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
