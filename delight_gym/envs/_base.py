@@ -32,7 +32,9 @@ from delight_gym._checks import check_action_batch
 
 __all__ = [
     "RESET_OPTIONS",
+    "BanditMeans",
     "InstanceEnv",
+    "InstanceState",
     "InstanceVectorEnv",
     "OneStepBanditEnv",
     "OneStepBanditVectorEnv",
@@ -41,6 +43,7 @@ __all__ = [
     "check_flag",
     "check_render_mode",
     "check_reset_options",
+    "instance_array",
     "read_only_copy",
     "resample_flag",
     "resample_mask",
@@ -126,6 +129,39 @@ def resample_mask(
     if mask.any() and fixed is not None:
         raise ValueError(f'options["resample"] is not allowed: {fixed}')
     return mask
+
+
+def instance_array(
+    arr: NDArray[Any], name: str, core: tuple[str, ...], num_envs: int | None
+) -> NDArray[np.float64]:
+    """A given part of the instance (``means``, ``features``, ``theta``), its values already
+    checked, as the env's own float64 copy.
+
+    Args:
+        arr: the given array.
+        name: the argument's name, for the error.
+        core: names of the axes of one instance's part (``("num_arms", "dim")``).
+        num_envs: None for a single env (``arr`` must have shape ``core``); else the vector
+            env's size (``arr`` of shape ``(num_envs, *core)``, or of shape ``core`` shared by
+            every sub-env).
+
+    Returns:
+        A new, writable, C-contiguous float64 array of shape ``core`` or ``(num_envs, *core)``;
+        a ``ValueError`` naming ``name`` if the shape is wrong or an axis of ``core`` is empty.
+    """
+    given = arr.shape
+    axes = ", ".join(core)
+    expected = f"({axes},)" if len(core) == 1 else f"({axes})"
+    if num_envs is None:
+        ok = arr.ndim == len(core)
+    else:
+        if arr.ndim == len(core):
+            arr = np.broadcast_to(arr, (num_envs, *arr.shape))
+        ok = arr.ndim == len(core) + 1 and arr.shape[0] == num_envs
+        expected += f" or (num_envs, {axes}) = ({num_envs}, {axes})"
+    if not ok or 0 in arr.shape[arr.ndim - len(core) :]:
+        raise ValueError(f"{name} must have shape {expected} with {axes} >= 1, got shape {given}")
+    return np.array(arr, dtype=np.float64)
 
 
 def warn_no_render_mode(env: Any) -> None:
@@ -246,19 +282,29 @@ def vector_step_infos(
 
 
 # -------------------------------------------------------------------- instance life cycle
-class InstanceEnv(gym.Env[ObsT, np.int64]):
-    """A single env whose instance is drawn at the first :meth:`reset` and kept.
+class InstanceState:
+    """What :class:`InstanceEnv` and :class:`InstanceVectorEnv` keep about their instance."""
 
-    Subclasses set ``_fixed_instance`` (None, or why ``resample`` is refused) and
-    ``_has_reset = False`` in ``__init__``, and implement :meth:`_has_instance`,
-    :meth:`_draw_instance` (from ``self.np_random``) and :meth:`_start_episode`.
-    """
-
+    #: None when ``resample`` may redraw the instance, else why not (the error's reason).
     _fixed_instance: str | None
     _has_reset: bool
 
     def _has_instance(self) -> bool:
+        """Whether the instance exists (given to the constructor, or drawn already)."""
         raise NotImplementedError
+
+    def _require_reset(self) -> None:
+        if not self._has_reset:
+            raise ResetNeeded("call reset() before step()")
+
+
+class InstanceEnv(InstanceState, gym.Env[ObsT, np.int64]):
+    """A single env whose instance is drawn at the first :meth:`reset` and kept.
+
+    Subclasses set ``_fixed_instance`` and ``_has_reset = False`` in ``__init__``, and
+    implement :meth:`_has_instance`, :meth:`_draw_instance` (from ``self.np_random``) and
+    :meth:`_start_episode`.
+    """
 
     def _draw_instance(self) -> None:
         raise NotImplementedError
@@ -289,7 +335,7 @@ class InstanceEnv(gym.Env[ObsT, np.int64]):
         return self._start_episode(), {}
 
 
-class InstanceVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore[misc]
+class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ignore[misc]
     """A native vector env of ``num_envs`` instances, sub-env ``i`` equal to a single env
     reset with seed ``seed + i``, with Gymnasium's ``SAME_STEP`` autoreset.
 
@@ -300,11 +346,6 @@ class InstanceVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore[misc]
     """
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012
-    _fixed_instance: str | None
-    _has_reset: bool
-
-    def _has_instance(self) -> bool:
-        raise NotImplementedError
 
     def _allocate_instances(self) -> None:
         """Make the arrays the instances are drawn into (before the first draw)."""
@@ -349,16 +390,8 @@ class InstanceVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore[misc]
         self._has_reset = True
         return self._observations(), {}
 
-    def _require_reset(self) -> None:
-        if not self._has_reset:
-            raise ResetNeeded("call reset() before step()")
-
 
 # ---------------------------------------------------------------------- one-step bandits
-_NOT_DRAWN = "the bandit instance is drawn at the first reset(); call reset()"
-_NOT_DRAWN_VECTOR = "the bandit instances are drawn at the first reset(); call reset()"
-
-
 def bandit_summary(
     name: str,
     shape: str,
@@ -394,7 +427,29 @@ def read_only_copy(arr: NDArray[Any]) -> NDArray[Any]:
     return out
 
 
-class OneStepBanditEnv(InstanceEnv[ObsT]):
+class BanditMeans(InstanceState):
+    """The arm means of a bandit instance (single or vector), drawn at the first reset."""
+
+    _means: NDArray[np.float64] | None
+    #: The ``ResetNeeded`` message while the means are still to be drawn.
+    _not_drawn: ClassVar[str]
+
+    def _has_instance(self) -> bool:
+        return self._means is not None
+
+    def _require_means(self) -> NDArray[np.float64]:
+        if self._means is None:
+            raise ResetNeeded(self._not_drawn)
+        return self._means
+
+    @property
+    def means(self) -> NDArray[np.float64]:
+        """The arm means of the current instance(s), shape ``(K,)`` (a single env) or
+        ``(num_envs, K)`` (a vector env), as a read-only copy."""
+        return read_only_copy(self._require_means())
+
+
+class OneStepBanditEnv(BanditMeans, InstanceEnv[ObsT]):
     """A ``K``-armed bandit played as one-pull episodes on one instance.
 
     ``step(a)`` pulls arm ``a`` (a ``ValueError`` naming ``action`` outside ``Discrete(K)``),
@@ -411,8 +466,8 @@ class OneStepBanditEnv(InstanceEnv[ObsT]):
     family: ClassVar[str]
     #: How :meth:`render` formats the last reward.
     reward_format: ClassVar[str] = ".3f"
+    _not_drawn = "the bandit instance is drawn at the first reset(); call reset()"
     num_arms: int
-    _means: NDArray[np.float64] | None
     _optimal: float
     _last_pull: tuple[int, float] | None
 
@@ -427,21 +482,8 @@ class OneStepBanditEnv(InstanceEnv[ObsT]):
         """The instance's size for :meth:`render` (``"K=4"``)."""
         raise NotImplementedError
 
-    def _has_instance(self) -> bool:
-        return self._means is not None
-
     def _start_episode(self) -> ObsT:
         return self._observation()
-
-    def _require_means(self) -> NDArray[np.float64]:
-        if self._means is None:
-            raise ResetNeeded(_NOT_DRAWN)
-        return self._means
-
-    @property
-    def means(self) -> NDArray[np.float64]:
-        """The arm means of the current instance, shape ``(K,)`` (a read-only copy)."""
-        return read_only_copy(self._require_means())
 
     @property
     def optimal_arm(self) -> int:
@@ -456,8 +498,7 @@ class OneStepBanditEnv(InstanceEnv[ObsT]):
 
     def step(self, action: Any) -> tuple[ObsT, float, bool, bool, dict[str, Any]]:
         """Pull arm ``action``; the episode terminates after this one pull."""
-        if not self._has_reset:
-            raise ResetNeeded("call reset() before step()")
+        self._require_reset()
         means = self._require_means()
         if isinstance(action, bool) or not self.action_space.contains(action):
             raise ValueError(
@@ -485,7 +526,7 @@ class OneStepBanditEnv(InstanceEnv[ObsT]):
         )
 
 
-class OneStepBanditVectorEnv(InstanceVectorEnv):
+class OneStepBanditVectorEnv(BanditMeans, InstanceVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent one-pull bandits stepped together; every step terminates and
     resets every sub-env (``SAME_STEP``), without resampling.
 
@@ -504,9 +545,9 @@ class OneStepBanditVectorEnv(InstanceVectorEnv):
     }
     family: ClassVar[str]
     reward_format: ClassVar[str] = ".3f"
+    _not_drawn = "the bandit instances are drawn at the first reset(); call reset()"
     num_arms: int
     render_mode: str | None
-    _means: NDArray[np.float64] | None
     _optimal: NDArray[np.float64] | None
 
     def _init_bandit_state(self, fixed: str | None) -> None:
@@ -529,25 +570,12 @@ class OneStepBanditVectorEnv(InstanceVectorEnv):
         """The instance's size for :meth:`render` (``"K=4"``)."""
         raise NotImplementedError
 
-    def _has_instance(self) -> bool:
-        return self._means is not None
-
     def _instances_drawn(self, resample: NDArray[np.bool_]) -> None:
         """Bookkeeping after :meth:`_draw_instances` set the means of ``resample``."""
         assert self._means is not None
         self._optimal = self._means.max(axis=1)
         if self._last_actions is not None:
             self._last_actions[resample] = -1
-
-    def _require_means(self) -> NDArray[np.float64]:
-        if self._means is None:
-            raise ResetNeeded(_NOT_DRAWN_VECTOR)
-        return self._means
-
-    @property
-    def means(self) -> NDArray[np.float64]:
-        """Arm means, shape ``(num_envs, K)`` (a read-only copy)."""
-        return read_only_copy(self._require_means())
 
     @property
     def optimal_expected_reward(self) -> NDArray[np.float64]:

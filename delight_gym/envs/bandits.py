@@ -16,7 +16,12 @@ from gymnasium import spaces
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import check_positive_int, check_unit_interval_array
-from delight_gym.envs._base import OneStepBanditEnv, OneStepBanditVectorEnv, check_render_mode
+from delight_gym.envs._base import (
+    OneStepBanditEnv,
+    OneStepBanditVectorEnv,
+    check_render_mode,
+    instance_array,
+)
 
 __all__ = ["DEFAULT_NUM_ARMS", "BernoulliBanditEnv", "BernoulliBanditVectorEnv"]
 
@@ -24,6 +29,11 @@ __all__ = ["DEFAULT_NUM_ARMS", "BernoulliBanditEnv", "BernoulliBanditVectorEnv"]
 DEFAULT_NUM_ARMS = 10
 
 _FIXED = "this env was built with fixed means"
+
+
+def _check_means(value: Any, num_envs: int | None) -> NDArray[np.float64]:
+    """``means`` as a float64 copy of shape ``(K,)`` or, batched, ``(num_envs, K)``."""
+    return instance_array(check_unit_interval_array(value, "means"), "means", ("K",), num_envs)
 
 
 def _resolve_num_arms(num_arms: Any, means_arms: int | None) -> int:
@@ -135,14 +145,7 @@ class BernoulliBanditEnv(OneStepBanditEnv[np.int64]):
         means: ArrayLike | None = None,
         render_mode: str | None = None,
     ) -> None:
-        fixed: NDArray[np.float64] | None = None
-        if means is not None:
-            fixed = check_unit_interval_array(means, "means")
-            if fixed.ndim != 1 or fixed.size == 0:
-                raise ValueError(
-                    f"means must be a non-empty 1-D array of arm means, got shape {fixed.shape}"
-                )
-            fixed = fixed.copy()
+        fixed = None if means is None else _check_means(means, None)
         self.num_arms = _resolve_num_arms(num_arms, None if fixed is None else fixed.size)
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.action_space = spaces.Discrete(self.num_arms)
@@ -240,17 +243,7 @@ class BernoulliBanditVectorEnv(OneStepBanditVectorEnv):
         render_mode: str | None = None,
     ) -> None:
         self.num_envs = check_positive_int(num_envs, "num_envs")
-        fixed: NDArray[np.float64] | None = None
-        if means is not None:
-            fixed = check_unit_interval_array(means, "means")
-            if fixed.ndim == 1:
-                fixed = np.broadcast_to(fixed, (self.num_envs, fixed.size))
-            if fixed.ndim != 2 or fixed.shape[0] != self.num_envs or fixed.shape[1] == 0:
-                raise ValueError(
-                    f"means must have shape (num_envs, K) = ({self.num_envs}, K) or (K,) "
-                    f"with K >= 1, got shape {np.shape(means)}"
-                )
-            fixed = np.array(fixed, dtype=np.float64)  # own, writable copy
+        fixed = None if means is None else _check_means(means, self.num_envs)
         self.num_arms = _resolve_num_arms(num_arms, None if fixed is None else fixed.shape[1])
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
 

@@ -546,8 +546,7 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
 
     def step(self, action: Any) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
         """One step down the grid; ``terminated`` after the ``N``-th step."""
-        if not self._has_reset:
-            raise ResetNeeded("call reset() before step()")
+        self._require_reset()
         n = self._size
         if self._row >= n:
             raise ResetNeeded("the episode has terminated; call reset() before step()")

@@ -22,6 +22,7 @@ from delight_gym.envs._base import (
     OneStepBanditEnv,
     OneStepBanditVectorEnv,
     check_render_mode,
+    instance_array,
     read_only_copy,
 )
 
@@ -70,46 +71,23 @@ def _arm_means(features: NDArray[np.float64], theta: NDArray[np.float64]) -> NDA
 
 
 # ------------------------------------------------------------------------- validation
+_FEATURE_AXES = ("num_arms", "dim")
+
+
 def _check_features(value: Any, num_envs: int | None) -> NDArray[np.float64]:
     """``features`` as a float64 copy of shape ``(K, D)`` or, batched, ``(num_envs, K, D)``."""
-    arr = check_finite_array(value, "features")
-    if num_envs is None:
-        ok = arr.ndim == 2
-        expected = "(num_arms, dim)"
-    else:
-        if arr.ndim == 2:
-            arr = np.broadcast_to(arr, (num_envs, *arr.shape))
-        ok = arr.ndim == 3 and arr.shape[0] == num_envs
-        expected = f"(num_arms, dim) or (num_envs, num_arms, dim) = ({num_envs}, K, D)"
-    if not ok or arr.shape[-1] == 0 or arr.shape[-2] == 0:
-        raise ValueError(
-            f"features must have shape {expected} with num_arms, dim >= 1, "
-            f"got shape {np.shape(value)}"
-        )
+    arr = instance_array(check_finite_array(value, "features"), "features", _FEATURE_AXES, num_envs)
     if np.abs(arr).max() > _OBS_BOUND:
         raise ValueError(
             f"features must lie within the float32 range (|x| <= {_OBS_BOUND:.4g}) because the "
             f"observation is float32; got a magnitude of {np.abs(arr).max():.4g}"
         )
-    return np.array(arr, dtype=np.float64)  # own, writable, C-contiguous copy
+    return arr
 
 
 def _check_theta(value: Any, num_envs: int | None) -> NDArray[np.float64]:
     """``theta`` as a float64 copy of shape ``(D,)`` or, batched, ``(num_envs, D)``."""
-    arr = check_finite_array(value, "theta")
-    if num_envs is None:
-        ok = arr.ndim == 1
-        expected = "(dim,)"
-    else:
-        if arr.ndim == 1:
-            arr = np.broadcast_to(arr, (num_envs, arr.size))
-        ok = arr.ndim == 2 and arr.shape[0] == num_envs
-        expected = f"(dim,) or (num_envs, dim) = ({num_envs}, D)"
-    if not ok or arr.shape[-1] == 0:
-        raise ValueError(
-            f"theta must have shape {expected} with dim >= 1, got shape {np.shape(value)}"
-        )
-    return np.array(arr, dtype=np.float64)
+    return instance_array(check_finite_array(value, "theta"), "theta", ("dim",), num_envs)
 
 
 def _resolve_shape(
