@@ -8,6 +8,7 @@ registers in one step). The torch-based pieces (linear posterior and agents) are
 first use, so ``import delight_gym`` does not import torch.
 """
 
+from delight_gym._version import __version__
 from delight_gym.agents.bandits import (
     BANDIT_AGENTS,
     DelightAgent,
@@ -42,8 +43,6 @@ from delight_gym.rule import (
     surprisal,
 )
 from delight_gym.theory.reservation import reservation_index
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BANDIT_AGENTS",

@@ -1,46 +1,61 @@
 """The ``delight-gym`` command.
 
-``delight-gym reproduce FIGURE [--seeds N] [--quick] [--out DIR] [--jobs N] [--backend local|ray]``
+``delight-gym reproduce FIGURE [--quick] [--seeds N] [--horizon T] [--seed S] [--batch-size B]
+[--out DIR] [--jobs N] [--backend local|ray] [--no-progress] [--no-plot]``
 
-runs one of the paper's figures (``bernoulli-arms``, ``bernoulli-curves``, ``bernoulli-tune``,
-or ``all`` of them) at paper scale, or a small version with ``--quick``, and writes
+runs one of the paper's figures — ``bernoulli-arms``, ``bernoulli-curves``, ``bernoulli-tune``,
+``linear-dim``, ``linear-noise``, ``linear-tune``, ``deepsea-regret``, ``deepsea-curves``, or
+``all`` of them — at paper scale, or a small version with ``--quick``, and writes
 ``summary.csv``, ``curves.csv`` and ``FIGURE.{png,pdf}`` into ``--out`` (default
 ``results/FIGURE``; with ``all``, ``--out`` (default ``results``) gets one folder per figure and
-a ``cells/`` folder they share).
+a ``cells/`` folder they share). ``delight-gym reproduce theory [--quick] [--seed S]`` runs the
+paper's structural claims as checks instead (one PASS/FAIL line each; exit status 1 if one
+fails) and writes ``claims.csv``, ``reservoir.csv`` and ``reservoir_rates.{png,pdf}``.
 
-``delight-gym run bernoulli --arms 10,100,1000 --horizon 1000 --seeds 100 \
-    --agents delight,thompson,egreedy --out DIR``
+``delight-gym run FAMILY [settings] [--horizon T | --episodes E] [--agents a,b] [--seeds N]
+[--seed S] [--batch-size B] [--half-life M] [--gate-price λ] [--surprisal-cap L] [--out DIR]
+[--jobs N] [--backend local|ray] [--no-progress] [--no-plot]``
 
-runs every (agent, K) pair, then writes ``DIR/summary.csv``, ``DIR/curves.csv`` and
-``DIR/regret_curves.{png,pdf}``.
+runs every agent on every combination of the settings of one experiment family
+(:data:`delight_gym.experiments.families.FAMILIES`, from whose records this command is built):
+
+* ``run bernoulli --arms 10,100,1000``: K-armed Bernoulli bandits;
+* ``run linear --arms 100 --dim 10,30 --noise 1``: linear-Gaussian bandits (then prints DE's
+  selected-override rounds against the paper's budget);
+* ``run deepsea --size 10 --episodes 1000``: bsuite's DeepSea;
+
+and writes ``DIR/summary.csv``, ``DIR/curves.csv`` and ``DIR/regret_curves.{png,pdf}``
+(default ``DIR``: ``results/FAMILY``).
 
 Both commands run their cells (agent × setting × batch of at most ``--batch-size`` seeds) on
 ``--jobs`` processes (default: all cores; ``1``: in this process) or on Ray
 (``--backend ray``), save each finished cell atomically under ``cells/``, so that a killed run
-re-run with the same arguments resumes where it stopped, and print the summary table.
+re-run with the same arguments resumes where it stopped (a damaged cell file is recomputed
+with a warning), and print the summary table. Bad arguments — a setting the agents would refuse
+(checked with the agents' own checks), an ``--out`` folder that cannot be written — end the
+command with one line naming the option and exit status 2, before anything runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-
-from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
+from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym.experiments.families import FAMILIES, Family, SettingError
 
 if TYPE_CHECKING:
     from delight_gym.experiments.runner import ExperimentResult
+    from delight_gym.experiments.specs import ExperimentSpec
 
-__all__ = ["FIGURE_NAMES", "main"]
+__all__ = ["FIGURE_NAMES", "build_parser", "main"]
 
 T = TypeVar("T")
 
-BANDIT_AGENT_NAMES = ("delight", "thompson", "egreedy", "greedy", "ucb")
-DEEP_SEA_AGENT_NAMES = ("delight", "psrl", "egreedy", "greedy")
 #: Figures ``reproduce`` accepts (``all`` runs every experiment figure; ``theory`` runs the
 #: paper's claims as checks, see :mod:`delight_gym.theory`).
 FIGURE_NAMES = (
@@ -55,6 +70,23 @@ FIGURE_NAMES = (
     "theory",
     "all",
 )
+
+
+def _checked(check: Callable[[object, str], T], option: str) -> Callable[[str], T]:
+    """An argparse ``type``: parse an integer and check it with ``check`` under ``option``'s
+    name (a ``_checks`` function)."""
+
+    def parse(text: str) -> T:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"cannot parse {text!r} as an integer") from None
+        try:
+            return check(value, option)
+        except ValueError as exc:  # "--seeds must be >= 1, got 0": argparse names the option
+            raise argparse.ArgumentTypeError(str(exc).removeprefix(option).strip()) from None
+
+    return parse
 
 
 def _comma_list(cast: Callable[[str], T], name: str) -> Callable[[str], list[T]]:
@@ -83,9 +115,6 @@ def _agent_list(valid: Sequence[str]) -> Callable[[str], list[str]]:
     return parse
 
 
-_agents = _agent_list(BANDIT_AGENT_NAMES)
-
-
 def _figure(text: str) -> str:
     if text in FIGURE_NAMES:
         return text
@@ -93,9 +122,19 @@ def _figure(text: str) -> str:
     raise argparse.ArgumentTypeError(f"unknown figure {text!r}; choose from {valid}")
 
 
+_POSITIVE = {
+    name: _checked(check_positive_int, f"--{name}")
+    for name in ("seeds", "horizon", "episodes", "batch-size", "jobs")
+}
+_SEED = _checked(check_nonnegative_int, "--seed")
+
+
 def _add_execution_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--jobs", type=int, default=None, help="parallel workers (default: all cores; 1: no pool)"
+        "--jobs",
+        type=_POSITIVE["jobs"],
+        default=None,
+        help="parallel workers (default: all cores; 1: no pool)",
     )
     p.add_argument(
         "--backend",
@@ -107,21 +146,80 @@ def _add_execution_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-plot", action="store_true", help="skip the figure")
 
 
+def _add_family_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], family: Family
+) -> None:
+    """``delight-gym run FAMILY``, built from the family's record."""
+    p = sub.add_parser(family.name, help=family.help, description=family.help)
+    p.set_defaults(parser=p)
+    for param in family.instance:
+        p.add_argument(
+            param.option,
+            type=_comma_list(param.kind, param.option),
+            default=list(param.sweep),
+            help=f"{param.help}, comma-separated (default {','.join(map(str, param.sweep))})",
+        )
+    steps = family.horizon_option
+    p.add_argument(
+        steps,
+        dest="horizon",
+        metavar=steps.removeprefix("--").upper(),
+        type=_POSITIVE[steps.removeprefix("--")],
+        default=family.horizon,
+        help=f"{'episodes' if steps == '--episodes' else 'rounds T'} (default %(default)s)",
+    )
+    p.add_argument(
+        "--seeds",
+        type=_POSITIVE["seeds"],
+        default=family.seeds,
+        help="independent instances (default %(default)s)",
+    )
+    p.add_argument("--seed", type=_SEED, default=0, help="base seed (instance i: seed+i)")
+    p.add_argument(
+        "--batch-size",
+        type=_POSITIVE["batch-size"],
+        default=family.batch_size,
+        help="seeds per cell (default %(default)s); results reproducible for a given batch size",
+    )
+    p.add_argument(
+        "--agents",
+        type=_agent_list(family.agent_names),
+        default=list(family.default_agents),
+        help=f"comma-separated, from {','.join(family.agent_names)} "
+        f"(default {','.join(family.default_agents)})",
+    )
+    for param in family.agent_parameters:
+        p.add_argument(param.option, type=param.kind, default=param.default, help=param.help)
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results") / family.name,
+        help="output folder (default %(default)s)",
+    )
+    _add_execution_options(p)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The ``delight-gym`` argument parser (``run`` has one subcommand per family)."""
     parser = argparse.ArgumentParser(prog="delight-gym", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     rep = sub.add_parser("reproduce", help="reproduce a figure of the paper")
+    rep.set_defaults(parser=rep)
     rep.add_argument(
         "figure", type=_figure, metavar="FIGURE", help=f"one of {', '.join(FIGURE_NAMES)}"
     )
     rep.add_argument("--quick", action="store_true", help="small version (about a minute)")
-    rep.add_argument("--seeds", type=int, default=None, help="override the number of seeds")
-    rep.add_argument("--horizon", type=int, default=None, help="override the horizon T")
-    rep.add_argument("--seed", type=int, default=0, help="base seed (instance i: seed+i)")
+    rep.add_argument(
+        "--seeds", type=_POSITIVE["seeds"], default=None, help="override the number of seeds"
+    )
+    rep.add_argument(
+        "--horizon", type=_POSITIVE["horizon"], default=None, help="override the horizon T"
+    )
+    rep.add_argument("--seed", type=_SEED, default=0, help="base seed (instance i: seed+i)")
     rep.add_argument(
         "--batch-size",
-        type=int,
+        type=_POSITIVE["batch-size"],
         default=None,
         help="seeds per cell (default 25); results are reproducible for a given batch size",
     )
@@ -133,88 +231,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_execution_options(rep)
 
-    run = sub.add_parser("run", help="run agents on one environment family and settings")
+    run = sub.add_parser("run", help="run agents on one experiment family and settings")
     run_sub = run.add_subparsers(dest="family", required=True)
-    bern = run_sub.add_parser("bernoulli", help="K-armed Bernoulli bandits, means ~ U(0,1)")
-    bern.add_argument("--arms", type=_comma_list(int, "--arms"), default=[10, 100, 1000])
-    bern.add_argument("--horizon", type=int, default=1000)
-    bern.add_argument("--seeds", type=int, default=100, help="independent instances")
-    bern.add_argument("--seed", type=int, default=0, help="base seed (instance i: seed+i)")
-    bern.add_argument(
-        "--batch-size",
-        type=int,
-        default=25,
-        help="seeds per cell (default %(default)s); results reproducible for a given batch size",
-    )
-    bern.add_argument(
-        "--agents", type=_agents, default=["delight", "thompson", "egreedy", "greedy"]
-    )
-    bern.add_argument("--half-life", type=float, default=DEFAULT_HALF_LIFE, help="M")
-    bern.add_argument("--gate-price", type=float, default=DEFAULT_GATE_PRICE, help="lambda")
-    bern.add_argument("--surprisal-cap", type=float, default=DEFAULT_SURPRISAL_CAP, help="L")
-    bern.add_argument("--out", type=Path, default=Path("results/bernoulli"))
-    _add_execution_options(bern)
-
-    lin = run_sub.add_parser(
-        "linear", help="linear-Gaussian bandits: φ(a) ~ N(0, I/D), θ* ~ N(0, I), noise σ"
-    )
-    lin.add_argument("--arms", type=_comma_list(int, "--arms"), default=[100])
-    lin.add_argument("--dim", type=_comma_list(int, "--dim"), default=[10, 30])
-    lin.add_argument("--noise", type=_comma_list(float, "--noise"), default=[1.0])
-    lin.add_argument("--horizon", type=int, default=1000)
-    lin.add_argument("--seeds", type=int, default=100, help="independent instances")
-    lin.add_argument("--seed", type=int, default=0, help="base seed (instance i: seed+i)")
-    lin.add_argument("--batch-size", type=int, default=25, help="seeds per cell")
-    lin.add_argument("--agents", type=_agents, default=["delight", "thompson", "egreedy", "greedy"])
-    lin.add_argument("--half-life", type=float, default=DEFAULT_HALF_LIFE, help="M")
-    lin.add_argument("--gate-price", type=float, default=DEFAULT_GATE_PRICE, help="lambda")
-    lin.add_argument("--surprisal-cap", type=float, default=DEFAULT_SURPRISAL_CAP, help="L")
-    lin.add_argument("--out", type=Path, default=Path("results/linear"))
-    _add_execution_options(lin)
-
-    sea = run_sub.add_parser(
-        "deepsea", help="DeepSea-v0 (bsuite's deep_sea), the agents' default priors"
-    )
-    sea.add_argument("--size", type=_comma_list(int, "--size"), default=[10], help="N")
-    sea.add_argument("--episodes", type=int, default=1000)
-    sea.add_argument("--seeds", type=int, default=30, help="independent instances")
-    sea.add_argument("--seed", type=int, default=0, help="base seed (instance i: seed+i)")
-    sea.add_argument(
-        "--batch-size",
-        type=int,
-        default=30,
-        help="seeds per cell (default %(default)s); results reproducible for a given batch size",
-    )
-    sea.add_argument(
-        "--agents",
-        type=_agent_list(DEEP_SEA_AGENT_NAMES),
-        default=["delight", "psrl", "egreedy", "greedy"],
-    )
-    sea.add_argument("--half-life", type=float, default=DEFAULT_HALF_LIFE, help="M")
-    sea.add_argument("--gate-price", type=float, default=DEFAULT_GATE_PRICE, help="lambda")
-    sea.add_argument("--surprisal-cap", type=float, default=DEFAULT_SURPRISAL_CAP, help="L")
-    sea.add_argument("--out", type=Path, default=Path("results/deepsea"))
-    _add_execution_options(sea)
+    for family in FAMILIES.values():
+        _add_family_parser(run_sub, family)
     return parser
 
 
-def _check_common(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    for name in ("horizon", "seeds", "jobs", "batch_size"):
-        value = getattr(args, name, None)
-        if value is not None and value < 1:
-            parser.error(f"--{name.replace('_', '-')} must be >= 1")
-    if args.seed < 0:
-        parser.error("--seed must be >= 0")
-
-
-def _check_de_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Validate ``--half-life``, ``--gate-price`` and ``--surprisal-cap`` (the ``run`` commands)."""
-    if not args.half_life > 0:
-        parser.error("--half-life must be > 0")
-    if not args.gate_price >= 0:
-        parser.error("--gate-price must be >= 0")
-    if not (args.surprisal_cap > 0 and np.isfinite(args.surprisal_cap)):
-        parser.error("--surprisal-cap must be finite and > 0")
+def _prepare_out(parser: argparse.ArgumentParser, folder: Path) -> None:
+    """Create ``folder`` and check that it can be written to; otherwise end with one line
+    naming ``--out`` (exit status 2, as argparse's errors; no usage, which is not the problem)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        parser.exit(2, f"{parser.prog}: error: --out: cannot write to {str(folder)!r}: {reason}\n")
 
 
 def _report(result: ExperimentResult, out: Path, cache: Path, files: Sequence[Path]) -> None:
@@ -229,7 +262,7 @@ def _report(result: ExperimentResult, out: Path, cache: Path, files: Sequence[Pa
     print(f"wrote {', '.join(str(out / n) for n in names)}")
 
 
-def reproduce_command(args: argparse.Namespace) -> int:
+def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``delight-gym reproduce FIGURE``: run, plot and print one figure or ``all``."""
     from delight_gym.experiments.figures import make_figure
     from delight_gym.experiments.runner import ray_session, run_experiment
@@ -246,18 +279,22 @@ def reproduce_command(args: argparse.Namespace) -> int:
         )
         if value is not None
     }
+    jobs: list[tuple[str, ExperimentSpec, Path, Path]] = []
+    for name in names:
+        spec = FIGURES[name].spec(quick=args.quick).replace(**changes)
+        if args.figure == "all":
+            cache = args.out if args.out is not None else Path("results")
+            out = cache / name
+        else:
+            out = args.out if args.out is not None else Path("results") / name
+            cache = out
+        jobs.append((name, spec, out, cache))
+    for out in dict.fromkeys(path for _, _, o, c in jobs for path in (o, c)):
+        _prepare_out(parser, out)
     # One Ray session for every figure (started here unless Ray is already initialised).
     session = ray_session(args.jobs) if args.backend == "ray" else contextlib.nullcontext()
     with session:
-        for i, name in enumerate(names):
-            figure = FIGURES[name]
-            spec = figure.spec(quick=args.quick).replace(**changes)
-            if args.figure == "all":
-                cache = args.out if args.out is not None else Path("results")
-                out = cache / name
-            else:
-                out = args.out if args.out is not None else Path("results") / name
-                cache = out
+        for i, (name, spec, out, cache) in enumerate(jobs):
             result = run_experiment(
                 spec,
                 out,
@@ -266,142 +303,70 @@ def reproduce_command(args: argparse.Namespace) -> int:
                 progress=not args.no_progress,
                 cache=cache,
             )
+            figure = FIGURES[name]
             files = [] if args.no_plot else make_figure(figure, result.summary, result.curves, out)
-            print(f"{'' if i == 0 else chr(10)}== {name}{' (quick)' if args.quick else ''} ==")
+            gap = "" if i == 0 else "\n"
+            print(f"{gap}== {name}{' (quick)' if args.quick else ''} ==")
             _report(result, out, cache, files)
     return 0
 
 
-def _run_sweep(
-    args: argparse.Namespace,
-    name: str,
-    instances: Sequence[dict[str, Any]],
-    horizon: int,
-    curve_panel: Callable[[Any], Sequence[str]],
-    title: str,
-    xlabel: str = "t",
-    **spec_fields: Any,
-) -> ExperimentResult:
-    """The shared body of the ``run`` commands: every agent on every instance setting with
-    the DE options of ``args``; run (resumably), plot the learning curves (one panel per
-    ``curve_panel(curves)`` value) and print the summary."""
-    from delight_gym.experiments.figures import AGENT_COLORS, AGENT_LABELS, AGENT_LINESTYLES
-    from delight_gym.experiments.results import plot_curves
-    from delight_gym.experiments.runner import run_experiment
-    from delight_gym.experiments.specs import ExperimentSpec
+def _run_spec(
+    parser: argparse.ArgumentParser, family: Family, args: argparse.Namespace
+) -> ExperimentSpec:
+    """The ``run`` command's sweep: every combination of the instance options, each with the
+    DE options; a setting the family refuses ends the command naming its option."""
+    from delight_gym.experiments.specs import ExperimentSpec, setting_grid
 
-    de = {
-        "half_life": args.half_life,
-        "gate_price": args.gate_price,
-        "surprisal_cap": args.surprisal_cap,
-    }
+    instances = setting_grid(**{p.name: getattr(args, p.name) for p in family.instance})
+    tuning = {p.name: getattr(args, p.name) for p in family.agent_parameters}
+    try:
+        return ExperimentSpec.for_family(
+            family,
+            family.name,
+            [{**instance, **tuning} for instance in instances],
+            agents=tuple(args.agents),
+            horizon=args.horizon,
+            seeds=args.seeds,
+            seed=args.seed,
+            batch_size=args.batch_size,
+        )
+    except SettingError as exc:
+        parser.error(f"{family.parameters[exc.key].option}: {exc}")
+
+
+def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``delight-gym run FAMILY``: every agent on every setting; learning curves (one panel per
+    setting) and the summary table, then the family's report if it has one."""
+    from delight_gym.experiments.figures import plot_curves
+    from delight_gym.experiments.runner import run_experiment
+
+    family = FAMILIES[args.family]
+    spec = _run_spec(parser, family, args)
     out: Path = args.out
-    spec = ExperimentSpec(
-        name=name,
-        agents=tuple(args.agents),
-        settings=tuple({**instance, **de} for instance in instances),
-        horizon=horizon,
-        seeds=args.seeds,
-        seed=args.seed,
-        batch_size=args.batch_size,
-        **spec_fields,
-    )
+    _prepare_out(parser, out)
     result = run_experiment(
         spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
     )
     files: list[Path] = []
     if not args.no_plot:
-        curves = result.curves.assign(panel=curve_panel(result.curves))
+        columns = list(family.instance_keys)
+        panels = [
+            " ".join(family.parameters[c].format(v) for c, v in zip(columns, row, strict=True))
+            for row in result.curves[columns].itertuples(index=False)
+        ]
         files = plot_curves(
-            curves,
+            result.curves.assign(panel=panels),
             "panel",
             out / "regret_curves",
-            title=title,
-            xlabel=xlabel,
+            title=family.title,
+            xlabel=family.time_label,
             panel_label="",
-            agent_labels=AGENT_LABELS,
-            agent_colors=AGENT_COLORS,
-            agent_linestyles=AGENT_LINESTYLES,
         )
     _report(result, out, out, files)
-    return result
-
-
-def run_bernoulli_command(args: argparse.Namespace) -> int:
-    """``delight-gym run bernoulli``: every (agent, K) pair with the given parameters."""
-    _run_sweep(
-        args,
-        "bernoulli",
-        [{"arms": k} for k in dict.fromkeys(args.arms)],
-        args.horizon,
-        lambda curves: [f"K={k}" for k in curves["arms"]],
-        "Bernoulli bandits",
-        setting_columns=("arms",),
-    )
-    return 0
-
-
-def run_linear_command(args: argparse.Namespace) -> int:
-    """``delight-gym run linear``: every (agent, K, D, σ) combination."""
-    from delight_gym.experiments.linear import linear_override_budget
-    from delight_gym.experiments.specs import LINEAR_AGENT_PARAMETERS, LINEAR_CELL
-
-    columns = ("arms", "dim", "noise")
-    result = _run_sweep(
-        args,
-        "linear",
-        [
-            {"arms": k, "dim": d, "noise": sigma}
-            for k in dict.fromkeys(args.arms)
-            for d in dict.fromkeys(args.dim)
-            for sigma in dict.fromkeys(args.noise)
-        ],
-        args.horizon,
-        lambda curves: [
-            f"K={k} D={d} σ={s:g}" for k, d, s in curves[list(columns)].itertuples(index=False)
-        ],
-        "Linear bandits",
-        setting_columns=columns,
-        cell=LINEAR_CELL,
-        instance_keys=columns,
-        agent_parameters=LINEAR_AGENT_PARAMETERS,
-    )
-    if "delight" in args.agents:
-        print("\nselected-override rounds of DE (max over seeds) vs the paper's budget:")
-        for row in result.rows:
-            if row["agent"] != "delight":
-                continue
-            bound = linear_override_budget(
-                int(row["dim"]),
-                args.horizon,
-                float(row["noise"]),
-                gate_price=args.gate_price,
-                surprisal_cap=args.surprisal_cap,
-            )
-            most = int(np.max(row["overrides"]))
-            verdict = "OK" if most <= bound else "EXCEEDED"
-            label = f"K={row['arms']} D={row['dim']} σ={row['noise']:g}"
-            print(f"  {label}: {most} <= {bound:.1f} {verdict}")
-    return 0
-
-
-def run_deep_sea_command(args: argparse.Namespace) -> int:
-    """``delight-gym run deepsea``: every (agent, N) pair, ``--episodes`` episodes each."""
-    from delight_gym.experiments.specs import DEEP_SEA_AGENT_PARAMETERS, DEEP_SEA_CELL
-
-    _run_sweep(
-        args,
-        "deepsea",
-        [{"size": n} for n in dict.fromkeys(args.size)],
-        args.episodes,
-        lambda curves: [f"N={n}" for n in curves["size"]],
-        "DeepSea",
-        xlabel="episode",
-        setting_columns=("size",),
-        cell=DEEP_SEA_CELL,
-        instance_keys=("size",),
-        agent_parameters=DEEP_SEA_AGENT_PARAMETERS,
-    )
+    lines = family.report(result) if family.report is not None else []
+    if lines:
+        print("\n" + "\n".join(lines))
     return 0
 
 
@@ -423,6 +388,7 @@ def _reproduce_theory(parser: argparse.ArgumentParser, args: argparse.Namespace)
     from delight_gym.theory.report import run_theory
 
     out = args.out if args.out is not None else Path("results") / "theory"
+    _prepare_out(parser, out)
     checks, files = run_theory(out, quick=args.quick, seed=args.seed, plot=not args.no_plot)
     failed = sum(not c.passed for c in checks)
     print(f"== theory{' (quick)' if args.quick else ''} ==")
@@ -433,34 +399,13 @@ def _reproduce_theory(parser: argparse.ArgumentParser, args: argparse.Namespace)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``delight-gym`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    _check_common(parser, args)
+    args = build_parser().parse_args(argv)
+    parser: argparse.ArgumentParser = args.parser  # the subcommand's, for its usage line
     if args.command == "reproduce" and args.figure == "theory":
         return _reproduce_theory(parser, args)
     if args.command == "reproduce":
-        return reproduce_command(args)
-    if args.command == "run" and args.family == "bernoulli":
-        if any(k < 1 for k in args.arms):
-            parser.error("--arms must all be >= 1")
-        _check_de_options(parser, args)
-        return run_bernoulli_command(args)
-    if args.command == "run" and args.family == "linear":
-        if any(k < 1 for k in args.arms) or any(d < 1 for d in args.dim):
-            parser.error("--arms and --dim must all be >= 1")
-        if not all(s > 0 and np.isfinite(s) for s in args.noise):
-            parser.error("--noise must all be finite and > 0")
-        _check_de_options(parser, args)
-        return run_linear_command(args)
-    if args.command == "run" and args.family == "deepsea":
-        if any(n < 1 for n in args.size):
-            parser.error("--size must all be >= 1")
-        if args.episodes < 1:
-            parser.error("--episodes must be >= 1")
-        _check_de_options(parser, args)
-        return run_deep_sea_command(args)
-    parser.error("unknown command")  # pragma: no cover - argparse enforces choices
-    return 2
+        return reproduce_command(parser, args)
+    return run_command(parser, args)
 
 
 if __name__ == "__main__":  # pragma: no cover

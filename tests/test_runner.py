@@ -14,8 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from delight_gym import cli
-from delight_gym.experiments import bandit, figures, results
+from delight_gym import cli, plotting
+from delight_gym._checks import check_positive_float, check_positive_int
+from delight_gym.experiments import bandit, figures
+from delight_gym.experiments.families import Agent, Family, Parameter
 from delight_gym.experiments.runner import CellError, run_experiment
 from delight_gym.experiments.specs import FIGURES, ExperimentSpec
 
@@ -67,7 +69,17 @@ def failing_cell(agent, horizon, seeds, *, seed, arms, **params):
     return seed_cell(agent, horizon, seeds, seed=seed, arms=arms)
 
 
-FAKE_PARAMS = {"a": {}, "b": {"half_life": 7.0}}
+def fake_family(cell) -> Family:
+    """Agents ``a`` (no parameters) and ``b`` (``half_life``, default 7), instance key ``arms``."""
+    half_life = Parameter("half_life", float, check_positive_float, default=7.0, symbol="M")
+    return Family(
+        name="fake",
+        help="a fake family",
+        cell=cell,
+        agents=(Agent("a"), Agent("b", parameters=(half_life,))),
+        instance=(Parameter("arms", int, check_positive_int),),
+        default_agents=("a", "b"),
+    )
 
 
 def fake_spec(cell, **changes) -> ExperimentSpec:
@@ -80,8 +92,7 @@ def fake_spec(cell, **changes) -> ExperimentSpec:
         seeds=7,
         seed=10,
         batch_size=3,
-        cell=cell,
-        agent_parameters=FAKE_PARAMS,
+        family=fake_family(cell),
     )
     return spec.replace(**changes)
 
@@ -123,7 +134,8 @@ def test_spec_expands_to_agent_setting_batch_cells():
     assert len({c.key for c in cells}) == 18
     first = [c for c in cells if c.agent == "thompson"]
     assert [(c.batch, c.seeds, c.seed) for c in first] == [(0, 3, 5), (1, 3, 8), (2, 1, 11)]
-    assert first[2].label() == "thompson arms=10 seeds 11-11"
+    assert first[2].label() == "thompson K=10 seeds 11-11"
+    assert cells[0].label() == "delight K=10 M=10 λ=0.1 L=10 seeds 5-7"
     # The key ignores the experiment name (figures share cells) but not the seeds of a batch.
     assert spec.replace(name="y").cells()[0].key == cells[0].key
     assert spec.replace(seed=6).cells()[0].key != cells[0].key
@@ -175,7 +187,10 @@ def test_paper_figure_specs_match_the_issue():
         ({"batch_size": 0}, "batch_size"),
         ({"seeds": 0}, "seeds"),
         ({"horizon": 2.5}, "horizon"),
-        ({"cell": "no_colon"}, "cell"),
+        ({"family": "linear"}, "family"),
+        ({"settings": ({"arms": 5, "gate_price": -0.1},)}, "gate_price must be >= 0"),
+        ({"settings": ({"arms": 5, "half_life": float("inf")},)}, "half_life must be finite"),
+        ({"settings": ({"arms": 0},)}, "arms must be >= 1"),
         ({"settings": ({"arms": 5, "half_life": 1}, {"arms": 5, "half_life": 2})}, "differ only"),
     ],
 )
@@ -469,14 +484,13 @@ def _synthetic_summary() -> pd.DataFrame:
 
 def _capture_figure(monkeypatch):
     saved = []
-    real = results.save_figure
+    real = plotting.save_figure
 
     def capture(fig, stem):
         saved.append(fig)
         return real(fig, stem)
 
     monkeypatch.setattr(figures, "save_figure", capture)
-    monkeypatch.setattr(results, "save_figure", capture)  # used by results.plot_curves
     return saved
 
 

@@ -32,7 +32,6 @@ __all__ = [
     "LAZY_ARMS_THRESHOLD",
     "BanditResult",
     "run_bernoulli",
-    "summarize_regret",
 ]
 
 #: Second word of the agent generator's seed, keeping it apart from the environments' seeds.
@@ -138,12 +137,3 @@ def run_bernoulli(
     seconds = time.perf_counter() - start
     bandits.close()
     return BanditResult(agent, num_arms, regret, actions, seconds, overrides)
-
-
-def summarize_regret(cumulative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and standard error (``std(ddof=1)/√n``) across seeds of ``(seeds, T)`` curves."""
-    n = cumulative.shape[0]
-    mean = cumulative.mean(axis=0)
-    if n < 2:
-        return mean, np.full_like(mean, np.nan)
-    return mean, cumulative.std(axis=0, ddof=1) / np.sqrt(n)

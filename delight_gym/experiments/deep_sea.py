@@ -46,7 +46,8 @@ class DeepSeaResult:
         regret: per-episode regret, ``(episodes, seeds)`` float64 arrays.
         first_success: 0-based episode of the first treasure per seed, ``-1`` if never.
         seconds: wall-clock time per agent.
-        overrides: DE only: per-seed count of decisions where the override fired.
+        overrides: per-seed count of decisions where DE's override was drawn with a non-empty
+            gate (``last_info["overridden"]``; zeros for the other agents).
     """
 
     size: int
@@ -110,6 +111,7 @@ def run_deep_sea(
         )
         regret = np.zeros((num_episodes, batch))
         first = np.full(batch, -1, dtype=np.int64)
+        overrides = torch.zeros(batch, dtype=torch.int64, device=agent.device)
         bar: Any = None
         if progress:
             from tqdm.auto import tqdm
@@ -121,6 +123,8 @@ def run_deep_sea(
             states = obs.reshape(batch, -1).argmax(axis=1)
             for h in range(n):
                 actions = agent.act(torch.as_tensor(states, device=agent.device), h)
+                if "overridden" in agent.last_info:
+                    overrides += agent.last_info["overridden"]
                 acts = actions.cpu().numpy()
                 obs, rewards, terminated, _, infos = envs.step(acts)
                 next_states = obs.reshape(batch, -1).argmax(axis=1)
@@ -146,6 +150,5 @@ def run_deep_sea(
         result.seconds[name] = time.perf_counter() - start
         result.regret[name] = regret
         result.first_success[name] = first
-        if hasattr(agent, "override_count"):
-            result.overrides[name] = agent.override_count.cpu().numpy()
+        result.overrides[name] = overrides.cpu().numpy()
     return result

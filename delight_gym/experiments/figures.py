@@ -3,7 +3,10 @@
 Every drawing function has the signature ``plot(summary, curves, path_stem, *, title,
 **options)``, writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths, so a
 :class:`~delight_gym.experiments.specs.FigureSpec` names its function and options as data and
-:func:`make_figure` draws it. All figures show the mean ± 1 standard error over seeds.
+:func:`make_figure` draws it. All figures show the mean ± 1 standard error over seeds. Each
+agent's label, colour and line style come from its record in
+:mod:`delight_gym.experiments.families`; figures are made and saved by
+:mod:`delight_gym.plotting`.
 """
 
 from __future__ import annotations
@@ -15,50 +18,95 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from delight_gym.experiments.results import plot_curves, save_figure
+from delight_gym.experiments.families import FAMILIES
 from delight_gym.experiments.specs import FigureSpec
+from delight_gym.plotting import new_figure, save_figure
 
 __all__ = [
     "AGENT_COLORS",
     "AGENT_LABELS",
     "AGENT_LINESTYLES",
     "make_figure",
+    "plot_curves",
     "plot_final_regret",
     "plot_regret_curves",
     "plot_tune",
 ]
 
-#: Legend label of each agent.
-AGENT_LABELS: Mapping[str, str] = {
-    "delight": "DE (delight-gated)",
-    "thompson": "Thompson sampling",
-    "egreedy": "annealed ε-greedy",
-    "greedy": "greedy (host only)",
-    "ucb": "UCB1",
-    "psrl": "PSRL",
+_AGENTS = {a.name: a for family in FAMILIES.values() for a in family.agents}
+#: Legend label of each agent (from the family records).
+AGENT_LABELS: Mapping[str, str] = {name: a.label or name for name, a in _AGENTS.items()}
+#: Line colour of each agent, the same in every figure (from the family records).
+AGENT_COLORS: Mapping[str, str] = {n: a.color for n, a in _AGENTS.items() if a.color}
+#: Line style of each agent where it is not solid (the greedy ablation is dashed).
+AGENT_LINESTYLES: Mapping[str, str] = {
+    n: a.linestyle for n, a in _AGENTS.items() if a.linestyle != "-"
 }
-#: Line colour of each agent, the same in every figure.
-AGENT_COLORS: Mapping[str, str] = {
-    "delight": "#d62728",
-    "thompson": "#1f77b4",
-    "egreedy": "#2ca02c",
-    "greedy": "#7f7f7f",
-    "ucb": "#9467bd",
-    "psrl": "#ff7f0e",
-}
-#: Line style of each agent where it is not solid: the greedy ablation is dashed, so that an
-#: agent whose curve coincides with its host's (DE on DeepSea) stays visible under it.
-AGENT_LINESTYLES: Mapping[str, str] = {"greedy": "--"}
 _SETTING_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
-def _pyplot() -> Any:
-    import matplotlib
+def plot_curves(
+    curves: pd.DataFrame,
+    setting_column: str,
+    path_stem: Path,
+    *,
+    title: str = "",
+    panel_label: str | None = None,
+    agent_labels: Mapping[str, str] | None = None,
+    agent_colors: Mapping[str, str] | None = None,
+    xlabel: str = "t",
+    agent_linestyles: Mapping[str, str] | None = None,
+) -> list[Path]:
+    """One panel per setting value: cumulative regret vs ``t``, mean ± 1 s.e. per agent.
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    Args:
+        curves: a ``curves.csv`` frame.
+        setting_column: the column whose values make the panels.
+        path_stem: output path without extension.
+        title: figure title.
+        panel_label: name shown in panel titles (default ``setting_column``; ``""``: the
+            titles show the values alone).
+        agent_labels: legend label per agent name (default :data:`AGENT_LABELS`).
+        agent_colors: line colour per agent name (default :data:`AGENT_COLORS`).
+        xlabel: label of the time axis.
+        agent_linestyles: line style per agent name (default :data:`AGENT_LINESTYLES`).
 
-    return plt
+    Writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths.
+    """
+    labels = AGENT_LABELS if agent_labels is None else agent_labels
+    colors = AGENT_COLORS if agent_colors is None else agent_colors
+    linestyles = AGENT_LINESTYLES if agent_linestyles is None else agent_linestyles
+    values = sorted(curves[setting_column].unique())
+    fig, axes = new_figure(1, len(values), figsize=(4.2 * len(values), 3.4))
+    for ax, value in zip(axes[0], values, strict=True):
+        panel = curves[curves[setting_column] == value]
+        for agent, group in panel.groupby("agent", sort=False):
+            name = str(agent)
+            style = {"color": colors[name]} if name in colors else {}
+            if name in linestyles:
+                style["linestyle"] = linestyles[name]
+            (line,) = ax.plot(
+                group["t"], group["regret_mean"], label=labels.get(name, name), **style
+            )
+            ax.fill_between(
+                group["t"],
+                group["regret_mean"] - group["regret_se"],
+                group["regret_mean"] + group["regret_se"],
+                color=line.get_color(),
+                alpha=0.25,
+                linewidth=0,
+            )
+        shown = f"{value:g}" if isinstance(value, (int, float, np.number)) else str(value)
+        label = setting_column if panel_label is None else panel_label
+        ax.set_title(f"{label} = {shown}" if label else shown)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("cumulative regret")
+        ax.grid(alpha=0.3)
+    axes[0][-1].legend(frameon=False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return save_figure(fig, path_stem)
 
 
 def _horizon_label(summary: pd.DataFrame, unit: str | None = None) -> str:
@@ -104,8 +152,8 @@ def plot_final_regret(
         horizon_unit: what the horizon counts, for the axis label (``"episodes"``; default:
             rounds, labelled ``T``).
     """
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    fig, axes = new_figure(figsize=(5.2, 3.8))
+    ax = axes[0][0]
     for agent, group in summary.groupby("agent", sort=False):
         group = group.sort_values(x)
         name = str(agent)
@@ -144,15 +192,7 @@ def plot_regret_curves(
 
     ``xlabel`` names the time axis (rounds for bandits, episodes for DeepSea)."""
     return plot_curves(
-        curves,
-        panel,
-        path_stem,
-        title=title,
-        panel_label=panel_label,
-        xlabel=xlabel,
-        agent_labels=AGENT_LABELS,
-        agent_colors=AGENT_COLORS,
-        agent_linestyles=AGENT_LINESTYLES,
+        curves, panel, path_stem, title=title, panel_label=panel_label, xlabel=xlabel
     )
 
 
@@ -182,8 +222,8 @@ def plot_tune(
         gate_price: the ``λ`` of the ``M`` sweep.
         baselines: ``(agent, line style)`` of the horizontal lines.
     """
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharey=True)
+    fig, grid = new_figure(1, 2, figsize=(10, 4.4), sharey=True)
+    axes = grid[0]
     de = summary[summary["agent"] == "delight"]
     panels = (
         (axes[0], "half_life", "gate_price", gate_price, "annealing half-life M", "λ"),

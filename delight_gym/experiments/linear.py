@@ -8,7 +8,6 @@ so all agents face the same instances; the agent's torch generator is seeded fro
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,26 +19,12 @@ from delight_gym._checks import check_nonnegative_int, check_positive_float, che
 from delight_gym.agents.linear import make_linear_agent
 from delight_gym.envs.linear import LinearBanditVectorEnv
 from delight_gym.experiments.bandit import AGENT_SEED_SALT, BanditResult
-from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_SURPRISAL_CAP
 
-__all__ = ["linear_override_budget", "run_linear"]
+# Transitional: tests/test_agents_linear.py still imports the budget from here; it lives in
+# delight_gym.theory.budget. Remove this import once that test imports it from there.
+from delight_gym.theory.budget import linear_override_budget  # noqa: F401
 
-
-def linear_override_budget(
-    dim: int,
-    horizon: int,
-    noise: float,
-    *,
-    gate_price: float = DEFAULT_GATE_PRICE,
-    surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-    prior_precision: float = 1.0,
-) -> float:
-    """The paper's bound on selected-override rounds in a linear–Gaussian bandit.
-
-    ``2 γ_T / min(1, λ² / (L² σ²))`` with ``γ_T = D · log(1 + T / (η σ² D))``.
-    """
-    gamma = dim * math.log1p(horizon / (prior_precision * noise**2 * dim))
-    return 2.0 * gamma / min(1.0, gate_price**2 / (surprisal_cap**2 * noise**2))
+__all__ = ["run_linear"]
 
 
 def run_linear(
@@ -92,6 +77,7 @@ def run_linear(
     features = torch.as_tensor(np.array(env.features), dtype=dtype, device=bandit.device)
     regret = np.empty((seeds, horizon))
     actions = np.empty((seeds, horizon), dtype=np.int64)
+    overrides = torch.zeros(seeds, dtype=torch.int64, device=bandit.device)
     start = time.perf_counter()
     for t in range(horizon):
         a = bandit.act(features)
@@ -100,9 +86,10 @@ def run_linear(
         bandit.update(a, rewards)
         regret[:, t] = info["regret"]
         actions[:, t] = a_np
+        if "overridden" in bandit.last_info:
+            overrides += bandit.last_info["overridden"]
         if callback is not None:
             callback(1)
     seconds = time.perf_counter() - start
     env.close()
-    overrides = bandit.gate_rounds.cpu().numpy()
-    return BanditResult(agent, num_arms, regret, actions, seconds, overrides)
+    return BanditResult(agent, num_arms, regret, actions, seconds, overrides.cpu().numpy())

@@ -1,4 +1,4 @@
-"""Results store: cells saved atomically, then ``summary.csv``, ``curves.csv`` and a figure.
+"""Results store: cells saved atomically, then ``summary.csv`` and ``curves.csv``.
 
 A *cell* is one (agent, setting, seed batch) triple (see :mod:`delight_gym.experiments.specs`;
 the sweep runner is :mod:`delight_gym.experiments.runner`). Each finished cell is written to
@@ -6,6 +6,8 @@ the sweep runner is :mod:`delight_gym.experiments.runner`). Each finished cell i
 any moment leaves only complete cells behind; re-running the same command loads them instead
 of recomputing. The key hashes everything that determines the cell's numbers. (A write cut
 off by ``SIGKILL`` can leave a ``cells/*.tmp`` file behind; it is never read and safe to delete.)
+A cell file that cannot be read (truncated by a full disk or a partial copy) is reported with a
+:class:`DamagedCellWarning` and treated as missing, so the sweep recomputes it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import hashlib
 import json
 import os
 import tempfile
+import warnings
+import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,14 +27,13 @@ import pandas as pd
 
 __all__ = [
     "OPTIONAL_PER_SEED",
+    "DamagedCellWarning",
     "cell_key",
     "cell_path",
     "curves_frame",
     "format_summary",
     "load_cell",
-    "plot_curves",
     "save_cell",
-    "save_figure",
     "summary_frame",
     "write_tables",
 ]
@@ -79,14 +82,29 @@ def save_cell(
     return target
 
 
+class DamagedCellWarning(UserWarning):
+    """A stored cell file could not be used (it is recomputed); the message names the file."""
+
+
 def load_cell(out: Path, key: str) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:
-    """Load a finished cell, or ``None`` if it has not been computed yet."""
+    """Load a finished cell: ``(arrays, meta)``, or ``None`` if it has not been computed yet or
+    its file cannot be read (then with a :class:`DamagedCellWarning` naming the file)."""
     path = cell_path(out, key)
     if not path.exists():
         return None
-    with np.load(path) as data:
-        arrays = {k: data[k] for k in data.files if k != "meta"}
-        meta = json.loads(str(data["meta"]))
+    try:
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files if k != "meta"}
+            meta = json.loads(str(data["meta"]))
+        if not isinstance(meta, dict):
+            raise ValueError("meta is not a JSON object")
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        warnings.warn(
+            f"cell file {path} is damaged ({type(exc).__name__}: {exc}); recomputing it",
+            DamagedCellWarning,
+            stacklevel=2,
+        )
+        return None
     return arrays, meta
 
 
@@ -163,82 +181,3 @@ def write_tables(out: Path, summary: pd.DataFrame, curves: pd.DataFrame) -> None
 def format_summary(summary: pd.DataFrame) -> str:
     """The summary table as printed at the end of a run (two decimals, ``-`` for n/a)."""
     return summary.to_string(index=False, float_format=lambda x: f"{x:.2f}", na_rep="-")
-
-
-def plot_curves(
-    curves: pd.DataFrame,
-    setting_column: str,
-    path_stem: Path,
-    *,
-    title: str = "",
-    panel_label: str | None = None,
-    agent_labels: Mapping[str, str] | None = None,
-    agent_colors: Mapping[str, str] | None = None,
-    xlabel: str = "t",
-    agent_linestyles: Mapping[str, str] | None = None,
-) -> list[Path]:
-    """One panel per setting value: cumulative regret vs ``t``, mean ± 1 s.e. per agent.
-
-    Args:
-        curves: a ``curves.csv`` frame.
-        setting_column: the column whose values make the panels.
-        path_stem: output path without extension.
-        title: figure title.
-        panel_label: name shown in panel titles (default ``setting_column``; ``""``: the
-            titles show the values alone).
-        agent_labels: legend label per agent name (default: the name).
-        agent_colors: line colour per agent name (default: matplotlib's cycle).
-        xlabel: label of the time axis.
-        agent_linestyles: line style per agent name (default: solid).
-
-    Writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    values = sorted(curves[setting_column].unique())
-    fig, axes = plt.subplots(1, len(values), figsize=(4.2 * len(values), 3.4), squeeze=False)
-    for ax, value in zip(axes[0], values, strict=True):
-        panel = curves[curves[setting_column] == value]
-        for agent, group in panel.groupby("agent", sort=False):
-            name = str(agent)
-            style = {"color": agent_colors[name]} if agent_colors and name in agent_colors else {}
-            if agent_linestyles and name in agent_linestyles:
-                style["linestyle"] = agent_linestyles[name]
-            label = agent_labels.get(name, name) if agent_labels else name
-            (line,) = ax.plot(group["t"], group["regret_mean"], label=label, **style)
-            ax.fill_between(
-                group["t"],
-                group["regret_mean"] - group["regret_se"],
-                group["regret_mean"] + group["regret_se"],
-                color=line.get_color(),
-                alpha=0.25,
-                linewidth=0,
-            )
-        shown = f"{value:g}" if isinstance(value, (int, float, np.number)) else str(value)
-        label = setting_column if panel_label is None else panel_label
-        ax.set_title(f"{label} = {shown}" if label else shown)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("cumulative regret")
-        ax.grid(alpha=0.3)
-    axes[0][-1].legend(frameon=False)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return save_figure(fig, path_stem)
-
-
-def save_figure(fig: Any, path_stem: Path) -> list[Path]:
-    """Save a matplotlib figure as ``path_stem.png`` and ``.pdf``, close it, return the paths."""
-    import matplotlib.pyplot as plt
-
-    Path(path_stem).parent.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for ext in ("png", "pdf"):
-        p = Path(f"{path_stem}.{ext}")
-        fig.savefig(p, dpi=130)
-        paths.append(p)
-    plt.close(fig)
-    return paths

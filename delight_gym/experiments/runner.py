@@ -15,9 +15,9 @@ save each finished cell atomically, resume, and combine the results tables.
      ``jobs`` tasks in flight when ``jobs`` is given. Workers need ``delight_gym`` importable
      (install it on every node, or pass a ``runtime_env`` to ``ray.init`` yourself first).
 
-   The cell function is called by import path inside the worker; its results come back to
-   this process (the driver), which alone writes the cell files — so every backend stores
-   exactly the same files;
+   The family's cell function (a module-level function, pickled by reference) is called
+   inside the worker; its results come back to this process (the driver), which alone writes
+   the cell files — so every backend stores exactly the same files;
 3. concatenates each (agent, setting)'s batches in seed order and writes ``summary.csv`` and
    ``curves.csv`` into ``out`` (columns as in DESIGN §4; ``seconds`` is the summed compute
    time of the batches).
@@ -25,19 +25,21 @@ save each finished cell atomically, resume, and combine the results tables.
 A sweep killed at any moment (Ctrl-C or ``SIGKILL``) and re-run with the same arguments loses
 only the cells that were running and recomputes nothing that finished. Because a cell's key
 does not include the total number of seeds, raising ``seeds`` later reuses the finished
-batches.
+batches. A cell file that cannot be read back (truncated by a full disk or a partial copy) or
+that holds arrays of the wrong shape is recomputed, with a :class:`DamagedCellWarning` naming
+the file.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import multiprocessing as mp
 import os
 import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -51,6 +53,8 @@ import pandas as pd
 from delight_gym._checks import check_positive_int
 from delight_gym.experiments.results import (
     OPTIONAL_PER_SEED,
+    DamagedCellWarning,
+    cell_path,
     curves_frame,
     load_cell,
     save_cell,
@@ -74,6 +78,8 @@ BACKENDS: tuple[str, ...] = ("local", "ray")
 
 #: ``(cell, output)`` handler called by the backends for each finished cell.
 _Finish = Callable[[Cell, dict[str, Any]], None]
+#: A cell function (:mod:`delight_gym.experiments.families`).
+_CellFunction = Callable[..., Any]
 
 
 class CellError(RuntimeError):
@@ -89,8 +95,9 @@ class ExperimentResult:
         summary: the ``summary.csv`` frame.
         curves: the ``curves.csv`` frame.
         rows: one dict per (agent, setting): ``experiment``, ``agent``, the setting
-            columns, ``horizon``, ``seconds``, ``cumulative`` (all seeds in seed order,
-            shape ``(seeds, horizon)``), ``final_regret`` and ``overrides``.
+            columns, ``setting`` (the agent's whole setting, defaults filled in), ``horizon``,
+            ``seconds``, ``cumulative`` (all seeds in seed order, shape ``(seeds, horizon)``),
+            ``final_regret`` and ``overrides`` (DE's override counts, ``(seeds,)``).
         computed: keys of the cells computed by this call, in completion order.
         loaded: keys of the cells loaded from earlier runs.
         seconds: wall-clock time of the call.
@@ -112,21 +119,8 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)  # pragma: no cover - non-Linux
 
 
-def _resolve(cell: str | Callable[..., Any]) -> Callable[..., Any]:
-    if not isinstance(cell, str):
-        return cell
-    module, _, name = cell.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise TypeError(f"cell function {cell!r} is not callable")
-    fn: Callable[..., Any] = obj
-    return fn
-
-
 def _compute_cell(
-    cell: str | Callable[..., Any],
+    fn: _CellFunction,
     agent: str,
     setting: dict[str, Any],
     horizon: int,
@@ -136,7 +130,6 @@ def _compute_cell(
 ) -> dict[str, Any]:
     """Run one cell (in a worker or in-process) and return plain arrays."""
     try:
-        fn = _resolve(cell)
         result = fn(agent, horizon, seeds, seed=seed, **setting)
         cumulative = np.asarray(result.cumulative, dtype=float)
         if cumulative.shape != (seeds, horizon):
@@ -144,12 +137,11 @@ def _compute_cell(
                 f"cell function returned cumulative of shape {cumulative.shape}, "
                 f"expected (seeds, horizon) = {(seeds, horizon)}"
             )
-        overrides = getattr(result, "overrides", None)
-        overrides = np.zeros(seeds, dtype=np.int64) if overrides is None else np.asarray(overrides)
-        output: dict[str, Any] = {"cumulative": cumulative, "overrides": overrides}
-        output["seconds"] = float(result.seconds)
-        for name in OPTIONAL_PER_SEED:
+        output: dict[str, Any] = {"cumulative": cumulative, "seconds": float(result.seconds)}
+        for name in ("overrides", *OPTIONAL_PER_SEED):
             value = getattr(result, name, None)
+            if value is None and name == "overrides":
+                value = np.zeros(seeds, dtype=np.int64)
             if value is not None:
                 value = np.asarray(value)
                 if value.shape != (seeds,):
@@ -163,7 +155,8 @@ def _compute_cell(
         raise CellError(f"cell {label} failed: {type(exc).__name__}: {exc}") from exc
 
 
-def _call_args(cell: Cell, fn: str | Callable[..., Any]) -> tuple[Any, ...]:
+def _call_args(cell: Cell) -> tuple[Any, ...]:
+    fn = cell.family.cell
     return (fn, cell.agent, dict(cell.setting), cell.horizon, cell.seeds, cell.seed, cell.label())
 
 
@@ -190,24 +183,20 @@ def _cost(cell: Cell) -> float:
     return float(cell.horizon * cell.seeds * max(1, int(cell.setting.get("arms", 1))) * size**3)
 
 
-def _run_serial(
-    pending: Sequence[Cell], fn: str | Callable[..., Any], finish: _Finish, bar: Any
-) -> None:
+def _run_serial(pending: Sequence[Cell], finish: _Finish, bar: Any) -> None:
     for cell in pending:
         bar.set_postfix_str(cell.label(), refresh=True)
-        finish(cell, _compute_cell(*_call_args(cell, fn)))
+        finish(cell, _compute_cell(*_call_args(cell)))
 
 
-def _run_pool(
-    pending: Sequence[Cell], fn: str | Callable[..., Any], jobs: int, finish: _Finish
-) -> None:
+def _run_pool(pending: Sequence[Cell], jobs: int, finish: _Finish) -> None:
     context = mp.get_context("spawn")
     executor = ProcessPoolExecutor(
         jobs, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),)
     )
     try:
         futures = {
-            executor.submit(_compute_cell, *_call_args(cell, fn)): cell
+            executor.submit(_compute_cell, *_call_args(cell)): cell
             for cell in sorted(pending, key=lambda c: -_cost(c))  # longest first
         }
         for future in as_completed(futures):
@@ -258,9 +247,7 @@ def ray_session(jobs: int | None = None) -> Iterator[Any]:
             ray.shutdown()
 
 
-def _run_ray(
-    pending: Sequence[Cell], fn: str | Callable[..., Any], jobs: int | None, finish: _Finish
-) -> None:
+def _run_ray(pending: Sequence[Cell], jobs: int | None, finish: _Finish) -> None:
     with ray_session(jobs) as ray:
         remote = ray.remote(num_cpus=1)(_compute_cell)
         queue = sorted(pending, key=lambda c: -_cost(c))  # longest first
@@ -270,7 +257,7 @@ def _run_ray(
             while queue or in_flight:
                 while queue and len(in_flight) < limit:
                     cell = queue.pop(0)
-                    in_flight[remote.remote(*_call_args(cell, fn))] = cell
+                    in_flight[remote.remote(*_call_args(cell))] = cell
                 done, _ = ray.wait(list(in_flight), num_returns=1)
                 for ref in done:
                     cell = in_flight.pop(ref)
@@ -279,6 +266,33 @@ def _run_ray(
             for ref in in_flight:
                 ray.cancel(ref, force=True)
             raise
+
+
+def _load_checked(store: Path, cell: Cell) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:
+    """The stored cell, or ``None`` if it is missing or damaged (then with a warning): a file
+    :func:`load_cell` cannot read, or whose arrays do not have the cell's shapes."""
+    found = load_cell(store, cell.key)
+    if found is None:
+        return None
+    arrays, meta = found
+    shapes = {"cumulative": (cell.seeds, cell.horizon), "overrides": (cell.seeds,)}
+    shapes.update({name: (cell.seeds,) for name in OPTIONAL_PER_SEED if name in arrays})
+    wrong = [
+        f"{name} {arrays[name].shape if name in arrays else 'missing'}"
+        for name, shape in shapes.items()
+        if name not in arrays or arrays[name].shape != shape
+    ]
+    if "seconds" not in meta:
+        wrong.append("seconds missing")
+    if wrong:
+        warnings.warn(
+            f"cell file {cell_path(store, cell.key)} is damaged ({', '.join(wrong)}; "
+            f"expected {cell.seeds} seeds × {cell.horizon} steps); recomputing it",
+            DamagedCellWarning,
+            stacklevel=3,
+        )
+        return None
+    return found
 
 
 def _combine(
@@ -302,6 +316,7 @@ def _combine(
         row: dict[str, Any] = {"experiment": spec.name, "agent": first.agent}
         row.update({c: first.setting.get(c, np.nan) for c in spec.setting_columns})
         row.update(
+            setting=dict(first.setting),
             horizon=spec.horizon,
             seconds=float(sum(meta["seconds"] for _, meta in parts)),
             cumulative=cumulative,
@@ -356,7 +371,7 @@ def run_experiment(
     pending: list[Cell] = []
     loaded: list[str] = []
     for cell in cells:
-        found = load_cell(store, cell.key)
+        found = _load_checked(store, cell)
         if found is None:
             pending.append(cell)
         else:
@@ -385,15 +400,14 @@ def run_experiment(
             bar.update(1)
 
         if pending:
-            fn = spec.cell
             if backend == "ray":
-                _run_ray(pending, fn, jobs, finish)
+                _run_ray(pending, jobs, finish)
             else:
                 workers = min(jobs if jobs is not None else default_jobs(), len(pending))
                 if workers <= 1:
-                    _run_serial(pending, fn, finish, bar)
+                    _run_serial(pending, finish, bar)
                 else:
-                    _run_pool(pending, fn, workers, finish)
+                    _run_pool(pending, workers, finish)
 
     rows = _combine(spec, stored)
     summary = summary_frame(rows, spec.setting_columns)

@@ -1,6 +1,8 @@
-"""The paper's theory as tested code: reservation values, Pandora's boxes, the reservoir rate
-and the structural claims of §4 as runnable checks (``delight-gym reproduce theory``)."""
+"""The paper's theory as tested code: reservation values, Pandora's boxes, the reservoir rate,
+the linear selected-override budget and the structural claims of §4 as runnable checks
+(``delight-gym reproduce theory``)."""
 
+from delight_gym.theory.budget import linear_override_budget
 from delight_gym.theory.reservation import (
     fresh_arm_threshold,
     horizon_price,
@@ -15,6 +17,7 @@ __all__ = [
     "fresh_arm_threshold",
     "horizon_price",
     "horizon_threshold",
+    "linear_override_budget",
     "partial_expectation",
     "reservation_index",
     "tail_probability",

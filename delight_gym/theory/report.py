@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from delight_gym.plotting import new_figure, save_figure
 from delight_gym.theory.checks import ClaimCheck, run_checks
 from delight_gym.theory.reservoir import ReservoirRates
 
@@ -25,15 +26,8 @@ def plot_reservoir_rates(rates: Sequence[ReservoirRates], path_stem: Path) -> li
     """Regret vs ``T`` on log–log axes, one panel per tail exponent ``α``: mean ± 1 s.e. per
     agent, its fitted top-decade slope in the legend, and a dashed reference line of slope
     ``α/(α+1)``. Writes ``path_stem.png`` and ``.pdf`` and returns their paths."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from delight_gym.experiments.results import save_figure
-
     alphas = sorted({r.tail_exponent for r in rates})
-    fig, axes = plt.subplots(1, len(alphas), figsize=(4.6 * len(alphas), 3.8), squeeze=False)
+    fig, axes = new_figure(1, len(alphas), figsize=(4.6 * len(alphas), 3.8))
     for ax, alpha in zip(axes[0], alphas, strict=True):
         panel = [r for r in rates if r.tail_exponent == alpha]
         for r in panel:

@@ -1,0 +1,458 @@
+"""Experiment families: one record per kind of experiment (bsuite's ``experiments/<name>/``).
+
+A :class:`Family` says everything the package needs to run, sweep and draw one kind of
+experiment, and nothing else repeats it:
+
+* its **cell function**, as an object: a module-level function (so that the process pool and
+  Ray pickle it by reference) with the runner's protocol ``fn(agent, horizon, seeds, *, seed,
+  **setting)`` returning an object with ``cumulative`` ``(seeds, horizon)``, ``seconds``,
+  ``overrides`` ``(seeds,)`` and optionally the arrays of
+  :data:`~delight_gym.experiments.results.OPTIONAL_PER_SEED`;
+* its **agents** (:class:`Agent`: name, legend label, colour, line style and the tunable
+  :class:`Parameter` records the agent takes);
+* its **instance parameters** (the setting keys every agent gets, e.g. ``arms``), each with the
+  check that validates it and the values ``delight-gym run FAMILY`` sweeps by default;
+* the command line's defaults: horizon (called ``--horizon`` or ``--episodes``), seeds and seeds
+  per cell, the default agents, the figure title; and an optional ``report`` printed after a
+  ``run`` (the linear family's override budget).
+
+The command line (:mod:`delight_gym.cli`) builds ``delight-gym run FAMILY`` from
+:data:`FAMILIES`, the figure specs (:mod:`delight_gym.experiments.specs`) build their sweeps with
+:meth:`~delight_gym.experiments.specs.ExperimentSpec.for_family`, the runner calls
+``family.cell`` and the figures take labels and colours from the agent records.
+
+Validation
+    A :class:`Parameter`'s ``check`` is the :mod:`delight_gym._checks` function the agents'
+    constructors call on the same argument (``gate_price``:
+    ``check_nonnegative_float(..., allow_inf=True)``, ``half_life`` and ``surprisal_cap``:
+    ``check_positive_float``, which refuses ``inf``). A spec checks each setting once when it is
+    built (:meth:`Family.check_setting`; the command line reports its errors under the option's
+    name), the agent checks once more when it is constructed, and nothing checks per step. So
+    whatever ``delight-gym run`` accepts, the agents accept, and what they refuse it refuses
+    with their message.
+
+Override counts
+    Every family's cells report ``overrides``: per seed, the decisions where DE's override was
+    drawn with a non-empty gate (the agents' per-decision ``last_info["overridden"]``, summed;
+    zeros for the other agents).
+
+Adding a family
+    Write its cell function and a :class:`Family` record here (the runner of the environment
+    loop may live in a module of its own, imported inside the cell function so that importing
+    this module stays light), then add the record to :data:`FAMILIES`. ``delight-gym run NAME``
+    and :meth:`ExperimentSpec.for_family <delight_gym.experiments.specs.ExperimentSpec.for_family>`
+    then work with no other change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from delight_gym._checks import (
+    check_nonnegative_float,
+    check_positive_float,
+    check_positive_int,
+)
+from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
+
+if TYPE_CHECKING:
+    from delight_gym.experiments.runner import ExperimentResult
+
+__all__ = [
+    "BERNOULLI",
+    "DEEP_SEA",
+    "DE_PARAMETERS",
+    "FAMILIES",
+    "GATE_PRICE",
+    "HALF_LIFE",
+    "LINEAR",
+    "SURPRISAL_CAP",
+    "Agent",
+    "DeepSeaCellResult",
+    "Family",
+    "Parameter",
+    "SettingError",
+    "bernoulli_cell",
+    "deep_sea_cell",
+    "linear_cell",
+]
+
+
+class SettingError(ValueError):
+    """A setting value its family refuses; ``key`` is the setting's name (``gate_price``)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One number of an experiment's setting.
+
+    Attributes:
+        name: the keyword of the cell function and of the agents (``gate_price``).
+        kind: ``int`` or ``float`` (how the command line parses it).
+        check: ``check(value, name) -> number``: the :mod:`delight_gym._checks` function the
+            agents call on the same argument; raises ``ValueError``/``TypeError`` naming
+            ``name`` and returns the value as ``kind``.
+        default: agent parameters: the value a setting that leaves it out gets (and the
+            command line's default).
+        sweep: instance parameters: the values ``delight-gym run`` sweeps by default.
+        symbol: short name in labels and panel titles (``λ``, ``K``; default ``name``).
+        help: the command line's help text.
+    """
+
+    name: str
+    kind: type[int] | type[float]
+    check: Callable[[Any, str], Any]
+    default: float | None = None
+    sweep: tuple[float, ...] = ()
+    symbol: str = ""
+    help: str = ""
+
+    @property
+    def option(self) -> str:
+        """The command-line option, ``--gate-price`` for ``gate_price``."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def short(self) -> str:
+        """``symbol`` or, if empty, ``name``."""
+        return self.symbol or self.name
+
+    def format(self, value: Any) -> str:
+        """``symbol=value`` for labels: ints as they are, floats in ``%g``."""
+        shown = str(value) if isinstance(value, (int, np.integer)) else f"{float(value):g}"
+        return f"{self.short}={shown}"
+
+
+#: ``M`` of ``ε_t = M/(M + t)``: positive and finite (``check_positive_float``, as the agents).
+HALF_LIFE = Parameter(
+    "half_life",
+    float,
+    check_positive_float,
+    default=DEFAULT_HALF_LIFE,
+    symbol="M",
+    help="M, the half-life of the override schedule ε_t = M/(M+t) (default %(default)s)",
+)
+#: ``λ``: non-negative, ``inf`` allowed (the gate is then always empty), as the agents.
+GATE_PRICE = Parameter(
+    "gate_price",
+    float,
+    functools.partial(check_nonnegative_float, allow_inf=True),
+    default=DEFAULT_GATE_PRICE,
+    symbol="λ",
+    help="λ, the gate price (default %(default)s; inf: never override)",
+)
+#: ``L``: positive and finite, as the agents.
+SURPRISAL_CAP = Parameter(
+    "surprisal_cap",
+    float,
+    check_positive_float,
+    default=DEFAULT_SURPRISAL_CAP,
+    symbol="L",
+    help="L, the surprisal cap (default %(default)s)",
+)
+#: The DE rule's three settings (``M``, ``λ``, ``L``), declared once for every family.
+DE_PARAMETERS = (HALF_LIFE, GATE_PRICE, SURPRISAL_CAP)
+
+
+@dataclass(frozen=True)
+class Agent:
+    """An agent of a family, as the sweeps and the figures see it.
+
+    Attributes:
+        name: the name the family's cell function (and ``--agents``) takes.
+        label: legend label (default ``name``).
+        color: line colour (default: matplotlib's cycle).
+        linestyle: line style (default solid).
+        parameters: the tunable settings the agent takes (its constructor's keywords).
+    """
+
+    name: str
+    label: str = ""
+    color: str | None = None
+    linestyle: str = "-"
+    parameters: tuple[Parameter, ...] = ()
+
+
+DELIGHT = Agent("delight", "DE (delight-gated)", "#d62728", parameters=DE_PARAMETERS)
+THOMPSON = Agent("thompson", "Thompson sampling", "#1f77b4")
+EGREEDY = Agent("egreedy", "annealed ε-greedy", "#2ca02c", parameters=(HALF_LIFE,))
+# The greedy ablation is dashed, so that an agent whose curve coincides with its host's (DE on
+# DeepSea) stays visible under it.
+GREEDY = Agent("greedy", "greedy (host only)", "#7f7f7f", linestyle="--")
+UCB = Agent("ucb", "UCB1", "#9467bd")
+PSRL = Agent("psrl", "PSRL", "#ff7f0e")
+
+
+@dataclass(frozen=True)
+class Family:
+    """One kind of experiment: its cell function, agents, parameters and command-line defaults.
+
+    Attributes:
+        name: ``delight-gym run NAME`` and the default experiment name.
+        help: one line for the command line.
+        cell: the cell function (module level; see the module docstring for its protocol).
+        agents: the agents the cell function runs.
+        instance: the setting keys every agent gets (``arms``), in column order.
+        default_agents: what ``run`` runs without ``--agents``.
+        horizon: default horizon (rounds or episodes).
+        horizon_option: ``--horizon`` or ``--episodes``.
+        time_label: what a time step is, for the curves' axis (``t``, ``episode``).
+        seeds: default number of seeds.
+        batch_size: default seeds per cell.
+        title: title of the ``run`` figure.
+        report: optional ``report(result) -> lines`` printed after a ``run``.
+    """
+
+    name: str
+    help: str
+    cell: Callable[..., Any]
+    agents: tuple[Agent, ...]
+    instance: tuple[Parameter, ...]
+    default_agents: tuple[str, ...]
+    horizon: int = 1000
+    horizon_option: str = "--horizon"
+    time_label: str = "t"
+    seeds: int = 100
+    batch_size: int = 25
+    title: str = ""
+    report: Callable[[ExperimentResult], list[str]] | None = None
+    _parameters: dict[str, Parameter] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not callable(self.cell):
+            raise TypeError(f"cell must be a function, got {self.cell!r}")
+        names = [a.name for a in self.agents]
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"agents must be non-empty and distinct, got {names}")
+        unknown = [a for a in self.default_agents if a not in names]
+        if unknown:
+            raise ValueError(f"default_agents: unknown {unknown}; choose from {names}")
+        params: dict[str, Parameter] = {}
+        for p in (*self.instance, *(p for a in self.agents for p in a.parameters)):
+            if params.setdefault(p.name, p) != p:
+                raise ValueError(f"two different parameters are named {p.name!r}")
+        object.__setattr__(self, "_parameters", params)
+
+    @property
+    def agent_names(self) -> tuple[str, ...]:
+        """The agents' names, in record order."""
+        return tuple(a.name for a in self.agents)
+
+    @property
+    def instance_keys(self) -> tuple[str, ...]:
+        """The instance parameters' names."""
+        return tuple(p.name for p in self.instance)
+
+    @property
+    def parameters(self) -> Mapping[str, Parameter]:
+        """Every setting key of the family: instance parameters, then the agents' parameters."""
+        return self._parameters
+
+    @property
+    def agent_parameters(self) -> tuple[Parameter, ...]:
+        """The agents' tunable parameters (each once), in record order."""
+        instance = set(self.instance_keys)
+        return tuple(p for name, p in self._parameters.items() if name not in instance)
+
+    def agent(self, name: str) -> Agent:
+        """The agent record called ``name``."""
+        for a in self.agents:
+            if a.name == name:
+                return a
+        raise ValueError(f"agents: unknown {name!r}; choose from {list(self.agent_names)}")
+
+    def check_setting(self, setting: Mapping[str, Any]) -> dict[str, Any]:
+        """Check a setting (every instance key present, every value valid) and return it with
+        each value as its parameter's ``kind``.
+
+        Raises:
+            SettingError: a value its parameter refuses (the message is the check's, naming
+                the key); ``ValueError`` for an unknown or a missing key; ``TypeError`` for a
+                value that is not a number of the right kind.
+        """
+        bad = sorted(set(setting) - set(self._parameters))
+        if bad:
+            raise ValueError(
+                f"settings: unknown key(s) {bad} for the {self.name!r} family; choose from "
+                f"{sorted(self._parameters)}"
+            )
+        missing = [k for k in self.instance_keys if k not in setting]
+        if missing:
+            raise ValueError(f"settings: every setting needs {missing}, got {dict(setting)}")
+        out: dict[str, Any] = {}
+        for key, value in setting.items():
+            try:
+                out[key] = self._parameters[key].check(value, key)
+            except TypeError:
+                raise
+            except ValueError as exc:
+                raise SettingError(key, str(exc)) from None
+        return out
+
+    def restrict(self, agent: str, setting: Mapping[str, Any]) -> dict[str, Any]:
+        """The cell-function keywords of a checked ``setting`` for ``agent``: the instance keys,
+        then the agent's parameters (defaults filled in), so that a cell's keywords name every
+        number that determines it."""
+        out = {k: setting[k] for k in self.instance_keys}
+        for p in self.agent(agent).parameters:
+            out[p.name] = setting.get(p.name, p.default)
+        return out
+
+
+# -- cell functions -------------------------------------------------------------------------
+# Each imports its runner when called (in the worker), so that importing this module imports
+# neither torch nor the environments, and a test can monkeypatch the runner.
+
+
+def bernoulli_cell(
+    agent: str, horizon: int, seeds: int, *, seed: int, arms: int, **agent_kwargs: Any
+) -> Any:
+    """Cell of the Bernoulli family: :func:`~delight_gym.experiments.bandit.run_bernoulli`
+    (a :class:`~delight_gym.experiments.bandit.BanditResult`)."""
+    from delight_gym.experiments import bandit
+
+    return bandit.run_bernoulli(agent, arms, horizon, seeds, seed=seed, **agent_kwargs)
+
+
+def linear_cell(
+    agent: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int,
+    arms: int,
+    dim: int,
+    noise: float,
+    **agent_kwargs: Any,
+) -> Any:
+    """Cell of the linear family: :func:`~delight_gym.experiments.linear.run_linear` on the CPU
+    in float64 (a :class:`~delight_gym.experiments.bandit.BanditResult`)."""
+    from delight_gym.experiments import linear
+
+    return linear.run_linear(agent, arms, dim, noise, horizon, seeds, seed=seed, **agent_kwargs)
+
+
+@dataclass
+class DeepSeaCellResult:
+    """What :func:`deep_sea_cell` returns (the runner's cell protocol).
+
+    Attributes:
+        cumulative: cumulative per-episode regret, ``(seeds, episodes)``.
+        seconds: compute time.
+        overrides: DE's override counts per seed (zeros for the other agents), ``(seeds,)``.
+        first_success: 1-based episode of each seed's first treasure, 0 if never, ``(seeds,)``.
+    """
+
+    cumulative: Any
+    seconds: float
+    overrides: Any
+    first_success: Any
+
+
+def deep_sea_cell(
+    agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
+) -> DeepSeaCellResult:
+    """Cell of the DeepSea family: :func:`~delight_gym.experiments.deep_sea.run_deep_sea` for one
+    agent, ``horizon`` episodes (deterministic DeepSea, the agents' default priors, CPU)."""
+    from delight_gym.experiments import deep_sea
+
+    result = deep_sea.run_deep_sea(
+        size, horizon, seeds, agent, seed=seed, progress=False, **agent_kwargs
+    )
+    return DeepSeaCellResult(
+        cumulative=result.cumulative(agent).T,
+        seconds=result.seconds[agent],
+        overrides=result.overrides[agent],
+        first_success=result.first_success[agent] + 1,
+    )
+
+
+def linear_budget_report(result: ExperimentResult) -> list[str]:
+    """DE's selected-override rounds (max over seeds) of each linear setting against the
+    paper's budget :func:`~delight_gym.theory.budget.linear_override_budget`."""
+    from delight_gym.theory.budget import linear_override_budget
+
+    lines = []
+    for row in result.rows:
+        if row["agent"] != "delight":
+            continue
+        s = row["setting"]
+        bound = linear_override_budget(
+            s["dim"],
+            result.spec.horizon,
+            s["noise"],
+            gate_price=s["gate_price"],
+            surprisal_cap=s["surprisal_cap"],
+        )
+        most = int(np.max(row["overrides"]))
+        verdict = "OK" if most <= bound else "EXCEEDED"
+        lines.append(
+            f"  K={s['arms']} D={s['dim']} σ={s['noise']:g}: {most} <= {bound:.1f} {verdict}"
+        )
+    if lines:
+        lines.insert(0, "selected-override rounds of DE (max over seeds) vs the paper's budget:")
+    return lines
+
+
+# -- the families -------------------------------------------------------------------------
+
+_ARMS = Parameter(
+    "arms", int, check_positive_int, sweep=(10, 100, 1000), symbol="K", help="numbers of arms K"
+)
+_BANDIT_AGENTS = (DELIGHT, THOMPSON, EGREEDY, GREEDY, UCB)
+_DEFAULT_AGENTS = ("delight", "thompson", "egreedy", "greedy")
+
+#: K-armed Bernoulli bandits, means ~ U(0, 1) per instance.
+BERNOULLI = Family(
+    name="bernoulli",
+    help="K-armed Bernoulli bandits, means ~ U(0,1)",
+    cell=bernoulli_cell,
+    agents=_BANDIT_AGENTS,
+    instance=(_ARMS,),
+    default_agents=_DEFAULT_AGENTS,
+    title="Bernoulli bandits",
+)
+
+#: Linear-Gaussian bandits: φ(a) ~ N(0, I/D), θ* ~ N(0, I), reward noise σ.
+LINEAR = Family(
+    name="linear",
+    help="linear-Gaussian bandits: φ(a) ~ N(0, I/D), θ* ~ N(0, I), noise σ",
+    cell=linear_cell,
+    agents=_BANDIT_AGENTS,
+    instance=(
+        dataclasses.replace(_ARMS, sweep=(100,)),
+        Parameter("dim", int, check_positive_int, sweep=(10, 30), symbol="D", help="dimensions D"),
+        Parameter("noise", float, check_positive_float, sweep=(1.0,), symbol="σ", help="noise σ"),
+    ),
+    default_agents=_DEFAULT_AGENTS,
+    title="Linear bandits",
+    report=linear_budget_report,
+)
+
+#: bsuite's deterministic DeepSea, the agents' default priors.
+DEEP_SEA = Family(
+    name="deepsea",
+    help="DeepSea-v0 (bsuite's deep_sea), the agents' default priors",
+    cell=deep_sea_cell,
+    agents=(DELIGHT, PSRL, EGREEDY, GREEDY),
+    instance=(Parameter("size", int, check_positive_int, sweep=(10,), symbol="N", help="sizes N"),),
+    default_agents=("delight", "psrl", "egreedy", "greedy"),
+    horizon_option="--episodes",
+    time_label="episode",
+    seeds=30,
+    batch_size=30,
+    title="DeepSea",
+)
+
+#: Every family, by name (``delight-gym run NAME``).
+FAMILIES: Mapping[str, Family] = {f.name: f for f in (BERNOULLI, LINEAR, DEEP_SEA)}
