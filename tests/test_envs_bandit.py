@@ -1,4 +1,7 @@
-"""BernoulliBanditEnv and BernoulliBanditVectorEnv against independent references.
+"""BernoulliBanditEnv and BernoulliBanditVectorEnv against independent references, and the
+one-step bandit contract that the Bernoulli and linear families share (the second half,
+parameterised over both families; the linear family's own laws are in
+``test_envs_linear.py``).
 
 References used: numpy's ``Generator(PCG64(seed))`` (what ``gymnasium.utils.seeding``
 documents it builds), the U(0,1) distribution (KS test), binomial frequencies (z-test),
@@ -11,6 +14,7 @@ import doctest
 import pickle
 import subprocess
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -22,7 +26,13 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from scipy import stats
 
 import delight_gym.envs.bandits as bandits_module
-from delight_gym.envs import BernoulliBanditEnv, BernoulliBanditVectorEnv, register_envs
+from delight_gym.envs import (
+    BernoulliBanditEnv,
+    BernoulliBanditVectorEnv,
+    LinearBanditEnv,
+    LinearBanditVectorEnv,
+    register_envs,
+)
 
 register_envs()  # delight_gym/__init__.py does this on import; do it here explicitly too
 
@@ -108,20 +118,6 @@ def test_means_property_is_a_read_only_copy() -> None:
     assert env.means[0] == 0.1
 
 
-def test_means_before_reset_raise_reset_needed() -> None:
-    env = BernoulliBanditEnv(num_arms=3)
-    with pytest.raises(ResetNeeded):
-        _ = env.means
-    with pytest.raises(ResetNeeded):
-        env.step(0)
-
-
-def test_optimal_arm_breaks_ties_by_lowest_index() -> None:
-    env = BernoulliBanditEnv(means=[0.2, 0.8, 0.8])
-    env.reset(seed=0)
-    assert env.optimal_arm == 1
-
-
 # ------------------------------------------------------------------------- rewards/info
 def test_rewards_are_the_documented_uniform_comparison() -> None:
     means = np.array([0.3, 0.6, 0.9])
@@ -189,17 +185,6 @@ def test_step_returns_documented_values_and_info() -> None:
         env.reset()
 
 
-def test_ansi_render_describes_instance_and_last_pull() -> None:
-    assert "reset" in BernoulliBanditEnv(num_arms=2, render_mode="ansi").render()
-    env = BernoulliBanditEnv(means=[0.2, 0.7], render_mode="ansi")
-    env.reset(seed=0)
-    assert "best arm 1" in env.render() and "no pull" in env.render()
-    _, reward, *_ = env.step(0)
-    assert f"last pull arm 0 (mean 0.200) -> reward {reward:.0f}" in env.render()
-    with pytest.warns(UserWarning, match="render_mode"):
-        assert BernoulliBanditEnv(num_arms=2).render() is None
-
-
 def test_docstring_examples_run() -> None:
     result = doctest.testmod(bandits_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 10 and result.failed == 0
@@ -232,31 +217,6 @@ def test_bad_constructor_arguments_raise_naming_them(
         BernoulliBanditEnv(**kwargs)
 
 
-@pytest.mark.parametrize("action", [10, -1, 1.5, 2.0, True, np.array([1]), "1", None])
-def test_bad_actions_raise_naming_action(action: Any) -> None:
-    env = BernoulliBanditEnv(num_arms=10)
-    env.reset(seed=0)
-    with pytest.raises(ValueError, match="action"):
-        env.step(action)
-
-
-def test_edge_actions_are_accepted() -> None:
-    env = BernoulliBanditEnv(num_arms=10)
-    env.reset(seed=0)
-    for action in (0, 9, np.int32(9), np.array(9)):
-        assert env.step(action)[4]["expected_reward"] == env.means[int(action)]
-
-
-@pytest.mark.parametrize(
-    ("options", "error"),
-    [({"resampel": True}, ValueError), ({"resample": 1}, TypeError), ("resample", TypeError)],
-)
-def test_bad_reset_options_raise(options: Any, error: type[Exception]) -> None:
-    env = BernoulliBanditEnv(num_arms=3)
-    with pytest.raises(error, match="options"):
-        env.reset(seed=0, options=options)
-
-
 @pytest.mark.parametrize(
     ("kwargs", "error", "name"),
     [
@@ -277,186 +237,6 @@ def test_bad_vector_constructor_arguments_raise_naming_them(
         BernoulliBanditVectorEnv(**kwargs)
 
 
-@pytest.mark.parametrize(
-    "actions",
-    [
-        np.array([0, 1, 2]),  # wrong length
-        np.array([[0, 1, 2, 3]]),  # wrong shape
-        np.array([0, 1, 2, 10]),  # >= K
-        np.array([0, -1, 2, 3]),  # negative
-        np.array([0.0, 1.0, 2.0, 3.0]),  # floats
-        np.array([True, False, True, False]),  # bools
-        3,  # a scalar
-    ],
-)
-def test_bad_vector_actions_raise_naming_actions(actions: Any) -> None:
-    envs = BernoulliBanditVectorEnv(num_envs=4, num_arms=10)
-    envs.reset(seed=0)
-    with pytest.raises(ValueError, match="actions"):
-        envs.step(actions)
-
-
-def test_vector_bad_seed_and_options_raise() -> None:
-    envs = BernoulliBanditVectorEnv(num_envs=3, num_arms=2)
-    with pytest.raises(ValueError, match="seed"):
-        envs.reset(seed=[1, 2])
-    with pytest.raises(ValueError, match="resample"):
-        envs.reset(seed=0, options={"resample": np.array([True, False])})
-    with pytest.raises(ResetNeeded):
-        envs.step(np.zeros(3, dtype=int))
-    fixed = BernoulliBanditVectorEnv(num_envs=3, means=[0.3, 0.6])
-    with pytest.raises(ValueError, match="resample"):
-        fixed.reset(seed=0, options={"resample": True})
-
-
-# ----------------------------------------------------------------- vector vs singles
-def _run_singles(
-    seeds: list[int], num_arms: int, actions: np.ndarray, resample_at: int | None = None
-) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-    """Step ``len(seeds)`` single envs one by one, as the vector env is documented to."""
-    singles = [BernoulliBanditEnv(num_arms=num_arms) for _ in seeds]
-    for env, seed in zip(singles, seeds, strict=True):
-        env.reset(seed=seed)
-    rewards = np.zeros(actions.shape)
-    infos = {key: np.zeros(actions.shape) for key in INFO_KEYS}
-    for t, row in enumerate(actions):
-        if t == resample_at:
-            for env in singles:
-                env.reset(options={"resample": True})
-        for i, env in enumerate(singles):
-            _, rewards[t, i], terminated, truncated, info = env.step(int(row[i]))
-            assert terminated and not truncated
-            for key in INFO_KEYS:
-                infos[key][t, i] = info[key]
-            env.reset()
-    means = np.stack([env.means for env in singles])
-    return means, rewards, infos
-
-
-def _run_vector(
-    seed: Any, num_arms: int, actions: np.ndarray, resample_at: int | None = None
-) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], np.ndarray]:
-    envs = BernoulliBanditVectorEnv(num_envs=actions.shape[1], num_arms=num_arms)
-    obs, _ = envs.reset(seed=seed)
-    first_means = envs.means.copy()
-    rewards = np.zeros(actions.shape)
-    infos = {key: np.zeros(actions.shape) for key in INFO_KEYS}
-    for t, row in enumerate(actions):
-        if t == resample_at:
-            envs.reset(options={"resample": True})
-        obs, rewards[t], terminated, truncated, info = envs.step(row)
-        assert obs in envs.observation_space and not obs.any()
-        assert terminated.all() and not truncated.any()
-        for key in INFO_KEYS:
-            infos[key][t] = info[key]
-            np.testing.assert_array_equal(info["final_info"][key], info[key])
-    return envs.means, rewards, infos, first_means
-
-
-@pytest.mark.parametrize(
-    ("seed", "seeds"), [(123, [123 + i for i in range(6)]), ([9, 4, 4, 0, 77, 5], None)]
-)
-def test_vector_equals_single_envs_seed_for_seed(seed: Any, seeds: list[int] | None) -> None:
-    seeds = seeds if seeds is not None else list(seed)
-    num_envs, num_arms, rounds = 6, 5, 60
-    actions = np.random.default_rng(99).integers(num_arms, size=(rounds, num_envs))
-    means_s, rewards_s, infos_s = _run_singles(seeds, num_arms, actions)
-    means_v, rewards_v, infos_v, _ = _run_vector(seed, num_arms, actions)
-    np.testing.assert_array_equal(means_v, means_s)
-    np.testing.assert_array_equal(rewards_v, rewards_s)
-    for key in INFO_KEYS:
-        np.testing.assert_array_equal(infos_v[key], infos_s[key])
-    assert 0 < rewards_v.mean() < 1  # the comparison is not vacuous
-
-
-def test_vector_equals_single_envs_through_a_resample() -> None:
-    seeds = [40 + i for i in range(5)]
-    actions = np.random.default_rng(3).integers(4, size=(30, 5))
-    means_s, rewards_s, infos_s = _run_singles(seeds, 4, actions, resample_at=12)
-    means_v, rewards_v, infos_v, first = _run_vector(40, 4, actions, resample_at=12)
-    assert not np.array_equal(first, means_v)
-    np.testing.assert_array_equal(means_v, means_s)
-    np.testing.assert_array_equal(rewards_v, rewards_s)
-    for key in INFO_KEYS:
-        np.testing.assert_array_equal(infos_v[key], infos_s[key])
-
-
-def test_vector_matches_gymnasium_sync_vector_env_in_same_step_mode() -> None:
-    num_envs, num_arms = 5, 6
-    native = BernoulliBanditVectorEnv(num_envs=num_envs, num_arms=num_arms)
-    sync = SyncVectorEnv(
-        [lambda: BernoulliBanditEnv(num_arms=num_arms)] * num_envs,
-        autoreset_mode=AutoresetMode.SAME_STEP,
-    )
-    assert native.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"]
-    assert native.action_space == sync.action_space
-    assert native.observation_space == sync.observation_space
-    assert native.single_action_space == sync.single_action_space
-    assert data_equivalence(native.reset(seed=17), sync.reset(seed=17), exact=True)
-    actions = np.random.default_rng(1).integers(num_arms, size=(40, num_envs))
-    for row in actions:
-        n_obs, n_rew, n_term, n_trunc, n_info = native.step(row)
-        s_obs, s_rew, s_term, s_trunc, s_info = sync.step(row)
-        assert data_equivalence((n_obs, n_rew, n_term, n_trunc), (s_obs, s_rew, s_term, s_trunc))
-        # Everything SAME_STEP puts in the infos agrees, masks included.
-        for key in ("final_info", "_final_info", "_final_obs"):
-            assert data_equivalence(n_info[key], s_info[key], exact=True), key
-        assert list(n_info["final_obs"]) == list(s_info["final_obs"]) == [0] * num_envs
-    np.testing.assert_array_equal(native.means, np.stack(sync.get_attr("means")))
-
-
-def test_vector_autoreset_never_resamples_and_shared_means_broadcast() -> None:
-    envs = BernoulliBanditVectorEnv(num_envs=3, num_arms=4)
-    envs.reset(seed=0)
-    means = envs.means.copy()
-    for _ in range(50):
-        envs.step(np.array([0, 1, 3]))
-    envs.reset(seed=5)
-    np.testing.assert_array_equal(envs.means, means)
-    np.testing.assert_array_equal(envs.optimal_expected_reward, means.max(axis=1))
-    np.testing.assert_array_equal(envs.optimal_arm, means.argmax(axis=1))
-    partial = np.array([False, True, False])
-    envs.reset(options={"resample": partial})
-    np.testing.assert_array_equal(envs.means[~partial], means[~partial])
-    assert not np.array_equal(envs.means[1], means[1])
-    shared = BernoulliBanditVectorEnv(num_envs=3, means=[0.2, 0.9])
-    shared.reset(seed=0)
-    np.testing.assert_array_equal(shared.means, [[0.2, 0.9]] * 3)
-
-
-def test_vector_step_outputs_are_fresh_arrays() -> None:
-    envs = BernoulliBanditVectorEnv(num_envs=3, num_arms=4)
-    envs.reset(seed=0)
-    actions = np.array([0, 1, 2])
-    first = envs.step(actions)
-    actions[:] = 3  # the caller reusing its buffer must not change what the env recorded
-    second = envs.step(actions)
-    for a, b in zip(first[:4], second[:4], strict=True):
-        assert not np.shares_memory(a, b)
-    info = second[4]
-    assert not np.shares_memory(info["regret"], info["final_info"]["regret"])
-    np.testing.assert_array_equal(first[4]["expected_reward"], envs.means[[0, 1, 2], [0, 1, 2]])
-
-
-def test_vector_pickle_round_trip_continues_identically() -> None:
-    envs = BernoulliBanditVectorEnv(num_envs=4, num_arms=3)
-    envs.reset(seed=2)
-    envs.step(np.array([0, 1, 2, 0]))
-    clone = pickle.loads(pickle.dumps(envs))
-    for row in np.random.default_rng(0).integers(3, size=(20, 4)):
-        assert data_equivalence(envs.step(row), clone.step(row), exact=True)
-
-
-def test_vector_ansi_render_has_one_line_per_sub_env() -> None:
-    envs = BernoulliBanditVectorEnv(num_envs=2, means=[[0.1, 0.8], [0.6, 0.3]], render_mode="ansi")
-    envs.reset(seed=0)
-    _, rewards, *_ = envs.step(np.array([1, 1]))
-    lines = envs.render()
-    assert lines is not None and len(lines) == 2
-    assert "best arm 1" in lines[0] and "best arm 0" in lines[1]
-    assert f"last pull arm 1 (mean 0.300) -> reward {rewards[1]:.0f}" in lines[1]
-
-
 # --------------------------------------------------------------------- registration
 def test_make_passes_arguments_through() -> None:
     env = gym.make("BernoulliBandit-v0", num_arms=3, means=[0.1, 0.6, 0.3])
@@ -467,18 +247,6 @@ def test_make_passes_arguments_through() -> None:
     assert env.step(1)[4]["regret"] == 0.0
     assert gym.make("BernoulliBandit-v0").unwrapped.num_arms == 10
     assert env.spec is not None and env.spec.max_episode_steps is None
-
-
-def test_make_vec_uses_the_native_vector_env() -> None:
-    envs = gym.make_vec(
-        "BernoulliBandit-v0", num_envs=8, vectorization_mode="vector_entry_point", num_arms=5
-    )
-    assert isinstance(envs, BernoulliBanditVectorEnv)
-    envs.reset(seed=0)
-    assert envs.means.shape == (8, 5)
-    assert envs.step(np.full(8, 4))[1].shape == (8,)
-    # vectorization_mode=None picks the vector entry point too
-    assert isinstance(gym.make_vec("BernoulliBandit-v0", num_envs=2), BernoulliBanditVectorEnv)
 
 
 def test_register_envs_is_idempotent() -> None:
@@ -498,3 +266,388 @@ def test_import_delight_gym_registers_the_ids() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+# =========================================================================================
+# The one-step bandit contract, shared by both families (Bernoulli and linear): parameterised
+# over FAMILIES. Each family's own laws (instance draws, reward distribution) are tested above
+# and in test_envs_linear.py.
+# =========================================================================================
+@dataclass(frozen=True)
+class Family:
+    """One bandit family as the shared tests drive it."""
+
+    name: str
+    single: Any  # the env class
+    vector: Any  # the native vector env class
+    kwargs: dict[str, Any]  # a small random instance: num_arms and the family's parameters
+    instance: tuple[str, ...]  # the instance's arrays (properties), compared seed for seed
+    batched_ndim: dict[str, int]  # given instance arguments: ndim of the per-sub-env form
+    reward_format: str  # how render() prints a reward
+
+    def make(self, **kwargs: Any) -> Any:
+        return self.single(**{**self.kwargs, **kwargs})
+
+    def make_vector(self, num_envs: int, **kwargs: Any) -> Any:
+        return self.vector(num_envs=num_envs, **{**self.kwargs, **kwargs})
+
+    def fixing(self, means: Any) -> dict[str, Any]:
+        """Constructor arguments that fix the arm means to ``means`` (``(K,)``, or
+        ``(num_envs, K)`` for a vector env): the means themselves, or one-dimensional
+        features with ``θ* = 1`` (so ``φ(a)ᵀθ* = φ(a)`` exactly)."""
+        means = np.asarray(means, dtype=np.float64)
+        if self.single is BernoulliBanditEnv:
+            return {"means": means, "num_arms": means.shape[-1]}
+        return {"features": means[..., None], "theta": [1.0], "num_arms": means.shape[-1], "dim": 1}
+
+
+BERNOULLI = Family(
+    "BernoulliBandit-v0",
+    BernoulliBanditEnv,
+    BernoulliBanditVectorEnv,
+    {"num_arms": 5},
+    ("means",),
+    {"means": 2},
+    ".0f",
+)
+LINEAR = Family(
+    "LinearBandit-v0",
+    LinearBanditEnv,
+    LinearBanditVectorEnv,
+    {"num_arms": 5, "dim": 3, "noise": 0.8},
+    ("features", "theta", "means"),
+    {"features": 3, "theta": 2},
+    ".3f",
+)
+FAMILIES = pytest.mark.parametrize("family", [BERNOULLI, LINEAR], ids=["bernoulli", "linear"])
+
+
+# ---------------------------------------------------------------------- single env
+@FAMILIES
+def test_instance_properties_need_a_reset_and_are_read_only_copies(family: Family) -> None:
+    env = family.make()
+    for name in (*family.instance, "optimal_arm", "optimal_expected_reward"):
+        with pytest.raises(ResetNeeded):
+            getattr(env, name)
+    with pytest.raises(ResetNeeded):
+        env.step(0)
+    env.reset(seed=0)
+    for name in family.instance:
+        value = getattr(env, name)
+        with pytest.raises(ValueError, match="read-only"):
+            value[0] = 1.0
+        np.testing.assert_array_equal(getattr(env, name), value)
+    obs = env.step(0)[0]
+    expected = np.array(obs, copy=True)
+    if isinstance(obs, np.ndarray):
+        obs[...] = 7.0  # the caller owns the returned observation
+    np.testing.assert_array_equal(env.step(0)[0], expected)
+
+
+@FAMILIES
+def test_optimal_arm_breaks_ties_by_lowest_index(family: Family) -> None:
+    env = family.make(**family.fixing([0.2, 0.8, 0.8]))
+    env.reset(seed=0)
+    assert env.optimal_arm == 1 and env.optimal_expected_reward == 0.8
+    np.testing.assert_array_equal(env.means, [0.2, 0.8, 0.8])
+
+
+@FAMILIES
+@pytest.mark.parametrize("action", [10, -1, 1.5, 2.0, True, np.array([1]), "1", None])
+def test_bad_actions_raise_naming_action(family: Family, action: Any) -> None:
+    env = family.make(num_arms=10)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action"):
+        env.step(action)
+
+
+@FAMILIES
+def test_edge_actions_are_accepted(family: Family) -> None:
+    env = family.make(num_arms=10)
+    env.reset(seed=0)
+    for action in (0, 9, np.int32(9), np.array(9)):
+        assert env.step(action)[4]["expected_reward"] == env.means[int(action)]
+
+
+@FAMILIES
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [({"resampel": True}, ValueError), ({"resample": 1}, TypeError), ("resample", TypeError)],
+)
+def test_bad_reset_options_raise(family: Family, options: Any, error: type[Exception]) -> None:
+    env = family.make(num_arms=3)
+    with pytest.raises(error, match="options"):
+        env.reset(seed=0, options=options)
+
+
+@FAMILIES
+def test_ansi_render_describes_instance_and_last_pull(family: Family) -> None:
+    assert "reset" in family.make(num_arms=2, render_mode="ansi").render()
+    env = family.make(**family.fixing([0.2, 0.7]), render_mode="ansi")
+    env.reset(seed=0)
+    assert "best arm 1" in env.render() and "no pull" in env.render()
+    _, reward, *_ = env.step(0)
+    text = f"last pull arm 0 (mean 0.200) -> reward {reward:{family.reward_format}}"
+    assert text in env.render()
+    with pytest.warns(UserWarning, match="render_mode"):
+        assert family.make(num_arms=2).render() is None
+
+
+# ---------------------------------------------------------------------- vector env
+@FAMILIES
+@pytest.mark.parametrize(
+    "actions",
+    [
+        np.array([0, 1, 2]),  # wrong length
+        np.array([[0, 1, 2, 3]]),  # wrong shape
+        np.array([0, 1, 2, 10]),  # >= K
+        np.array([0, -1, 2, 3]),  # negative
+        np.array([0.0, 1.0, 2.0, 3.0]),  # floats
+        np.array([True, False, True, False]),  # bools
+        3,  # a scalar
+    ],
+)
+def test_bad_vector_actions_raise_naming_actions(family: Family, actions: Any) -> None:
+    envs = family.make_vector(4, num_arms=10)
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match="actions"):
+        envs.step(actions)
+
+
+@FAMILIES
+def test_vector_bad_seed_and_options_raise(family: Family) -> None:
+    envs = family.make_vector(3, num_arms=2)
+    with pytest.raises(ValueError, match="seed"):
+        envs.reset(seed=[1, 2])
+    with pytest.raises(TypeError, match="seed"):
+        envs.reset(seed=1.5)
+    with pytest.raises(ValueError, match="resample"):
+        envs.reset(seed=0, options={"resample": np.array([True, False])})
+    with pytest.raises(ResetNeeded):
+        envs.step(np.zeros(3, dtype=int))
+    with pytest.raises(ResetNeeded):
+        _ = envs.means
+    fixed = family.make_vector(3, **family.fixing([0.3, 0.6]))
+    with pytest.raises(ValueError, match="resample"):
+        fixed.reset(seed=0, options={"resample": True})
+
+
+def run_singles(
+    family: Family,
+    seeds: list[int],
+    actions: np.ndarray,
+    resample_at: int | None = None,
+    **kwargs: Any,
+) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray]]:
+    """Step ``len(seeds)`` single envs one by one, as the vector env is documented to.
+
+    Returns the final instance arrays, the rewards ``(rounds, num_envs)`` and the infos and
+    observations after each pull's reset."""
+    singles = []
+    for i, seed in enumerate(seeds):
+        own = dict(kwargs)  # a batched given argument: sub-env i gets row i
+        for name, ndim in family.batched_ndim.items():
+            if np.ndim(kwargs.get(name)) == ndim:
+                own[name] = kwargs[name][i]
+        env = family.make(**own)
+        env.reset(seed=seed)
+        singles.append(env)
+    rewards = np.zeros(actions.shape)
+    first_obs = np.asarray(singles[0].reset()[0])
+    obs = np.zeros((*actions.shape, *first_obs.shape), dtype=first_obs.dtype)
+    infos = {key: np.zeros(actions.shape) for key in INFO_KEYS}
+    for t, row in enumerate(actions):
+        if t == resample_at:
+            for env in singles:
+                env.reset(options={"resample": True})
+        for i, env in enumerate(singles):
+            _, rewards[t, i], terminated, truncated, info = env.step(int(row[i]))
+            assert terminated and not truncated
+            for key in INFO_KEYS:
+                infos[key][t, i] = info[key]
+            obs[t, i], _ = env.reset()
+    instance = {name: np.stack([getattr(env, name) for env in singles]) for name in family.instance}
+    return instance, rewards, {**infos, "obs": obs}
+
+
+def run_vector(
+    family: Family,
+    seed: Any,
+    actions: np.ndarray,
+    resample_at: int | None = None,
+    **kwargs: Any,
+) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The same through the native vector env; also returns the instance before any resample."""
+    envs = family.make_vector(actions.shape[1], **kwargs)
+    obs, _ = envs.reset(seed=seed)
+    first = {name: getattr(envs, name) for name in family.instance}
+    rewards = np.zeros(actions.shape)
+    all_obs = np.zeros((*actions.shape, *obs.shape[1:]), dtype=obs.dtype)
+    infos = {key: np.zeros(actions.shape) for key in INFO_KEYS}
+    for t, row in enumerate(actions):
+        if t == resample_at:
+            envs.reset(options={"resample": True})
+        obs, rewards[t], terminated, truncated, info = envs.step(row)
+        assert obs in envs.observation_space
+        assert terminated.all() and not truncated.any()
+        for key in INFO_KEYS:
+            infos[key][t] = info[key]
+            np.testing.assert_array_equal(info["final_info"][key], info[key])
+        np.testing.assert_array_equal(np.stack(list(info["final_obs"])), obs)
+        all_obs[t] = obs
+    instance = {name: getattr(envs, name) for name in family.instance}
+    return instance, rewards, {**infos, "obs": all_obs}, first
+
+
+def assert_same(
+    singles: tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray]],
+    vector: tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray], Any],
+) -> None:
+    """Identical instances, rewards, infos and observations, bit for bit."""
+    for name, value in singles[0].items():
+        np.testing.assert_array_equal(vector[0][name], value, err_msg=name)
+    np.testing.assert_array_equal(vector[1], singles[1])
+    for key, value in singles[2].items():
+        np.testing.assert_array_equal(vector[2][key], value, err_msg=key)
+
+
+@FAMILIES
+@pytest.mark.parametrize(
+    ("seed", "seeds"), [(123, [123 + i for i in range(6)]), ([9, 4, 4, 0, 77, 5], None)]
+)
+def test_vector_equals_single_envs_seed_for_seed(
+    family: Family, seed: Any, seeds: list[int] | None
+) -> None:
+    seeds = seeds if seeds is not None else list(seed)
+    actions = np.random.default_rng(99).integers(5, size=(60, 6))
+    vector = run_vector(family, seed, actions)
+    assert_same(run_singles(family, seeds, actions), vector)
+    assert np.std(vector[1]) > 0.1 and np.ptp(vector[0]["means"]) > 0.1  # not vacuous
+
+
+@FAMILIES
+def test_vector_equals_single_envs_through_a_resample(family: Family) -> None:
+    seeds = [40 + i for i in range(5)]
+    actions = np.random.default_rng(3).integers(4, size=(30, 5))
+    kwargs = {"num_arms": 4}
+    singles = run_singles(family, seeds, actions, resample_at=12, **kwargs)
+    vector = run_vector(family, 40, actions, resample_at=12, **kwargs)
+    for name in family.instance:
+        assert not np.array_equal(vector[3][name], vector[0][name]), name
+    assert_same(singles, vector)
+
+
+@FAMILIES
+def test_vector_matches_gymnasium_sync_vector_env_in_same_step_mode(family: Family) -> None:
+    num_envs, num_arms = 5, 6
+    native = family.make_vector(num_envs, num_arms=num_arms)
+    sync = SyncVectorEnv(
+        [lambda: family.make(num_arms=num_arms)] * num_envs,
+        autoreset_mode=AutoresetMode.SAME_STEP,
+    )
+    assert native.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"]
+    assert native.action_space == sync.action_space
+    assert native.observation_space == sync.observation_space
+    assert native.single_action_space == sync.single_action_space
+    assert native.single_observation_space == sync.single_observation_space
+    assert data_equivalence(native.reset(seed=17), sync.reset(seed=17), exact=True)
+    actions = np.random.default_rng(1).integers(num_arms, size=(40, num_envs))
+    for row in actions:
+        n_obs, n_rew, n_term, n_trunc, n_info = native.step(row)
+        s_obs, s_rew, s_term, s_trunc, s_info = sync.step(row)
+        assert data_equivalence(
+            (n_obs, n_rew, n_term, n_trunc), (s_obs, s_rew, s_term, s_trunc), exact=True
+        )
+        # Everything SAME_STEP puts in the infos agrees, masks and final observations included.
+        for key in ("final_info", "_final_info", "_final_obs"):
+            assert data_equivalence(n_info[key], s_info[key], exact=True), key
+        for a, b in zip(n_info["final_obs"], s_info["final_obs"], strict=True):
+            assert data_equivalence(a, b, exact=True)
+    for name in family.instance:
+        np.testing.assert_array_equal(getattr(native, name), np.stack(sync.get_attr(name)))
+
+
+@FAMILIES
+def test_vector_autoreset_never_resamples_and_partial_resample(family: Family) -> None:
+    envs = family.make_vector(3, num_arms=4)
+    envs.reset(seed=0)
+    before = {name: getattr(envs, name).copy() for name in family.instance}
+    for _ in range(50):
+        envs.step(np.array([0, 1, 3]))
+    envs.reset(seed=5)
+    for name, value in before.items():
+        np.testing.assert_array_equal(getattr(envs, name), value, err_msg=name)
+    means = envs.means
+    np.testing.assert_array_equal(envs.optimal_expected_reward, means.max(axis=1))
+    np.testing.assert_array_equal(envs.optimal_arm, means.argmax(axis=1))
+    partial = np.array([False, True, False])
+    envs.reset(options={"resample": partial})
+    for name, value in before.items():
+        np.testing.assert_array_equal(getattr(envs, name)[~partial], value[~partial])
+        assert not np.array_equal(getattr(envs, name)[1], value[1]), name
+    # A given instance of one sub-env's shape is shared by all.
+    shared = family.make_vector(3, **family.fixing([0.2, 0.9]))
+    shared.reset(seed=0)
+    np.testing.assert_array_equal(shared.means, [[0.2, 0.9]] * 3)
+
+
+@FAMILIES
+def test_vector_step_outputs_are_fresh_arrays(family: Family) -> None:
+    envs = family.make_vector(3, num_arms=4)
+    envs.reset(seed=0)
+    actions = np.array([0, 1, 2])
+    first = envs.step(actions)
+    actions[:] = 3  # the caller reusing its buffer must not change what the env recorded
+    second = envs.step(actions)
+    for a, b in zip(first[:4], second[:4], strict=True):
+        assert not np.shares_memory(a, b)
+    info = second[4]
+    assert not np.shares_memory(info["regret"], info["final_info"]["regret"])
+    assert not np.shares_memory(info["final_obs"][0], second[0])
+    expected_obs = second[0].copy()
+    second[0][...] = 5  # the caller owns every returned array: writing to them ...
+    for terminal in info["final_obs"]:
+        if isinstance(terminal, np.ndarray):
+            terminal[...] = 6
+    np.testing.assert_array_equal(envs.step(actions)[0], expected_obs)  # ... changes nothing
+    np.testing.assert_array_equal(first[4]["expected_reward"], envs.means[[0, 1, 2], [0, 1, 2]])
+
+
+@FAMILIES
+def test_vector_pickle_round_trip_continues_identically(family: Family) -> None:
+    envs = family.make_vector(4, num_arms=3)
+    envs.reset(seed=2)
+    envs.step(np.array([0, 1, 2, 0]))
+    clone = pickle.loads(pickle.dumps(envs))
+    for row in np.random.default_rng(0).integers(3, size=(20, 4)):
+        assert data_equivalence(envs.step(row), clone.step(row), exact=True)
+
+
+@FAMILIES
+def test_vector_ansi_render_has_one_line_per_sub_env(family: Family) -> None:
+    assert all("reset" in line for line in family.make_vector(2, render_mode="ansi").render())
+    envs = family.make_vector(2, **family.fixing([[0.1, 0.8], [0.6, 0.3]]), render_mode="ansi")
+    envs.reset(seed=0)
+    _, rewards, *_ = envs.step(np.array([1, 1]))
+    lines = envs.render()
+    assert lines is not None and len(lines) == 2
+    assert "best arm 1" in lines[0] and "best arm 0" in lines[1]
+    text = f"last pull arm 1 (mean 0.300) -> reward {rewards[1]:{family.reward_format}}"
+    assert text in lines[1]
+    with pytest.warns(UserWarning, match="render_mode"):
+        assert family.make_vector(2).render() is None
+
+
+@FAMILIES
+def test_make_vec_uses_the_native_vector_env(family: Family) -> None:
+    envs = gym.make_vec(
+        family.name, num_envs=8, vectorization_mode="vector_entry_point", num_arms=5
+    )
+    assert isinstance(envs, family.vector)
+    obs, _ = envs.reset(seed=0)
+    assert obs in envs.observation_space and obs.shape[0] == 8
+    assert envs.means.shape == (8, 5)
+    _, rewards, _, _, infos = envs.step(np.full(8, 4))
+    assert rewards.shape == (8,) and infos["regret"].shape == (8,)
+    # vectorization_mode=None picks the vector entry point too
+    assert isinstance(gym.make_vec(family.name, num_envs=2), family.vector)

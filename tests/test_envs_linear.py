@@ -1,4 +1,7 @@
-"""LinearBanditEnv and LinearBanditVectorEnv against independent references.
+"""LinearBanditEnv and LinearBanditVectorEnv against independent references: what is
+particular to the linear family. The one-step bandit contract both families share (bad
+actions and options, vector env equal to single envs seed for seed, SyncVectorEnv in
+SAME_STEP mode, renders, pickling) is tested once, over both, in ``test_envs_bandit.py``.
 
 References used: numpy's ``Generator(PCG64(seed))`` (what ``gymnasium.utils.seeding``
 documents it builds) drawing the documented instance law, the paper's instance law N(0, I/D)
@@ -10,19 +13,16 @@ SAME_STEP mode.
 from __future__ import annotations
 
 import doctest
-import pickle
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.error import ResetNeeded
-from gymnasium.utils.env_checker import data_equivalence
-from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from scipy import stats
 
 import delight_gym.envs.linear as linear_module
 from delight_gym.envs import LinearBanditEnv, LinearBanditVectorEnv, register_envs
+from tests.test_envs_bandit import LINEAR, assert_same, run_singles, run_vector
 
 register_envs()  # delight_gym/__init__.py does this on import; do it here explicitly too
 
@@ -169,23 +169,6 @@ def test_only_theta_given_draws_features() -> None:
     np.testing.assert_array_equal(env.theta, [1.0, -2.0])
 
 
-def test_properties_are_read_only_copies_and_need_a_reset() -> None:
-    env = LinearBanditEnv(num_arms=3, dim=2)
-    for name in ("features", "theta", "means", "optimal_arm", "optimal_expected_reward"):
-        with pytest.raises(ResetNeeded):
-            getattr(env, name)
-    with pytest.raises(ResetNeeded):
-        env.step(0)
-    env.reset(seed=0)
-    for name in ("features", "theta", "means"):
-        value = getattr(env, name)
-        with pytest.raises(ValueError, match="read-only"):
-            value[0] = 1.0
-    obs = env.step(0)[0]
-    obs[:] = 7.0  # the caller owns the returned observation
-    assert not np.array_equal(env.step(0)[0], obs)
-
-
 def test_defaults_match_the_paper() -> None:
     env = LinearBanditEnv()
     assert (env.num_arms, env.dim, env.noise) == (100, 10, 1.0)
@@ -280,17 +263,6 @@ def test_step_returns_documented_values_and_info() -> None:
         env.reset()
 
 
-def test_ansi_render_describes_instance_and_last_pull() -> None:
-    assert "reset" in LinearBanditEnv(num_arms=2, dim=1, render_mode="ansi").render()
-    env = LinearBanditEnv(features=[[0.2], [0.7]], theta=[1.0], render_mode="ansi")
-    env.reset(seed=0)
-    assert "best arm 1" in env.render() and "no pull" in env.render()
-    _, reward, *_ = env.step(0)
-    assert f"last pull arm 0 (mean 0.200) -> reward {reward:.3f}" in env.render()
-    with pytest.warns(UserWarning, match="render_mode"):
-        assert LinearBanditEnv(num_arms=2, dim=1).render() is None
-
-
 def test_docstring_examples_run() -> None:
     result = doctest.testmod(linear_module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 15 and result.failed == 0
@@ -336,31 +308,6 @@ def test_bad_constructor_arguments_raise_naming_them(
         LinearBanditEnv(**kwargs)
 
 
-@pytest.mark.parametrize("action", [10, -1, 1.5, 2.0, True, np.array([1]), "1", None])
-def test_bad_actions_raise_naming_action(action: Any) -> None:
-    env = LinearBanditEnv(num_arms=10, dim=2)
-    env.reset(seed=0)
-    with pytest.raises(ValueError, match="action"):
-        env.step(action)
-
-
-def test_edge_actions_are_accepted() -> None:
-    env = LinearBanditEnv(num_arms=10, dim=2)
-    env.reset(seed=0)
-    for action in (0, 9, np.int32(9), np.array(9)):
-        assert env.step(action)[4]["expected_reward"] == env.means[int(action)]
-
-
-@pytest.mark.parametrize(
-    ("options", "error"),
-    [({"resampel": True}, ValueError), ({"resample": 1}, TypeError), ("resample", TypeError)],
-)
-def test_bad_reset_options_raise(options: Any, error: type[Exception]) -> None:
-    env = LinearBanditEnv(num_arms=3, dim=2)
-    with pytest.raises(error, match="options"):
-        env.reset(seed=0, options=options)
-
-
 @pytest.mark.parametrize(
     ("kwargs", "error", "name"),
     [
@@ -387,138 +334,7 @@ def test_bad_vector_constructor_arguments_raise_naming_them(
         LinearBanditVectorEnv(**kwargs)
 
 
-@pytest.mark.parametrize(
-    "actions",
-    [
-        np.array([0, 1, 2]),  # wrong length
-        np.array([[0, 1, 2, 3]]),  # wrong shape
-        np.array([0, 1, 2, 10]),  # >= K
-        np.array([0, -1, 2, 3]),  # negative
-        np.array([0.0, 1.0, 2.0, 3.0]),  # floats
-        np.array([True, False, True, False]),  # bools
-        3,  # a scalar
-    ],
-)
-def test_bad_vector_actions_raise_naming_actions(actions: Any) -> None:
-    envs = LinearBanditVectorEnv(num_envs=4, num_arms=10, dim=2)
-    envs.reset(seed=0)
-    with pytest.raises(ValueError, match="actions"):
-        envs.step(actions)
-
-
-def test_vector_bad_seed_and_options_raise() -> None:
-    envs = LinearBanditVectorEnv(num_envs=3, num_arms=2, dim=2)
-    with pytest.raises(ValueError, match="seed"):
-        envs.reset(seed=[1, 2])
-    with pytest.raises(TypeError, match="seed"):
-        envs.reset(seed=1.5)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="resample"):
-        envs.reset(seed=0, options={"resample": np.array([True, False])})
-    with pytest.raises(ResetNeeded):
-        envs.step(np.zeros(3, dtype=int))
-    with pytest.raises(ResetNeeded):
-        _ = envs.means
-    fixed = LinearBanditVectorEnv(num_envs=3, features=[[0.3], [0.6]], theta=[1.0])
-    with pytest.raises(ValueError, match="resample"):
-        fixed.reset(seed=0, options={"resample": True})
-
-
 # ----------------------------------------------------------------- vector vs singles
-def _run_singles(
-    seeds: list[int],
-    actions: np.ndarray,
-    resample_at: int | None = None,
-    **kwargs: Any,
-) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray]]:
-    """Step ``len(seeds)`` single envs one by one, as the vector env is documented to."""
-    singles = []
-    for i, seed in enumerate(seeds):
-        own = dict(kwargs)  # batched features (3-D) / theta (2-D): sub-env i gets row i
-        if np.ndim(kwargs.get("features")) == 3:
-            own["features"] = kwargs["features"][i]
-        if np.ndim(kwargs.get("theta")) == 2:
-            own["theta"] = kwargs["theta"][i]
-        env = LinearBanditEnv(**own)
-        env.reset(seed=seed)
-        singles.append(env)
-    rewards = np.zeros(actions.shape)
-    obs = np.zeros((*actions.shape, singles[0].num_arms, singles[0].dim), dtype=np.float32)
-    infos = {key: np.zeros(actions.shape) for key in INFO_KEYS}
-    for t, row in enumerate(actions):
-        if t == resample_at:
-            for env in singles:
-                env.reset(options={"resample": True})
-        for i, env in enumerate(singles):
-            _, rewards[t, i], terminated, truncated, info = env.step(int(row[i]))
-            assert terminated and not truncated
-            for key in INFO_KEYS:
-                infos[key][t, i] = info[key]
-            obs[t, i], _ = env.reset()
-    instance = {
-        name: np.stack([getattr(env, name) for env in singles])
-        for name in ("features", "theta", "means")
-    }
-    return instance, rewards, {**infos, "obs": obs}
-
-
-def _run_vector(
-    seed: Any, actions: np.ndarray, resample_at: int | None = None, **kwargs: Any
-) -> tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray], np.ndarray]:
-    envs = LinearBanditVectorEnv(num_envs=actions.shape[1], **kwargs)
-    obs, _ = envs.reset(seed=seed)
-    first_features = envs.features.copy()
-    rewards = np.zeros(actions.shape)
-    all_obs = np.zeros((*actions.shape, envs.num_arms, envs.dim), dtype=np.float32)
-    infos = {key: np.zeros(actions.shape) for key in INFO_KEYS}
-    for t, row in enumerate(actions):
-        if t == resample_at:
-            envs.reset(options={"resample": True})
-        obs, rewards[t], terminated, truncated, info = envs.step(row)
-        assert obs in envs.observation_space
-        assert terminated.all() and not truncated.any()
-        for key in INFO_KEYS:
-            infos[key][t] = info[key]
-            np.testing.assert_array_equal(info["final_info"][key], info[key])
-        np.testing.assert_array_equal(np.stack(list(info["final_obs"])), obs)
-        all_obs[t] = obs
-    instance = {name: getattr(envs, name) for name in ("features", "theta", "means")}
-    return instance, rewards, {**infos, "obs": all_obs}, first_features
-
-
-def _assert_same(
-    singles: tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray]],
-    vector: tuple[dict[str, np.ndarray], np.ndarray, dict[str, np.ndarray], Any],
-) -> None:
-    for name, value in singles[0].items():
-        np.testing.assert_array_equal(vector[0][name], value, err_msg=name)
-    np.testing.assert_array_equal(vector[1], singles[1])
-    for key, value in singles[2].items():
-        np.testing.assert_array_equal(vector[2][key], value, err_msg=key)
-
-
-@pytest.mark.parametrize(
-    ("seed", "seeds"), [(123, [123 + i for i in range(6)]), ([9, 4, 4, 0, 77, 5], None)]
-)
-def test_vector_equals_single_envs_seed_for_seed(seed: Any, seeds: list[int] | None) -> None:
-    seeds = seeds if seeds is not None else list(seed)
-    kwargs = {"num_arms": 5, "dim": 3, "noise": 0.8}
-    actions = np.random.default_rng(99).integers(5, size=(60, 6))
-    singles = _run_singles(seeds, actions, **kwargs)
-    vector = _run_vector(seed, actions, **kwargs)
-    _assert_same(singles, vector)
-    assert np.std(vector[1]) > 0.1 and np.ptp(vector[0]["means"]) > 0.1  # not vacuous
-
-
-def test_vector_equals_single_envs_through_a_resample() -> None:
-    seeds = [40 + i for i in range(5)]
-    kwargs = {"num_arms": 4, "dim": 6, "noise": 2.0}
-    actions = np.random.default_rng(3).integers(4, size=(30, 5))
-    singles = _run_singles(seeds, actions, resample_at=12, **kwargs)
-    vector = _run_vector(40, actions, resample_at=12, **kwargs)
-    assert not np.array_equal(vector[3], vector[0]["features"])
-    _assert_same(singles, vector)
-
-
 @pytest.mark.parametrize(
     "given",
     [
@@ -539,101 +355,12 @@ def test_vector_equals_single_envs_with_given_features_or_theta(given: dict[str,
         kwargs[name] = gen.normal(size=shapes[name][form])
     actions = gen.integers(k, size=(20, n))
     resample_at = None if len(given) == 2 else 9
-    singles = _run_singles([7 + i for i in range(n)], actions, resample_at, **kwargs)
-    vector = _run_vector(7, actions, resample_at, **kwargs)
-    _assert_same(singles, vector)
+    singles = run_singles(LINEAR, [7 + i for i in range(n)], actions, resample_at, **kwargs)
+    vector = run_vector(LINEAR, 7, actions, resample_at, **kwargs)
+    assert_same(singles, vector)
     for name in given:  # the given values are the instance's
         want = np.broadcast_to(kwargs[name], vector[0][name].shape)
         np.testing.assert_array_equal(vector[0][name], want)
-
-
-def test_vector_matches_gymnasium_sync_vector_env_in_same_step_mode() -> None:
-    num_envs, num_arms, dim = 5, 6, 3
-    native = LinearBanditVectorEnv(num_envs=num_envs, num_arms=num_arms, dim=dim, noise=0.3)
-    sync = SyncVectorEnv(
-        [lambda: LinearBanditEnv(num_arms=num_arms, dim=dim, noise=0.3)] * num_envs,
-        autoreset_mode=AutoresetMode.SAME_STEP,
-    )
-    assert native.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"]
-    assert native.action_space == sync.action_space
-    assert native.observation_space == sync.observation_space
-    assert native.single_action_space == sync.single_action_space
-    assert native.single_observation_space == sync.single_observation_space
-    assert data_equivalence(native.reset(seed=17), sync.reset(seed=17), exact=True)
-    actions = np.random.default_rng(1).integers(num_arms, size=(40, num_envs))
-    for row in actions:
-        n_obs, n_rew, n_term, n_trunc, n_info = native.step(row)
-        s_obs, s_rew, s_term, s_trunc, s_info = sync.step(row)
-        assert data_equivalence(
-            (n_obs, n_rew, n_term, n_trunc), (s_obs, s_rew, s_term, s_trunc), exact=True
-        )
-        # Everything SAME_STEP puts in the infos agrees, masks and final observations included.
-        for key in ("final_info", "_final_info", "_final_obs", "final_obs"):
-            assert data_equivalence(n_info[key], s_info[key], exact=True), key
-    for name in ("features", "theta", "means"):
-        np.testing.assert_array_equal(getattr(native, name), np.stack(sync.get_attr(name)))
-
-
-def test_vector_autoreset_never_resamples_and_partial_resample() -> None:
-    envs = LinearBanditVectorEnv(num_envs=3, num_arms=4, dim=2)
-    envs.reset(seed=0)
-    features, theta = envs.features.copy(), envs.theta.copy()
-    for _ in range(50):
-        envs.step(np.array([0, 1, 3]))
-    envs.reset(seed=5)
-    np.testing.assert_array_equal(envs.features, features)
-    np.testing.assert_array_equal(envs.theta, theta)
-    means = envs.means
-    np.testing.assert_array_equal(envs.optimal_expected_reward, means.max(axis=1))
-    np.testing.assert_array_equal(envs.optimal_arm, means.argmax(axis=1))
-    partial = np.array([False, True, False])
-    obs, _ = envs.reset(options={"resample": partial})
-    np.testing.assert_array_equal(envs.features[~partial], features[~partial])
-    assert not np.array_equal(envs.features[1], features[1])
-    assert not np.array_equal(envs.theta[1], theta[1])
-    np.testing.assert_array_equal(obs, envs.features.astype(np.float32))
-    assert envs.noise == 1.0
-
-
-def test_vector_step_outputs_are_fresh_arrays() -> None:
-    envs = LinearBanditVectorEnv(num_envs=3, num_arms=4, dim=2)
-    envs.reset(seed=0)
-    actions = np.array([0, 1, 2])
-    first = envs.step(actions)
-    actions[:] = 3  # the caller reusing its buffer must not change what the env recorded
-    second = envs.step(actions)
-    for a, b in zip(first[:4], second[:4], strict=True):
-        assert not np.shares_memory(a, b)
-    info = second[4]
-    assert not np.shares_memory(info["regret"], info["final_info"]["regret"])
-    assert not np.shares_memory(info["final_obs"][0], second[0])
-    features = envs.features.astype(np.float32)
-    second[0][:] = 5.0  # the caller owns every returned array: writing to them ...
-    for terminal in info["final_obs"]:
-        terminal[:] = 6.0
-    np.testing.assert_array_equal(envs.step(actions)[0], features)  # ... changes nothing
-    np.testing.assert_array_equal(first[4]["expected_reward"], envs.means[[0, 1, 2], [0, 1, 2]])
-
-
-def test_vector_pickle_round_trip_continues_identically() -> None:
-    envs = LinearBanditVectorEnv(num_envs=4, num_arms=3, dim=2)
-    envs.reset(seed=2)
-    envs.step(np.array([0, 1, 2, 0]))
-    clone = pickle.loads(pickle.dumps(envs))
-    for row in np.random.default_rng(0).integers(3, size=(20, 4)):
-        assert data_equivalence(envs.step(row), clone.step(row), exact=True)
-
-
-def test_vector_ansi_render_has_one_line_per_sub_env() -> None:
-    envs = LinearBanditVectorEnv(
-        num_envs=2, features=[[[0.1], [0.8]], [[0.6], [0.3]]], theta=[1.0], render_mode="ansi"
-    )
-    envs.reset(seed=0)
-    _, rewards, *_ = envs.step(np.array([1, 1]))
-    lines = envs.render()
-    assert lines is not None and len(lines) == 2
-    assert "best arm 1" in lines[0] and "best arm 0" in lines[1]
-    assert f"last pull arm 1 (mean 0.300) -> reward {rewards[1]:.3f}" in lines[1]
 
 
 # --------------------------------------------------------------------- registration
@@ -648,19 +375,3 @@ def test_make_passes_arguments_through() -> None:
     assert info["regret"] == 0.0
     assert env.spec is not None and env.spec.max_episode_steps is None
     assert gym.make("LinearBandit-v0").unwrapped.num_arms == 100
-
-
-def test_make_vec_uses_the_native_vector_env() -> None:
-    envs = gym.make_vec(
-        "LinearBandit-v0",
-        num_envs=4,
-        vectorization_mode="vector_entry_point",
-        num_arms=5,
-        dim=3,
-    )
-    assert isinstance(envs, LinearBanditVectorEnv)
-    obs, _ = envs.reset(seed=0)
-    assert obs.shape == (4, 5, 3) and envs.features.shape == (4, 5, 3)
-    assert envs.theta.shape == (4, 3) and envs.means.shape == (4, 5)
-    _, rewards, _, _, infos = envs.step(np.full(4, 4))
-    assert rewards.shape == (4,) and infos["regret"].shape == (4,)
