@@ -16,6 +16,7 @@ from delight_gym.rule import (
     delight_rule,
     epsilon_schedule,
     sample_acting,
+    sample_acting_on_explore_rows,
     sample_categorical,
     surprisal,
 )
@@ -267,3 +268,172 @@ def test_multiplicity_equals_the_expanded_rule(counts, eps, lam, seed):
 def test_multiplicity_rejects_negative_counts():
     with pytest.raises(ValueError, match="multiplicity"):
         delight_rule(np.array([1.0, 0.0]), np.zeros(2), 0.5, multiplicity=np.array([1.0, -1.0]))
+
+
+# ---------------------------------------------------------------------------------------------
+# The one "gate only on the rows that explore" draw
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), eps=st.floats(0.0, 1.0))
+def test_explore_rows_draw_equals_sample_acting_on_the_full_decision(backend, seed, eps):
+    # Same uniforms => the same actions and the same explored rows as the full two-stage draw;
+    # decide() sees exactly the exploring rows.
+    rng = np.random.default_rng(seed)
+    n, a = 9, 4
+    host = rng.dirichlet(np.ones(a), size=n)
+    host[0] = [1.0, 0.0, 0.0, 0.0]  # a greedy row
+    ei = rng.exponential(0.05, size=(n, a))
+    full = delight_rule(host, ei, eps)
+    u1, u2 = rng.random(n), rng.random(n)
+    seen = []
+
+    def decide(rows):
+        seen.append(rows)
+        return delight_rule(host_t[rows], ei_t[rows], eps)
+
+    if backend == "torch":
+        host_t, ei_t = torch.as_tensor(host), torch.as_tensor(ei)
+        draw = sample_acting_on_explore_rows(
+            (torch.as_tensor(u1), torch.as_tensor(u2)), eps, decide, host_probs=host_t
+        )
+        actions, explored = draw.actions.numpy(), draw.explored.numpy()
+    else:
+        host_t, ei_t = host, ei
+        draw = sample_acting_on_explore_rows((u1, u2), eps, decide, host_probs=host)
+        actions, explored = draw.actions, draw.explored
+    # sample_acting's own two-stage draw, written out with the same uniforms
+    expect_explored = u1 < eps
+    choose = np.where(expect_explored[:, None], full.override, host)
+    np.testing.assert_array_equal(actions, sample_categorical(choose, u2))
+    np.testing.assert_array_equal(explored, expect_explored)
+    if expect_explored.any():
+        np.testing.assert_array_equal(np.asarray(seen[0]), np.flatnonzero(expect_explored))
+    else:
+        assert not seen and draw.decision is None and draw.chosen is None
+
+
+def test_explore_rows_draw_with_host_actions_and_columns():
+    # A greedy host given by its actions, and a decision over columns mapped to actions:
+    # column c of row i plays columns[i, c].
+    host_actions = np.array([5, 6, 7])
+    u1, u2 = np.array([0.9, 0.1, 0.2]), np.array([0.5, 0.5, 0.99])
+    columns = np.array([[10, 11], [20, 21], [30, 31]])
+
+    def decide(rows):
+        pi = np.tile([1.0, 0.0], (rows.size, 1))
+        return delight_rule(pi, np.tile([0.0, 1.0], (rows.size, 1)), 0.5), columns[rows]
+
+    draw = sample_acting_on_explore_rows((u1, u2), 0.5, decide, host_actions=host_actions)
+    # row 0 does not explore (host 5); rows 1, 2 explore and the gate holds column 1 only
+    assert draw.actions.tolist() == [5, 21, 31]
+    assert draw.rows.tolist() == [1, 2] and draw.chosen.tolist() == [1, 1]
+    assert host_actions.tolist() == [5, 6, 7]  # not modified in place
+    with pytest.raises(TypeError, match="exactly one of host_probs and host_actions"):
+        sample_acting_on_explore_rows((u1, u2), 0.5, decide)
+
+
+# Actions recorded from the code before the draw was one function (commit b38c350: the bandit
+# agent, the MDP agent and the wrapper each wrote the draw out), for the runs below.
+_PINNED_BANDIT = [
+    "011121101101111111111111111111111111111111111111111111111111",
+    "012304455366633664036666666666666666666666666665666666666666",
+    "012345666166166666666666666666666666666266666665646666666666",
+    "012122034524425222522222222222222222222222222222222222222222",
+]
+_PINNED_MDP = [
+    "001111000110100011000001110001111100110011000000",
+    "000110000110111110100100010110010101010101011111",
+    "011110001101001011110101111001100110011001101001",
+]
+_PINNED_WRAPPER = [
+    "220022110200222212222020021102",
+    "002222002222111022221020002210",
+    "001002200200122222112200202212",
+    "221210200120021202200222200002",
+    "112220001000200202222020220120",
+]
+
+
+def _as_strings(actions):
+    return ["".join(map(str, row)) for row in np.asarray(actions).T]
+
+
+def test_pinned_actions_bandit_delight_agent():
+    from delight_gym.agents.bandits import DelightAgent
+
+    agent = DelightAgent(4, 7, seed=3, half_life=15.0)
+    means = np.random.default_rng(1).random((4, 7))
+    env_rng = np.random.default_rng(2)
+    out = []
+    for _ in range(60):
+        a = agent.act()
+        agent.update(a, (env_rng.random(4) < means[np.arange(4), a]).astype(float))
+        out.append(a)
+    assert _as_strings(out) == _PINNED_BANDIT
+
+
+def test_pinned_actions_mdp_delight_agent():
+    from delight_gym.agents.mdp import make_mdp_agent
+
+    n, b = 4, 3
+    right = np.random.default_rng(5).integers(2, size=(b, n, n))
+    agent = make_mdp_agent(
+        "delight", b, n * n, 2, n, reward_range=(-0.01 / n, 1.0), seed=4, half_life=10.0
+    )
+    rows, out = np.arange(b), []
+    for _ in range(12):
+        agent.begin_episode()
+        row, col = np.zeros(b, dtype=np.int64), np.zeros(b, dtype=np.int64)
+        for h in range(n):
+            s = row * n + col
+            a = agent.act(torch.as_tensor(s), h).numpy()
+            good = a == right[rows, row, col]
+            rew = np.where(good, -0.01 / n, 0.0) + (good & (col == n - 1) & (row == n - 1))
+            col = np.where(good, np.minimum(col + 1, n - 1), np.maximum(col - 1, 0))
+            row = row + 1
+            nxt = torch.as_tensor(row * n + col) if h < n - 1 else None
+            agent.observe(torch.as_tensor(s), torch.as_tensor(a), torch.as_tensor(rew), nxt, h)
+            out.append(a)
+    assert _as_strings(out) == _PINNED_MDP
+
+
+def test_pinned_actions_wrapper_lazy_gate():
+    from gymnasium import spaces
+
+    from delight_gym.wrappers import DelightExplorationWrapper
+
+    probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [0.34, 0.33, 0.33]])
+    de = DelightExplorationWrapper(
+        lambda obs: probs[np.asarray(obs) % 3],
+        observation_space=spaces.Discrete(5),
+        action_space=spaces.Discrete(3),
+        seed=11,
+        half_life=8.0,
+        lazy_gate=True,
+    )
+    env_rng = np.random.default_rng(6)
+    obs, out = np.arange(5), []
+    for _ in range(30):
+        a, _ = de.predict(obs)
+        rew = env_rng.normal(size=5) + (a == 2)
+        nxt = env_rng.integers(5, size=5)
+        de.observe(obs, a, rew, nxt, np.zeros(5, bool), np.zeros(5, bool))
+        obs = nxt
+        out.append(a)
+    assert _as_strings(out) == _PINNED_WRAPPER
+
+
+def test_validate_false_checks_no_settings():
+    # Agents check their settings once in the constructor and call the rule with
+    # validate=False: nothing is checked per step (a bad value then is the caller's bug).
+    pi, ei = np.array([[0.5, 0.5]]), np.array([[0.3, 0.0]])
+    delight_rule(pi, ei, 0.5, gate_price=-1.0, surprisal_cap=-1.0, validate=False)
+    with pytest.raises(ValueError, match="gate_price"):
+        delight_rule(pi, ei, 0.5, gate_price=-1.0)
+    from delight_gym.agents.bandits import DelightAgent
+
+    with pytest.raises(ValueError, match="gate_price"):
+        DelightAgent(2, 3, gate_price=-0.1)

@@ -14,6 +14,7 @@ from delight_gym.agents.bandits import (
     make_bandit_agent,
 )
 from delight_gym.agents.dense import DENSE_BANDIT_AGENTS, make_dense_bandit_agent
+from delight_gym.agents.seeding import SeedLike
 
 __all__ = [
     "BANDIT_AGENTS",
@@ -23,6 +24,7 @@ __all__ = [
     "DelightAgent",
     "EpsilonGreedyAgent",
     "GreedyAgent",
+    "SeedLike",
     "ThompsonAgent",
     "UCBAgent",
     "make_bandit_agent",

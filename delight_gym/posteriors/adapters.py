@@ -37,6 +37,7 @@ from delight_gym.posteriors.encoders import DiscreteEncoder, OneHotEncoder, enco
 from delight_gym.posteriors.gaussian import gaussian_expected_improvement
 
 __all__ = [
+    "BanditAdapter",
     "BetaBernoulliAdapter",
     "LinearGaussianAdapter",
     "PosteriorAdapter",
@@ -137,7 +138,41 @@ class PosteriorAdapter:
 # ---------------------------------------------------------------------------------------------
 
 
-class BetaBernoulliAdapter(PosteriorAdapter):
+class BanditAdapter(PosteriorAdapter):
+    """Base of the bandit adapters: one-step problems, where a transition is one pull.
+
+    :meth:`update` checks the batch and hands ``(observations, actions, rewards)`` to the
+    subclass's ``absorb``; ``next_observations``, ``terminated`` and ``truncated`` are ignored
+    (nothing bootstraps).
+    """
+
+    def absorb(self, observations: Any, actions: np.ndarray, rewards: np.ndarray) -> None:
+        """Absorb ``n`` pulls (``actions`` int64 ``(n,)``, ``rewards`` float64 ``(n,)``)."""
+        raise NotImplementedError
+
+    def update(
+        self,
+        observations: Any,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_observations: Any,
+        terminated: np.ndarray,
+        truncated: np.ndarray | None = None,
+    ) -> None:
+        """Absorb ``n`` pulls; ``ValueError`` on a batch the posterior's rows cannot serve, or
+        on actions or rewards that are not one per row (rewards must be finite)."""
+        n = len(observations)
+        self.row_map(n)
+        act = np.asarray(actions)
+        if act.size != n or not np.issubdtype(act.dtype, np.integer):
+            raise ValueError(f"actions must be {n} integers, got {act.dtype} of shape {act.shape}")
+        rew = check_finite_array(rewards, "rewards")
+        if rew.size != n:
+            raise ValueError(f"rewards must hold {n} values, got shape {rew.shape}")
+        self.absorb(observations, act.reshape(n).astype(np.int64), rew.reshape(n))
+
+
+class BetaBernoulliAdapter(BanditAdapter):
     """A :class:`~delight_gym.posteriors.BetaBernoulliPosterior` as a value posterior.
 
     For bandits (one-step episodes): observations are ignored, each transition is a pull whose
@@ -162,23 +197,12 @@ class BetaBernoulliAdapter(PosteriorAdapter):
             self.posterior.alpha[rows], self.posterior.beta[rows], base[:, None]
         )
 
-    def update(
-        self,
-        observations: Any,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-        next_observations: Any,
-        terminated: np.ndarray,
-        truncated: np.ndarray | None = None,
-    ) -> None:
+    def absorb(self, observations: Any, actions: np.ndarray, rewards: np.ndarray) -> None:
         """One Beta update per row (rows applied in order when they share a bandit)."""
-        n = len(observations)
-        act = np.asarray(actions).reshape(n)
-        rew = np.asarray(rewards, dtype=np.float64).reshape(n)
-        self.absorb_rows(self.posterior.update, act, rew)
+        self.absorb_rows(self.posterior.update, actions, rewards)
 
 
-class LinearGaussianAdapter(PosteriorAdapter):
+class LinearGaussianAdapter(BanditAdapter):
     """A :class:`~delight_gym.posteriors.LinearGaussianPosterior` as a value posterior.
 
     ``f(s, a) = φ(s, a)ᵀθ`` with user features ``φ``: ``features(observations)`` returns
@@ -258,23 +282,11 @@ class LinearGaussianAdapter(PosteriorAdapter):
         ei = gaussian_expected_improvement(mu, sd, base[:, None], validate=False)
         return split_values(mu, base, ei)
 
-    def update(
-        self,
-        observations: Any,
-        actions: np.ndarray,
-        rewards: np.ndarray,
-        next_observations: Any,
-        terminated: np.ndarray,
-        truncated: np.ndarray | None = None,
-    ) -> None:
+    def absorb(self, observations: Any, actions: np.ndarray, rewards: np.ndarray) -> None:
         """Regress each reward on the played action's features (rows in order when shared)."""
-        n = len(observations)
-        self.row_map(n)
         phi = self._phi(observations)
-        act = np.asarray(actions).reshape(n)
-        chosen = phi[np.arange(n), act]  # (n, D)
-        rew = check_finite_array(rewards, "rewards").reshape(n)
-        self.absorb_rows(self.posterior.update, chosen, rew)
+        chosen = phi[np.arange(len(observations)), actions]  # (n, D)
+        self.absorb_rows(self.posterior.update, chosen, rewards)
 
 
 # ---------------------------------------------------------------------------------------------

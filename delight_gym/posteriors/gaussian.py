@@ -208,23 +208,25 @@ def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> 
     return np.asarray(out).reshape(shape)
 
 
-def _ei(m: Any, s: Any, v: Any) -> Any:
+def _standardize(m: Any, s: Any, v: Any) -> tuple[Any, Any, Any, Any, Any]:
+    """``(xp, d, pos_s, s_safe, z)``: the gap ``d = m − v``, where ``s > 0``, ``s`` with the
+    zeros replaced by 1, and ``z = d/s_safe``."""
     xp, _ = _namespace(m)
     d = m - v
     pos_s = s > 0
     s_safe = xp.where(pos_s, s, xp.ones_like(s))
-    z = d / s_safe
+    return xp, d, pos_s, s_safe, d / s_safe
+
+
+def _ei(m: Any, s: Any, v: Any) -> Any:
+    xp, d, pos_s, s_safe, z = _standardize(m, s, v)
     ei_s = s_safe * _g(xp.abs(z))  # = EI for z <= 0
     out = xp.where(z > 0, d + ei_s, ei_s)
     return xp.where(pos_s, out, xp.clip(d, 0.0, None))
 
 
 def _log_ei(m: Any, s: Any, v: Any) -> Any:
-    xp, _ = _namespace(m)
-    d = m - v
-    pos_s = s > 0
-    s_safe = xp.where(pos_s, s, xp.ones_like(s))
-    z = d / s_safe
+    xp, d, pos_s, s_safe, z = _standardize(m, s, v)
     u = xp.abs(z)
     log_s = xp.log(s_safe)
     # z <= 0: log s + log g(u); 0 < z <= 1: log s + log(z + g(z)); z > 1: log d + log1p(g(z)/z).
