@@ -27,19 +27,19 @@ __all__ = [
 
 def check_positive_int(value: Any, name: str) -> int:
     """Return ``value`` as an ``int`` if it is an integer ``>= 1``; raise otherwise."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return int(value)
+    return _check_int_at_least(value, name, 1)
 
 
 def check_nonnegative_int(value: Any, name: str) -> int:
     """Return ``value`` as an ``int`` if it is an integer ``>= 0``; raise otherwise."""
+    return _check_int_at_least(value, name, 0)
+
+
+def _check_int_at_least(value: Any, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
     return int(value)
 
 
@@ -54,19 +54,19 @@ def _as_real(value: Any, name: str) -> float:
 
 def check_positive_float(value: Any, name: str, *, allow_inf: bool = False) -> float:
     """Return ``value`` as a ``float`` if it is ``> 0`` (and finite unless ``allow_inf``)."""
-    out = _as_real(value, name)
-    if not out > 0:
-        raise ValueError(f"{name} must be > 0, got {value}")
-    if not allow_inf and not np.isfinite(out):
-        raise ValueError(f"{name} must be finite, got {value}")
-    return out
+    return _check_float_above(value, name, allow_inf=allow_inf, strict=True)
 
 
 def check_nonnegative_float(value: Any, name: str, *, allow_inf: bool = False) -> float:
     """Return ``value`` as a ``float`` if it is ``>= 0`` (and finite unless ``allow_inf``)."""
+    return _check_float_above(value, name, allow_inf=allow_inf, strict=False)
+
+
+def _check_float_above(value: Any, name: str, *, allow_inf: bool, strict: bool) -> float:
+    """``value`` as a float ``> 0`` (``strict``) or ``>= 0``, finite unless ``allow_inf``."""
     out = _as_real(value, name)
-    if not out >= 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
+    if not (out > 0 if strict else out >= 0):
+        raise ValueError(f"{name} must be {'>' if strict else '>='} 0, got {value}")
     if not allow_inf and not np.isfinite(out):
         raise ValueError(f"{name} must be finite, got {value}")
     return out
