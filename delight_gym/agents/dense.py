@@ -1,5 +1,11 @@
 """Dense reference Bernoulli-bandit agents: every arm, every step.
 
+This module is a deliberate second implementation of the Bernoulli agents of
+:mod:`delight_gym.agents.bandits`, kept simple on purpose: it is the slow reference the fast
+agents are tested and benchmarked against, so it must not share their fast paths (untried-arm
+blocks, pruning, the explore-rows draw). Code that looks repeated between the two modules is
+this reference, not a copy to factor out.
+
 These agents keep a ``(batch, K)`` posterior and evaluate every arm at every step, exactly
 as Algorithm 1 is written. They are the reference that the fast agents of
 :mod:`delight_gym.agents.bandits` are tested and benchmarked against, and they accept any arm
