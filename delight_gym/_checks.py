@@ -14,7 +14,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "check_action_batch",
     "check_finite_array",
+    "check_flag",
     "check_nonnegative_float",
     "check_nonnegative_int",
     "check_positive_float",
@@ -23,6 +25,14 @@ __all__ = [
     "check_probability",
     "check_unit_interval_array",
 ]
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """Return ``value`` as a ``bool`` if it is a Python or numpy bool; raise a ``TypeError``
+    naming ``name`` otherwise (``0``/``1`` are not flags)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {value!r} ({type(value).__name__})")
+    return bool(value)
 
 
 def check_positive_int(value: Any, name: str) -> int:

@@ -12,8 +12,10 @@ the one-pull bandit (``Discrete(K)`` arms, a one-step episode, pseudo-regret inf
 the Bernoulli and linear families only say how an instance is drawn, what a pull pays and
 what is observed.
 
-The names here are public within the package (family modules import them); users import
-the env classes from :mod:`delight_gym.envs`.
+The lazy Bernoulli env (:mod:`delight_gym.envs.lazy`) draws afresh at every reset and shares
+only the seeding, the option check and the ``SAME_STEP`` infos. The names here are public
+within the package (family modules import them); users import the env classes from
+:mod:`delight_gym.envs`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numpy.typing import NDArray
 
-from delight_gym._checks import check_action_batch
+from delight_gym._checks import check_action_batch, check_flag
 
 __all__ = [
     "RESET_OPTIONS",
@@ -40,7 +42,6 @@ __all__ = [
     "OneStepBanditVectorEnv",
     "PerEnvGenerators",
     "bandit_summary",
-    "check_flag",
     "check_render_mode",
     "check_reset_options",
     "instance_array",
@@ -58,14 +59,6 @@ RESET_OPTIONS = frozenset({"resample"})
 
 
 # ------------------------------------------------------------------------------ checks
-def check_flag(value: Any, name: str) -> bool:
-    """Return ``value`` as a ``bool`` if it is a Python or numpy bool; raise a ``TypeError``
-    naming ``name`` otherwise (``0``/``1`` are not flags)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {value!r} ({type(value).__name__})")
-    return bool(value)
-
-
 def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
     """Return ``render_mode`` if it is None or one of ``modes``; raise a ``ValueError``
     naming ``render_mode`` otherwise."""

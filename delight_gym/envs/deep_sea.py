@@ -28,13 +28,13 @@ from numpy.typing import ArrayLike, NDArray
 from delight_gym._checks import (
     check_action_batch,
     check_finite_array,
+    check_flag,
     check_nonnegative_float,
     check_positive_int,
 )
 from delight_gym.envs._base import (
     InstanceEnv,
     InstanceVectorEnv,
-    check_flag,
     check_render_mode,
     read_only_copy,
     vector_step_infos,
