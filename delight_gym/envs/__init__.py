@@ -2,6 +2,7 @@
 
 from delight_gym.envs.bandits import BernoulliBanditEnv, BernoulliBanditVectorEnv
 from delight_gym.envs.deep_sea import (
+    MAX_DEEP_SEA_SIZE,
     DeepSeaEnv,
     DeepSeaVectorEnv,
     deep_sea_expected_return,
@@ -12,6 +13,7 @@ from delight_gym.envs.registration import ENV_IDS, register_envs
 
 __all__ = [
     "ENV_IDS",
+    "MAX_DEEP_SEA_SIZE",
     "BernoulliBanditEnv",
     "BernoulliBanditVectorEnv",
     "DeepSeaEnv",
