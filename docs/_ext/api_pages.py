@@ -98,7 +98,7 @@ def _package_page(init: Path) -> str:
     ]
     for name in exported:
         module = home.get(name)
-        if module is None:
+        if module is None or any(part.startswith("_") for part in module.split(".")):
             lines.append(f"| `{name}` | `{PACKAGE}` |")
         else:
             lines.append(f"| [`{name}`][{module}.{name}] | [`{module}`][{module}] |")
