@@ -10,6 +10,7 @@ autoreset modes (SAME_STEP, NEXT_STEP, DISABLED). PPO then trains on the adapter
 
 from __future__ import annotations
 
+import doctest
 from typing import Any
 
 import gymnasium as gym
@@ -21,6 +22,7 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
 import delight_gym  # noqa: F401 - registers the ids
+from delight_gym.wrappers import vec_env as vec_env_module
 from delight_gym.wrappers.vec_env import SB3VecEnvAdapter
 
 NUM_ENVS = 3
@@ -259,3 +261,8 @@ def test_ppo_learns_a_two_armed_bandit_through_the_adapter():
 def _prob_of_arm_one(model: PPO) -> float:
     obs, _ = model.policy.obs_to_tensor(np.zeros(1, dtype=np.int64))
     return float(model.policy.get_distribution(obs).distribution.probs[0, 1].detach())
+
+
+def test_module_example_runs():
+    result = doctest.testmod(vec_env_module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 10 and result.failed == 0

@@ -39,16 +39,29 @@ one object for all sub-envs, so its attribute (or its method's one result) is re
 every index asked, and ``set_attr`` / ``env_method`` on it must address all sub-envs
 (``indices=None``).
 
-Example::
+Example (a size-2 DeepSea: after two steps both episodes end; the terminal observation, all
+zeros, is in ``infos`` and the returned observation is already the next episode's start cell):
 
-    import gymnasium as gym
-    import delight_gym
-    from stable_baselines3 import PPO
-    from delight_gym.wrappers.vec_env import SB3VecEnvAdapter
-
-    venv = SB3VecEnvAdapter(gym.make_vec("DeepSea-v0", num_envs=8, size=5))
-    venv.seed(0)
-    PPO("MlpPolicy", venv, n_steps=32, seed=0).learn(512)
+>>> import gymnasium as gym
+>>> import numpy as np
+>>> import delight_gym
+>>> from stable_baselines3 import PPO
+>>> from delight_gym.wrappers.vec_env import SB3VecEnvAdapter
+>>> venv = SB3VecEnvAdapter(gym.make_vec("DeepSea-v0", num_envs=2, size=2))
+>>> venv.seed(0)
+[0, 1]
+>>> obs = venv.reset()
+>>> for _ in range(2):
+...     obs, rewards, dones, infos = venv.step(np.array([0, 1]))
+>>> dones
+array([ True,  True])
+>>> infos[0]["terminal_observation"]
+array([[0., 0.],
+       [0., 0.]], dtype=float32)
+>>> obs[0]
+array([[1., 0.],
+       [0., 0.]], dtype=float32)
+>>> model = PPO("MlpPolicy", venv, n_steps=16, batch_size=32, seed=0, device="cpu").learn(64)
 """
 
 from __future__ import annotations
@@ -173,7 +186,8 @@ class SB3VecEnvAdapter(VecEnv):  # type: ignore[misc]
             infos = [dict(info) for info in list_infos]
             if dones.any():
                 space = self.venv.single_observation_space
-                step_obs = list(iterate(self.venv.observation_space, obs))
+                # Copies: a vector env with ``copy=False`` reuses its buffer in the reset.
+                step_obs = [deepcopy(o) for o in iterate(self.venv.observation_space, obs)]
                 reset_obs, reset_infos = self._list_infos.reset(options={"reset_mask": dones})
                 new_obs = list(iterate(self.venv.observation_space, reset_obs))
                 for i in np.flatnonzero(dones).tolist():
