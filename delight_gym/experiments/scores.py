@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from delight_gym._checks import check_positive_float, check_positive_int
+from delight_gym._checks import check_flag, check_positive_float, check_positive_int
 
 __all__ = [
     "BSUITE_FORGIVENESS",
@@ -133,10 +133,8 @@ class SolveTracker:
 
     def update(self, bad_episode: Any) -> bool:
         """Record one finished episode; returns :attr:`solved` afterwards."""
-        if not isinstance(bad_episode, (bool, np.bool_)):
-            raise TypeError(f"bad_episode must be a bool, got {type(bad_episode).__name__}")
         self.episodes += 1
-        self.bad += int(bad_episode)
+        self.bad += int(check_flag(bad_episode, "bad_episode"))
         e = self.episodes
         if self.solved_at is None and e <= self.num_episodes:
             if self.logged == "every" or is_logged_episode(e):
