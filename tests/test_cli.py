@@ -1,4 +1,4 @@
-"""The ``delight-gym run bernoulli`` command: files, columns, resume and bad input.
+"""The ``delight-gym run`` commands: files, columns, resume, damaged cells and bad input.
 
 Every run uses ``--jobs 1`` so that the cells run in this process and see the monkeypatched
 ``run_bernoulli``; the process pool and Ray backends are tested in ``test_runner.py``.
@@ -6,12 +6,25 @@ Every run uses ``--jobs 1`` so that the cells run in this process and see the mo
 
 from __future__ import annotations
 
+import math
+import subprocess
+import sys
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from delight_gym import cli
+from delight_gym.agents.bandits import make_bandit_agent
+from delight_gym.agents.linear import make_linear_agent
+from delight_gym.agents.mdp import make_mdp_agent
 from delight_gym.experiments import bandit as bandit_runner
+from delight_gym.experiments.deep_sea import run_deep_sea
+from delight_gym.experiments.families import FAMILIES
+from delight_gym.experiments.linear import run_linear
+from delight_gym.experiments.results import DamagedCellWarning, save_cell
+from delight_gym.theory.budget import linear_override_budget
 
 ARGS = ["run", "bernoulli", "--arms", "5,20", "--horizon", "50", "--seeds", "4", "--jobs", "1"]
 
@@ -112,8 +125,17 @@ def test_run_linear_writes_results_and_the_budget_check(tmp_path, capsys):
     summary = pd.read_csv(out / "summary.csv")
     assert list(summary.columns[:5]) == ["experiment", "agent", "arms", "dim", "noise"]
     assert len(summary) == 4 and (out / "regret_curves.png").exists()
+    # The summary equals in-process runs of the same cells (one batch of 3 seeds, seed 0).
+    for row in summary.itertuples():
+        direct = run_linear(row.agent, 8, row.dim, 1.0, 30, 3, seed=0).cumulative[:, -1]
+        assert row.regret_mean == pytest.approx(direct.mean(), rel=1e-12)
+        assert row.regret_se == pytest.approx(direct.std(ddof=1) / math.sqrt(3), rel=1e-12)
+    # One budget line per DE setting: the largest override count against the theory's bound.
     assert "selected-override rounds" in printed and "EXCEEDED" not in printed
-    assert printed.count(" OK") == 2
+    for dim in (2, 3):
+        most = int(run_linear("delight", 8, dim, 1.0, 30, 3, seed=0).overrides.max())
+        bound = linear_override_budget(dim, 30, 1.0)
+        assert f"K=8 D={dim} σ=1: {most} <= {bound:.1f} OK" in printed
 
 
 def test_run_deepsea_writes_results_with_success_columns(tmp_path, capsys):
@@ -126,10 +148,128 @@ def test_run_deepsea_writes_results_with_success_columns(tmp_path, capsys):
     assert list(summary.columns[:3]) == ["experiment", "agent", "size"]
     assert list(summary.columns[-2:]) == ["found_fraction", "first_success_median"]
     assert len(summary) == 4 and (out / "regret_curves.png").exists()
-    # Regret per episode is at most 1 + the move costs (N·0.01/N) and never below 0.
-    assert ((summary.regret_mean >= 0) & (summary.regret_mean <= 20 * 1.01)).all()
+    # The summary equals in-process runs of the same cells (one batch of 2 seeds, seed 0).
+    for row in summary.itertuples():
+        direct = run_deep_sea(row.size, 20, 2, row.agent, seed=0, progress=False)
+        final = direct.cumulative(row.agent)[-1]
+        first = direct.first_success[row.agent]
+        assert row.regret_mean == pytest.approx(final.mean(), rel=1e-12)
+        assert row.found_fraction == pytest.approx(np.mean(first >= 0))
+        found = first[first >= 0] + 1  # 1-based episodes
+        if found.size:
+            assert row.first_success_median == pytest.approx(np.median(found))
+        else:
+            assert np.isnan(row.first_success_median)
     assert "found_fraction" in capsys.readouterr().out
     for bad, message in ((["--size", "0"], "--size"), (["--agents", "thompson"], "--agents")):
         with pytest.raises(SystemExit):
             cli.main(["run", "deepsea", *bad, "--out", str(tmp_path / "x")])
         assert message in capsys.readouterr().err
+
+
+# -- the command refuses what the agents refuse, with their message --------------------------
+
+
+def _agent_refusal(family: str, name: str, value: float) -> str | None:
+    """The message with which the family's DE agent refuses ``name=value`` (None: accepted)."""
+    build = {
+        "bernoulli": lambda **kw: make_bandit_agent("delight", 1, 2, **kw),
+        "linear": lambda **kw: make_linear_agent("delight", 1, 2, 2, noise=1.0, **kw),
+        "deepsea": lambda **kw: make_mdp_agent("delight", 1, 4, 2, 2, **kw),
+    }[family]
+    try:
+        build(**{name: value})
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("half_life", math.inf),
+        ("half_life", 0.0),
+        ("half_life", math.nan),
+        ("gate_price", math.inf),
+        ("gate_price", -0.1),
+        ("gate_price", 0.0),
+        ("surprisal_cap", math.inf),
+        ("surprisal_cap", -1.0),
+    ],
+)
+def test_the_command_accepts_exactly_what_the_agents_accept(family, name, value, tmp_path, capsys):
+    option = "--" + name.replace("_", "-")
+    size = {"bernoulli": ["--arms", "3"], "linear": ["--arms", "3", "--dim", "2"]}
+    size["deepsea"] = ["--size", "2"]
+    steps = "--episodes" if family == "deepsea" else "--horizon"
+    argv = ["run", family, *size[family], steps, "3", "--seeds", "1", "--agents", "delight"]
+    argv += [option, str(value), "--out", str(tmp_path), "--jobs", "1", "--no-progress"]
+    refusal = _agent_refusal(family, name, value)
+    if refusal is None:
+        assert cli.main([*argv, "--no-plot"]) == 0
+        assert (tmp_path / "summary.csv").exists()
+    else:
+        with pytest.raises(SystemExit) as exc:
+            cli.main(argv)
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert f"error: {option}: {refusal}\n" in err  # the agents' own message
+        assert not (tmp_path / "cells").exists()  # refused before anything ran
+
+
+# -- crashes: an --out that cannot be written, a damaged cell file --------------------------
+
+
+@pytest.mark.parametrize("where", ["under_a_file", "proc"])
+def test_an_out_folder_that_cannot_be_written_is_one_line_naming_out(where, tmp_path):
+    if where == "proc" and not sys.platform.startswith("linux"):
+        pytest.skip("needs /proc")
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    out = blocker / "x" if where == "under_a_file" else "/proc/forbidden/x"
+    proc = subprocess.run(
+        [sys.executable, "-m", "delight_gym.cli", *ARGS, "--out", str(out), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr  # no traceback, no usage
+    assert lines[0].startswith("delight-gym run bernoulli: error: --out: cannot write to ")
+    assert str(out) in lines[0] and proc.stdout == ""
+
+
+def test_a_damaged_cell_is_recomputed_with_a_warning(tmp_path, capsys):
+    """A truncated cell file (full disk, partial copy) or one with arrays of the wrong shape is
+    recomputed with a warning naming it; the results equal those of an undamaged run."""
+    out = tmp_path / "res"
+    argv = [*ARGS, "--agents", "delight,thompson", "--out", str(out), "--no-progress"]
+    assert cli.main([*argv, "--no-plot"]) == 0
+    capsys.readouterr()
+    clean = pd.read_csv(out / "summary.csv").drop(columns="seconds")
+    clean_curves = pd.read_csv(out / "curves.csv")
+    cells = sorted((out / "cells").glob("*.npz"))
+    assert len(cells) == 4
+    truncated, reshaped, emptied = cells[0], cells[1], cells[2]
+    truncated.write_bytes(truncated.read_bytes()[: truncated.stat().st_size // 2])
+    emptied.write_bytes(b"")
+    save_cell(out, reshaped.stem, {"cumulative": np.zeros((1, 1)), "overrides": np.zeros(1)}, {})
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cli.main([*argv, "--no-plot"]) == 0
+    damaged = [str(w.message) for w in caught if issubclass(w.category, DamagedCellWarning)]
+    assert len(damaged) == 3
+    for path in (truncated, reshaped, emptied):
+        assert sum(str(path) in message for message in damaged) == 1
+    assert any("BadZipFile" in m for m in damaged if str(truncated) in m)
+    assert "cells: 3 computed, 1 loaded" in capsys.readouterr().out
+    pd.testing.assert_frame_equal(pd.read_csv(out / "summary.csv").drop(columns="seconds"), clean)
+    pd.testing.assert_frame_equal(pd.read_csv(out / "curves.csv"), clean_curves)
+    # The recomputed files are whole again: a third run loads everything.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DamagedCellWarning)
+        assert cli.main([*argv, "--no-plot"]) == 0
+    assert "cells: 0 computed, 4 loaded" in capsys.readouterr().out
