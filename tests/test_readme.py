@@ -48,7 +48,7 @@ def _program(marker: str) -> list:
 
 
 @pytest.fixture
-def in_tmp(tmp_path, monkeypatch) -> Path:
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     return tmp_path

@@ -41,7 +41,7 @@ def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> st
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the wheel from a copy of the declared sources (the working tree stays untouched)."""
     source = tmp_path_factory.mktemp("source")
     for name in ("pyproject.toml", "README.md", "LICENSE"):
@@ -59,7 +59,7 @@ def wheel(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def venv_python(wheel, tmp_path_factory) -> Path:
+def venv_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with the wheel installed (no dependencies resolved)."""
     home = tmp_path_factory.mktemp("venv")
     venv.EnvBuilder(with_pip=True, system_site_packages=False).create(home)

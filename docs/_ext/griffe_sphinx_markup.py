@@ -80,9 +80,9 @@ def _resolve(target: str, scope: griffe.Object) -> str | None:
         if node.is_class or node.is_module:
             found = _lookup(f"{node.path}.{target}", collection)
             first = target.split(".")[0]
-            if found is None and first in node.members and node.members[first].is_alias:
-                imported = node.members[first].target_path  # a name the module imports
-                found = _lookup(target.replace(first, imported, 1), collection)
+            imported = node.members.get(first)
+            if found is None and isinstance(imported, griffe.Alias):  # a name the module imports
+                found = _lookup(target.replace(first, imported.target_path, 1), collection)
         node = node.parent
     return found
 
@@ -155,7 +155,7 @@ def _definitions(module: griffe.Module) -> dict[str, list[griffe.Object]]:
     """Every non-alias member defined in ``module`` or a module below it, by name."""
     found: dict[str, list[griffe.Object]] = {}
     for member in module.members.values():
-        if member.is_alias:
+        if isinstance(member, griffe.Alias):
             continue
         if isinstance(member, griffe.Module):
             for name, objects in _definitions(member).items():
@@ -189,7 +189,7 @@ def _walk(obj: griffe.Object) -> list[griffe.Object]:
     """``obj`` and every object defined below it (aliases skipped)."""
     found = [obj]
     for member in obj.members.values():
-        if not member.is_alias:
+        if not isinstance(member, griffe.Alias):
             found += _walk(member)
     return found
 
