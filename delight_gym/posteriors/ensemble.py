@@ -42,6 +42,7 @@ the CPU and on a GPU.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Sequence
@@ -208,7 +209,7 @@ class EnsembleQNetwork(nn.Module):
         k = self.num_heads
         self.weights = nn.ParameterList()
         self.biases = nn.ParameterList()
-        for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+        for i, (fan_in, fan_out) in enumerate(itertools.pairwise(sizes)):
             # Heads 0..K-1 trainable, K..2K-1 the priors; targets start as copies.
             w = torch.empty(2 * k, fan_in, fan_out)
             std = 1.0 / math.sqrt(fan_in)
@@ -307,7 +308,10 @@ class EnsembleQNetwork(nn.Module):
 
     @staticmethod
     def _mlp(inputs: torch.Tensor, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
-        """The batched MLP of ``H`` stacked heads: ``(n,)`` indices or ``(n, d)`` -> ``(H, n, A)``."""
+        """The batched MLP of ``H`` stacked heads: ``(n,)`` indices or ``(n, d)`` → ``(H, n, A)``.
+
+        ``layers`` holds ``(weight (H, in, out), bias (H, 1, out))`` per layer.
+        """
         w0, b0 = layers[0]
         if inputs.dtype == torch.int64:
             blank = inputs < 0  # all-zero one-hot rows: only the bias
@@ -649,7 +653,7 @@ class EnsembleQPosterior:
             observations, actions, rewards, next_observations, terminated, self.gamma, masks
         )
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()  # type: ignore[no-untyped-call]
+        loss.backward()
         self.optimizer.step()
         return TDStepStats(loss.detach(), target_std)
 

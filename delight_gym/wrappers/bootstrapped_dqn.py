@@ -443,7 +443,7 @@ class BootstrappedDQN(OffPolicyAlgorithm):
         clocks, kept across ``learn`` calls.
     """
 
-    policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {  # type: ignore[misc]
+    policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
         "MlpPolicy": BootstrappedDQNPolicy,
     }
     policy: BootstrappedDQNPolicy
@@ -650,6 +650,8 @@ class BootstrappedDQN(OffPolicyAlgorithm):
         if deterministic:
             return self.policy.predict(observation, state, episode_start, deterministic=True)
         obs, vectorized = self.policy.obs_to_tensor(observation)
+        if not isinstance(obs, torch.Tensor):  # pragma: no cover - Dict spaces are refused
+            raise TypeError("BootstrappedDQN needs a Box or Discrete observation")
         n = int(obs.shape[0])
         if state is None:
             heads = self._draw_heads(n)

@@ -1,0 +1,307 @@
+"""BootstrappedDQN: a head per episode per env, DE on top, save/load, envs, bad arguments."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("stable_baselines3")
+
+from stable_baselines3.common.buffers import ReplayBuffer  # noqa: E402
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
+from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
+from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
+
+import delight_gym  # noqa: E402, F401  (registers DeepSea-v0)
+from delight_gym.rule import delight_rule, sample_acting  # noqa: E402
+from delight_gym.wrappers.bootstrapped_dqn import (  # noqa: E402
+    BootstrappedDQN,
+    DelightSettings,
+    DelightStats,
+)
+
+SMALL = {
+    "learning_starts": 32,
+    "batch_size": 16,
+    "num_heads": 4,
+    "net_arch": (16, 16),
+    "device": "cpu",
+}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """Small batched heads run fastest on one thread (and a shared machine stays usable)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+class _Recorder(BaseCallback):
+    """Checks, at every step, the action against the heads' greedy actions on the same obs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def _on_step(self) -> bool:
+        model = self.model
+        obs = np.asarray(model._last_obs)  # the observation the action was chosen for
+        heads = model.episode_heads.copy()  # not yet redrawn for finished episodes
+        q = model.ensemble.head_values(obs)  # no gradient step since the action was chosen
+        expected = q[heads, np.arange(len(heads))].argmax(axis=1)
+        self.rows.append(
+            (heads, expected, np.asarray(self.locals["actions"]), self.locals["dones"])
+        )
+        return True
+
+
+def test_without_delight_acts_greedily_on_each_envs_episode_head() -> None:
+    env = make_vec_env("CartPole-v1", n_envs=2, seed=0)
+    model = BootstrappedDQN("MlpPolicy", env, seed=0, **SMALL)
+    rec = _Recorder()
+    model.learn(300, callback=rec)
+    heads = np.array([r[0] for r in rec.rows])
+    expected = np.array([r[1] for r in rec.rows])
+    actions = np.array([r[2] for r in rec.rows])
+    dones = np.array([r[3] for r in rec.rows])
+    np.testing.assert_array_equal(actions, expected)
+    # A head changes only right after its env's episode ended, and does change across episodes.
+    changed = heads[1:] != heads[:-1]
+    assert not np.any(changed & ~dones[:-1])
+    assert dones.sum() >= 4 and changed.sum() >= 2
+    assert model.episodes == dones.sum() and model.steps == 300
+    assert model.epsilon == 0.0
+
+
+def _reference_de_actions(
+    model: BootstrappedDQN, obs: np.ndarray, heads: np.ndarray, rng
+) -> np.ndarray:
+    """DE on top of the episode's head, written out per row and per head."""
+    k, n = model.num_heads, len(obs)
+    q = np.stack([model.ensemble.q_values(obs, h) for h in range(k)])
+    means = q.mean(axis=0)
+    host = np.zeros_like(means)
+    for i in range(n):
+        host[i, np.argmax(q[heads[i], i])] = 1.0
+    base = np.array([means[i, np.argmax(host[i])] for i in range(n)])
+    ei = np.zeros_like(means)
+    for i in range(n):
+        for a in range(means.shape[1]):
+            ei[i, a] = sum(max(q[h, i, a] - base[i], 0.0) for h in range(k)) / k
+    ei /= model.value_scale
+    decision = delight_rule(
+        host,
+        ei,
+        model.epsilon,
+        gate_price=model.delight.gate_price,
+        surprisal_cap=model.delight.surprisal_cap,
+    )
+    return np.asarray(sample_acting(decision, rng)[0])
+
+
+@pytest.mark.parametrize("value_scale", [1.0, 0.05])
+def test_delight_on_top_of_the_head(value_scale: float) -> None:
+    env = make_vec_env("DeepSea-v0", n_envs=3, seed=0, env_kwargs={"size": 6, "mapping_seed": 0})
+    model = BootstrappedDQN("MlpPolicy", env, seed=1, delight={"value_scale": value_scale}, **SMALL)
+    model.learn(120)
+    assert model.episodes == 3 * (40 // 6)  # 3 envs, 40 steps each, 6 steps an episode
+    obs = np.asarray(model._last_obs)
+    heads = np.array([0, 1, 3])
+    rng = np.random.default_rng(5)
+    model.rng = np.random.default_rng(5)
+    expected = _reference_de_actions(model, obs, heads, rng)
+    actions, new_heads = model._act(torch.as_tensor(obs), heads, record=False)
+    np.testing.assert_array_equal(actions, expected)
+    np.testing.assert_array_equal(new_heads, heads)  # no commit by default
+
+
+def test_infinite_gate_price_is_the_plain_agent() -> None:
+    env = make_vec_env("DeepSea-v0", n_envs=2, seed=0, env_kwargs={"size": 5, "mapping_seed": 1})
+    plain = BootstrappedDQN("MlpPolicy", env, seed=3, **SMALL)
+    gated = BootstrappedDQN("MlpPolicy", env, seed=3, delight={"gate_price": float("inf")}, **SMALL)
+    obs = np.asarray(env.reset())
+    heads = np.array([2, 3])
+    a0, _ = plain._act(torch.as_tensor(obs), heads, record=False)
+    a1, _ = gated._act(torch.as_tensor(obs), heads, record=True)
+    np.testing.assert_array_equal(a0, a1)
+    assert gated.delight_stats.overridden == 0 and gated.delight_stats.gate_empty == 2
+
+
+def test_commit_switches_to_a_head_that_improves_on_the_override() -> None:
+    env = gym.make("DeepSea-v0", size=4, mapping_seed=0)
+    model = BootstrappedDQN(
+        "MlpPolicy",
+        env,
+        seed=0,
+        delight={"gate_price": 0.0, "half_life": 1e12, "commit": True},
+        **{**SMALL, "num_heads": 16},
+    )
+    obs = np.zeros((32, 4, 4), dtype=np.float32)
+    obs.reshape(32, 16)[np.arange(32), np.arange(32) % 16] = 1.0
+    heads = np.zeros(32, dtype=np.int64)
+    actions, new_heads = model._act(torch.as_tensor(obs), heads, record=True)
+    q = model.ensemble.head_values(obs)
+    base = q.mean(axis=0)[np.arange(32), q[0].argmax(axis=1)]
+    switched = new_heads != heads
+    assert model.delight_stats.overridden > 0 and switched.any()
+    for i in np.flatnonzero(switched):
+        assert q[new_heads[i], i, actions[i]] > base[i]  # drawn ∝ (Q_k(s, b) − v_s)^+
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs"),
+    [
+        ("CartPole-v1", {}),
+        ("DeepSea-v0", {"size": 5, "mapping_seed": 0}),
+        ("FrozenLake-v1", {"is_slippery": False}),
+    ],
+)
+@pytest.mark.parametrize("delight", [None, True])
+def test_learns_and_evaluates_on_box_one_hot_and_discrete_observations(
+    env_id, kwargs, delight
+) -> None:
+    env = gym.make(env_id, **kwargs)
+    model = BootstrappedDQN("MlpPolicy", env, seed=0, delight=delight, mask_prob=0.5, **SMALL)
+    model.learn(200, log_interval=10_000)  # no log dump: the statistics are not reset
+    assert model._n_updates == 200 - SMALL["learning_starts"]
+    mean, _ = evaluate_policy(model, model.get_env(), n_eval_episodes=2, deterministic=False)
+    assert np.isfinite(mean)
+    action, state = model.predict(env.observation_space.sample())
+    assert action.shape == () and state[0].shape == (1,)
+    greedy, _ = model.predict(env.observation_space.sample(), deterministic=True)
+    assert 0 <= int(greedy) < env.action_space.n
+    if delight:
+        summary = model.delight_stats.summary()
+        assert 0.0 <= summary["delight/override_rate"] <= 1.0
+        # ε of the last decision: the episode clock before that step (it may have ended one).
+        eps = summary["rollout/exploration_rate"]
+        assert eps in (100 / (100 + model.episodes), 100 / (100 + model.episodes - 1))
+        assert model.delight_stats.steps == 200
+
+
+def test_predict_carries_heads_in_state_and_redraws_them_at_episode_start() -> None:
+    env = gym.make("CartPole-v1")
+    model = BootstrappedDQN("MlpPolicy", env, seed=0, **SMALL)
+    obs = np.stack([env.observation_space.sample() for _ in range(6)])
+    actions, (heads,) = model.predict(obs)
+    q = model.ensemble.head_values(obs)
+    np.testing.assert_array_equal(actions, q[heads, np.arange(6)].argmax(axis=1))
+    _, (same,) = model.predict(obs, state=(heads,), episode_start=np.zeros(6, bool))
+    np.testing.assert_array_equal(same, heads)
+    start = np.array([True] * 6)
+    redrawn = [model.predict(obs, state=(heads,), episode_start=start)[1][0] for _ in range(5)]
+    assert any(not np.array_equal(r, heads) for r in redrawn)
+    greedy, _ = model.predict(obs, deterministic=True)
+    np.testing.assert_array_equal(greedy, q.mean(axis=0).argmax(axis=1))
+
+
+def test_save_load_round_trip(tmp_path) -> None:
+    env = gym.make("DeepSea-v0", size=5, mapping_seed=0)
+    model = BootstrappedDQN(
+        "MlpPolicy", env, seed=2, delight={"clock": "step", "commit": True}, mask_prob=0.5, **SMALL
+    )
+    model.learn(150)
+    model.save(tmp_path / "boot")
+    loaded = BootstrappedDQN.load(tmp_path / "boot", env=env, device="cpu")
+    obs = np.zeros((25, 5, 5), dtype=np.float32)
+    obs.reshape(25, 25)[np.arange(25), np.arange(25)] = 1.0
+    np.testing.assert_array_equal(loaded.ensemble.head_values(obs), model.ensemble.head_values(obs))
+    for name, buf in model.ensemble.network.named_buffers():  # priors and targets
+        assert torch.equal(buf, dict(loaded.ensemble.network.named_buffers())[name]), name
+    state, loaded_state = model.policy.optimizer.state_dict(), loaded.policy.optimizer.state_dict()
+    for key, value in state["state"].items():
+        assert torch.equal(value["exp_avg"], loaded_state["state"][key]["exp_avg"])
+    assert loaded.rng.bit_generator.state == model.rng.bit_generator.state
+    assert loaded.delight == model.delight == DelightSettings(clock="step", commit=True)
+    assert (loaded.episodes, loaded.steps, loaded._n_updates) == (
+        model.episodes,
+        model.steps,
+        model._n_updates,
+    )
+    np.testing.assert_array_equal(loaded.episode_heads, model.episode_heads)
+    assert loaded.epsilon == model.epsilon == 100 / 250
+    # Same state, same generator: same DE decisions.
+    a0, s0 = model.predict(obs, state=(np.arange(25) % 4,))
+    a1, s1 = loaded.predict(obs, state=(np.arange(25) % 4,))
+    np.testing.assert_array_equal(a0, a1)
+    np.testing.assert_array_equal(s0[0], s1[0])
+
+
+def test_replay_buffer_masks_and_own_generator() -> None:
+    env = make_vec_env("CartPole-v1", n_envs=2, seed=0)
+    model = BootstrappedDQN("MlpPolicy", env, seed=0, mask_prob=0.25, **{**SMALL, "num_heads": 40})
+    model.learn(100)
+    buf = model.replay_buffer
+    masks = buf.masks[: buf.pos]
+    assert masks.shape == (50, 2, 40)
+    assert abs(masks.mean() - 0.25) < 0.04  # 4000 draws: s.e. 0.007
+    state = np.random.get_state()[1].copy()  # noqa: NPY002
+    samples, batch_masks = buf.sample_with_masks(8)
+    assert batch_masks.shape == (8, 40) and samples.observations.shape == (8, 4)
+    untouched = np.random.get_state()[1]  # noqa: NPY002
+    np.testing.assert_array_equal(untouched, state)  # the global RNG is untouched
+
+
+def test_stats_summary_arithmetic() -> None:
+    stats = DelightStats()
+    stats.record(
+        np.array([True, False]), np.array([2, 0]), np.array([False, True]), np.array([0.4]), 0.5
+    )
+    stats.record(
+        np.array([True, True]),
+        np.array([1, 1]),
+        np.array([False, False]),
+        np.array([0.2, 0.3]),
+        0.25,
+    )
+    s = stats.summary()
+    assert s["delight/override_rate"] == 0.75
+    assert s["delight/gate_size"] == 1.0
+    assert s["delight/gate_empty_rate"] == 0.25
+    assert s["delight/overridden_ei"] == pytest.approx(0.3)
+    assert s["rollout/exploration_rate"] == 0.25
+    stats.reset()
+    assert stats.steps == 0
+
+
+def test_auto_value_scale_tracks_td_targets() -> None:
+    env = gym.make("CartPole-v1")
+    model = BootstrappedDQN("MlpPolicy", env, seed=0, delight={"value_scale": "auto"}, **SMALL)
+    assert model.value_scale == 1.0  # before the first gradient step
+    model.learn(100)
+    assert (
+        model.value_scale_estimate is not None
+        and model.value_scale == model.value_scale_estimate > 0
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"delight": {"clock": "weeks"}}, ValueError, "clock"),
+        ({"delight": {"colour": 1}}, TypeError, "colour"),
+        ({"delight": {"host": "mean", "commit": True}}, ValueError, "commit"),
+        ({"delight": {"host": "best"}}, ValueError, "host"),
+        ({"delight": {"gate_price": -1.0}}, ValueError, "gate_price"),
+        ({"delight": {"value_scale": -2.0}}, ValueError, "value_scale"),
+        ({"delight": {"value_scale": "big"}}, ValueError, "value_scale"),
+        ({"delight": "yes"}, TypeError, "delight"),
+        ({"target_update_interval": 0}, ValueError, "target_update_interval"),
+        ({"num_heads": 0}, ValueError, "num_heads"),
+        ({"mask_prob": 0.0}, ValueError, "mask_prob"),
+        ({"mask_prob": 2.0}, ValueError, "mask_prob"),
+        ({"replay_buffer_class": ReplayBuffer}, TypeError, "replay_buffer_class"),
+    ],
+)
+def test_bad_arguments_name_themselves(kwargs, error, match) -> None:
+    with pytest.raises(error, match=match):
+        BootstrappedDQN("MlpPolicy", "CartPole-v1", **kwargs)
+
+
+def test_unsupported_spaces_are_refused() -> None:
+    with pytest.raises((TypeError, AssertionError), match=r"Box or Discrete|not supported"):
+        BootstrappedDQN("MlpPolicy", gym.make("Blackjack-v1"))  # Tuple observations
