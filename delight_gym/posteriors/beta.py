@@ -44,10 +44,10 @@ worst measured against 50-digit mpmath ``4e-12``, see ``tests/test_posterior_bet
   worst relative error is ``8e-13`` for ``r <= 0.5``, ``6e-12`` for ``r`` in ``(0.5, 0.7]``,
   ``1.3e-11`` at ``r <= 0.9``, ``1.5e-10`` at ``r <= 0.99`` and ``5e-9`` beyond, while the
   continued fraction stays below ``4e-12`` for every ``r``.
-* The density ``f(v)`` comes from Boost (``scipy.special._ufuncs._beta_pdf``, the kernel of
-  ``scipy.stats.beta.pdf``), accurate to ``~5e-12`` relative for ``a, b ~ 1e6`` (this is the
-  error floor above); ``exp((a-1) log v + (b-1) log1p(-v) - betaln(a, b))`` would lose about
-  10 digits there. ``Q`` comes from ``scipy.special.betaincc`` (not ``1 - betainc``, which
+* The density ``f(v)`` comes from Boost (``scipy.stats.beta.pdf``), accurate to ``~5e-12``
+  relative for ``a, b ~ 1e6`` (this is the error floor above);
+  ``exp((a-1) log v + (b-1) log1p(-v) - betaln(a, b))`` would lose about 10 digits there.
+  ``Q`` comes from ``scipy.special.betaincc`` (not ``1 - betainc``, which
   underflows to 0 in the tail): ``~3e-14`` relative in general, but up to ``~4e-12`` for
   integer ``a < 40`` with non-integer ``b`` (Boost's "a-step" path), which is why the
   switch is at ``r = 0.5`` rather than ``0.9``.
@@ -79,11 +79,6 @@ __all__ = [
     "prior_expected_improvement",
 ]
 
-try:  # Boost's beta density: the ufunc behind ``scipy.stats.beta.pdf``.
-    from scipy.special._ufuncs import _beta_pdf as _boost_beta_pdf
-except ImportError:  # pragma: no cover - older/newer SciPy without the private ufunc
-    _boost_beta_pdf = None
-
 #: Above this value of ``r = (v - m) Q / D`` the continued fraction replaces the identity.
 R_SWITCH = 0.5
 #: Points with ``(v - m) / sd >= Z_PRESCREEN`` go to the continued fraction without computing
@@ -98,22 +93,22 @@ _V_TINY = 1e-280
 
 
 def _beta_pdf(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Beta density (Boost), elementwise, for 1-D ``x`` strictly inside ``(0, 1)``.
+    """Beta density (Boost, through ``scipy.stats.beta.pdf``), elementwise, for 1-D ``x``
+    strictly inside ``(0, 1)``.
 
     Boost raises ``OverflowError`` (instead of returning ``inf``) for some inputs with
     subnormal ``x``; those elements are returned as ``inf`` for the caller to replace.
+    ``scipy.stats`` is imported on first use (it is slow to import).
     """
-    if _boost_beta_pdf is None:  # pragma: no cover - SciPy without the private ufunc
-        from scipy import stats
+    from scipy import stats
 
-        return np.asarray(stats.beta.pdf(x, a, b), dtype=np.float64)
     try:
-        return np.asarray(_boost_beta_pdf(x, a, b), dtype=np.float64)
+        return np.asarray(stats.beta.pdf(x, a, b), dtype=np.float64)
     except OverflowError:
         out = np.empty(x.shape)
         for i in range(x.size):  # rare: only reached for extreme inputs
             try:
-                out[i] = _boost_beta_pdf(x[i], a[i], b[i])
+                out[i] = stats.beta.pdf(x[i], a[i], b[i])
             except OverflowError:
                 out[i] = np.inf
         return out
