@@ -225,12 +225,13 @@ class EnsembleQNetwork(nn.Module):
 
     def _frozen(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
         return [
-            (getattr(self, f"frozen_weights_{i}"), getattr(self, f"frozen_biases_{i}"))
+            (self._buffers[f"frozen_weights_{i}"], self._buffers[f"frozen_biases_{i}"])  # type: ignore[misc]
             for i in range(self.num_layers)
         ]
 
     def _trainable(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        return list(zip(self.weights, self.biases, strict=True))
+        w, b = self.weights._parameters, self.biases._parameters
+        return [(w[str(i)], b[str(i)]) for i in range(self.num_layers)]  # type: ignore[misc]
 
     @torch.no_grad()
     def update_target(self) -> None:
@@ -269,40 +270,66 @@ class EnsembleQNetwork(nn.Module):
         ValueError
             On a wrong shape or a Discrete observation outside the space.
         """
-        x = torch.as_tensor(
-            np.asarray(observations) if not torch.is_tensor(observations) else observations
-        )
-        x = x.to(self.device)
+        if not torch.is_tensor(observations):
+            return self._encode_numpy(np.asarray(observations), name)
+        x = observations.to(self.device)
         if x.ndim == 0:
             raise ValueError(f"{name} must be a batch with a leading axis, got a scalar")
         n = x.shape[0]
         if self.encoding == "index":
-            if x.ndim > 2 or (x.ndim == 2 and x.shape[1] != 1):
-                raise ValueError(
-                    f"{name} must be Discrete observations of shape (n,) or (n, 1), got "
-                    f"{tuple(x.shape)}"
-                )
+            self._check_index_shape(tuple(x.shape), name)
             if x.is_floating_point() and bool((x != x.round()).any()):
                 raise ValueError(f"{name} must be integers for a Discrete observation space")
             idx = x.reshape(n).long() - self.obs_start
             if bool(((idx < 0) | (idx >= self.input_dim)).any()):
-                raise ValueError(
-                    f"{name} must lie in [{self.obs_start}, {self.obs_start + self.input_dim})"
-                )
+                raise ValueError(self._range_message(name))
             return idx
-        if x[0].numel() != self.input_dim:
-            raise ValueError(
-                f"{name} must have shape (n, {', '.join(map(str, self.obs_shape))}), got "
-                f"{tuple(x.shape)}"
-            )
+        self._check_box_shape(tuple(x.shape), name)
         flat = x.reshape(n, self.input_dim).to(torch.float32)
         if self.encoding == "one_hot":
-            nonzero = flat != 0
-            count = nonzero.sum(dim=1)
+            count = (flat != 0).sum(dim=1)
             if bool(((count <= 1) & (flat.sum(dim=1) == count)).all()):
-                idx = flat.argmax(dim=1)
-                return torch.where(count == 1, idx, -1)
+                return torch.where(count == 1, flat.argmax(dim=1), -1)
         return flat
+
+    def _encode_numpy(self, x: np.ndarray, name: str) -> torch.Tensor:
+        """:meth:`encode` for a numpy batch: the checks in numpy (cheaper for a few rows)."""
+        if x.ndim == 0:
+            raise ValueError(f"{name} must be a batch with a leading axis, got a scalar")
+        n = x.shape[0]
+        if self.encoding == "index":
+            self._check_index_shape(x.shape, name)
+            if x.dtype.kind == "f" and np.any(x != np.round(x)):
+                raise ValueError(f"{name} must be integers for a Discrete observation space")
+            if x.dtype.kind not in "iuf":
+                raise ValueError(f"{name} must be integers for a Discrete observation space")
+            idx = x.reshape(n).astype(np.int64) - self.obs_start
+            if np.any((idx < 0) | (idx >= self.input_dim)):
+                raise ValueError(self._range_message(name))
+            return torch.from_numpy(idx).to(self.device)
+        self._check_box_shape(x.shape, name)
+        flat = np.asarray(x.reshape(n, self.input_dim), dtype=np.float32)
+        if self.encoding == "one_hot":
+            count = np.count_nonzero(flat, axis=1)
+            if np.all((count <= 1) & (flat.sum(axis=1) == count)):
+                idx = np.where(count == 1, flat.argmax(axis=1), -1)
+                return torch.from_numpy(idx.astype(np.int64)).to(self.device)
+        return torch.from_numpy(flat).to(self.device)
+
+    def _check_index_shape(self, shape: tuple[int, ...], name: str) -> None:
+        if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
+            raise ValueError(
+                f"{name} must be Discrete observations of shape (n,) or (n, 1), got {shape}"
+            )
+
+    def _range_message(self, name: str) -> str:
+        return f"{name} must lie in [{self.obs_start}, {self.obs_start + self.input_dim})"
+
+    def _check_box_shape(self, shape: tuple[int, ...], name: str) -> None:
+        if int(np.prod(shape[1:])) != self.input_dim:
+            raise ValueError(
+                f"{name} must have shape (n, {', '.join(map(str, self.obs_shape))}), got {shape}"
+            )
 
     # -- forward ---------------------------------------------------------------------------------
 

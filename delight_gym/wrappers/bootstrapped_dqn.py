@@ -687,7 +687,7 @@ class BootstrappedDQN(OffPolicyAlgorithm):
         assert self._last_obs is not None, "self._last_obs was not set"
         if self.episode_heads is None:
             self.episode_heads = self._draw_heads(n_envs)
-        obs = torch.as_tensor(np.asarray(self._last_obs), device=self.device)
+        obs = np.asarray(self._last_obs)
         actions, self.episode_heads = self._act(obs, self.episode_heads, record=True)
         actions = actions.reshape(n_envs)
         return actions, actions

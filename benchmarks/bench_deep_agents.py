@@ -1,0 +1,184 @@
+"""Environment steps per second of the deep agents against SB3's DQN, measured in one run.
+
+Run: ``python benchmarks/bench_deep_agents.py [--envs cartpole,deepsea] [--size 20]
+[--steps 2000] [--heads 10] [--threads 1] [--repeats 3] [--device cpu] [--agents ...]
+[--smoke]``
+
+Every agent trains on the same environment with equal networks (two hidden layers of 64), one
+gradient step of batch 128 per environment step, learning starting at 128 transitions, Adam
+``1e-3``, replay 10 000, target update every 4 steps. Each agent first learns
+``learning_starts + 100`` steps (so the timed part is all after learning starts), then the
+next ``--steps`` environment steps are timed (``model.learn(steps, reset_num_timesteps=False)``:
+acting, stepping the env, storing and one gradient step each). It prints the best-of-repeats
+steps per second of every agent and its cost per step relative to ``dqn`` (SB3's DQN,
+ε-greedy): ``ratio = dqn steps/s ÷ agent steps/s`` (the target for ``bootdqn`` with ``K = 10``
+is ``<= 3``).
+
+Agents are factories ``(env, seed, heads, device) -> SB3 algorithm`` in :data:`AGENTS`; add one
+with :func:`register_agent` (e.g. ``DelightDQN`` with an ensemble posterior) and it is timed
+the same way. On a shared machine small batched kernels stall badly when torch uses several
+intra-op threads on busy cores: the default is ``--threads 1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import torch
+
+import delight_gym  # noqa: F401  (registers DeepSea-v0)
+
+#: Settings shared by every agent (bsuite's boot_dqn where SB3's DQN has the same knob).
+COMMON: dict[str, Any] = {
+    "learning_rate": 1e-3,
+    "buffer_size": 10_000,
+    "learning_starts": 128,
+    "batch_size": 128,
+    "gamma": 0.99,
+    "train_freq": 1,
+    "gradient_steps": 1,
+    "target_update_interval": 4,
+}
+HIDDEN = (64, 64)
+
+AgentFactory = Callable[[gym.Env, int, int, str], Any]
+
+
+def make_dqn(env: gym.Env, seed: int, heads: int, device: str) -> Any:
+    """SB3's DQN with ε-greedy (its default schedule), the same network size."""
+    from stable_baselines3 import DQN
+
+    return DQN(
+        "MlpPolicy",
+        env,
+        policy_kwargs={"net_arch": list(HIDDEN)},
+        seed=seed,
+        device=device,
+        **COMMON,
+    )
+
+
+def make_bootdqn(env: gym.Env, seed: int, heads: int, device: str) -> Any:
+    """BootstrappedDQN with ``heads`` heads and randomized priors."""
+    from delight_gym.wrappers.bootstrapped_dqn import BootstrappedDQN
+
+    return BootstrappedDQN(
+        "MlpPolicy", env, num_heads=heads, net_arch=HIDDEN, seed=seed, device=device, **COMMON
+    )
+
+
+def make_bootdqn_de(env: gym.Env, seed: int, heads: int, device: str) -> Any:
+    """BootstrappedDQN with DE on top (default settings)."""
+    from delight_gym.wrappers.bootstrapped_dqn import BootstrappedDQN
+
+    return BootstrappedDQN(
+        "MlpPolicy",
+        env,
+        num_heads=heads,
+        net_arch=HIDDEN,
+        delight=True,
+        seed=seed,
+        device=device,
+        **COMMON,
+    )
+
+
+#: name -> factory; ``dqn`` is the reference every ratio is taken against.
+AGENTS: dict[str, AgentFactory] = {
+    "dqn": make_dqn,
+    "bootdqn": make_bootdqn,
+    "bootdqn+de": make_bootdqn_de,
+}
+
+
+def register_agent(name: str, factory: AgentFactory) -> None:
+    """Add an agent to time (the slot for e.g. ``DelightDQN`` with an ensemble posterior)."""
+    AGENTS[name] = factory
+
+
+ENVS: dict[str, Callable[[int], tuple[str, dict[str, Any]]]] = {
+    "cartpole": lambda size: ("CartPole-v1", {}),
+    "deepsea": lambda size: ("DeepSea-v0", {"size": size, "mapping_seed": 0}),
+}
+
+
+def steps_per_second(
+    factory: AgentFactory,
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    steps: int,
+    *,
+    seed: int = 0,
+    heads: int = 10,
+    device: str = "cpu",
+) -> float:
+    """Environment steps per second of one agent after learning starts (see the module doc)."""
+    env = gym.make(env_id, **env_kwargs)
+    model = factory(env, seed, heads, device)
+    model.learn(int(COMMON["learning_starts"]) + 100)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    model.learn(steps, reset_num_timesteps=False)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return steps / (time.perf_counter() - start)
+
+
+def main(argv: list[str] | None = None) -> dict[tuple[str, str], float]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", default="cartpole,deepsea")
+    parser.add_argument("--size", type=int, default=20, help="DeepSea size N")
+    parser.add_argument("--steps", type=int, default=2000, help="timed environment steps")
+    parser.add_argument("--heads", type=int, default=10)
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--agents", default=",".join(AGENTS))
+    parser.add_argument("--smoke", action="store_true", help="tiny run (CI)")
+    args = parser.parse_args(argv)
+    if args.smoke:
+        args.steps, args.repeats, args.size = 50, 1, 5
+    torch.set_num_threads(args.threads)
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()]
+    unknown = [a for a in agents if a not in AGENTS]
+    if unknown:
+        parser.error(f"unknown agents {unknown}; known: {sorted(AGENTS)}")
+    if "dqn" not in agents:
+        agents.insert(0, "dqn")
+    print(
+        f"torch {torch.__version__}, {args.threads} thread(s), device {args.device}, "
+        f"K = {args.heads}, hidden {HIDDEN}, batch {COMMON['batch_size']}, "
+        f"{args.steps} timed steps, best of {args.repeats}"
+    )
+    results: dict[tuple[str, str], float] = {}
+    for env_name in args.envs.split(","):
+        env_id, env_kwargs = ENVS[env_name.strip()](args.size)
+        label = env_id + (f" N={args.size}" if "size" in env_kwargs else "")
+        for agent in agents:
+            best = max(
+                steps_per_second(
+                    AGENTS[agent],
+                    env_id,
+                    env_kwargs,
+                    args.steps,
+                    seed=r,
+                    heads=args.heads,
+                    device=args.device,
+                )
+                for r in range(args.repeats)
+            )
+            results[(label, agent)] = best
+        ref = results[(label, "dqn")]
+        for agent in agents:
+            sps = results[(label, agent)]
+            print(f"{label:<18} {agent:<12} {sps:8.1f} steps/s   cost x{ref / sps:5.2f} of dqn")
+    return results
+
+
+if __name__ == "__main__":
+    main()
