@@ -1,9 +1,10 @@
 """Linear-Gaussian bandits: a single Gymnasium env and a native vectorized form.
 
 Arm ``a`` has a feature vector ``φ(a)`` and pays ``φ(a)ᵀθ* + σ·N(0, 1)``. The *instance*
-(features and ``θ*``) is drawn from the env's own generator at the first :meth:`LinearBanditEnv.reset` and kept
-for the env's life, so ``T`` pulls are ``T`` one-step episodes on one instance;
-``reset(options={"resample": True})`` draws a new instance and ``features=`` / ``theta=`` fix it.
+(features and ``θ*``) is drawn from the env's own generator at the first
+:meth:`LinearBanditEnv.reset` and kept for the env's life, so ``T`` pulls are ``T``
+one-step episodes on one instance; ``reset(options={"resample": True})`` draws a new
+instance and ``features=`` / ``theta=`` fix it.
 The vectorized form equals ``num_envs`` single envs seed for seed (see
 :class:`LinearBanditVectorEnv`).
 """
