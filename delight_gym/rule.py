@@ -79,17 +79,21 @@ def _check_host_probs(host_probs: Array, *, atol: float) -> None:
         raise ValueError("host_probs must sum to 1 along the last axis")
 
 
-def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE) -> Any:
+def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE, *, validate: bool = True) -> Any:
     """Annealed override probability ``ε_t = M / (M + t)``.
 
     Args:
         t: number of completed rounds (``t = 0`` on the first decision, so ``ε_0 = 1``);
             a non-negative scalar or array.
         half_life: ``M > 0``; ``ε`` halves when ``t`` reaches ``M``.
+        validate: check ``t`` and ``half_life`` (``False`` in the agents' per-step calls: they
+            checked ``half_life`` once in their constructor and count ``t`` themselves).
 
     Returns:
         ``ε_t`` with the shape of ``t`` (a ``float`` for a scalar ``t``).
     """
+    if not validate:
+        return half_life / (half_life + t)
     m = check_positive_float(half_life, "half_life")
     if np.isscalar(t):
         tt = check_nonnegative_float(t, "t")

@@ -431,6 +431,12 @@ def test_validate_false_checks_no_settings():
     # validate=False: nothing is checked per step (a bad value then is the caller's bug).
     pi, ei = np.array([[0.5, 0.5]]), np.array([[0.3, 0.0]])
     delight_rule(pi, ei, 0.5, gate_price=-1.0, surprisal_cap=-1.0, validate=False)
+    for t in (0, 3, 250):
+        assert (
+            epsilon_schedule(t, 7.5, validate=False) == epsilon_schedule(t, 7.5) == 7.5 / (7.5 + t)
+        )
+    with pytest.raises(ValueError, match="half_life"):
+        epsilon_schedule(3, -1.0)
     with pytest.raises(ValueError, match="gate_price"):
         delight_rule(pi, ei, 0.5, gate_price=-1.0)
     from delight_gym.agents.bandits import DelightAgent

@@ -287,7 +287,7 @@ class EpsilonGreedyAgent(BernoulliAgent):
         super().__init__(batch_size, num_arms, **kwargs)
 
     def act(self) -> np.ndarray:
-        eps = epsilon_schedule(self.t, self.half_life)
+        eps = epsilon_schedule(self.t, self.half_life, validate=False)
         explore = self.rng.random(self.batch_size) < eps
         uniform = self.rng.integers(self.num_arms, size=self.batch_size)
         # A uniform draw that lands on an untried arm plays the lowest-index untried arm.
@@ -405,7 +405,7 @@ class DelightAgent(BernoulliAgent):
 
     def act(self) -> np.ndarray:
         host_arm, baseline, host_fresh = self._greedy()
-        eps = epsilon_schedule(self.t, self.half_life)
+        eps = epsilon_schedule(self.t, self.half_life, validate=False)
         columns_of: dict[str, np.ndarray] = {}  # the exploring rows' column multiplicities
 
         def decide(rows: np.ndarray) -> tuple[DelightDecision, np.ndarray]:

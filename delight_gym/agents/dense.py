@@ -155,7 +155,7 @@ class DenseEpsilonGreedyAgent(DenseBernoulliAgent):
         super().__init__(batch_size, num_arms, **kwargs)
 
     def act(self) -> np.ndarray:
-        eps = epsilon_schedule(self.t, self.half_life)
+        eps = epsilon_schedule(self.t, self.half_life, validate=False)
         explore = self.rng.random(self.batch_size) < eps
         random_arm = self.rng.integers(self.num_arms, size=self.batch_size)
         actions = np.where(explore, random_arm, self._greedy(self.posterior.mean()))
@@ -248,7 +248,7 @@ class DenseDelightAgent(DenseBernoulliAgent):
         baseline = means[self._rows, host_arm]
         host = np.zeros_like(means)
         host[self._rows, host_arm] = 1.0
-        eps = epsilon_schedule(self.t, self.half_life)
+        eps = epsilon_schedule(self.t, self.half_life, validate=False)
         decision = delight_rule(
             host,
             self.expected_improvement(means, baseline),

@@ -169,7 +169,7 @@ class LinearEpsilonGreedyAgent(LinearAgent):
 
     def act(self, features: Any) -> torch.Tensor:
         x = self._check_features(features)
-        eps = epsilon_schedule(self.t, self.half_life)
+        eps = epsilon_schedule(self.t, self.half_life, validate=False)
         u = torch.rand(self.batch_size, generator=self.generator, device=self.device)
         random_arm = torch.randint(
             self.num_arms, (self.batch_size,), generator=self.generator, device=self.device
@@ -229,7 +229,7 @@ class LinearDelightAgent(LinearAgent):
         decision = delight_rule(
             host,
             ei,
-            epsilon_schedule(self.t, self.half_life),
+            epsilon_schedule(self.t, self.half_life, validate=False),
             gate_price=self.gate_price,
             surprisal_cap=self.surprisal_cap,
             validate=False,

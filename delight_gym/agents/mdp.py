@@ -287,7 +287,7 @@ class _HostAgent(MDPAgent):
 
     def _epsilon(self) -> float:
         t = self.decisions if self.epsilon_clock == "step" else self.episodes
-        return float(epsilon_schedule(t, self.half_life))
+        return float(epsilon_schedule(t, self.half_life, validate=False))
 
     def host_probs(self, q: torch.Tensor) -> torch.Tensor:
         """``softmax(q/τ)`` over the last axis."""

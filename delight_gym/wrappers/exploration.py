@@ -258,7 +258,7 @@ class DelightExplorationWrapper:
     @property
     def epsilon(self) -> float:
         """The current override probability ``ε_t``."""
-        return float(epsilon_schedule(self.t, self.half_life))
+        return float(epsilon_schedule(self.t, self.half_life, validate=False))
 
     def host_probs(self, observations: np.ndarray) -> np.ndarray:
         """The host's probabilities for a batch ``(n, ...)``, validated, float64 ``(n, A)``."""
