@@ -146,6 +146,35 @@ def _add_execution_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-plot", action="store_true", help="skip the figure")
 
 
+def _add_sweep_options(p: argparse.ArgumentParser, family: Family | None) -> None:
+    """``--horizon`` (or ``--episodes``), ``--seeds``, ``--seed`` and ``--batch-size``: with the
+    family's defaults (``run``), or none, keeping each figure's own (``reproduce``)."""
+    steps = family.horizon_option if family is not None else "--horizon"
+    name = steps.removeprefix("--")
+    default = "(default %(default)s)" if family is not None else "(default: the figure's)"
+    p.add_argument(
+        steps,
+        dest="horizon",
+        metavar=name.upper(),
+        type=_POSITIVE[name],
+        default=family.horizon if family is not None else None,
+        help=f"{'episodes' if name == 'episodes' else 'rounds T'} {default}",
+    )
+    p.add_argument(
+        "--seeds",
+        type=_POSITIVE["seeds"],
+        default=family.seeds if family is not None else None,
+        help=f"independent instances {default}",
+    )
+    p.add_argument("--seed", type=_SEED, default=0, help="base seed (instance i: seed+i)")
+    p.add_argument(
+        "--batch-size",
+        type=_POSITIVE["batch-size"],
+        default=family.batch_size if family is not None else None,
+        help=f"seeds per cell {default}; results are reproducible for a given batch size",
+    )
+
+
 def _add_family_parser(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], family: Family
 ) -> None:
@@ -159,28 +188,7 @@ def _add_family_parser(
             default=list(param.sweep),
             help=f"{param.help}, comma-separated (default {','.join(map(str, param.sweep))})",
         )
-    steps = family.horizon_option
-    p.add_argument(
-        steps,
-        dest="horizon",
-        metavar=steps.removeprefix("--").upper(),
-        type=_POSITIVE[steps.removeprefix("--")],
-        default=family.horizon,
-        help=f"{'episodes' if steps == '--episodes' else 'rounds T'} (default %(default)s)",
-    )
-    p.add_argument(
-        "--seeds",
-        type=_POSITIVE["seeds"],
-        default=family.seeds,
-        help="independent instances (default %(default)s)",
-    )
-    p.add_argument("--seed", type=_SEED, default=0, help="base seed (instance i: seed+i)")
-    p.add_argument(
-        "--batch-size",
-        type=_POSITIVE["batch-size"],
-        default=family.batch_size,
-        help="seeds per cell (default %(default)s); results reproducible for a given batch size",
-    )
+    _add_sweep_options(p, family)
     p.add_argument(
         "--agents",
         type=_agent_list(family.agent_names),
@@ -210,19 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         "figure", type=_figure, metavar="FIGURE", help=f"one of {', '.join(FIGURE_NAMES)}"
     )
     rep.add_argument("--quick", action="store_true", help="small version (about a minute)")
-    rep.add_argument(
-        "--seeds", type=_POSITIVE["seeds"], default=None, help="override the number of seeds"
-    )
-    rep.add_argument(
-        "--horizon", type=_POSITIVE["horizon"], default=None, help="override the horizon T"
-    )
-    rep.add_argument("--seed", type=_SEED, default=0, help="base seed (instance i: seed+i)")
-    rep.add_argument(
-        "--batch-size",
-        type=_POSITIVE["batch-size"],
-        default=None,
-        help="seeds per cell (default 25); results are reproducible for a given batch size",
-    )
+    _add_sweep_options(rep, None)
     rep.add_argument(
         "--out",
         type=Path,

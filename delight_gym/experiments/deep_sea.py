@@ -47,7 +47,7 @@ class DeepSeaResult:
         first_success: 0-based episode of the first treasure per seed, ``-1`` if never.
         seconds: wall-clock time per agent.
         overrides: per-seed count of decisions where DE's override was drawn with a non-empty
-            gate (``last_info["overridden"]``; zeros for the other agents).
+            gate (the agent's ``override_count``; zeros for the other agents).
     """
 
     size: int
@@ -111,7 +111,6 @@ def run_deep_sea(
         )
         regret = np.zeros((num_episodes, batch))
         first = np.full(batch, -1, dtype=np.int64)
-        overrides = torch.zeros(batch, dtype=torch.int64, device=agent.device)
         bar: Any = None
         if progress:
             from tqdm.auto import tqdm
@@ -123,8 +122,6 @@ def run_deep_sea(
             states = obs.reshape(batch, -1).argmax(axis=1)
             for h in range(n):
                 actions = agent.act(torch.as_tensor(states, device=agent.device), h)
-                if "overridden" in agent.last_info:
-                    overrides += agent.last_info["overridden"]
                 acts = actions.cpu().numpy()
                 obs, rewards, terminated, _, infos = envs.step(acts)
                 next_states = obs.reshape(batch, -1).argmax(axis=1)
@@ -150,5 +147,6 @@ def run_deep_sea(
         result.seconds[name] = time.perf_counter() - start
         result.regret[name] = regret
         result.first_success[name] = first
-        result.overrides[name] = overrides.cpu().numpy()
+        count = getattr(agent, "override_count", None)  # DE's counter of gated overrides
+        result.overrides[name] = np.zeros(batch, np.int64) if count is None else count.cpu().numpy()
     return result

@@ -32,9 +32,11 @@ Validation
     with their message.
 
 Override counts
-    Every family's cells report ``overrides``: per seed, the decisions where DE's override was
-    drawn with a non-empty gate (the agents' per-decision ``last_info["overridden"]``, summed;
-    zeros for the other agents).
+    Every family's cells report ``overrides`` (and the runner's rows keep that name): per seed,
+    the decisions where DE's override was drawn with a non-empty gate, zeros for the other
+    agents. The runners read it from the agents (the Bernoulli agents' per-decision
+    ``last_info["overridden"]``, the linear agents' ``gate_rounds``, the MDP agents'
+    ``override_count``).
 
 Adding a family
     Write its cell function and a :class:`Family` record here (the runner of the environment

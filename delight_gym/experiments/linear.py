@@ -77,7 +77,6 @@ def run_linear(
     features = torch.as_tensor(np.array(env.features), dtype=dtype, device=bandit.device)
     regret = np.empty((seeds, horizon))
     actions = np.empty((seeds, horizon), dtype=np.int64)
-    overrides = torch.zeros(seeds, dtype=torch.int64, device=bandit.device)
     start = time.perf_counter()
     for t in range(horizon):
         a = bandit.act(features)
@@ -86,10 +85,9 @@ def run_linear(
         bandit.update(a, rewards)
         regret[:, t] = info["regret"]
         actions[:, t] = a_np
-        if "overridden" in bandit.last_info:
-            overrides += bandit.last_info["overridden"]
         if callback is not None:
             callback(1)
     seconds = time.perf_counter() - start
     env.close()
-    return BanditResult(agent, num_arms, regret, actions, seconds, overrides.cpu().numpy())
+    overrides = bandit.gate_rounds.cpu().numpy()
+    return BanditResult(agent, num_arms, regret, actions, seconds, overrides)

@@ -284,127 +284,123 @@ class FigureSpec:
         return self.quick if quick else self.full
 
 
-_TUNE_AGENTS = ("delight", "thompson", "greedy")
-_TUNE_COLUMNS = ("half_life", "gate_price")
+def _figure(
+    name: str,
+    family: Family,
+    settings: Iterable[Mapping[str, Any]],
+    quick_settings: Iterable[Mapping[str, Any]],
+    *,
+    title: str,
+    plot: str,
+    spec: Mapping[str, Any] | None = None,
+    quick: Mapping[str, Any] | None = None,
+    **plot_options: Any,
+) -> FigureSpec:
+    """A figure of ``family``: the full sweep over ``settings`` (the family's defaults, changed
+    by ``spec``) and the quick one over ``quick_settings`` with 10 seeds (changed by
+    ``quick``), drawn by ``plot`` with ``plot_options``."""
+    full = ExperimentSpec.for_family(family, name, settings, **(spec or {}))
+    small = full.replace(settings=tuple(quick_settings), seeds=10, **(quick or {}))
+    return FigureSpec(name, title, full, small, plot, plot_options)
+
+
 _LINEAR_BASE = {"arms": 100, "dim": 30, "noise": 1.0}
-_TUNE_PLOT = {"half_life": DEFAULT_HALF_LIFE, "gate_price": DEFAULT_GATE_PRICE}
-
-_ARMS_FULL = ExperimentSpec.for_family(
-    BERNOULLI, "bernoulli-arms", setting_grid(arms=(10, 30, 100, 300, 1000, 3000, 10000))
-)
-_CURVES_FULL = ExperimentSpec.for_family(
-    BERNOULLI, "bernoulli-curves", setting_grid(arms=(10, 100, 1000))
-)
-_TUNE_FULL = ExperimentSpec.for_family(
-    BERNOULLI,
-    "bernoulli-tune",
-    tune_settings(
-        setting_grid(arms=(100, 1000)), (10, 30, 100, 300, 1000), (0.01, 0.03, 0.1, 0.3, 1.0)
-    ),
-    agents=_TUNE_AGENTS,
-    setting_columns=("arms", *_TUNE_COLUMNS),
-)
-_LINEAR_DIM = ExperimentSpec.for_family(
-    LINEAR, "linear-dim", setting_grid(arms=(100,), dim=(2, 5, 10, 20, 30, 50), noise=(1.0,))
-)
-_LINEAR_NOISE = ExperimentSpec.for_family(
-    LINEAR,
-    "linear-noise",
-    setting_grid(arms=(100,), dim=(30,), noise=(0.1, 0.3, 1.0, 3.0, 10.0)),
-)
-_LINEAR_TUNE = ExperimentSpec.for_family(
-    LINEAR,
-    "linear-tune",
-    tune_settings([_LINEAR_BASE], (10, 30, 100, 300, 1000), (0.01, 0.03, 0.1, 0.3, 1.0)),
-    agents=_TUNE_AGENTS,
-    setting_columns=(*LINEAR.instance_keys, *_TUNE_COLUMNS),
-)
-_DEEP_SEA_REGRET = ExperimentSpec.for_family(
-    DEEP_SEA, "deepsea-regret", setting_grid(size=(2, 4, 6, 8, 10, 15, 20, 30, 40, 50))
-)
-_DEEP_SEA_CURVES = ExperimentSpec.for_family(
-    DEEP_SEA, "deepsea-curves", setting_grid(size=(5, 10, 20))
-)
-_DEEP_SEA_PLOT = {"xlabel": "DeepSea size N", "log_x": False, "horizon_unit": "episodes"}
-
+_TUNE = {
+    "plot": "plot_tune",
+    "half_life": DEFAULT_HALF_LIFE,
+    "gate_price": DEFAULT_GATE_PRICE,
+}
+_TUNE_SPEC = {"agents": ("delight", "thompson", "greedy")}
+_TUNE_GRID = ((10, 30, 100, 300, 1000), (0.01, 0.03, 0.1, 0.3, 1.0))
+_TUNE_QUICK_GRID = ((10, 100, 1000), (0.01, 0.1, 1.0))
+_DEEP_SEA_QUICK = {"horizon": 200}
 
 #: The figures ``delight-gym reproduce`` knows, by name.
 FIGURES: Mapping[str, FigureSpec] = {
-    "bernoulli-arms": FigureSpec(
-        name="bernoulli-arms",
-        title="Bernoulli bandits: regret vs number of arms K",
-        full=_ARMS_FULL,
-        quick=_ARMS_FULL.replace(settings=setting_grid(arms=(10, 100, 1000)), seeds=10),
-        plot="plot_final_regret",
-        plot_options={"x": "arms", "xlabel": "number of arms K"},
-    ),
-    "bernoulli-curves": FigureSpec(
-        name="bernoulli-curves",
-        title="Bernoulli bandits: learning curves",
-        full=_CURVES_FULL,
-        quick=_CURVES_FULL.replace(seeds=10),
-        plot="plot_regret_curves",
-        plot_options={"panel": "arms", "panel_label": "K"},
-    ),
-    "bernoulli-tune": FigureSpec(
-        name="bernoulli-tune",
-        title="Bernoulli bandits: sensitivity to M and λ",
-        full=_TUNE_FULL,
-        quick=_TUNE_FULL.replace(
-            settings=tune_settings(
-                setting_grid(arms=(100, 1000)), (10, 100, 1000), (0.01, 0.1, 1.0)
-            ),
-            seeds=10,
+    figure.name: figure
+    for figure in (
+        _figure(
+            "bernoulli-arms",
+            BERNOULLI,
+            setting_grid(arms=(10, 30, 100, 300, 1000, 3000, 10000)),
+            setting_grid(arms=(10, 100, 1000)),
+            title="Bernoulli bandits: regret vs number of arms K",
+            plot="plot_final_regret",
+            x="arms",
+            xlabel="number of arms K",
         ),
-        plot="plot_tune",
-        plot_options=_TUNE_PLOT,
-    ),
-    "linear-dim": FigureSpec(
-        name="linear-dim",
-        title="Linear bandits (K=100, σ=1): regret vs dimension D",
-        full=_LINEAR_DIM,
-        quick=_LINEAR_DIM.replace(
-            settings=setting_grid(arms=(100,), dim=(2, 10, 30), noise=(1.0,)), seeds=10
+        _figure(
+            "bernoulli-curves",
+            BERNOULLI,
+            setting_grid(arms=(10, 100, 1000)),
+            setting_grid(arms=(10, 100, 1000)),
+            title="Bernoulli bandits: learning curves",
+            plot="plot_regret_curves",
+            panel="arms",
+            panel_label="K",
         ),
-        plot="plot_final_regret",
-        plot_options={"x": "dim", "xlabel": "feature dimension D"},
-    ),
-    "linear-noise": FigureSpec(
-        name="linear-noise",
-        title="Linear bandits (K=100, D=30): regret vs noise σ",
-        full=_LINEAR_NOISE,
-        quick=_LINEAR_NOISE.replace(
-            settings=setting_grid(arms=(100,), dim=(30,), noise=(0.1, 1.0, 10.0)), seeds=10
+        _figure(
+            "bernoulli-tune",
+            BERNOULLI,
+            tune_settings(setting_grid(arms=(100, 1000)), *_TUNE_GRID),
+            tune_settings(setting_grid(arms=(100, 1000)), *_TUNE_QUICK_GRID),
+            title="Bernoulli bandits: sensitivity to M and λ",
+            spec={**_TUNE_SPEC, "setting_columns": ("arms", "half_life", "gate_price")},
+            **_TUNE,
         ),
-        plot="plot_final_regret",
-        plot_options={"x": "noise", "xlabel": "reward noise σ"},
-    ),
-    "linear-tune": FigureSpec(
-        name="linear-tune",
-        title="Linear bandits (K=100, D=30, σ=1): sensitivity to M and λ",
-        full=_LINEAR_TUNE,
-        quick=_LINEAR_TUNE.replace(
-            settings=tune_settings([_LINEAR_BASE], (10, 100, 1000), (0.01, 0.1, 1.0)), seeds=10
+        _figure(
+            "linear-dim",
+            LINEAR,
+            setting_grid(arms=(100,), dim=(2, 5, 10, 20, 30, 50), noise=(1.0,)),
+            setting_grid(arms=(100,), dim=(2, 10, 30), noise=(1.0,)),
+            title="Linear bandits (K=100, σ=1): regret vs dimension D",
+            plot="plot_final_regret",
+            x="dim",
+            xlabel="feature dimension D",
         ),
-        plot="plot_tune",
-        plot_options=_TUNE_PLOT,
-    ),
-    "deepsea-regret": FigureSpec(
-        name="deepsea-regret",
-        title="DeepSea: regret after 1000 episodes vs size N",
-        full=_DEEP_SEA_REGRET,
-        quick=_DEEP_SEA_REGRET.replace(
-            settings=setting_grid(size=(2, 6, 10, 20)), horizon=200, seeds=10
+        _figure(
+            "linear-noise",
+            LINEAR,
+            setting_grid(arms=(100,), dim=(30,), noise=(0.1, 0.3, 1.0, 3.0, 10.0)),
+            setting_grid(arms=(100,), dim=(30,), noise=(0.1, 1.0, 10.0)),
+            title="Linear bandits (K=100, D=30): regret vs noise σ",
+            plot="plot_final_regret",
+            x="noise",
+            xlabel="reward noise σ",
         ),
-        plot="plot_final_regret",
-        plot_options={"x": "size", **_DEEP_SEA_PLOT},
-    ),
-    "deepsea-curves": FigureSpec(
-        name="deepsea-curves",
-        title="DeepSea: learning curves",
-        full=_DEEP_SEA_CURVES,
-        quick=_DEEP_SEA_CURVES.replace(settings=setting_grid(size=(5, 10)), horizon=200, seeds=10),
-        plot="plot_regret_curves",
-        plot_options={"panel": "size", "panel_label": "N", "xlabel": "episode"},
-    ),
+        _figure(
+            "linear-tune",
+            LINEAR,
+            tune_settings([_LINEAR_BASE], *_TUNE_GRID),
+            tune_settings([_LINEAR_BASE], *_TUNE_QUICK_GRID),
+            title="Linear bandits (K=100, D=30, σ=1): sensitivity to M and λ",
+            spec={**_TUNE_SPEC, "setting_columns": (*_LINEAR_BASE, "half_life", "gate_price")},
+            **_TUNE,
+        ),
+        _figure(
+            "deepsea-regret",
+            DEEP_SEA,
+            setting_grid(size=(2, 4, 6, 8, 10, 15, 20, 30, 40, 50)),
+            setting_grid(size=(2, 6, 10, 20)),
+            title="DeepSea: regret after 1000 episodes vs size N",
+            plot="plot_final_regret",
+            x="size",
+            log_x=False,
+            quick=_DEEP_SEA_QUICK,
+            xlabel="DeepSea size N",
+            horizon_unit="episodes",
+        ),
+        _figure(
+            "deepsea-curves",
+            DEEP_SEA,
+            setting_grid(size=(5, 10, 20)),
+            setting_grid(size=(5, 10)),
+            title="DeepSea: learning curves",
+            plot="plot_regret_curves",
+            panel="size",
+            quick=_DEEP_SEA_QUICK,
+            panel_label="N",
+            xlabel="episode",
+        ),
+    )
 }
