@@ -305,7 +305,7 @@ def _figure(
 
 
 _LINEAR_BASE = {"arms": 100, "dim": 30, "noise": 1.0}
-_TUNE = {
+_TUNE: dict[str, Any] = {
     "plot": "plot_tune",
     "half_life": DEFAULT_HALF_LIFE,
     "gate_price": DEFAULT_GATE_PRICE,
