@@ -45,11 +45,11 @@ from scipy import special
 
 from delight_gym._checks import (
     check_action_batch,
-    check_nonnegative_float,
     check_positive_float,
     check_positive_int,
 )
 from delight_gym.agents.seeding import SeedLike
+from delight_gym.agents.settings import AnnealedSettings, DelightSettings
 from delight_gym.posteriors.beta import (
     BetaBernoulliPosterior,
     beta_ei_flat,
@@ -57,9 +57,6 @@ from delight_gym.posteriors.beta import (
     prior_expected_improvement,
 )
 from delight_gym.rule import (
-    DEFAULT_GATE_PRICE,
-    DEFAULT_HALF_LIFE,
-    DEFAULT_SURPRISAL_CAP,
     DelightDecision,
     delight_rule,
     draw_acting_uniforms,
@@ -265,7 +262,7 @@ class ThompsonAgent(BernoulliAgent):
         return np.where(fresh_max > best_sample, self.n_tried, best)
 
 
-class EpsilonGreedyAgent(BernoulliAgent):
+class EpsilonGreedyAgent(AnnealedSettings, BernoulliAgent):
     """Annealed ε-greedy: with probability ``ε_t = M/(M+t)`` a uniformly random arm (any of the
     ``K``, the greedy one included), otherwise the greedy arm.
 
@@ -274,17 +271,6 @@ class EpsilonGreedyAgent(BernoulliAgent):
     """
 
     name = "egreedy"
-
-    def __init__(
-        self,
-        batch_size: int,
-        num_arms: int,
-        *,
-        half_life: float = DEFAULT_HALF_LIFE,
-        **kwargs: Any,
-    ) -> None:
-        self.half_life = check_positive_float(half_life, "half_life")
-        super().__init__(batch_size, num_arms, **kwargs)
 
     def act(self) -> np.ndarray:
         eps = epsilon_schedule(self.t, self.half_life, validate=False)
@@ -314,7 +300,7 @@ class UCBAgent(BernoulliAgent):
         return np.where(self.untried > 0, self.n_tried, best)
 
 
-class DelightAgent(BernoulliAgent):
+class DelightAgent(DelightSettings, BernoulliAgent):
     """Delight-gated exploration (Algorithm 1) with a greedy host and exact Beta EI.
 
     Host: the greedy arm (lowest index on ties); baseline ``v = max_a m_a``; every other arm
@@ -332,21 +318,6 @@ class DelightAgent(BernoulliAgent):
     """
 
     name = "delight"
-
-    def __init__(
-        self,
-        batch_size: int,
-        num_arms: int,
-        *,
-        half_life: float = DEFAULT_HALF_LIFE,
-        gate_price: float = DEFAULT_GATE_PRICE,
-        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        **kwargs: Any,
-    ) -> None:
-        self.half_life = check_positive_float(half_life, "half_life")
-        self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
-        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
-        super().__init__(batch_size, num_arms, **kwargs)
 
     def _candidates(
         self, rows: np.ndarray, host_arm: np.ndarray, host_fresh: np.ndarray, baseline: np.ndarray

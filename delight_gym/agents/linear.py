@@ -26,13 +26,11 @@ from typing import Any, ClassVar
 
 import torch
 
-from delight_gym._checks import check_nonnegative_float, check_positive_float, check_positive_int
+from delight_gym._checks import check_positive_int
 from delight_gym.agents.seeding import SeedLike, torch_seed
+from delight_gym.agents.settings import AnnealedSettings, DelightSettings
 from delight_gym.posteriors.linear import LinearGaussianPosterior, gaussian_expected_improvement
 from delight_gym.rule import (
-    DEFAULT_GATE_PRICE,
-    DEFAULT_HALF_LIFE,
-    DEFAULT_SURPRISAL_CAP,
     delight_rule,
     epsilon_schedule,
     sample_acting,
@@ -158,14 +156,10 @@ class LinearThompsonAgent(LinearAgent):
         return torch.argmax(torch.einsum("bkd,bd->bk", x, theta), dim=-1)
 
 
-class LinearEpsilonGreedyAgent(LinearAgent):
+class LinearEpsilonGreedyAgent(AnnealedSettings, LinearAgent):
     """Annealed ε-greedy, uniform over all K arms with probability ``ε_t = M/(M+t)``."""
 
     name = "egreedy"
-
-    def __init__(self, *args: Any, half_life: float = DEFAULT_HALF_LIFE, **kwargs: Any) -> None:
-        self.half_life = check_positive_float(half_life, "half_life")
-        super().__init__(*args, **kwargs)
 
     def act(self, features: Any) -> torch.Tensor:
         x = self._check_features(features)
@@ -191,7 +185,7 @@ class LinearUCBAgent(LinearAgent):
         return torch.argmax(mean + z * std, dim=-1)
 
 
-class LinearDelightAgent(LinearAgent):
+class LinearDelightAgent(DelightSettings, LinearAgent):
     """Delight-gated exploration with a greedy host and Gaussian EI of ``f(a) = φ(a)ᵀθ``.
 
     Args:
@@ -204,19 +198,6 @@ class LinearDelightAgent(LinearAgent):
     """
 
     name = "delight"
-
-    def __init__(
-        self,
-        *args: Any,
-        half_life: float = DEFAULT_HALF_LIFE,
-        gate_price: float = DEFAULT_GATE_PRICE,
-        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        **kwargs: Any,
-    ) -> None:
-        self.half_life = check_positive_float(half_life, "half_life")
-        self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
-        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
-        super().__init__(*args, **kwargs)
 
     def act(self, features: Any) -> torch.Tensor:
         x = self._check_features(features)

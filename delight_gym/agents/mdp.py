@@ -54,18 +54,15 @@ import numpy as np
 import torch
 
 from delight_gym._checks import (
-    check_nonnegative_float,
     check_positive_float,
 )
 from delight_gym.agents.seeding import SeedLike, seed_generators
+from delight_gym.agents.settings import AnnealedSettings, DelightSettings
 from delight_gym.posteriors.tabular import (
     DEFAULT_STICK_TOLERANCE,
     TabularMDPPosterior,
 )
 from delight_gym.rule import (
-    DEFAULT_GATE_PRICE,
-    DEFAULT_HALF_LIFE,
-    DEFAULT_SURPRISAL_CAP,
     DelightDecision,
     delight_rule,
     epsilon_schedule,
@@ -267,19 +264,17 @@ class PSRLAgent(MDPAgent):
         return torch.argmax(self._q_plan_at(s, h), dim=-1)
 
 
-class _HostAgent(MDPAgent):
+class _HostAgent(AnnealedSettings, MDPAgent):
     """Agents acting on the frozen posterior-mean plan through a Boltzmann host."""
 
     def __init__(
         self,
         *args: Any,
         temperature: float = DEFAULT_TEMPERATURE,
-        half_life: float = DEFAULT_HALF_LIFE,
         epsilon_clock: str = "step",
         **kwargs: Any,
     ) -> None:
         self.temperature = check_positive_float(temperature, "temperature")
-        self.half_life = check_positive_float(half_life, "half_life")
         if epsilon_clock not in ("step", "episode"):
             raise ValueError(f"epsilon_clock must be 'step' or 'episode', got {epsilon_clock!r}")
         self.epsilon_clock = epsilon_clock
@@ -321,7 +316,7 @@ class MDPEpsilonGreedyAgent(_HostAgent):
         return torch.where(explored, uniform, greedy)
 
 
-class MDPDelightAgent(_HostAgent):
+class MDPDelightAgent(DelightSettings, _HostAgent):
     """Delight-gated exploration with a frozen Boltzmann host and the posterior-mean evaluator.
 
     Args:
@@ -337,17 +332,6 @@ class MDPDelightAgent(_HostAgent):
     """
 
     name = "delight"
-
-    def __init__(
-        self,
-        *args: Any,
-        gate_price: float = DEFAULT_GATE_PRICE,
-        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        **kwargs: Any,
-    ) -> None:
-        self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
-        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
-        super().__init__(*args, **kwargs)
 
     def _reset_stats(self) -> None:
         zeros = torch.zeros(self.batch_size, dtype=torch.int64, device=self.device)
