@@ -8,8 +8,11 @@ For every agent and K it compiles the paper's appendix algorithm (``benchmarks/p
 ``select_delight`` as printed, in a ``jit``-compiled ``vmap`` over seeds of a ``lax.scan`` over
 rounds), reports the compile time apart, times the compiled run, then times ours
 (:func:`delight_gym.experiments.bandit.run_bernoulli`, the fast batched agents) on the same
-cell right after, and prints ``paper / ours``. With ``--repeats R`` each side is timed R times
-and the fastest kept (the machine's load varies).
+cell right after, and prints ``paper / ours`` of the wall times. Beside each wall time it
+prints the process's CPU time (``cpu s``, ``time.process_time``: all threads; XLA runs the
+paper's code on a thread pool, ours is mostly one thread), which a loaded machine disturbs
+less, and the load average before and after the run. With ``--repeats R`` each side is timed
+R times and the fastest kept (the machine's load varies).
 
 Both sides' final cumulative pseudo-regret is printed as mean ± standard error over seeds with
 ``z = (ours − paper) / √(se_ours² + se_paper²)``: the two draw different instances and random
@@ -20,6 +23,7 @@ algorithm was timed (the paper's code runs in ``float32``, ours in ``float64``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -37,14 +41,25 @@ def mean_se(final: np.ndarray) -> tuple[float, float]:
     return float(final.mean()), float(final.std(ddof=1) / np.sqrt(final.size))
 
 
-def fastest(fn, repeats: int) -> tuple[float, object]:
-    """Run ``fn()`` ``repeats`` times; return the shortest wall time and the last result."""
-    best, result = float("inf"), None
+def fastest(fn, repeats: int) -> tuple[float, float, object]:
+    """Run ``fn()`` ``repeats`` times; return the shortest wall time, the CPU time of that
+    run and the last result."""
+    best, cpu, result = float("inf"), float("nan"), None
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        wall = time.perf_counter() - start
+        if wall < best:
+            best, cpu = wall, time.process_time() - start_cpu
+    return best, cpu, result
+
+
+def load_average() -> str:
+    """The 1-minute load average and the number of cores, as text (Unix only)."""
+    try:
+        return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    except OSError:  # pragma: no cover - not available on this platform
+        return f"{os.cpu_count()} cores"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -67,17 +82,17 @@ def main(argv: list[str] | None = None) -> None:
     jax_device = paper_jax.jax.devices()[0]
     print(
         f"seeds={args.seeds} horizon={args.horizon} repeats={args.repeats} "
-        f"jax={paper_jax.jax.__version__} on {jax_device.platform}"
+        f"jax={paper_jax.jax.__version__} on {jax_device.platform}; {load_average()}"
     )
     print(
-        f"{'agent':<9}{'K':>6}{'paper compile s':>16}{'paper s':>9}{'ours s':>8}{'paper/ours':>11}"
-        f"   {'paper regret':>15}{'ours regret':>15}{'z':>6}"
+        f"{'agent':<9}{'K':>6}{'paper compile s':>16}{'paper s':>9}{'cpu s':>8}{'ours s':>8}"
+        f"{'cpu s':>7}{'paper/ours':>11}   {'paper regret':>15}{'ours regret':>15}{'z':>6}"
     )
     for k in arms:
         for agent in agents:
             run, compile_s = paper_jax.compile_run(agent, k, args.horizon, args.seeds)
-            paper_s, paper_regret = fastest(run, args.repeats)
-            ours_s, ours_result = fastest(
+            paper_s, paper_cpu, paper_regret = fastest(run, args.repeats)
+            ours_s, ours_cpu, ours_result = fastest(
                 lambda agent=agent, k=k: run_bernoulli(agent, k, args.horizon, args.seeds),
                 args.repeats,
             )
@@ -85,11 +100,12 @@ def main(argv: list[str] | None = None) -> None:
             o_mean, o_se = mean_se(ours_result.cumulative[:, -1])  # type: ignore[attr-defined]
             z = (o_mean - p_mean) / np.hypot(o_se, p_se)
             print(
-                f"{agent:<9}{k:>6}{compile_s:>16.2f}{paper_s:>9.2f}{ours_s:>8.2f}"
-                f"{paper_s / ours_s:>10.1f}x   {p_mean:>7.1f} ± {p_se:<5.1f}"
+                f"{agent:<9}{k:>6}{compile_s:>16.2f}{paper_s:>9.2f}{paper_cpu:>8.1f}{ours_s:>8.2f}"
+                f"{ours_cpu:>7.2f}{paper_s / ours_s:>10.1f}x   {p_mean:>7.1f} ± {p_se:<5.1f}"
                 f"{o_mean:>7.1f} ± {o_se:<5.1f}{z:>6.2f}",
                 flush=True,
             )
+    print(f"done; {load_average()}")
 
 
 if __name__ == "__main__":

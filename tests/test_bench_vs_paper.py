@@ -117,8 +117,11 @@ def test_benchmark_script_prints_a_row_per_cell():
         [sys.executable, script, *args], capture_output=True, text=True, timeout=300, check=False
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    rows = [line.split() for line in out.stdout.splitlines()[2:]]
+    lines = out.stdout.splitlines()
+    assert "load average" in lines[0] and lines[-1].startswith("done")
+    rows = [line.split() for line in lines[2:-1]]
     assert [row[:2] for row in rows] == [["delight", "3"], ["thompson", "3"]]
-    for row in rows:  # compile, paper, ours seconds; ratio; two "mean ± se"; z
-        assert len(row) == 13 and row[5].endswith("x") and row[7] == row[10] == "±"
-        assert float(row[5].rstrip("x")) > 0 and np.isfinite(float(row[12]))
+    for row in rows:  # compile s; paper s, cpu s; ours s, cpu s; ratio; 2 × "mean ± se"; z
+        assert len(row) == 15 and row[7].endswith("x") and row[9] == row[12] == "±"
+        assert float(row[7].rstrip("x")) > 0 and np.isfinite(float(row[14]))
+        assert all(float(x) >= 0 for x in row[2:7])
