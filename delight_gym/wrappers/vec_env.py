@@ -88,7 +88,7 @@ __all__ = ["SB3VecEnvAdapter"]
 _FINAL_KEYS = ("final_obs", "final_info")
 
 
-class SB3VecEnvAdapter(VecEnv):  # type: ignore[misc]
+class SB3VecEnvAdapter(VecEnv):
     """A Gymnasium 1.x ``VectorEnv`` seen as a Stable-Baselines3 ``VecEnv``.
 
     Args:
@@ -145,7 +145,8 @@ class SB3VecEnvAdapter(VecEnv):  # type: ignore[misc]
                 "options: a Gymnasium vector env is reset with one options dict for all "
                 f"sub-envs, so set_options must give every sub-env the same; got {options!r}"
             )
-        obs, infos = self._list_infos.reset(
+        reset: Any = self._list_infos.reset  # typed for an int seed; vector envs take a list
+        obs, infos = reset(
             seed=None if all(s is None for s in seeds) else seeds,
             options=deepcopy(options[0]) or None,
         )
@@ -194,7 +195,8 @@ class SB3VecEnvAdapter(VecEnv):  # type: ignore[misc]
                     infos[i]["terminal_observation"] = step_obs[i]
                     self.reset_infos[i] = reset_infos[i]
                 merged = [new_obs[i] if dones[i] else step_obs[i] for i in range(self.num_envs)]
-                obs = concatenate(space, merged, create_empty_array(space, self.num_envs))
+                out: Any = create_empty_array(space, self.num_envs)
+                obs = concatenate(space, merged, out)
         for i, info in enumerate(infos):
             info["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
         return obs, np.asarray(rewards, dtype=np.float32), dones, infos
@@ -227,11 +229,12 @@ class SB3VecEnvAdapter(VecEnv):  # type: ignore[misc]
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute of each sub-env asked (a native vector env's own, for every index)."""
         idx = list(self._get_indices(indices))
-        envs = getattr(self.venv, "envs", None)
+        venv: Any = self.venv  # Sync/AsyncVectorEnv methods are not on VectorEnv
+        envs = getattr(venv, "envs", None)
         if envs is not None:  # SyncVectorEnv: the sub-envs themselves
             return [envs[i].get_wrapper_attr(attr_name) for i in idx]
         if self._per_sub_env():  # AsyncVectorEnv: every sub-env's, all at once
-            values = self.venv.get_attr(attr_name)
+            values = venv.get_attr(attr_name)
             return [values[i] for i in idx]
         value = getattr(self.venv, attr_name)
         return [value for _ in idx]
@@ -239,17 +242,18 @@ class SB3VecEnvAdapter(VecEnv):  # type: ignore[misc]
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set the attribute in the sub-envs asked (native vector env: ``indices=None``)."""
         idx = set(self._get_indices(indices))
-        envs = getattr(self.venv, "envs", None)
+        venv: Any = self.venv
+        envs = getattr(venv, "envs", None)
         if envs is not None:  # SyncVectorEnv: the sub-envs themselves
             for i in sorted(idx):
                 envs[i].set_wrapper_attr(attr_name, value)
             return
         if self._per_sub_env():  # AsyncVectorEnv: one value per sub-env, all at once
-            current = self.venv.get_attr(attr_name) if len(idx) < self.num_envs else None
+            current = venv.get_attr(attr_name) if len(idx) < self.num_envs else None
             values = [
                 value if current is None or i in idx else current[i] for i in range(self.num_envs)
             ]
-            self.venv.set_attr(attr_name, values)
+            venv.set_attr(attr_name, values)
             return
         self._require_all(indices, "set_attr")
         setattr(self.venv, attr_name, value)
@@ -264,14 +268,15 @@ class SB3VecEnvAdapter(VecEnv):  # type: ignore[misc]
         """Call the method in the sub-envs asked; a native vector env's method is called once
         (``indices=None``) and its result returned for every sub-env."""
         idx = list(self._get_indices(indices))
-        envs = getattr(self.venv, "envs", None)
+        venv: Any = self.venv
+        envs = getattr(venv, "envs", None)
         if envs is not None:  # SyncVectorEnv: the sub-envs themselves
             return [
                 envs[i].get_wrapper_attr(method_name)(*method_args, **method_kwargs) for i in idx
             ]
-        if callable(getattr(self.venv, "call", None)):  # AsyncVectorEnv: all at once
+        if callable(getattr(venv, "call", None)):  # AsyncVectorEnv: all at once
             self._require_all(indices, "env_method")
-            return list(self.venv.call(method_name, *method_args, **method_kwargs))
+            return list(venv.call(method_name, *method_args, **method_kwargs))
         self._require_all(indices, "env_method")
         result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
         return [result for _ in idx]
@@ -289,5 +294,5 @@ class SB3VecEnvAdapter(VecEnv):  # type: ignore[misc]
         """One RGB frame per sub-env (``render_mode="rgb_array"``), else ``None`` each."""
         if self.render_mode != "rgb_array":
             return [None for _ in range(self.num_envs)]
-        frames = self.venv.render()
+        frames: Any = self.venv.render()
         return list(frames) if frames is not None else [None for _ in range(self.num_envs)]
