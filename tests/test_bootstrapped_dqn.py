@@ -305,3 +305,28 @@ def test_bad_arguments_name_themselves(kwargs, error, match) -> None:
 def test_unsupported_spaces_are_refused() -> None:
     with pytest.raises((TypeError, AssertionError), match=r"Box or Discrete|not supported"):
         BootstrappedDQN("MlpPolicy", gym.make("Blackjack-v1"))  # Tuple observations
+
+
+@pytest.mark.parametrize(
+    "device",
+    [
+        "cpu",
+        pytest.param(
+            "cuda",
+            marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
+        ),
+    ],
+)
+def test_learns_on_every_device_from_the_same_initial_heads(device: str) -> None:
+    env = gym.make("DeepSea-v0", size=5, mapping_seed=0)
+    cpu = BootstrappedDQN("MlpPolicy", env, seed=4, **SMALL)
+    model = BootstrappedDQN("MlpPolicy", env, seed=4, delight=True, **{**SMALL, "device": device})
+    assert model.ensemble.device.type == device
+    obs = np.zeros((25, 5, 5), dtype=np.float32)
+    obs.reshape(25, 25)[np.arange(25), np.arange(25)] = 1.0
+    np.testing.assert_allclose(
+        model.ensemble.head_values(obs), cpu.ensemble.head_values(obs), rtol=1e-5, atol=1e-6
+    )
+    model.learn(100)
+    assert model._n_updates == 100 - SMALL["learning_starts"]
+    assert np.all(np.isfinite(model.ensemble.head_values(obs)))
