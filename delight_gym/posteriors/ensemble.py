@@ -54,6 +54,8 @@ from gymnasium import spaces
 from torch import nn
 
 from delight_gym._checks import (
+    check_action_batch,
+    check_finite_array,
     check_nonnegative_float,
     check_positive_float,
     check_positive_int,
@@ -718,23 +720,17 @@ class EnsembleQPosterior:
         obs = net.encode(observations, "observations")
         n = obs.shape[0]
         net.encode(next_observations, "next_observations")  # validates
-        act = np.asarray(actions)
-        if act.shape != (n,) or act.dtype.kind not in "iu":
-            raise ValueError(
-                f"actions must be integers of shape ({n},), got {act.dtype} {act.shape}"
-            )
-        if np.any(act < 0) or np.any(act >= self.num_actions):
-            raise ValueError(f"actions must lie in [0, {self.num_actions})")
-        rew = np.asarray(rewards, dtype=np.float64)
-        if rew.shape != (n,) or not np.all(np.isfinite(rew)):
-            raise ValueError(f"rewards must be finite of shape ({n},), got shape {rew.shape}")
+        act = check_action_batch(actions, n, self.num_actions, "actions")
+        rew = check_finite_array(rewards, "rewards")
+        if rew.shape != (n,):
+            raise ValueError(f"rewards must have shape ({n},), got {rew.shape}")
         term = np.asarray(terminated)
         if term.shape != (n,):
             raise ValueError(f"terminated must have shape ({n},), got {term.shape}")
         rows = {
             "observations": _tensor(observations, dev),
             "next_observations": _tensor(next_observations, dev),
-            "actions": torch.as_tensor(act.astype(np.int64), device=dev),
+            "actions": torch.as_tensor(act, device=dev),
             "rewards": torch.as_tensor(rew, dtype=torch.float32, device=dev),
             "terminated": torch.as_tensor(term.astype(bool), device=dev),
         }
