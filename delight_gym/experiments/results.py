@@ -33,6 +33,7 @@ __all__ = [
     "curves_frame",
     "format_summary",
     "load_cell",
+    "mean_se",
     "save_cell",
     "summary_frame",
     "write_tables",
@@ -108,7 +109,10 @@ def load_cell(out: Path, key: str) -> tuple[dict[str, np.ndarray], dict[str, Any
     return arrays, meta
 
 
-def _mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and standard error (``std(ddof=1)/√n``; NaN for one seed) over the first axis
+    (seeds) of ``values``, e.g. cumulative regret curves ``(seeds, T)`` -> two ``(T,)``."""
+    values = np.asarray(values, dtype=float)
     n = values.shape[0]
     mean = values.mean(axis=0)
     se = values.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.full_like(mean, np.nan)
@@ -128,7 +132,7 @@ def summary_frame(
     with_success = bool(rows) and all("first_success" in row for row in rows)
     for row in rows:
         final = np.asarray(row["final_regret"], dtype=float)
-        mean, se = _mean_se(final[:, None])
+        mean, se = mean_se(final[:, None])
         rec = {"experiment": row["experiment"], "agent": row["agent"]}
         rec.update({c: row[c] for c in setting_columns})
         rec.update(
@@ -158,7 +162,7 @@ def curves_frame(rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[st
     """
     frames = []
     for row in rows:
-        mean, se = _mean_se(np.asarray(row["cumulative"], dtype=float))
+        mean, se = mean_se(np.asarray(row["cumulative"], dtype=float))
         frame = pd.DataFrame(
             {"t": np.arange(1, mean.shape[0] + 1), "regret_mean": mean, "regret_se": se}
         )
