@@ -289,12 +289,13 @@ def test_bad_arguments_raise() -> None:
         DelightExplorationWrapper(
             _const_host(HOST), post, observation_space=spaces.Box(0, 1, (2, 2))
         ).predict(np.zeros(3))
-    cartpole = gym.make("CartPole-v1")
-    with pytest.raises(ValueError, match="Discrete or one-hot"):
+    # A Box that is not one-hot gets the ensemble (tests/test_delight_dqn.py); a Dict space
+    # has no default posterior.
+    with pytest.raises(ValueError, match="Discrete or Box"):
         DelightExplorationWrapper(
             _const_host(np.array([0.5, 0.5])),
-            observation_space=cartpole.observation_space,
-            action_space=cartpole.action_space,
+            observation_space=spaces.Dict({"x": spaces.Discrete(2)}),
+            action_space=spaces.Discrete(2),
         )
 
 

@@ -1,5 +1,7 @@
 """The tabular Gaussian value posterior: the wrapper's default posterior for Discrete or one-hot
-observations (see :class:`TabularValuePosterior`). numpy only; never imports torch.
+observations (see :class:`TabularValuePosterior`), and :func:`default_posterior`, which picks
+it or the ensemble for other Box spaces. numpy only; torch is imported only when
+:func:`default_posterior` builds an ensemble.
 """
 
 from __future__ import annotations
@@ -194,7 +196,39 @@ class TabularValuePosterior:
 
 
 def default_posterior(
-    observation_space: Any, num_actions: int, **kwargs: Any
-) -> TabularValuePosterior:
-    """The wrapper's default posterior: :meth:`TabularValuePosterior.from_space`."""
-    return TabularValuePosterior.from_space(observation_space, num_actions, **kwargs)
+    observation_space: Any, num_actions: int, *, seed: int | None = None, **kwargs: Any
+) -> Any:
+    """The default posterior of the wrapper and of ``DelightDQN`` for an observation space.
+
+    * Discrete or one-hot ``Box`` (bounds ``[0, 1]``): :meth:`TabularValuePosterior.from_space`
+      (``seed`` unused: it draws nothing);
+    * any other ``Box``: :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (``K = 10``
+      Q-heads with randomized priors, its own replay buffer, one gradient step per observed
+      transition once 128 are stored; torch is imported only here).
+
+    Parameters
+    ----------
+    observation_space : gymnasium.Space
+    num_actions : int
+    seed : int, optional
+        Seed of the ensemble's generator (initial heads, priors, replay samples).
+    **kwargs :
+        The chosen posterior's arguments (``gamma`` is common to both).
+
+    Raises
+    ------
+    ValueError
+        For a space that is neither (e.g. ``Dict``).
+    """
+    if encoder_for_space(observation_space) is not None:
+        return TabularValuePosterior.from_space(observation_space, num_actions, **kwargs)
+    from gymnasium import spaces
+
+    if not isinstance(observation_space, spaces.Box):
+        raise ValueError(
+            "the default posterior needs a Discrete or Box observation space, got "
+            f"{observation_space!r}; pass posterior= explicitly"
+        )
+    from delight_gym.posteriors.ensemble import EnsembleQPosterior
+
+    return EnsembleQPosterior(observation_space, num_actions, seed=seed, **kwargs)

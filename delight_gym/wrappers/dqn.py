@@ -3,8 +3,14 @@
 **Design.** The host is the DQN's own online Q-network (greedy, or Boltzmann with
 ``host_temperature``); the posterior is
 :class:`~delight_gym.posteriors.value.TabularValuePosterior` for Discrete/one-hot
-observations (its ``gamma`` is the DQN's), or any
-:class:`~delight_gym.posteriors.base.ValuePosterior` passed as ``posterior``. Every
+observations (its ``gamma`` is the DQN's), an
+:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` for any other Box space (K = 10
+heads with randomized priors, ``gamma`` and device the DQN's), or any
+:class:`~delight_gym.posteriors.base.ValuePosterior` passed as ``posterior``. An
+:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (the default or one passed in)
+trains from SB3's replay buffer: one TD step of every head on its own replay sample per
+gradient step of the Q-network, a hard update of its target heads every
+``target_update_period`` of its steps; any other posterior is fed each transition. Every
 environment step:
 
 * ``_sample_action`` asks :class:`~delight_gym.wrappers.DelightExplorationWrapper` for the
@@ -14,10 +20,13 @@ environment step:
   it;
 * ``_store_transition`` stores it as DQN does and then feeds the same transition (with the
   true final observation of finished episodes, ``terminated`` excluding time-limit
-  truncation) to the posterior, advancing DE's ``t``.
+  truncation) to the posterior (an ensemble: only DE's clock advances), advancing DE's ``t``.
 
-SB3's ε-greedy is switched off (``exploration_rate`` stays 0); ``exploration_*`` arguments are
-refused. ``predict(deterministic=False)`` is DE (without advancing ``t``),
+SB3's ε-greedy is switched off; ``exploration_*`` arguments are refused. ``exploration_rate``
+holds DE's ``ε_t`` and is logged as ``rollout/exploration_rate``; DE's statistics
+(:mod:`delight_gym.wrappers.logging`: override rate, gate size, gate-empty rate, EI of the
+overridden actions) are logged under ``delight/`` at every log dump and then reset.
+``predict(deterministic=False)`` is DE (without advancing ``t``),
 ``predict(deterministic=True)`` is the greedy Q-network. ``save``/``load`` keep DE's settings,
 posterior, ``t`` and random generator (all live in the ``delight`` attribute, which SB3
 serialises; the host link back to the model is dropped on save and restored on load).
@@ -45,9 +54,12 @@ import numpy as np
 from stable_baselines3 import DQN
 
 from delight_gym.posteriors.base import ValuePosterior
+from delight_gym.posteriors.encoders import encoder_for_space
+from delight_gym.posteriors.ensemble import EnsembleQPosterior
 from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
 from delight_gym.wrappers.exploration import DelightExplorationWrapper
 from delight_gym.wrappers.hosts import SB3QHost
+from delight_gym.wrappers.logging import DelightStats
 
 __all__ = ["DelightDQN"]
 
@@ -68,9 +80,12 @@ class DelightDQN(DQN):
     baseline : {"host", "max"}, default "host"
         EI baseline (see :mod:`delight_gym.wrappers.exploration`).
     posterior : ValuePosterior, optional
-        Default: the tabular value posterior of the observation space.
+        Default: the tabular value posterior of a Discrete/one-hot observation space, else an
+        :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (trained from the replay
+        buffer, see the module docstring).
     posterior_kwargs : dict, optional
-        Arguments of the default posterior (``gamma`` defaults to this DQN's ``gamma``).
+        Arguments of the default posterior (``gamma`` defaults to this DQN's ``gamma``; the
+        ensemble's ``device`` to this DQN's device and its ``seed`` to ``delight_seed``).
     delight_seed : int, optional
         Seed of DE's generator; default: ``seed``.
     lazy_gate : bool, default True
@@ -138,6 +153,8 @@ class DelightDQN(DQN):
             kwargs = dict(cfg["posterior_kwargs"] or {})
             if cfg["posterior"] is None:
                 kwargs.setdefault("gamma", float(self.gamma))
+                if encoder_for_space(self.observation_space) is None:
+                    kwargs.setdefault("device", self.device)
             self.delight = DelightExplorationWrapper(
                 SB3QHost(self, cfg["host_temperature"]),
                 cfg["posterior"],
@@ -157,6 +174,18 @@ class DelightDQN(DQN):
             host.model = self
             host.observation_space = self.observation_space
             host.action_space = self.action_space
+
+    @property
+    def trains_posterior(self) -> bool:
+        """Whether the posterior is an ensemble trained from the replay buffer (else it is fed
+        every transition through ``observe``)."""
+        return isinstance(self._de().posterior, EnsembleQPosterior)
+
+    @property
+    def delight_stats(self) -> DelightStats:
+        """DE's decisions since the last log dump (the wrapper's ``stats``): training steps and
+        any ``predict(deterministic=False)`` call."""
+        return self._de().stats
 
     def _de(self) -> DelightExplorationWrapper:
         if self.delight is None:  # pragma: no cover - only before _setup_model
@@ -211,4 +240,41 @@ class DelightDQN(DQN):
             if done and infos[i].get("terminal_observation") is not None:
                 next_obs[i] = infos[i]["terminal_observation"]
         terminated = np.asarray(dones, dtype=bool) & ~truncated
-        self._de().observe(obs, buffer_action, orig_reward, next_obs, terminated, truncated)
+        if self.trains_posterior:
+            self._de().advance(len(dones))
+        else:
+            self._de().observe(obs, buffer_action, orig_reward, next_obs, terminated, truncated)
+
+    def train(self, gradient_steps: int, batch_size: int = 100) -> None:
+        """DQN's gradient steps, then as many TD steps of an ensemble posterior (each on its own
+        sample of the replay buffer; a hard update of its targets every
+        ``target_update_period`` of them)."""
+        super().train(gradient_steps, batch_size)
+        if not self.trains_posterior:
+            return
+        posterior = self._de().posterior
+        assert isinstance(posterior, EnsembleQPosterior)
+        for _ in range(gradient_steps):
+            batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
+            posterior.td_step(
+                batch.observations,
+                batch.actions,
+                batch.rewards,
+                batch.next_observations,
+                batch.dones,
+            )
+            posterior.sgd_steps += 1
+            if posterior.sgd_steps % posterior.target_update_period == 0:
+                posterior.update_target()
+
+    def _on_step(self) -> None:
+        """DQN's target update, then ``exploration_rate = ε_t`` (logged as
+        ``rollout/exploration_rate``)."""
+        super()._on_step()
+        self.exploration_rate = self._de().epsilon
+        self.logger.record("rollout/exploration_rate", self.exploration_rate)
+
+    def dump_logs(self) -> None:
+        """Log DE's statistics since the last dump (then reset them), then SB3's."""
+        self._de().stats.log(self.logger)
+        super().dump_logs()

@@ -23,11 +23,25 @@ by :func:`delight_gym.rule.sample_acting`:
    :func:`~delight_gym.rule.sample_acting_on_explore_rows`, the same draw with the posterior
    and gate evaluated only on the rows that explore (identical actions, cheaper).
 
-The posterior is the default tabular value posterior
-(:class:`~delight_gym.posteriors.value.TabularValuePosterior`) when the observation space
-is Discrete or one-hot, or any object following
+The default posterior (:func:`~delight_gym.posteriors.value.default_posterior`) is the tabular
+value posterior (:class:`~delight_gym.posteriors.value.TabularValuePosterior`) when the
+observation space is Discrete or one-hot, and for any other Box space (CartPole's,
+MountainCar's) an ensemble of Q-heads with randomized priors
+(:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior`, seeded from ``seed``) that
+trains on the transitions :meth:`~DelightExplorationWrapper.observe` gives it (its own replay
+buffer). Any object following
 :class:`~delight_gym.posteriors.base.ValuePosterior`; the package's other posteriors are
 adapted by :func:`~delight_gym.posteriors.base.adapt_posterior`.
+
+**Evaluation with SB3's** ``evaluate_policy`` (``model=wrapper``): ``deterministic=True``
+(its default) plays the host's own choice, SB3's contract, with no exploration;
+``deterministic=False`` plays DE's acting distribution *frozen* at the current ``ε_t`` and
+posterior (evaluation never trains, as in SB3). For online DE during the evaluation episodes
+(the posterior learns and ``ε_t`` decays as they are played), pass
+``callback=wrapper.evaluation_callback()``: it feeds every transition to
+:meth:`~DelightExplorationWrapper.observe`. Every non-deterministic :meth:`predict` is recorded
+in :attr:`~DelightExplorationWrapper.stats` (:class:`~delight_gym.wrappers.logging.DelightStats`);
+``wrapper.stats.log(logger)`` writes it to an SB3 logger.
 """
 
 from __future__ import annotations
@@ -41,6 +55,7 @@ from gymnasium import spaces
 from delight_gym._checks import (
     check_finite_array,
     check_nonnegative_float,
+    check_nonnegative_int,
     check_positive_float,
     check_probabilities,
 )
@@ -63,6 +78,7 @@ from delight_gym.rule import (
     sample_acting_on_explore_rows,
 )
 from delight_gym.wrappers.hosts import Host, make_host
+from delight_gym.wrappers.logging import DelightStats
 
 __all__ = ["BASELINES", "DelightExplorationWrapper"]
 
@@ -111,9 +127,12 @@ class DelightExplorationWrapper:
         Supplies posterior means and EI (see :mod:`delight_gym.posteriors`; the package's
         :class:`~delight_gym.posteriors.BetaBernoulliPosterior`,
         :class:`~delight_gym.posteriors.LinearGaussianPosterior` and
-        :class:`~delight_gym.posteriors.TabularMDPPosterior` may be passed as they are). Default:
-        a :class:`~delight_gym.posteriors.value.TabularValuePosterior` built from the
-        observation space, which must then be Discrete or one-hot (bounds ``[0, 1]``).
+        :class:`~delight_gym.posteriors.TabularMDPPosterior` may be passed as they are). Default
+        (:func:`~delight_gym.posteriors.value.default_posterior`): a
+        :class:`~delight_gym.posteriors.value.TabularValuePosterior` for a Discrete or one-hot
+        (bounds ``[0, 1]``) observation space, else an
+        :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (10 heads, trained on what
+        :meth:`observe` gives it).
     gate_price : float, default 0.1
         ``λ >= 0`` (``inf``: never override).
     surprisal_cap : float, default 10.0
@@ -131,8 +150,10 @@ class DelightExplorationWrapper:
         Needed for a callable host (SB3 models carry their own): the observation space tells a
         single observation from a batch and builds the default posterior.
     posterior_kwargs : dict, optional
-        Arguments of the default posterior (``gamma``, ``prior_mean``, ``prior_std``,
-        ``noise_std``); ``gamma`` defaults to the host model's ``gamma`` when it has one.
+        Arguments of the default posterior (tabular: ``gamma``, ``prior_mean``, ``prior_std``,
+        ``noise_std``; ensemble: those of
+        :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior`); ``gamma`` defaults to
+        the host model's ``gamma`` when it has one, the ensemble's ``seed`` to ``seed``.
     lazy_gate : bool, default False
         Evaluate the posterior and the gate only on the rows whose ``ε`` coin chose the
         override (:func:`delight_gym.rule.sample_acting_on_explore_rows`): the same
@@ -147,6 +168,9 @@ class DelightExplorationWrapper:
     t : int
         Transitions observed so far (``ε = epsilon_schedule(t, half_life)``).
     rng : numpy.random.Generator
+    stats : DelightStats
+        Every non-deterministic :meth:`predict` since the last ``stats.log(logger)`` /
+        ``stats.reset()`` (see :mod:`delight_gym.wrappers.logging`).
     last_info : dict
         About the last :meth:`predict` call, one entry per row: ``overridden`` (bool: the
         action was drawn from a non-empty override ``q`` rather than the host), ``explored``
@@ -230,6 +254,7 @@ class DelightExplorationWrapper:
             host_model = getattr(self.host, "model", None)
             if "gamma" not in kwargs and hasattr(host_model, "gamma"):
                 kwargs["gamma"] = float(host_model.gamma)  # type: ignore[union-attr]
+            kwargs.setdefault("seed", seed)
             posterior = default_posterior(obs_space, self.num_actions, **kwargs)
         elif posterior_kwargs:
             raise TypeError("posterior_kwargs apply only to the default posterior")
@@ -254,6 +279,7 @@ class DelightExplorationWrapper:
         self.t = 0
         self.rng = np.random.default_rng(seed)
         self.last_info: dict[str, Any] = {}
+        self.stats = DelightStats()
 
     @property
     def epsilon(self) -> float:
@@ -390,6 +416,8 @@ class DelightExplorationWrapper:
                 info["baseline"][rows] = used["baseline"]
                 info["acting_probs"][rows] = decision.probs
                 info["expected_improvement"][rows] = used["ei"]
+        if not deterministic:
+            self.stats.record_info(info, actions)
         if single:
             info = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in info.items()}
             self.last_info = info
@@ -432,6 +460,55 @@ class DelightExplorationWrapper:
         else:
             update(batch, act.astype(np.int64), rew, nxt, term)
         self.t += n
+
+    def advance(self, n: int) -> None:
+        """Advance the clock ``t`` by ``n`` transitions without updating the posterior (for an
+        algorithm that trains the posterior itself, as :class:`~delight_gym.wrappers.DelightDQN`
+        does an ensemble from its replay buffer)."""
+        self.t += check_nonnegative_int(n, "n")
+
+    def evaluation_callback(self, logger: Any = None) -> Any:
+        """A ``callback`` for SB3's ``evaluate_policy`` that makes the evaluation online DE.
+
+        ``evaluate_policy(wrapper, env, deterministic=False,
+        callback=wrapper.evaluation_callback())`` feeds every evaluation transition to
+        :meth:`observe` (the real final observation of finished episodes, ``terminated``
+        without time-limit truncation), so the posterior learns and ``ε_t`` decays during the
+        evaluation. Without it, evaluation is frozen DE (see the module docstring).
+
+        Parameters
+        ----------
+        logger : stable_baselines3.common.logger.Logger, optional
+            When given, :attr:`stats` is logged (:meth:`DelightStats.log
+            <delight_gym.wrappers.logging.DelightStats.log>`) and dumped at step ``t`` at the end
+            of every evaluation episode.
+
+        Returns
+        -------
+        callable
+            ``callback(locals_, globals_)``, SB3's evaluation-callback signature.
+        """
+
+        def callback(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+            i = int(locals_["i"])
+            info = locals_["info"]
+            done = bool(locals_["done"])
+            truncated = bool(info.get("TimeLimit.truncated", False))
+            next_obs = locals_["new_observations"][i]
+            if done and info.get("terminal_observation") is not None:
+                next_obs = info["terminal_observation"]
+            self.observe(
+                locals_["observations"][i],
+                locals_["actions"][i],
+                locals_["reward"],
+                next_obs,
+                done and not truncated,
+                truncated,
+            )
+            if done and logger is not None and self.stats.log(logger):
+                logger.dump(step=self.t)
+
+        return callback
 
     def __repr__(self) -> str:
         return (
