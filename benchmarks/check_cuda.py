@@ -9,7 +9,13 @@ float64, and checks that every output agrees to ``1e-9`` relative:
 * ``LinearGaussianPosterior`` (B = 100 seeds, D = 30, K = 100 arms, 1000 rank-one updates):
   posterior mean, predictive mean and sd, and Gaussian EI;
 * ``TabularMDPPosterior`` (B = 30 seeds, DeepSea N = 50, i.e. S = 2500, 200 random episodes):
-  the posterior-mean plan ``Q_h``.
+  the posterior-mean plan ``Q_h``;
+* ``EnsembleQPosterior`` (K = 10 heads, MLP [64, 64], float32, CartPole-sized Box input and a
+  one-hot DeepSea N = 20 input): the heads' values, mean and ensemble EI at initialisation and
+  after one TD step (to ``1e-5``) and after 200 TD steps on the same batches (float32 Adam
+  drifts apart slowly: to ``1e-2``), and
+  the time of one TD step + one 128-row decision at bsuite's size and at a larger one
+  (K = 20, [256, 256], batch 512).
 
 It then times the same work on both devices in the same run and prints the ratio
 (CPU time / device time). The exit status is 1 if any check fails. With ``--device cpu`` it
@@ -27,6 +33,7 @@ import numpy as np
 import torch
 
 from delight_gym.envs.deep_sea import DeepSeaVectorEnv
+from delight_gym.posteriors.ensemble import EnsembleQPosterior
 from delight_gym.posteriors.linear import LinearGaussianPosterior
 from delight_gym.posteriors.tabular import TabularMDPPosterior
 
@@ -50,11 +57,11 @@ def _best_time(fn: Callable[[], object], device: torch.device, repeats: int) -> 
     return best
 
 
-def _close(name: str, cpu: torch.Tensor, dev: torch.Tensor) -> bool:
-    a, b = cpu.double(), dev.detach().cpu().double()
+def _close(name: str, cpu: torch.Tensor, dev: torch.Tensor, rtol: float = RTOL) -> bool:
+    a, b = torch.as_tensor(cpu).double(), torch.as_tensor(dev).detach().cpu().double()
     scale = a.abs().max().clamp_min(1e-300)
     err = float((a - b).abs().max() / scale)
-    ok = err <= RTOL and bool(torch.isfinite(b).all())
+    ok = err <= rtol and bool(torch.isfinite(b).all())
     print(f"  {'PASS' if ok else 'FAIL'}  {name}: max relative difference {err:.2e}")
     return ok
 
@@ -121,6 +128,97 @@ def tabular_check(device: torch.device, repeats: int, quick: bool = False) -> bo
     return ok
 
 
+def ensemble_check(device: torch.device, repeats: int, quick: bool = False) -> bool:
+    from gymnasium import spaces
+
+    steps = 20 if quick else 200
+    ok = True
+    cases = [
+        ("CartPole-sized Box(4)", spaces.Box(-5.0, 5.0, (4,), dtype=np.float32), 2),
+        ("one-hot DeepSea N=20", spaces.Box(0.0, 1.0, (20, 20), dtype=np.float32), 2),
+    ]
+    for label, space, actions in cases:
+        print(f"EnsembleQPosterior ({label}, K=10, [64, 64], {steps} TD steps, batch 128)")
+        rng = np.random.default_rng(0)
+        if space.shape == (20, 20):
+            cells = rng.integers(0, 400, size=(steps + 1, 128))
+            obs_all = np.zeros((steps + 1, 128, 400), dtype=np.float32)
+            np.put_along_axis(obs_all, cells[..., None], 1.0, axis=2)
+            obs_all = obs_all.reshape(steps + 1, 128, 20, 20)
+        else:
+            obs_all = rng.normal(size=(steps + 1, 128, 4)).astype(np.float32)
+        acts = rng.integers(0, actions, size=(steps, 128))
+        rews = rng.normal(size=(steps, 128)).astype(np.float32)
+        terms = rng.random((steps, 128)) < 0.05
+        probe = obs_all[-1]
+        host = np.full((128, actions), 1.0 / actions)
+
+        data = (obs_all, acts, rews, terms)
+
+        def train(post: EnsembleQPosterior, n: int, data: tuple[np.ndarray, ...] = data) -> None:
+            o, a, r, d = data
+            for t in range(n):
+                post.td_step(o[t], a[t], r[t], o[t + 1], d[t])
+                if (t + 1) % 4 == 0:
+                    post.update_target()
+
+        cpu_post, dev_post = (
+            EnsembleQPosterior(space, actions, num_heads=10, seed=0, device=dev)
+            for dev in (torch.device("cpu"), device)
+        )
+        # Float32 Adam amplifies the last-bit differences of CPU and GPU reductions step by
+        # step, so one TD step is held to 1e-5 and 200 steps to a looser drift bound.
+        for stage, done, rtol in (
+            ("init", 0, 1e-6),
+            ("1 TD step", 1, 1e-5),
+            ("200 TD steps", steps, 1e-2),
+        ):
+            if done:
+                cpu_post, dev_post = (
+                    EnsembleQPosterior(space, actions, num_heads=10, seed=0, device=dev)
+                    for dev in (torch.device("cpu"), device)
+                )
+                train(cpu_post, done)
+                train(dev_post, done)
+            c, g = cpu_post.evaluate(probe, host), dev_post.evaluate(probe, host)
+            ok &= _close(
+                f"{stage}: head values",
+                torch.as_tensor(cpu_post.head_values(probe)),
+                torch.as_tensor(dev_post.head_values(probe)),
+                rtol,
+            )
+            ok &= _close(f"{stage}: mean", c.mean, g.mean, rtol)
+            ok &= _close(
+                f"{stage}: ensemble EI", c.expected_improvement, g.expected_improvement, rtol
+            )
+    for k, hidden, batch in ((10, (64, 64), 128), (20, (256, 256), 512)):
+        space = spaces.Box(-5.0, 5.0, (4,), dtype=np.float32)
+        rng = np.random.default_rng(1)
+        o = rng.normal(size=(batch, 4)).astype(np.float32)
+        a = rng.integers(0, 2, size=batch)
+        r = rng.normal(size=batch).astype(np.float32)
+        d = np.zeros(batch, dtype=bool)
+
+        def step(post: EnsembleQPosterior, batch: tuple[np.ndarray, ...] = (o, a, r, d)) -> None:
+            obs, act, rew, done = batch
+            for _ in range(10):
+                post.td_step(obs, act, rew, obs, done)
+                post.evaluate(obs[:1], np.full((1, 2), 0.5))
+
+        times = []
+        for dev in (torch.device("cpu"), device):
+            post = EnsembleQPosterior(
+                space, 2, num_heads=k, hidden_sizes=hidden, seed=0, device=dev
+            )
+            times.append(_best_time(lambda post=post: step(post), dev, repeats) / 10)
+        print(
+            f"  TD step + one decision (K={k}, {list(hidden)}, batch {batch}): "
+            f"cpu {times[0] * 1e3:.2f} ms, {device} {times[1] * 1e3:.2f} ms, "
+            f"ratio {times[0] / times[1]:.2f}x"
+        )
+    return bool(ok)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cuda")
@@ -136,6 +234,7 @@ def main() -> int:
     results = [
         linear_check(device, args.repeats, args.quick),
         tabular_check(device, args.repeats, args.quick),
+        ensemble_check(device, args.repeats, args.quick),
     ]
     print("ALL PASS" if all(results) else "SOME CHECKS FAILED")
     return 0 if all(results) else 1
