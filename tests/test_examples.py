@@ -37,6 +37,8 @@ SCRIPTS = (
     "deep_sea_agents.py",
     "sb3_dqn_deep_sea.py",
     "ppo_wrapped_eval.py",
+    "cartpole_delight.py",
+    "mountain_car_delight.py",
 )
 # Deterministic DeepSea, any size N: N "right" moves at 0.01/N each and the treasure's 1.
 OPTIMAL_RETURN = 0.99
@@ -364,6 +366,60 @@ def test_ppo_wrapped_eval(outputs: dict[str, tuple[str, dict[str, Any]]]) -> Non
     # probabilities and EI.
     assert int(m[2]) == len(predicts) == episodes * size
     assert int(m[1]) == _count_overrides(predicts)
+    # DE does override the PPO host in smoke mode, and the wrapper's own statistics (what it
+    # logs under delight/) record the same count over the same steps.
+    assert int(m[1]) > 0
+    m = re.search(r"the wrapper's record: (\d+) of (\d+)\)", text)
+    assert m is not None, text
+    assert int(m[1]) == _count_overrides(predicts) and int(m[2]) == len(predicts)
+
+
+@pytest.mark.parametrize(
+    ("script", "env_id", "reward_per_step"),
+    [
+        ("cartpole_delight.py", "CartPole-v1", 1.0),
+        ("mountain_car_delight.py", "MountainCar-v0", -1.0),
+    ],
+)
+def test_deep_agent_comparison_tables(
+    outputs: dict[str, tuple[str, dict[str, Any]]],
+    script: str,
+    env_id: str,
+    reward_per_step: float,
+) -> None:
+    text, record = outputs[script]
+    m = re.search(
+        rf"{re.escape(env_id)}: (\d+) training steps, seeds 0-(\d+), (\d+) evaluation episodes",
+        text,
+    )
+    assert m is not None, text
+    seeds, episodes = int(m[2]) + 1, int(m[3])
+    rows = re.findall(r"^(\S+)\s+(-?[\d.]+)\s+(nan|[\d.]+)\s+(.+)$", text, re.MULTILINE)
+    rows = [r for r in rows if r[0] in ("dqn", "delight-dqn", "bootdqn")]
+    assert [r[0] for r in rows] == ["dqn", "delight-dqn", "bootdqn"], text
+    # The evaluation envs are the ones reset with seeds 10**6, 10**6 + 1, ... (agent by agent,
+    # seed by seed, in the printed order); training envs never use such seeds.
+    evals = [env for env in record["envs"] if env and (env[0]["seed"] or 0) >= 10**6]
+    assert len(evals) == len(rows) * seeds
+    for k, (_, mean, se, per_seed) in enumerate(rows):
+        seed_means = []
+        for env in evals[k * seeds : (k + 1) * seeds]:
+            assert [e["seed"] for e in env] == [10**6 + e for e in range(episodes)]
+            # Both tasks pay a constant reward per step: catches returns not summed from the
+            # rewards the env paid (or episodes cut short or run past the 500/200-step limit).
+            returns = [sum(e["rewards"]) for e in env]
+            assert returns == [reward_per_step * len(e["actions"]) for e in env]
+            assert all(1 <= len(e["actions"]) <= (500 if reward_per_step > 0 else 200) for e in env)
+            seed_means.append(np.mean(returns))
+        values = np.array(seed_means)
+        # Catches a mean or s.e. (std ddof=1 / sqrt(seeds)) that does not follow from the
+        # evaluation episodes played, or per-seed means in the wrong order.
+        np.testing.assert_allclose([float(v) for v in per_seed.split()], values, atol=0.05 + 1e-9)
+        assert abs(float(mean) - values.mean()) <= 0.005 + 1e-9
+        if seeds > 1:
+            assert abs(float(se) - values.std(ddof=1) / np.sqrt(seeds)) <= 0.005 + 1e-9
+        else:
+            assert se == "nan"
 
 
 if __name__ == "__main__":
