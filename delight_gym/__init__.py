@@ -92,7 +92,7 @@ _LAZY = {
     "run_linear": "delight_gym.experiments.linear",
     "LinearGaussianPosterior": "delight_gym.posteriors.linear",
     "DelightExplorationWrapper": "delight_gym.wrappers",
-    "gaussian_expected_improvement": "delight_gym.posteriors.linear",
+    "gaussian_expected_improvement": "delight_gym.posteriors.gaussian",
 }
 
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from delight_gym.agents.linear import LINEAR_AGENTS, make_linear_agent
-from delight_gym.experiments.linear import linear_override_budget, run_linear
+from delight_gym.experiments.linear import run_linear
+from delight_gym.theory import linear_override_budget
 from tests.linear_reference import run_linear_reference
 
 DEVICES = [

@@ -159,6 +159,15 @@ def test_relative_imports_resolve_against_the_package() -> None:
 # ---------------------------------------------------------------------- the package
 MODULES = _package_modules()
 
+# Third-party private names we use on purpose, each with its reason (package-internal private
+# names are never allowed).
+ALLOWED = {
+    # torch has no public Gamma sampler that takes a torch.Generator (torch.distributions.Gamma
+    # draws from the global RNG, which the library never touches). A sampler of our own would
+    # change PSRL's random numbers and so every committed DeepSea PSRL result.
+    ("delight_gym.posteriors.tabular", "torch._standard_gamma"),
+}
+
 
 def test_every_module_is_checked() -> None:
     on_disk = {p for p in PACKAGE_ROOT.rglob("*.py") if "__pycache__" not in p.parts}
@@ -170,4 +179,13 @@ def test_every_module_is_checked() -> None:
 def test_no_module_uses_a_private_name_of_another(module: str) -> None:
     path = _module_path(module)
     found = private_uses(path.read_text(), module, path.name == "__init__.py")
+    found = [f for f in found if not any(m == module and name in f for m, name in ALLOWED)]
     assert found == [], f"{module} uses private names: {found}"
+
+
+def test_allowed_private_names_are_still_used() -> None:
+    # An allowance that no longer matches anything must be removed, not kept as a loophole.
+    for module, name in ALLOWED:
+        path = _module_path(module)
+        found = private_uses(path.read_text(), module, path.name == "__init__.py")
+        assert any(name in f for f in found), (module, name, found)

@@ -20,10 +20,6 @@ from delight_gym.agents.linear import make_linear_agent
 from delight_gym.envs.linear import LinearBanditVectorEnv
 from delight_gym.experiments.bandit import AGENT_SEED_SALT, BanditResult
 
-# Transitional: tests/test_agents_linear.py still imports the budget from here; it lives in
-# delight_gym.theory.budget. Remove this import once that test imports it from there.
-from delight_gym.theory.budget import linear_override_budget  # noqa: F401
-
 __all__ = ["run_linear"]
 
 

@@ -331,7 +331,7 @@ def check_kg_le_ei(seed: int = 0) -> ClaimCheck:
 
 def check_gaussian_ei() -> ClaimCheck:
     """Gaussian EI at a baseline ``v ≥ m`` is at most ``s·φ(0) < s`` (Lemma ei_linear)."""
-    from delight_gym.posteriors.linear import gaussian_expected_improvement
+    from delight_gym.posteriors.gaussian import gaussian_expected_improvement
 
     s = np.logspace(-6, 3, 91)[:, None]
     gap = np.concatenate([[0.0], np.logspace(-8, 4, 120)])[None, :]

@@ -19,7 +19,7 @@ convex and non-increasing, with ``g'(z) = −P(X > z)``). The paper's objects ar
 
 Closed forms are used where they exist: ``g`` for uniform, normal, exponential and beta priors
 (the beta one is :func:`delight_gym.posteriors.beta.beta_expected_improvement`, the normal one
-:func:`delight_gym.posteriors.linear.gaussian_expected_improvement`), and ``z^λ`` itself for
+:func:`delight_gym.posteriors.gaussian.gaussian_expected_improvement`), and ``z^λ`` itself for
 uniform and exponential priors. Otherwise ``z^λ`` is the root of ``g(z) = λ/ℓ`` by Newton's
 method from the left (exact for a convex decreasing ``g``: every iterate stays left of the root
 and the convergence is quadratic), vectorised over all elements; ``g`` of any other continuous
@@ -122,7 +122,7 @@ def _g(prior: Any, name: str, shapes: tuple[Any, ...], loc: Any, scale: Any, z: 
     if name == "beta":
         return scale * beta_expected_improvement(shapes[0], shapes[1], u)
     if name == "norm":
-        from delight_gym.posteriors.linear import gaussian_expected_improvement
+        from delight_gym.posteriors.gaussian import gaussian_expected_improvement
 
         return scale * gaussian_expected_improvement(0.0, 1.0, u)
     return _g_quad(prior, z)
