@@ -30,15 +30,16 @@ from pathlib import Path
 
 import numpy as np
 
-from delight_gym.experiments.bandit import run_bernoulli
+from delight_gym.experiments.bandit import run_bernoulli, summarize_regret
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import paper_jax  # beside this script; needs the optional JAX
 
 
-def mean_se(final: np.ndarray) -> tuple[float, float]:
-    """Mean and standard error (``std(ddof=1)/√n``) of per-seed final regrets, shape ``(n,)``."""
-    return float(final.mean()), float(final.std(ddof=1) / np.sqrt(final.size))
+def final_mean_se(cumulative: np.ndarray) -> tuple[float, float]:
+    """Mean and standard error over seeds of the final cumulative regret, ``(seeds, T)``."""
+    mean, se = summarize_regret(cumulative)
+    return float(mean[-1]), float(se[-1])
 
 
 def fastest(fn, repeats: int) -> tuple[float, float, object]:
@@ -96,8 +97,8 @@ def main(argv: list[str] | None = None) -> None:
                 lambda agent=agent, k=k: run_bernoulli(agent, k, args.horizon, args.seeds),
                 args.repeats,
             )
-            p_mean, p_se = mean_se(np.asarray(paper_regret).sum(axis=1))
-            o_mean, o_se = mean_se(ours_result.cumulative[:, -1])  # type: ignore[attr-defined]
+            p_mean, p_se = final_mean_se(np.cumsum(np.asarray(paper_regret), axis=1))
+            o_mean, o_se = final_mean_se(ours_result.cumulative)  # type: ignore[attr-defined]
             z = (o_mean - p_mean) / np.hypot(o_se, p_se)
             print(
                 f"{agent:<9}{k:>6}{compile_s:>16.2f}{paper_s:>9.2f}{paper_cpu:>8.1f}{ours_s:>8.2f}"
