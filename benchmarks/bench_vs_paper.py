@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from delight_gym.experiments.bandit import run_bernoulli, summarize_regret
+from delight_gym.experiments.bandit import run_bernoulli
+from delight_gym.experiments.results import mean_se
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import paper_jax  # beside this script; needs the optional JAX
@@ -38,7 +39,7 @@ import paper_jax  # beside this script; needs the optional JAX
 
 def final_mean_se(cumulative: np.ndarray) -> tuple[float, float]:
     """Mean and standard error over seeds of the final cumulative regret, ``(seeds, T)``."""
-    mean, se = summarize_regret(cumulative)
+    mean, se = mean_se(cumulative)
     return float(mean[-1]), float(se[-1])
 
 
