@@ -38,18 +38,15 @@ with the untried block.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from scipy import special
 
-from delight_gym._checks import (
-    check_action_batch,
-    check_positive_float,
-    check_positive_int,
-)
+from delight_gym._checks import check_action_batch
+from delight_gym.agents.base import BetaBernoulliAgentBase
 from delight_gym.agents.seeding import SeedLike
-from delight_gym.agents.settings import AnnealedSettings, DelightSettings
+from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
 from delight_gym.posteriors.beta import (
     BetaBernoulliPosterior,
     beta_ei_flat,
@@ -58,7 +55,6 @@ from delight_gym.posteriors.beta import (
 )
 from delight_gym.rule import (
     DelightDecision,
-    delight_rule,
     draw_acting_uniforms,
     epsilon_schedule,
     sample_acting_on_explore_rows,
@@ -78,7 +74,7 @@ __all__ = [
 _INITIAL_CAPACITY = 64
 
 
-class BernoulliAgent:
+class BernoulliAgent(BetaBernoulliAgentBase):
     """Base class: Beta posteriors of the tried arms, the untried count, a generator and ``t``.
 
     Args:
@@ -95,37 +91,12 @@ class BernoulliAgent:
         t: completed rounds.
     """
 
-    name: ClassVar[str] = "base"
-
-    def __init__(
-        self,
-        batch_size: int,
-        num_arms: int,
-        *,
-        seed: SeedLike = None,
-        prior_alpha: float = 1.0,
-        prior_beta: float = 1.0,
-    ) -> None:
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.num_arms = check_positive_int(num_arms, "num_arms")
-        self.prior_alpha = check_positive_float(prior_alpha, "prior_alpha")
-        self.prior_beta = check_positive_float(prior_beta, "prior_beta")
-        self.prior_mean = self.prior_alpha / (self.prior_alpha + self.prior_beta)
-        self._rows = np.arange(self.batch_size)
-        self.last_info: dict[str, Any] = {}
-        self.reset(seed)
+    initial_columns = _INITIAL_CAPACITY  # grown on demand by update()
 
     def reset(self, seed: SeedLike = None) -> None:
         """Forget everything: prior posteriors, ``t = 0`` and a generator seeded by ``seed``."""
-        capacity = min(self.num_arms, _INITIAL_CAPACITY)
-        self.posterior = BetaBernoulliPosterior(
-            self.batch_size, capacity, prior_alpha=self.prior_alpha, prior_beta=self.prior_beta
-        )
-        self.pulls = np.zeros((self.batch_size, capacity), dtype=np.int64)
+        super().reset(seed)
         self.n_tried = np.zeros(self.batch_size, dtype=np.int64)
-        self.rng = np.random.default_rng(seed)
-        self.t = 0
-        self.last_info = {}
         # The greedy host's tried arm and its posterior mean, kept up to date by update():
         # a posterior changes only at the arm just pulled, so the argmax is recomputed only
         # in rows where the best arm's mean went down.
@@ -178,10 +149,6 @@ class BernoulliAgent:
         self.posterior, self.pulls = bigger, pulls
 
     # -- interface ------------------------------------------------------------------------
-    def act(self) -> np.ndarray:
-        """Choose one arm per row; returns an int64 array of shape ``(batch_size,)``."""
-        raise NotImplementedError
-
     def update(self, actions: Any, rewards: Any) -> None:
         """Feed back the arms played, shape ``(batch_size,)``, and their rewards in ``[0, 1]``.
 
@@ -401,15 +368,7 @@ class DelightAgent(DelightSettings, BernoulliAgent):
             ei[:, c] = ei[:, c + 1] = prior_expected_improvement(
                 self.prior_alpha, self.prior_beta, baseline[rows]
             )
-            decision = delight_rule(
-                host,
-                ei,
-                eps,
-                gate_price=self.gate_price,
-                surprisal_cap=self.surprisal_cap,
-                multiplicity=multiplicity,
-                validate=False,
-            )
+            decision = self.decide(host, ei, eps, multiplicity=multiplicity)
             untried_arm = np.repeat(self.n_tried[rows, None], 2, axis=1)
             return decision, np.concatenate([cols, untried_arm], axis=1)
 
@@ -427,13 +386,7 @@ class DelightAgent(DelightSettings, BernoulliAgent):
             gate = draw.decision.gate * columns_of["multiplicity"]
             gate_size[draw.rows] = gate.sum(axis=1).astype(np.int64)
             gate_empty[draw.rows] = draw.decision.gate_empty
-        self.last_info = {
-            "epsilon": eps,
-            "explored": draw.explored,
-            "overridden": draw.explored & ~gate_empty,
-            "gate_size": gate_size,
-            "gate_empty": gate_empty,
-        }
+        self.last_info = delight_step_info(eps, draw.explored, gate_empty, gate_size)
         return draw.actions
 
 

@@ -31,25 +31,15 @@ sampling and UCB1 break (probability-zero, resp. exact) ties the same way.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from delight_gym._checks import (
-    check_nonnegative_float,
-    check_positive_float,
-    check_positive_int,
-)
+from delight_gym.agents.base import BetaBernoulliAgentBase
 from delight_gym.agents.seeding import SeedLike
-from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
-from delight_gym.rule import (
-    DEFAULT_GATE_PRICE,
-    DEFAULT_HALF_LIFE,
-    DEFAULT_SURPRISAL_CAP,
-    delight_rule,
-    epsilon_schedule,
-    sample_acting,
-)
+from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
+from delight_gym.posteriors.beta import beta_expected_improvement
+from delight_gym.rule import epsilon_schedule, sample_acting
 
 __all__ = [
     "DENSE_BANDIT_AGENTS",
@@ -63,8 +53,9 @@ __all__ = [
 ]
 
 
-class DenseBernoulliAgent:
-    """Base class: a batch of Beta–Bernoulli posteriors, a generator and a round counter.
+class DenseBernoulliAgent(BetaBernoulliAgentBase):
+    """Base class: a ``(batch, K)`` Beta–Bernoulli posterior (every arm), a generator and a
+    round counter (see :class:`~delight_gym.agents.base.BetaBernoulliAgentBase`).
 
     Args:
         batch_size: number of independent bandits (seeds) acted on at once.
@@ -72,38 +63,6 @@ class DenseBernoulliAgent:
         seed: seed of the agent's own ``numpy.random.Generator`` (an int or a sequence of ints).
         prior_alpha, prior_beta: Beta prior of every arm (default ``Beta(1, 1)``).
     """
-
-    name: ClassVar[str] = "base"
-
-    def __init__(
-        self,
-        batch_size: int,
-        num_arms: int,
-        *,
-        seed: SeedLike = None,
-        prior_alpha: float = 1.0,
-        prior_beta: float = 1.0,
-    ) -> None:
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.num_arms = check_positive_int(num_arms, "num_arms")
-        self.posterior = BetaBernoulliPosterior(
-            self.batch_size, self.num_arms, prior_alpha=prior_alpha, prior_beta=prior_beta
-        )
-        self._rows = np.arange(self.batch_size)
-        self.last_info: dict[str, Any] = {}
-        self.reset(seed)
-
-    def reset(self, seed: SeedLike = None) -> None:
-        """Forget everything: fresh posteriors, ``t = 0`` and a generator seeded by ``seed``."""
-        self.posterior.reset()
-        self.rng = np.random.default_rng(seed)
-        self.t = 0
-        self.pulls = np.zeros((self.batch_size, self.num_arms), dtype=np.int64)
-        self.last_info = {}
-
-    def act(self) -> np.ndarray:
-        """Choose one arm per row; returns an int64 array of shape ``(batch_size,)``."""
-        raise NotImplementedError
 
     def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
         """Feed back the arms played, shape ``(batch_size,)``, and their rewards in ``[0, 1]``."""
@@ -133,7 +92,7 @@ class DenseThompsonAgent(DenseBernoulliAgent):
         return np.argmax(self.posterior.sample(self.rng), axis=-1)
 
 
-class DenseEpsilonGreedyAgent(DenseBernoulliAgent):
+class DenseEpsilonGreedyAgent(AnnealedSettings, DenseBernoulliAgent):
     """Annealed ε-greedy: with probability ``ε_t = M/(M+t)`` a uniformly random arm (any of the
     ``K``, the greedy one included), otherwise the greedy arm.
 
@@ -142,17 +101,6 @@ class DenseEpsilonGreedyAgent(DenseBernoulliAgent):
     """
 
     name = "egreedy"
-
-    def __init__(
-        self,
-        batch_size: int,
-        num_arms: int,
-        *,
-        half_life: float = DEFAULT_HALF_LIFE,
-        **kwargs: Any,
-    ) -> None:
-        self.half_life = check_positive_float(half_life, "half_life")
-        super().__init__(batch_size, num_arms, **kwargs)
 
     def act(self) -> np.ndarray:
         eps = epsilon_schedule(self.t, self.half_life, validate=False)
@@ -181,7 +129,7 @@ class DenseUCBAgent(DenseBernoulliAgent):
         return np.argmax(index, axis=-1)
 
 
-class DenseDelightAgent(DenseBernoulliAgent):
+class DenseDelightAgent(DelightSettings, DenseBernoulliAgent):
     """Delight-gated exploration (Algorithm 1) with a greedy host and exact Beta EI.
 
     Host: the greedy arm ``argmax_a m_a`` (lowest index on ties); baseline ``v = max_a m_a``;
@@ -204,22 +152,9 @@ class DenseDelightAgent(DenseBernoulliAgent):
 
     name = "delight"
 
-    def __init__(
-        self,
-        batch_size: int,
-        num_arms: int,
-        *,
-        half_life: float = DEFAULT_HALF_LIFE,
-        gate_price: float = DEFAULT_GATE_PRICE,
-        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        prune: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        self.half_life = check_positive_float(half_life, "half_life")
-        self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
-        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
+    def __init__(self, *args: Any, prune: bool = True, **kwargs: Any) -> None:
         self.prune = bool(prune)
-        super().__init__(batch_size, num_arms, **kwargs)
+        super().__init__(*args, **kwargs)
 
     def expected_improvement(self, means: np.ndarray, baseline: np.ndarray) -> np.ndarray:
         """EI of every arm over ``baseline`` (shape ``(batch,)``), pruned as documented."""
@@ -249,23 +184,10 @@ class DenseDelightAgent(DenseBernoulliAgent):
         host = np.zeros_like(means)
         host[self._rows, host_arm] = 1.0
         eps = epsilon_schedule(self.t, self.half_life, validate=False)
-        decision = delight_rule(
-            host,
-            self.expected_improvement(means, baseline),
-            eps,
-            gate_price=self.gate_price,
-            surprisal_cap=self.surprisal_cap,
-            validate=False,
-        )
+        decision = self.decide(host, self.expected_improvement(means, baseline), eps)
         actions, explored = sample_acting(decision, self.rng)
         gate_size = decision.gate.sum(axis=-1)
-        self.last_info = {
-            "epsilon": eps,
-            "explored": explored,
-            "overridden": explored & ~decision.gate_empty,
-            "gate_size": gate_size,
-            "gate_empty": decision.gate_empty,
-        }
+        self.last_info = delight_step_info(eps, explored, decision.gate_empty, gate_size)
         return actions
 
 

@@ -28,13 +28,9 @@ import torch
 
 from delight_gym._checks import check_positive_int
 from delight_gym.agents.seeding import SeedLike, torch_seed
-from delight_gym.agents.settings import AnnealedSettings, DelightSettings
+from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
 from delight_gym.posteriors.linear import LinearGaussianPosterior, gaussian_expected_improvement
-from delight_gym.rule import (
-    delight_rule,
-    epsilon_schedule,
-    sample_acting,
-)
+from delight_gym.rule import epsilon_schedule, sample_acting
 
 __all__ = [
     "LINEAR_AGENTS",
@@ -207,24 +203,15 @@ class LinearDelightAgent(DelightSettings, LinearAgent):
         host = torch.zeros_like(mean)
         host[self._rows, host_arm] = 1.0
         ei = gaussian_expected_improvement(mean, std, baseline[:, None])
-        decision = delight_rule(
-            host,
-            ei,
-            epsilon_schedule(self.t, self.half_life, validate=False),
-            gate_price=self.gate_price,
-            surprisal_cap=self.surprisal_cap,
-            validate=False,
-        )
+        decision = self.decide(host, ei, epsilon_schedule(self.t, self.half_life, validate=False))
         actions, explored = sample_acting(decision, self.generator)
-        overridden = explored & ~decision.gate_empty
-        self.gate_rounds += overridden.to(torch.int64)
-        self.last_info = {
-            "epsilon": float(decision.epsilon.flatten()[0]),
-            "explored": explored,
-            "overridden": overridden,
-            "gate_size": decision.gate.sum(dim=-1),
-            "gate_empty": decision.gate_empty,
-        }
+        self.last_info = delight_step_info(
+            float(decision.epsilon.flatten()[0]),
+            explored,
+            decision.gate_empty,
+            decision.gate.sum(dim=-1),
+        )
+        self.gate_rounds += self.last_info["overridden"].to(torch.int64)
         return actions
 
 

@@ -64,7 +64,6 @@ from delight_gym.posteriors.tabular import (
 )
 from delight_gym.rule import (
     DelightDecision,
-    delight_rule,
     epsilon_schedule,
     sample_acting_on_explore_rows,
     sample_categorical,
@@ -369,14 +368,7 @@ class MDPDelightAgent(DelightSettings, _HostAgent):
             ei = torch.clamp(q_post - v_plan, min=0.0)
             q_post_all[rows] = q_post
             ei_all[rows] = ei
-            return delight_rule(
-                host_r,
-                ei,
-                eps,
-                gate_price=self.gate_price,
-                surprisal_cap=self.surprisal_cap,
-                validate=False,
-            )
+            return self.decide(host_r, ei, eps)
 
         draw = sample_acting_on_explore_rows((u[:, 0], u[:, 1]), eps, decide, host_probs=host)
         overridden = torch.zeros_like(draw.explored)

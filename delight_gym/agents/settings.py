@@ -3,7 +3,9 @@
 Agents mix these classes in before their base class (``class DelightAgent(DelightSettings,
 BernoulliAgent)``): each takes its keyword arguments, checks them (``ValueError`` or
 ``TypeError`` naming the argument), stores them and passes the rest on. The per-step code then
-calls the rule with ``validate=False``: nothing is re-checked on every act.
+calls the rule through :meth:`DelightSettings.decide` (``validate=False``): nothing is
+re-checked on every act. :func:`delight_step_info` is the one layout of a DE agent's
+``last_info``.
 """
 
 from __future__ import annotations
@@ -11,9 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 from delight_gym._checks import check_nonnegative_float, check_positive_float
-from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
+from delight_gym.rule import (
+    DEFAULT_GATE_PRICE,
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    DelightDecision,
+    delight_rule,
+)
 
-__all__ = ["AnnealedSettings", "DelightSettings"]
+__all__ = ["AnnealedSettings", "DelightSettings", "delight_step_info"]
 
 
 class AnnealedSettings:
@@ -48,3 +56,65 @@ class DelightSettings(AnnealedSettings):
         self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
         self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
         super().__init__(*args, **kwargs)
+
+    def decide(
+        self,
+        host_probs: Any,
+        expected_improvement: Any,
+        epsilon: Any,
+        *,
+        multiplicity: Any = None,
+    ) -> DelightDecision:
+        """:func:`~delight_gym.rule.delight_rule` with this agent's ``gate_price`` and
+        ``surprisal_cap``, unchecked (the constructor checked the settings; the caller builds
+        the inputs).
+
+        Parameters
+        ----------
+        host_probs, expected_improvement : numpy.ndarray or torch.Tensor
+            ``(..., A)``, as for :func:`~delight_gym.rule.delight_rule`.
+        epsilon : float or array
+            ``ε``, a scalar or ``(...)``.
+        multiplicity : numpy.ndarray or torch.Tensor, optional
+            ``(..., A)`` column counts (see :func:`~delight_gym.rule.delight_rule`).
+        """
+        return delight_rule(
+            host_probs,
+            expected_improvement,
+            epsilon,
+            gate_price=self.gate_price,
+            surprisal_cap=self.surprisal_cap,
+            multiplicity=multiplicity,
+            validate=False,
+        )
+
+
+def delight_step_info(
+    epsilon: Any, explored: Any, gate_empty: Any, gate_size: Any
+) -> dict[str, Any]:
+    """A DE agent's ``last_info`` after one act, all per row ``(batch,)`` but ``epsilon``.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``ε_t`` of the act.
+    explored : bool array or tensor
+        The override was drawn (``u1 < ε``), whether or not the gate was empty.
+    gate_empty : bool array or tensor
+        The gate was empty (``False`` on rows that did not explore).
+    gate_size : int array or tensor
+        Actions in the gate (``-1`` where an agent evaluates the gate only on exploring rows).
+
+    Returns
+    -------
+    dict
+        ``epsilon``, ``explored``, ``overridden`` (``explored & ~gate_empty``: the override
+        replaced the host), ``gate_size`` and ``gate_empty``.
+    """
+    return {
+        "epsilon": epsilon,
+        "explored": explored,
+        "overridden": explored & ~gate_empty,
+        "gate_size": gate_size,
+        "gate_empty": gate_empty,
+    }
