@@ -27,11 +27,6 @@ from delight_gym.agents.dense import make_dense_bandit_agent
 from delight_gym.envs.bandits import BernoulliBanditVectorEnv
 from delight_gym.envs.lazy import LazyBernoulliBanditVectorEnv
 
-# Transitional: benchmarks/bench_vs_paper.py imports the mean ± s.e. helper under this name;
-# the one implementation is delight_gym.experiments.results.mean_se. Remove this import once
-# the benchmark imports it from there.
-from delight_gym.experiments.results import mean_se as summarize_regret  # noqa: F401
-
 __all__ = [
     "AGENT_SEED_SALT",
     "LAZY_ARMS_THRESHOLD",
