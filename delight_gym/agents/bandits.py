@@ -44,7 +44,7 @@ import numpy as np
 from scipy import special
 
 from delight_gym._checks import check_action_batch
-from delight_gym.agents.base import BetaBernoulliAgentBase
+from delight_gym.agents.base import BetaBernoulliAgentBase, agent_registry, build_agent
 from delight_gym.agents.seeding import SeedLike
 from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
 from delight_gym.posteriors.beta import (
@@ -390,10 +390,9 @@ class DelightAgent(DelightSettings, BernoulliAgent):
         return draw.actions
 
 
-BANDIT_AGENTS: dict[str, type[BernoulliAgent]] = {
-    cls.name: cls
-    for cls in (DelightAgent, ThompsonAgent, EpsilonGreedyAgent, GreedyAgent, UCBAgent)
-}
+BANDIT_AGENTS: dict[str, type[BernoulliAgent]] = agent_registry(
+    DelightAgent, ThompsonAgent, EpsilonGreedyAgent, GreedyAgent, UCBAgent
+)
 
 
 def make_bandit_agent(
@@ -404,6 +403,4 @@ def make_bandit_agent(
     Keyword arguments an agent does not take (``gate_price`` for Thompson sampling, say) are
     an error, so a typo never goes unnoticed.
     """
-    if name not in BANDIT_AGENTS:
-        raise ValueError(f"agent must be one of {sorted(BANDIT_AGENTS)}, got {name!r}")
-    return BANDIT_AGENTS[name](batch_size, num_arms, seed=seed, **kwargs)
+    return build_agent(BANDIT_AGENTS, name, batch_size, num_arms, seed=seed, **kwargs)

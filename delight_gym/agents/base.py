@@ -1,4 +1,4 @@
-"""The base shared by the fast and the dense Bernoulli-bandit agents.
+"""Bases shared by the agents, and their name registries.
 
 :class:`BetaBernoulliAgentBase` holds what every Bernoulli agent has, fast
 (:mod:`delight_gym.agents.bandits`) or dense reference (:mod:`delight_gym.agents.dense`): the
@@ -10,7 +10,7 @@ independent reference for them.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -18,7 +18,9 @@ from delight_gym._checks import check_positive_int
 from delight_gym.agents.seeding import SeedLike
 from delight_gym.posteriors.beta import BetaBernoulliPosterior
 
-__all__ = ["BetaBernoulliAgentBase"]
+__all__ = ["BetaBernoulliAgentBase", "TorchPosteriorAgent", "agent_registry", "build_agent"]
+
+AgentT = TypeVar("AgentT")
 
 
 class BetaBernoulliAgentBase:
@@ -97,3 +99,44 @@ class BetaBernoulliAgentBase:
     def act(self) -> np.ndarray:
         """Choose one arm per row; returns an int64 array of shape ``(batch_size,)``."""
         raise NotImplementedError
+
+
+class TorchPosteriorAgent:
+    """Base of the torch agents (linear, MDP): they live where their batched ``posterior`` lives.
+
+    A subclass builds ``self.posterior`` (a torch posterior with ``batch_size``, ``device`` and
+    ``dtype``) first thing in its constructor; these properties read them from it.
+    """
+
+    posterior: Any
+
+    @property
+    def batch_size(self) -> int:
+        """Independent rows (seeds), the posterior's ``batch_size``."""
+        return int(self.posterior.batch_size)
+
+    @property
+    def device(self) -> Any:
+        """The posterior's ``torch.device``."""
+        return self.posterior.device
+
+    @property
+    def dtype(self) -> Any:
+        """The posterior's ``torch.dtype``."""
+        return self.posterior.dtype
+
+
+def agent_registry(*classes: type[AgentT]) -> dict[str, type[AgentT]]:
+    """``{cls.name: cls}`` for agent classes, in the order given (names must be distinct)."""
+    registry = {cls.name: cls for cls in classes}  # type: ignore[attr-defined]
+    if len(registry) != len(classes):
+        raise ValueError("agent classes must have distinct names")
+    return registry
+
+
+def build_agent(registry: dict[str, type[AgentT]], name: str, *args: Any, **kwargs: Any) -> AgentT:
+    """``registry[name](*args, **kwargs)``; ``ValueError`` naming the choices for an unknown
+    ``name``. Keyword arguments the agent does not take are a ``TypeError``."""
+    if name not in registry:
+        raise ValueError(f"agent must be one of {sorted(registry)}, got {name!r}")
+    return registry[name](*args, **kwargs)

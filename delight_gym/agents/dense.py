@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from delight_gym.agents.base import BetaBernoulliAgentBase
+from delight_gym.agents.base import BetaBernoulliAgentBase, agent_registry, build_agent
 from delight_gym.agents.seeding import SeedLike
 from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
 from delight_gym.posteriors.beta import beta_expected_improvement
@@ -93,16 +93,13 @@ class DenseThompsonAgent(DenseBernoulliAgent):
 
 
 class DenseEpsilonGreedyAgent(AnnealedSettings, DenseBernoulliAgent):
-    """Annealed ε-greedy: with probability ``ε_t = M/(M+t)`` a uniformly random arm (any of the
-    ``K``, the greedy one included), otherwise the greedy arm.
-
-    Args:
-        half_life: ``M`` of the schedule (default 100, as for DE).
-    """
+    """Reference for :class:`~delight_gym.agents.bandits.EpsilonGreedyAgent` (same arguments):
+    the uniform draw is any of the ``K`` arms as it falls, untried or not."""
 
     name = "egreedy"
 
     def act(self) -> np.ndarray:
+        # The dense reference (module docstring): deliberately not shared with the fast agent.
         eps = epsilon_schedule(self.t, self.half_life, validate=False)
         explore = self.rng.random(self.batch_size) < eps
         random_arm = self.rng.integers(self.num_arms, size=self.batch_size)
@@ -191,16 +188,9 @@ class DenseDelightAgent(DelightSettings, DenseBernoulliAgent):
         return actions
 
 
-DENSE_BANDIT_AGENTS: dict[str, type[DenseBernoulliAgent]] = {
-    cls.name: cls
-    for cls in (
-        DenseDelightAgent,
-        DenseThompsonAgent,
-        DenseEpsilonGreedyAgent,
-        DenseGreedyAgent,
-        DenseUCBAgent,
-    )
-}
+DENSE_BANDIT_AGENTS: dict[str, type[DenseBernoulliAgent]] = agent_registry(
+    DenseDelightAgent, DenseThompsonAgent, DenseEpsilonGreedyAgent, DenseGreedyAgent, DenseUCBAgent
+)
 
 
 def make_dense_bandit_agent(
@@ -211,6 +201,4 @@ def make_dense_bandit_agent(
     Keyword arguments an agent does not take (``gate_price`` for Thompson sampling, say) are
     an error, so a typo never goes unnoticed.
     """
-    if name not in DENSE_BANDIT_AGENTS:
-        raise ValueError(f"agent must be one of {sorted(DENSE_BANDIT_AGENTS)}, got {name!r}")
-    return DENSE_BANDIT_AGENTS[name](batch_size, num_arms, seed=seed, **kwargs)
+    return build_agent(DENSE_BANDIT_AGENTS, name, batch_size, num_arms, seed=seed, **kwargs)

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import torch
 
 from delight_gym._checks import check_positive_int
+from delight_gym.agents.base import TorchPosteriorAgent, agent_registry, build_agent
 from delight_gym.agents.seeding import SeedLike, torch_seed
 from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
 from delight_gym.posteriors.linear import LinearGaussianPosterior, gaussian_expected_improvement
@@ -44,17 +45,19 @@ __all__ = [
 ]
 
 
-class LinearAgent:
+class LinearAgent(TorchPosteriorAgent):
     """Base class: a batched linear–Gaussian posterior, a torch generator and ``t``.
 
     Args:
         batch_size: number of independent bandits (seeds).
         num_arms: ``K``.
         dim: feature dimension ``D``.
-        noise: known reward noise ``σ > 0``.
-        prior_precision: ``η`` of the prior ``θ ~ N(0, I/η)`` (default 1, as the env's θ*).
         seed: seed of the agent's generator.
-        device, dtype: where and in which precision the posterior lives.
+        **posterior_options: keywords of the posterior,
+            :class:`~delight_gym.posteriors.linear.LinearGaussianPosterior`, which documents and
+            checks them: ``noise`` (known reward noise ``σ > 0``, default 1),
+            ``prior_precision`` (``η`` of the prior ``θ ~ N(0, I/η)``, default 1, as the env's
+            θ*), ``device`` and ``dtype`` (float64 default).
     """
 
     name: ClassVar[str] = "base"
@@ -65,25 +68,12 @@ class LinearAgent:
         num_arms: int,
         dim: int,
         *,
-        noise: float = 1.0,
-        prior_precision: float = 1.0,
         seed: SeedLike = None,
-        device: str | torch.device | None = None,
-        dtype: torch.dtype = torch.float64,
+        **posterior_options: Any,
     ) -> None:
-        self.batch_size = check_positive_int(batch_size, "batch_size")
         self.num_arms = check_positive_int(num_arms, "num_arms")
-        self.dim = check_positive_int(dim, "dim")
-        self.posterior = LinearGaussianPosterior(
-            self.batch_size,
-            self.dim,
-            noise=noise,
-            prior_precision=prior_precision,
-            device=device,
-            dtype=dtype,
-        )
-        self.device = self.posterior.device
-        self.dtype = self.posterior.dtype
+        self.posterior = LinearGaussianPosterior(batch_size, dim, **posterior_options)
+        self.dim = self.posterior.dim
         self._rows = torch.arange(self.batch_size, device=self.device)
         self._features: torch.Tensor | None = None
         self.last_info: dict[str, Any] = {}
@@ -215,22 +205,17 @@ class LinearDelightAgent(DelightSettings, LinearAgent):
         return actions
 
 
-LINEAR_AGENTS: dict[str, type[LinearAgent]] = {
-    cls.name: cls
-    for cls in (
-        LinearDelightAgent,
-        LinearThompsonAgent,
-        LinearEpsilonGreedyAgent,
-        LinearGreedyAgent,
-        LinearUCBAgent,
-    )
-}
+LINEAR_AGENTS: dict[str, type[LinearAgent]] = agent_registry(
+    LinearDelightAgent,
+    LinearThompsonAgent,
+    LinearEpsilonGreedyAgent,
+    LinearGreedyAgent,
+    LinearUCBAgent,
+)
 
 
 def make_linear_agent(
     name: str, batch_size: int, num_arms: int, dim: int, **kwargs: Any
 ) -> LinearAgent:
     """Build a linear agent by name: ``delight, thompson, egreedy, greedy, ucb``."""
-    if name not in LINEAR_AGENTS:
-        raise ValueError(f"agent must be one of {sorted(LINEAR_AGENTS)}, got {name!r}")
-    return LINEAR_AGENTS[name](batch_size, num_arms, dim, **kwargs)
+    return build_agent(LINEAR_AGENTS, name, batch_size, num_arms, dim, **kwargs)

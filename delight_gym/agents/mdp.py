@@ -56,6 +56,7 @@ import torch
 from delight_gym._checks import (
     check_positive_float,
 )
+from delight_gym.agents.base import TorchPosteriorAgent, agent_registry, build_agent
 from delight_gym.agents.seeding import SeedLike, seed_generators
 from delight_gym.agents.settings import AnnealedSettings, DelightSettings
 from delight_gym.posteriors.tabular import (
@@ -85,7 +86,7 @@ __all__ = [
 DEFAULT_TEMPERATURE = 0.01
 
 
-class MDPAgent:
+class MDPAgent(TorchPosteriorAgent):
     """Base class: a tabular posterior, per-seed generators and the episode clock.
 
     Args:
@@ -93,11 +94,13 @@ class MDPAgent:
         num_states: ``S``.
         num_actions: ``A``.
         horizon: ``H``, the known episode length.
-        transition_prior, reward_model, reward_range, reward_prior, reward_noise: the
-            posterior's priors (see :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`;
-            defaults ``α0 = 0.1/S``, Beta(1, 1) rewards on ``[0, 1]``).
         seed: seed of the ``B`` per-row generators.
-        device, dtype: where and in which precision the posterior and plans live.
+        **posterior_options: keywords of the posterior,
+            :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`, which documents and
+            checks them: its priors ``transition_prior``, ``reward_model``, ``reward_range``,
+            ``reward_prior``, ``reward_noise`` (defaults ``α0 = 0.1/S``, Beta(1, 1) rewards on
+            ``[0, 1]``), and ``device``, ``dtype`` (where and in which precision the posterior
+            and plans live; float64 default).
     """
 
     name: ClassVar[str] = "base"
@@ -110,34 +113,15 @@ class MDPAgent:
         num_actions: int,
         horizon: int,
         *,
-        transition_prior: float | None = None,
-        reward_model: str = "beta",
-        reward_range: tuple[float, float] = (0.0, 1.0),
-        reward_prior: tuple[float, float] | None = None,
-        reward_noise: float = 1.0,
         seed: SeedLike = None,
-        device: str | torch.device | None = None,
-        dtype: torch.dtype = torch.float64,
+        **posterior_options: Any,
     ) -> None:
         self.posterior = TabularMDPPosterior(
-            batch_size,
-            num_states,
-            num_actions,
-            horizon,
-            transition_prior=transition_prior,
-            reward_model=reward_model,
-            reward_range=reward_range,
-            reward_prior=reward_prior,
-            reward_noise=reward_noise,
-            device=device,
-            dtype=dtype,
+            batch_size, num_states, num_actions, horizon, **posterior_options
         )
-        self.batch_size = self.posterior.batch_size
         self.num_states = self.posterior.num_states
         self.num_actions = self.posterior.num_actions
         self.horizon = self.posterior.horizon
-        self.device = self.posterior.device
-        self.dtype = self.posterior.dtype
         self._rows = torch.arange(self.batch_size, device=self.device)
         self.reset(seed)
 
@@ -395,9 +379,9 @@ class MDPDelightAgent(DelightSettings, _HostAgent):
 
 MDP_AGENTS: tuple[str, ...] = ("psrl", "delight", "egreedy", "greedy")
 
-_CLASSES: dict[str, type[MDPAgent]] = {
-    cls.name: cls for cls in (PSRLAgent, MDPDelightAgent, MDPEpsilonGreedyAgent, MDPGreedyAgent)
-}
+_CLASSES: dict[str, type[MDPAgent]] = agent_registry(
+    PSRLAgent, MDPDelightAgent, MDPEpsilonGreedyAgent, MDPGreedyAgent
+)
 
 
 def make_mdp_agent(
@@ -409,6 +393,4 @@ def make_mdp_agent(
     **kwargs: Any,
 ) -> MDPAgent:
     """Build a tabular MDP agent by name: ``psrl, delight, egreedy, greedy``."""
-    if name not in _CLASSES:
-        raise ValueError(f"agent must be one of {list(MDP_AGENTS)}, got {name!r}")
-    return _CLASSES[name](batch_size, num_states, num_actions, horizon, **kwargs)
+    return build_agent(_CLASSES, name, batch_size, num_states, num_actions, horizon, **kwargs)
