@@ -67,6 +67,7 @@ FIGURE_NAMES = (
     "linear-tune",
     "deepsea-regret",
     "deepsea-curves",
+    "deepsea-bsuite",
     "theory",
     "all",
 )

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BERNOULLI",
     "DEEP_SEA",
+    "DEEP_SEA_BSUITE",
     "DE_PARAMETERS",
     "FAMILIES",
     "GATE_PRICE",
@@ -76,11 +77,14 @@ __all__ = [
     "LINEAR",
     "SURPRISAL_CAP",
     "Agent",
+    "BsuiteCellResult",
     "DeepSeaCellResult",
     "Family",
     "Parameter",
     "SettingError",
     "bernoulli_cell",
+    "bsuite_score_report",
+    "deep_sea_bsuite_cell",
     "deep_sea_cell",
     "linear_cell",
 ]
@@ -456,5 +460,141 @@ DEEP_SEA = Family(
     title="DeepSea",
 )
 
+
+# -- deepsea-bsuite: deep agents on DeepSea, scored by bsuite's rule (DESIGN §7) --------------
+
+
+@dataclass
+class BsuiteCellResult:
+    """What :func:`deep_sea_bsuite_cell` returns (the runner's cell protocol).
+
+    Attributes:
+        cumulative: cumulative per-episode regret, ``(seeds, episodes)``; NaN after a run
+            stopped (solved, or at its budget ``min(2**N + 100, episodes)``).
+        seconds: compute time.
+        overrides: DE's overridden decisions per seed (zeros without DE), ``(seeds,)``.
+        solve_episode: bsuite's solve episode per seed; for an unsolved run its budget,
+            ``(seeds,)``.
+        solved: whether each seed's run was solved within its budget, ``(seeds,)``.
+    """
+
+    cumulative: Any
+    seconds: float
+    overrides: Any
+    solve_episode: Any
+    solved: Any
+
+
+def deep_sea_bsuite_cell(
+    agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
+) -> BsuiteCellResult:
+    """Cell of the ``deepsea-bsuite`` family:
+    :func:`~delight_gym.experiments.bsuite.run_bsuite_deep_sea` for seeds
+    ``seed, …, seed + seeds − 1`` (seed ``s`` plays ``mapping_seed = s``), each for at most
+    ``min(2**N + 100, horizon)`` episodes and stopped once solved; torch on one thread."""
+    import torch
+
+    from delight_gym.experiments import bsuite
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        cumulative = np.full((seeds, horizon), np.nan)
+        overrides = np.zeros(seeds, dtype=np.int64)
+        solve_episode = np.zeros(seeds, dtype=np.int64)
+        solved = np.zeros(seeds, dtype=bool)
+        seconds = 0.0
+        for i in range(seeds):
+            run = bsuite.run_bsuite_deep_sea(
+                agent, size, seed=seed + i, episodes=horizon, **agent_kwargs
+            )
+            cumulative[i, : run.episodes] = np.cumsum(run.regret)
+            overrides[i] = run.overrides
+            solved[i] = run.solve.solved
+            solve_episode[i] = run.solve.episode if run.solve.solved else run.budget
+            seconds += run.seconds
+    finally:
+        torch.set_num_threads(threads)
+    return BsuiteCellResult(cumulative, seconds, overrides, solve_episode, solved)
+
+
+def bsuite_score_report(result: ExperimentResult) -> list[str]:
+    """Each agent's bsuite score over the runs of the sweep (the fraction of (size, seed) runs
+    solved within ``2**N + 100`` episodes,
+    :func:`~delight_gym.experiments.scores.deep_sea_score`)."""
+    from delight_gym.experiments.scores import DeepSeaSolve, deep_sea_score
+
+    runs: dict[str, list[tuple[int, DeepSeaSolve]]] = {}
+    for row in result.rows:
+        size = int(row["setting"]["size"])
+        for done, episode in zip(row["solved"], row["solve_episode"], strict=True):
+            solve = DeepSeaSolve(bool(done), int(episode), True)
+            runs.setdefault(row["agent"], []).append((size, solve))
+    lines = [
+        f"  {agent}: {deep_sea_score(pairs):.2f} ({len(pairs)} runs)"
+        for agent, pairs in runs.items()
+    ]
+    if lines:
+        lines.insert(0, "bsuite score (fraction of runs solved within 2^N + 100 episodes):")
+    return lines
+
+
+DQN_EGREEDY = Agent("dqn", "DQN, ε = 0.05 (SB3, bsuite's settings)", "#2ca02c")
+BOOT_DQN = Agent("boot_dqn", "BootDQN + priors (K=10)", "#1f77b4")
+BOOT_DQN_DE = Agent(
+    "boot_dqn_de", "BootDQN + DE (host: episode's head)", "#c51b7d", parameters=DE_PARAMETERS
+)
+BOOT_DQN_DE_MEAN = Agent(
+    "boot_dqn_de_mean", "BootDQN + DE (host: ensemble mean)", "#17becf", parameters=DE_PARAMETERS
+)
+BOOT_DQN_DE_COMMIT = Agent(
+    "boot_dqn_de_commit",
+    "BootDQN + DE + commit (beyond the paper)",
+    "#9467bd",
+    parameters=DE_PARAMETERS,
+)
+DELIGHT_DQN = Agent(
+    "delight_dqn", "DelightDQN (ensemble posterior)", "#8c564b", parameters=DE_PARAMETERS
+)
+
+#: Deep agents on bsuite's deterministic DeepSea (``mapping_seed`` = seed), bsuite's yardstick.
+DEEP_SEA_BSUITE = Family(
+    name="deepsea-bsuite",
+    help="deep agents on DeepSea-v0 (mapping_seed = seed), scored by bsuite's rule",
+    cell=deep_sea_bsuite_cell,
+    agents=(
+        DQN_EGREEDY,
+        BOOT_DQN,
+        BOOT_DQN_DE,
+        BOOT_DQN_DE_MEAN,
+        BOOT_DQN_DE_COMMIT,
+        DELIGHT_DQN,
+        PSRL,
+        DELIGHT,
+    ),
+    instance=(
+        Parameter(
+            "size", int, check_positive_int, sweep=(10, 12, 14, 16, 20), symbol="N", help="sizes N"
+        ),
+    ),
+    default_agents=(
+        "dqn",
+        "boot_dqn",
+        "boot_dqn_de",
+        "boot_dqn_de_mean",
+        "boot_dqn_de_commit",
+        "delight_dqn",
+        "psrl",
+        "delight",
+    ),
+    horizon=10_000,
+    horizon_option="--episodes",
+    time_label="episode",
+    seeds=5,
+    batch_size=1,
+    title="DeepSea, bsuite's yardstick",
+    report=bsuite_score_report,
+)
+
 #: Every family, by name (``delight-gym run NAME``).
-FAMILIES: Mapping[str, Family] = {f.name: f for f in (BERNOULLI, LINEAR, DEEP_SEA)}
+FAMILIES: Mapping[str, Family] = {f.name: f for f in (BERNOULLI, LINEAR, DEEP_SEA, DEEP_SEA_BSUITE)}

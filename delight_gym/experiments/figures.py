@@ -26,7 +26,9 @@ __all__ = [
     "AGENT_COLORS",
     "AGENT_LABELS",
     "AGENT_LINESTYLES",
+    "BSUITE_TABULAR_LABELS",
     "make_figure",
+    "plot_bsuite_deep_sea",
     "plot_curves",
     "plot_final_regret",
     "plot_regret_curves",
@@ -271,7 +273,130 @@ def plot_tune(
     return save_figure(fig, path_stem)
 
 
+#: Labels of the tabular reference agents in :func:`plot_bsuite_deep_sea`.
+BSUITE_TABULAR_LABELS: Mapping[str, str] = {
+    "psrl": "PSRL (tabular reference)",
+    "delight": "DE, tabular (planner host; reference)",
+}
+
+
+def plot_bsuite_deep_sea(
+    summary: pd.DataFrame,
+    curves: pd.DataFrame | None,
+    path_stem: Path,
+    *,
+    title: str = "",
+    agent_labels: Mapping[str, str] | None = None,
+) -> list[Path]:
+    """``deepsea-bsuite``: episodes to solve vs DeepSea size, and each agent's bsuite score.
+
+    Left: each run's solve episode (small dots; an unsolved run is an ``x`` at the episode it
+    stopped at) and the median over seeds (line, unsolved runs counted as never solved, so a
+    size with half or more unsolved has no median point) against ``N`` on a log scale, with two
+    dashed references: ``2^N`` (bsuite's pass line is ``2^N + 100``; dithering needs
+    ``~2^N`` episodes) and the ``N³`` learning-time trend Osband et al. (2018, "Randomized prior
+    functions", Fig. 6) report for bootstrapped DQN with priors, anchored at the BootDQN median
+    of the smallest size run (the paper gives the exponent, not the constant). Right: each
+    agent's score, the fraction of its (size, seed) runs solved within ``2^N + 100`` episodes
+    (:func:`~delight_gym.experiments.scores.deep_sea_score`).
+
+    Args:
+        summary: a ``summary.csv`` frame with the solve columns (``size``, ``solve_episodes``,
+            ``solve_episode_median``).
+        curves: unused (uniform signature).
+        path_stem: output path without extension.
+        title: figure title.
+        agent_labels: legend labels (default :data:`AGENT_LABELS` with
+            :data:`BSUITE_TABULAR_LABELS`).
+    """
+    from delight_gym.experiments.results import parse_solve_episodes
+    from delight_gym.experiments.scores import DeepSeaSolve, deep_sea_score
+
+    labels = {**AGENT_LABELS, **BSUITE_TABULAR_LABELS, **(agent_labels or {})}
+    fig, grid = new_figure(1, 2, figsize=(11.5, 4.6), gridspec_kw={"width_ratios": [1.6, 1]})
+    ax, bars = grid[0]
+    sizes = sorted(int(n) for n in summary["size"].unique())
+    agents = list(dict.fromkeys(str(a) for a in summary["agent"]))
+    scores: list[float] = []
+    for k, agent in enumerate(agents):
+        rows = summary[summary["agent"] == agent].sort_values("size")
+        color = AGENT_COLORS.get(agent)
+        style = {"color": color} if color else {}
+        offset = 1.0 + 0.025 * (k - (len(agents) - 1) / 2)  # spread the dots of the agents
+        pairs = []
+        for n, text in zip(rows["size"], rows["solve_episodes"], strict=True):
+            episodes, solved = parse_solve_episodes(str(text))
+            x = np.full(episodes.shape, float(n) * offset)
+            ax.scatter(x[solved], episodes[solved], s=9, alpha=0.45, **style)
+            ax.scatter(x[~solved], episodes[~solved], s=14, marker="x", alpha=0.45, **style)
+            pairs += [
+                (int(n), DeepSeaSolve(bool(s), int(e), True))
+                for e, s in zip(episodes, solved, strict=True)
+            ]
+        median = rows["solve_episode_median"].astype(float).to_numpy()
+        finite = np.isfinite(median)
+        ax.plot(
+            rows["size"].to_numpy(dtype=float)[finite] * offset,
+            median[finite],
+            marker="o",
+            label=labels.get(agent, agent),
+            linestyle=AGENT_LINESTYLES.get(agent, "-"),
+            **style,
+        )
+        scores.append(deep_sea_score(pairs))
+    grid_n = np.linspace(min(sizes), max(sizes), 50)
+    ax.plot(
+        grid_n,
+        2.0**grid_n,
+        "k--",
+        linewidth=1,
+        label="$2^N$ (dithering; bsuite passes < $2^N$+100)",
+    )
+    boot = summary[(summary["agent"] == "boot_dqn") & (summary["size"] == min(sizes))]
+    anchor = float(boot["solve_episode_median"].iloc[0]) if len(boot) else float("nan")
+    if np.isfinite(anchor):
+        ax.plot(
+            grid_n,
+            anchor * (grid_n / min(sizes)) ** 3,
+            color="#1f77b4",
+            linestyle=":",
+            linewidth=1.2,
+            label="$\\propto N^3$: BootDQN+prior trend, Osband et al. 2018 Fig. 6\n"
+            "(anchored at our BootDQN median, smallest N)",
+        )
+    ax.set_yscale("log")
+    ax.set_xticks(sizes)
+    ax.set_xlabel("DeepSea size N")
+    ax.set_ylabel("episodes until bad fraction < 0.8 (bsuite's rule)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(frameon=False, fontsize=7)
+    y = np.arange(len(agents))
+    bars.barh(
+        y,
+        scores,
+        color=[AGENT_COLORS.get(a, "#7f7f7f") for a in agents],
+    )
+    for yi, score in zip(y, scores, strict=True):
+        bars.text(min(score + 0.02, 0.9), yi, f"{score:.2f}", va="center", fontsize=8)
+    bars.set_yticks(y, [labels.get(a, a) for a in agents], fontsize=7)
+    bars.invert_yaxis()
+    bars.set_xlim(0, 1.05)
+    bars.set_xlabel(f"bsuite score over N = {', '.join(map(str, sizes))}")
+    bars.grid(alpha=0.3, axis="x")
+    if title:
+        # make_figure's second line speaks of means ± s.e.; this figure shows medians and runs.
+        head = title.split("\nmean ± 1 s.e.")[0]
+        seeds = sorted({int(s) for s in summary["seeds"]})
+        shown = "/".join(map(str, seeds))
+        fig.suptitle(
+            f"{head}\nmedian over {shown} seeds (one seed = one mapping_seed) and every run"
+        )
+    fig.tight_layout()
+    return save_figure(fig, path_stem)
+
+
 _PLOTTERS: dict[str, Callable[..., list[Path]]] = {
+    "plot_bsuite_deep_sea": plot_bsuite_deep_sea,
     "plot_final_regret": plot_final_regret,
     "plot_regret_curves": plot_regret_curves,
     "plot_tune": plot_tune,

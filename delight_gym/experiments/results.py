@@ -20,10 +20,12 @@ import warnings
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "OPTIONAL_PER_SEED",
@@ -34,6 +36,7 @@ __all__ = [
     "format_summary",
     "load_cell",
     "mean_se",
+    "parse_solve_episodes",
     "save_cell",
     "summary_frame",
     "write_tables",
@@ -46,8 +49,15 @@ SUMMARY_TAIL = ["horizon", "seeds", "regret_mean", "regret_se", "seconds"]
 #: DeepSea runs: the first episode that found the treasure). When every row of a summary has
 #: it, ``summary.csv`` gains the columns ``found_fraction`` (seeds with a success) and
 #: ``first_success_median`` (median over those seeds; empty if none).
-OPTIONAL_PER_SEED = ("first_success",)
+#: ``solve_episode`` and ``solved``: bsuite's solve episode of each seed's run (for an unsolved
+#: run, the episode it stopped at) and whether it was solved (the ``deepsea-bsuite`` runs). When
+#: every row has both, ``summary.csv`` gains ``solved_fraction``, ``solve_episode_median``
+#: (median over seeds, unsolved runs counted as never solved: ``inf`` unless more than half are
+#: solved), ``solve_episodes`` (per seed, space-separated, ``>E`` for a run unsolved after ``E``
+#: episodes) and ``overrides_total``.
+OPTIONAL_PER_SEED = ("first_success", "solve_episode", "solved")
 SUCCESS_COLUMNS = ["found_fraction", "first_success_median"]
+SOLVE_COLUMNS = ["solved_fraction", "solve_episode_median", "solve_episodes", "overrides_total"]
 
 
 def cell_key(spec: Mapping[str, Any]) -> str:
@@ -126,10 +136,15 @@ def summary_frame(
 
     Each row must hold ``experiment``, ``agent``, the settings, ``horizon``, ``seconds`` and
     ``final_regret`` (array of per-seed cumulative regret at the horizon). If every row also
-    holds ``first_success`` (see :data:`OPTIONAL_PER_SEED`), the success columns are added.
+    holds ``first_success`` (see :data:`OPTIONAL_PER_SEED`), the success columns are added; if
+    every row holds ``solve_episode`` and ``solved``, the solve columns (and the total of
+    ``overrides``).
     """
+    import pandas as pd  # here, not at the top: a pool worker imports this module, not pandas
+
     records = []
     with_success = bool(rows) and all("first_success" in row for row in rows)
+    with_solve = bool(rows) and all("solve_episode" in r and "solved" in r for r in rows)
     for row in rows:
         final = np.asarray(row["final_regret"], dtype=float)
         mean, se = mean_se(final[:, None])
@@ -147,11 +162,34 @@ def summary_frame(
             found = first[first > 0]
             rec["found_fraction"] = float(found.size / first.size)
             rec["first_success_median"] = float(np.median(found)) if found.size else np.nan
+        if with_solve:
+            episode = np.asarray(row["solve_episode"], dtype=np.int64)
+            solved = np.asarray(row["solved"], dtype=bool)
+            rec["solved_fraction"] = float(solved.mean())
+            rec["solve_episode_median"] = float(np.median(np.where(solved, episode, np.inf)))
+            rec["solve_episodes"] = " ".join(
+                str(e) if ok else f">{e}" for e, ok in zip(episode, solved, strict=True)
+            )
+            rec["overrides_total"] = int(np.sum(row.get("overrides", 0)))
         records.append(rec)
     columns = ["experiment", "agent", *setting_columns, *SUMMARY_TAIL]
     if with_success:
         columns += SUCCESS_COLUMNS
+    if with_solve:
+        columns += SOLVE_COLUMNS
     return pd.DataFrame.from_records(records, columns=columns)
+
+
+def parse_solve_episodes(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Read back a ``solve_episodes`` cell of ``summary.csv``: the per-seed episodes (int64
+    ``(seeds,)``; for an unsolved run the episode it stopped at) and solved flags (bool
+    ``(seeds,)``). ``parse_solve_episodes("20 >1124")`` is ``([20, 1124], [True, False])``."""
+    if not isinstance(text, str) or not text.split():
+        raise ValueError(f"text must hold space-separated solve episodes, got {text!r}")
+    parts = text.split()
+    solved = np.array([not p.startswith(">") for p in parts], dtype=bool)
+    episodes = np.array([int(p.removeprefix(">")) for p in parts], dtype=np.int64)
+    return episodes, solved
 
 
 def curves_frame(rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[str]) -> pd.DataFrame:
@@ -160,6 +198,7 @@ def curves_frame(rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[st
     Each row must hold ``experiment``, ``agent``, the settings and ``cumulative`` (array of
     shape ``(seeds, T)``). ``t`` runs from 1 to ``T``.
     """
+    import pandas as pd
     frames = []
     for row in rows:
         mean, se = mean_se(np.asarray(row["cumulative"], dtype=float))

@@ -38,7 +38,13 @@ from typing import Any
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym._version import __version__
-from delight_gym.experiments.families import BERNOULLI, DEEP_SEA, LINEAR, Family
+from delight_gym.experiments.families import (
+    BERNOULLI,
+    DEEP_SEA,
+    DEEP_SEA_BSUITE,
+    LINEAR,
+    Family,
+)
 from delight_gym.experiments.results import cell_key
 from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE
 
@@ -401,6 +407,26 @@ FIGURES: Mapping[str, FigureSpec] = {
             quick=_DEEP_SEA_QUICK,
             panel_label="N",
             xlabel="episode",
+        ),
+        # Deep agents under bsuite's yardstick (beyond the paper; DESIGN §7): the grid,
+        # 5 seeds (seed s plays mapping_seed = s), each run stopped once solved or after
+        # min(2^N + 100, 10 000) episodes. Quick: N ∈ {6, 8}, 2 seeds, at most 200 episodes.
+        FigureSpec(
+            "deepsea-bsuite",
+            "DeepSea, bsuite's yardstick: episodes to solve vs size N",
+            ExperimentSpec.for_family(
+                DEEP_SEA_BSUITE,
+                "deepsea-bsuite",
+                setting_grid(size=DEEP_SEA_BSUITE.instance[0].sweep),
+            ),
+            ExperimentSpec.for_family(
+                DEEP_SEA_BSUITE,
+                "deepsea-bsuite",
+                setting_grid(size=(6, 8)),
+                seeds=2,
+                horizon=200,
+            ),
+            "plot_bsuite_deep_sea",
         ),
     )
 }

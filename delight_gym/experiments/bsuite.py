@@ -1,0 +1,398 @@
+"""One agent on one DeepSea size and seed, scored by bsuite's rule (the ``deepsea-bsuite`` family).
+
+bsuite's ``deep_sea`` experiment (DESIGN §7) asks of each size ``N`` one question: does the
+running fraction of bad episodes drop below bsuite's threshold within ``2**N + 100`` episodes
+(:mod:`delight_gym.experiments.scores`)? :func:`run_bsuite_deep_sea` plays one run — agent,
+size ``N``, seed ``s`` on the instance ``mapping_seed = s`` (bsuite's own mapping, so seed ``s``
+is the same grid for every agent) — feeds every finished episode's ``info["bad_episode"]`` to a
+:class:`~delight_gym.experiments.scores.SolveTracker`, and stops once the run is solved (its
+solve episode is then known; later episodes cannot change it) or at the episode budget
+:func:`~delight_gym.experiments.scores.deep_sea_episode_budget` (an unsolved run can no longer
+pass by then).
+
+Agents (:data:`BSUITE_AGENTS`)
+
+* ``dqn`` — SB3 :class:`~stable_baselines3.DQN` with ε-greedy, bsuite's DQN baseline settings
+  (``bsuite/baselines/*/dqn`` ``default_agent``): MLP ``[50, 50]``, Adam ``1e-3``, batch 32,
+  replay 10 000, 100 transitions before learning, one gradient step per environment step, target
+  update every 4 steps, ``ε = 0.05`` fixed, ``γ = 0.99``. SB3 counts the target period in
+  environment steps; with one gradient step per environment step that is bsuite's 4 SGD steps.
+  Differences that remain are SB3's: the Huber loss with gradient norm clipped at 10 (bsuite:
+  squared loss, no clipping) and uniformly random actions for the first 100 steps (SB3's warm-up
+  before ``learning_starts``; bsuite is ε-greedy from the first step).
+* ``boot_dqn`` — :class:`~delight_gym.wrappers.BootstrappedDQN` with its defaults (K = 10 heads
+  of ``[64, 64]``, ``prior_scale = 3``, batch 128, ...), the published anchor.
+* ``boot_dqn_de`` — the same with DE on top, host = the episode's head (``delight=True``).
+* ``boot_dqn_de_mean`` — DE with host greedy on the ensemble mean (``host="mean"``).
+* ``boot_dqn_de_commit`` — DE on the episode's head with ``commit=True`` (an extension beyond the
+  paper: an override also switches the episode's head).
+* ``delight_dqn`` — :class:`~delight_gym.wrappers.DelightDQN` (DQN settings as ``dqn``, no
+  ε-greedy) with an :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (its defaults,
+  trained from the DQN's replay buffer). DeepSea's observations are one-hot, for which
+  DelightDQN's default posterior would be the tabular one, so the ensemble is passed in.
+* ``psrl``, ``delight`` — the tabular reference agents of :mod:`delight_gym.agents.mdp` with the
+  priors of :func:`~delight_gym.experiments.deep_sea.run_deep_sea` (Beta(1, 1) rewards on
+  ``[−cost, 1]``, the default transition prior), one seed at a time.
+
+The DE agents take the rule's ``half_life``, ``gate_price`` and ``surprisal_cap`` (defaults
+``M = 100``, ``λ = 0.1``, ``L = 10``); in :class:`~delight_gym.wrappers.BootstrappedDQN` the clock
+of ``ε_t = M/(M + t)`` counts episodes, in :class:`~delight_gym.wrappers.DelightDQN` steps.
+
+Logging: the deep agents log to SB3's logger (pass ``tensorboard_log`` to watch a run in
+TensorBoard) ``deepsea/bad_episode`` (the last episode's flag), ``deepsea/bad_fraction``
+(running), ``deepsea/solve_episode`` (once solved), and the DE statistics of
+:mod:`delight_gym.wrappers.logging` (``rollout/exploration_rate``, ``delight/*``) at every dump.
+
+Overrides: decisions whose action came from a non-empty override ``q`` (the DE statistics'
+``overridden``), summed over the run; zeros for the agents without DE.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym.experiments.scores import (
+    BSUITE_NUM_EPISODES,
+    DeepSeaSolve,
+    SolveTracker,
+    deep_sea_episode_budget,
+)
+
+__all__ = [
+    "BSUITE_AGENTS",
+    "DEEP_AGENTS",
+    "DE_AGENTS",
+    "TABULAR_AGENTS",
+    "BsuiteRun",
+    "DeepSeaSolveCallback",
+    "make_deep_agent",
+    "run_bsuite_deep_sea",
+]
+
+#: The deep (SB3) agents, in the order of the figure.
+DEEP_AGENTS = (
+    "dqn",
+    "boot_dqn",
+    "boot_dqn_de",
+    "boot_dqn_de_mean",
+    "boot_dqn_de_commit",
+    "delight_dqn",
+)
+#: The tabular reference agents (:mod:`delight_gym.agents.mdp`).
+TABULAR_AGENTS = ("psrl", "delight")
+#: Every agent :func:`run_bsuite_deep_sea` knows.
+BSUITE_AGENTS = DEEP_AGENTS + TABULAR_AGENTS
+#: The agents that take DE's ``half_life``, ``gate_price`` and ``surprisal_cap``.
+DE_AGENTS = ("boot_dqn_de", "boot_dqn_de_mean", "boot_dqn_de_commit", "delight_dqn", "delight")
+
+#: bsuite's DQN baseline (``default_agent``) mapped onto SB3's DQN (module docstring).
+BSUITE_DQN_SETTINGS: dict[str, Any] = {
+    "learning_rate": 1e-3,
+    "buffer_size": 10_000,
+    "learning_starts": 100,
+    "batch_size": 32,
+    "gamma": 0.99,
+    "train_freq": 1,
+    "gradient_steps": 1,
+    "target_update_interval": 4,
+    "policy_kwargs": {"net_arch": [50, 50]},
+}
+_DE_KEYS = ("half_life", "gate_price", "surprisal_cap")
+
+
+@dataclass
+class BsuiteRun:
+    """One run of :func:`run_bsuite_deep_sea`.
+
+    Attributes:
+        agent, size, seed: what was run (``seed`` is also the mapping seed).
+        budget: the episode budget of the run.
+        bad: bool ``(episodes,)``: each played episode's bad flag (``episodes <= budget``).
+        regret: float ``(episodes,)``: each episode's regret (optimal minus denoised return).
+        solve: the :class:`~delight_gym.experiments.scores.DeepSeaSolve` of the run (an unsolved
+            run reports its last logged episode).
+        overrides: DE's overridden decisions over the run (0 for the agents without DE).
+        seconds: wall-clock time of the run.
+    """
+
+    agent: str
+    size: int
+    seed: int
+    budget: int
+    bad: np.ndarray
+    regret: np.ndarray
+    solve: DeepSeaSolve
+    overrides: int
+    seconds: float
+
+    @property
+    def episodes(self) -> int:
+        """Episodes played."""
+        return int(self.bad.shape[0])
+
+
+def _de_settings(agent: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The DE keywords of ``kwargs`` (refused for agents without DE), removed from it."""
+    found = {k: kwargs.pop(k) for k in _DE_KEYS if k in kwargs}
+    if found and agent not in DE_AGENTS:
+        raise TypeError(f"agent {agent!r} has no DE: it does not take {sorted(found)}")
+    return found
+
+
+def make_deep_agent(
+    agent: str,
+    env: Any,
+    *,
+    seed: int,
+    tensorboard_log: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Build the SB3 algorithm of a deep agent of :data:`DEEP_AGENTS` on ``env``.
+
+    Args:
+        agent: one of :data:`DEEP_AGENTS`.
+        env: a Gymnasium env or SB3 VecEnv (DeepSea).
+        seed: seeds the algorithm (and its posterior).
+        tensorboard_log: SB3's TensorBoard folder (``None``: no TensorBoard).
+        kwargs: the DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; any other
+            keyword goes to the algorithm's constructor (over the settings above).
+
+    Returns:
+        A :class:`~stable_baselines3.DQN`, :class:`~delight_gym.wrappers.BootstrappedDQN` or
+        :class:`~delight_gym.wrappers.DelightDQN`.
+    """
+    if agent not in DEEP_AGENTS:
+        raise ValueError(f"agent must be one of {list(DEEP_AGENTS)}, got {agent!r}")
+    kwargs = dict(kwargs)
+    de = _de_settings(agent, kwargs)
+    common: dict[str, Any] = {"seed": seed, "device": "cpu", "tensorboard_log": tensorboard_log}
+    if agent == "dqn":
+        from stable_baselines3 import DQN
+
+        settings = {
+            **BSUITE_DQN_SETTINGS,
+            "exploration_fraction": 1e-6,
+            "exploration_initial_eps": 0.05,
+            "exploration_final_eps": 0.05,
+        }
+        return DQN("MlpPolicy", env, **{**settings, **common, **kwargs})
+    if agent == "delight_dqn":
+        from delight_gym.posteriors.ensemble import EnsembleQPosterior
+        from delight_gym.wrappers.dqn import DelightDQN
+
+        posterior = EnsembleQPosterior(
+            env.observation_space, env.action_space, gamma=BSUITE_DQN_SETTINGS["gamma"], seed=seed
+        )
+        return DelightDQN(
+            "MlpPolicy",
+            env,
+            posterior=posterior,
+            **de,
+            **{**BSUITE_DQN_SETTINGS, **common, **kwargs},
+        )
+    from delight_gym.wrappers.bootstrapped_dqn import BootstrappedDQN
+
+    delight: dict[str, Any] | None = None
+    if agent != "boot_dqn":
+        delight = dict(de)
+        if agent == "boot_dqn_de_mean":
+            delight["host"] = "mean"
+        if agent == "boot_dqn_de_commit":
+            delight["commit"] = True
+    return BootstrappedDQN("MlpPolicy", env, delight=delight, **{**common, **kwargs})
+
+
+class _SolveState:
+    """What :class:`DeepSeaSolveCallback` records (kept apart so that it is testable alone)."""
+
+    def __init__(self, budget: int, early_stop: bool) -> None:
+        self.budget = budget
+        self.early_stop = early_stop
+        self.tracker = SolveTracker(num_episodes=BSUITE_NUM_EPISODES)
+        self.bad: list[bool] = []
+        self.regret: list[float] = []
+        self.overrides = 0
+        self._seen_overridden = 0
+        self._seen_steps = 0
+
+    def count_overrides(self, stats: Any) -> None:
+        """Add the overrides recorded in ``stats`` (a DE statistics accumulator that the
+        algorithm resets at each log dump) since the last call."""
+        if stats.steps < self._seen_steps:  # reset by a log dump since the last call
+            self._seen_overridden = 0
+        self.overrides += int(stats.overridden) - self._seen_overridden
+        self._seen_overridden = int(stats.overridden)
+        self._seen_steps = int(stats.steps)
+
+    def episode(self, bad: bool, regret: float) -> bool:
+        """Record one finished episode; returns whether the run should go on."""
+        self.bad.append(bool(bad))
+        self.regret.append(float(regret))
+        solved = self.tracker.update(bool(bad))
+        if len(self.bad) >= self.budget:
+            return False
+        return not (self.early_stop and solved)
+
+
+class DeepSeaSolveCallback(BaseCallback):
+    """SB3 callback: feeds every finished DeepSea episode to bsuite's rule, counts DE's
+    overrides, logs ``deepsea/*`` and stops training once the run is solved (``early_stop``)
+    or after ``budget`` episodes.
+
+    Args:
+        budget: the most episodes to play.
+        early_stop: stop once the solve episode is known.
+    """
+
+    def __init__(self, budget: int, *, early_stop: bool = True) -> None:
+        super().__init__(verbose=0)
+        self.state = _SolveState(check_positive_int(budget, "budget"), bool(early_stop))
+
+    def _on_step(self) -> bool:
+        state = self.state
+        stats = getattr(self.model, "delight_stats", None)
+        if stats is not None and (
+            getattr(self.model, "delight", None) is not None
+        ):  # BootstrappedDQN without DE keeps no statistics worth counting
+            state.count_overrides(stats)
+        go_on = True
+        for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
+            if not done:
+                continue
+            bad = bool(info["bad_episode"])
+            regret = float(info["optimal_return"]) - float(info["denoised_return"])
+            go_on = state.episode(bad, regret) and go_on
+            tracker = state.tracker
+            self.logger.record("deepsea/bad_episode", float(bad))
+            self.logger.record("deepsea/bad_fraction", tracker.bad / tracker.episodes)
+            if tracker.solved_at is not None:
+                self.logger.record("deepsea/solve_episode", tracker.solved_at)
+        return go_on
+
+
+def _run_deep(
+    agent: str,
+    size: int,
+    seed: int,
+    budget: int,
+    early_stop: bool,
+    tensorboard_log: str | None,
+    kwargs: dict[str, Any],
+) -> tuple[_SolveState, Any]:
+    from delight_gym.envs.deep_sea import DeepSeaEnv
+
+    env = DeepSeaEnv(size=size, mapping_seed=seed)
+    model = make_deep_agent(agent, env, seed=seed, tensorboard_log=tensorboard_log, **kwargs)
+    callback = DeepSeaSolveCallback(budget, early_stop=early_stop)
+    model.learn(
+        total_timesteps=budget * size,
+        callback=callback,
+        log_interval=1 if tensorboard_log is not None else 4,
+        tb_log_name=f"deepsea_bsuite_{agent}_N{size}_seed{seed}",
+    )
+    return callback.state, model
+
+
+def _run_tabular(
+    agent: str, size: int, seed: int, budget: int, early_stop: bool, kwargs: dict[str, Any]
+) -> _SolveState:
+    import torch
+
+    from delight_gym.agents.mdp import make_mdp_agent
+    from delight_gym.envs.deep_sea import DeepSeaVectorEnv
+    from delight_gym.experiments.bandit import AGENT_SEED_SALT
+
+    envs = DeepSeaVectorEnv(num_envs=1, size=size, mapping_seed=[seed])
+    obs, _ = envs.reset(seed=seed)
+    options: dict[str, Any] = {"reward_range": (-envs.move_cost, 1.0), **kwargs}
+    mdp = make_mdp_agent(
+        agent, 1, size * size, 2, size, seed=[seed, AGENT_SEED_SALT], device="cpu", **options
+    )
+    state = _SolveState(budget, early_stop)
+    go_on = True
+    while go_on:
+        mdp.begin_episode()
+        states = obs.reshape(1, -1).argmax(axis=1)
+        for h in range(size):
+            actions = mdp.act(torch.as_tensor(states), h)
+            obs, rewards, terminated, _, infos = envs.step(actions.cpu().numpy())
+            next_states = obs.reshape(1, -1).argmax(axis=1)
+            mdp.observe(
+                torch.as_tensor(states),
+                actions,
+                torch.as_tensor(rewards),
+                None if h == size - 1 else torch.as_tensor(next_states),
+                h,
+            )
+            states = next_states
+        if not bool(np.all(terminated)):  # pragma: no cover - DeepSea always ends after N steps
+            raise RuntimeError("DeepSea episodes must end after exactly N steps")
+        final = infos["final_info"]
+        regret = float(final["optimal_return"][0]) - float(final["denoised_return"][0])
+        go_on = state.episode(bool(final["bad_episode"][0]), regret)
+    count = getattr(mdp, "override_count", None)
+    state.overrides = 0 if count is None else int(count.sum())
+    return state
+
+
+def run_bsuite_deep_sea(
+    agent: str,
+    size: int,
+    *,
+    seed: int,
+    episodes: int | None = None,
+    early_stop: bool = True,
+    tensorboard_log: str | None = None,
+    **agent_kwargs: Any,
+) -> BsuiteRun:
+    """Run ``agent`` on DeepSea of size ``N`` with ``mapping_seed = seed`` under bsuite's rule.
+
+    Args:
+        agent: one of :data:`BSUITE_AGENTS`.
+        size: ``N``.
+        seed: the seed of the agent and the instance's ``mapping_seed``.
+        episodes: the most episodes (default and cap: bsuite's budget ``min(2**N + 100,
+            10 000)``, :func:`~delight_gym.experiments.scores.deep_sea_episode_budget`).
+        early_stop: stop once the run is solved (its solve episode is then known); ``False``
+            plays every episode of the budget.
+        tensorboard_log: the deep agents' TensorBoard folder (module docstring; needs the
+            ``tensorboard`` package).
+        agent_kwargs: the DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; for the
+            deep agents any constructor keyword, for the tabular ones any keyword of their
+            constructor.
+
+    Returns:
+        A :class:`BsuiteRun`.
+    """
+    if agent not in BSUITE_AGENTS:
+        raise ValueError(f"agent must be one of {list(BSUITE_AGENTS)}, got {agent!r}")
+    n = check_positive_int(size, "size")
+    seed = check_nonnegative_int(seed, "seed")
+    budget = deep_sea_episode_budget(n)
+    if episodes is not None:
+        budget = min(budget, check_positive_int(episodes, "episodes"))
+    kwargs = dict(agent_kwargs)
+    start = time.perf_counter()
+    if agent in TABULAR_AGENTS:
+        _de_settings(agent, dict(kwargs))  # refuses DE keywords for psrl
+        state = _run_tabular(agent, n, seed, budget, early_stop, kwargs)
+    else:
+        state, _ = _run_deep(agent, n, seed, budget, early_stop, tensorboard_log, kwargs)
+    seconds = time.perf_counter() - start
+    return BsuiteRun(
+        agent=agent,
+        size=n,
+        seed=seed,
+        budget=budget,
+        bad=np.asarray(state.bad, dtype=bool),
+        regret=np.asarray(state.regret, dtype=np.float64),
+        solve=state.tracker.result(),
+        overrides=int(state.overrides),
+        seconds=seconds,
+    )
