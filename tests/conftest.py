@@ -1,7 +1,8 @@
 """Suite-wide pytest hooks.
 
-``DELIGHT_GYM_REQUIRE_OPTIONAL=1`` (set by ``.ci/run``) turns a test that skips because bsuite or
-Ray could not be imported into a failure. The bsuite equality test
+``DELIGHT_GYM_REQUIRE_OPTIONAL=1`` (set by ``.ci/run``) turns a test that skips because bsuite,
+Ray, the docs toolchain (mkdocs, mkdocstrings) or JAX (the paper's own code,
+``tests/test_bench_vs_paper.py``) could not be imported into a failure. The bsuite equality test
 (``tests/test_envs_deep_sea.py``) and the Ray backend test (``tests/test_runner.py``) are the
 only checks of two of the library's promises; without this they would skip silently wherever
 ``pip install -e ".[dev,ray,bsuite]"`` was not run. Contributors who install only ``.[dev]`` and
@@ -17,7 +18,7 @@ import pytest
 
 REQUIRE_OPTIONAL_ENV = "DELIGHT_GYM_REQUIRE_OPTIONAL"
 # The top-level packages whose absence must not skip a test when REQUIRE_OPTIONAL_ENV is "1".
-REQUIRED_OPTIONAL_MODULES = ("bsuite", "ray")
+REQUIRED_OPTIONAL_MODULES = ("bsuite", "ray", "mkdocs", "mkdocstrings_handlers", "jax")
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
@@ -52,6 +53,6 @@ def pytest_runtest_makereport(
             report.outcome = "failed"
             report.longrepr = (
                 f"{item.nodeid} must run, not skip, when {REQUIRE_OPTIONAL_ENV}=1 (as in .ci/run): "
-                f'{reason}. Install the extras: pip install -e ".[dev,ray,bsuite]".'
+                f'{reason}. Install the extras: pip install -e ".[dev,ray,bsuite,docs,paper]".'
             )
     return report

@@ -29,7 +29,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "delight_gym"
-PIP_WHEEL = (sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q")
+# ``python -m build`` makes the sdist, then the wheel *from the sdist*, so a file missing from
+# the sdist fails too; no isolation, so no download of the build backend.
+BUILD = (sys.executable, "-m", "build", "--no-isolation", "--sdist", "--wheel")
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -50,11 +52,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ROOT / PACKAGE, source / PACKAGE, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
     )
     out = tmp_path_factory.mktemp("dist")
-    _run(
-        [*PIP_WHEEL, "-w", str(out), str(source)],
-        cwd=source,
-    )
+    _run([*BUILD, "--outdir", str(out), str(source)], cwd=source)
     (built,) = out.glob("delight_gym-*.whl")
+    (sdist,) = out.glob("delight_gym-*.tar.gz")
+    # The metadata PyPI would show: README renders, license and classifiers are well formed.
+    _run([sys.executable, "-m", "twine", "check", "--strict", str(built), str(sdist)], cwd=out)
     return built
 
 
