@@ -8,12 +8,14 @@ instead of producing a silently wrong answer.
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = [
+    "broadcast_named",
     "check_action_batch",
     "check_finite_array",
     "check_flag",
@@ -25,6 +27,39 @@ __all__ = [
     "check_probability",
     "check_unit_interval_array",
 ]
+
+
+def broadcast_named(arrays: dict[str, Any]) -> list[Any]:
+    """Broadcast numpy arrays (or torch tensors) together, in the order of ``arrays``.
+
+    Parameters
+    ----------
+    arrays : dict
+        Argument name → array; all numpy arrays or all torch tensors.
+
+    Returns
+    -------
+    list
+        The broadcast arrays (numpy views, or torch tensors).
+
+    Raises
+    ------
+    ValueError
+        If the shapes do not broadcast, naming the arguments and their shapes.
+    """
+    values = list(arrays.values())
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and isinstance(values[0], torch.Tensor):
+            return list(torch.broadcast_tensors(*values))
+        return list(np.broadcast_arrays(*values))
+    except (ValueError, RuntimeError):
+        names = list(arrays)
+        shapes = [str(tuple(v.shape)) for v in values]
+        raise ValueError(
+            f"{', '.join(names[:-1])} and {names[-1]} must broadcast together, got shapes "
+            f"{', '.join(shapes[:-1])} and {shapes[-1]}"
+        ) from None
 
 
 def check_flag(value: Any, name: str) -> bool:

@@ -269,8 +269,10 @@ def test_ei_validation(fn) -> None:  # type: ignore[no-untyped-def]
         fn(0.0, math.inf, 0.0)
     with pytest.raises(ValueError, match="baseline"):
         fn(0.0, 1.0, np.array([0.0, math.nan]))
-    with pytest.raises(ValueError, match="broadcast"):
+    with pytest.raises(ValueError, match=r"mean, std and baseline must broadcast.*\(3,\), \(4,\)"):
         fn(np.zeros(3), np.ones(4), 0.0)
+    with pytest.raises(ValueError, match=r"mean, std and baseline must broadcast.*\(3,\), \(4,\)"):
+        fn(torch.zeros(3), torch.ones(4), 0.0)
     with pytest.raises(TypeError, match="mean"):
         fn("a", 1.0, 0.0)
     with pytest.raises(TypeError, match="std"):

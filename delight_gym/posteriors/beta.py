@@ -65,6 +65,7 @@ import numpy as np
 from scipy import special
 
 from delight_gym._checks import (
+    broadcast_named,
     check_finite_array,
     check_positive_float,
     check_positive_int,
@@ -292,13 +293,7 @@ def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
     a_in = _positive_array(alpha, "alpha")
     b_in = _positive_array(beta, "beta")
     v_in = check_finite_array(v, "v")
-    try:
-        a, b, x = np.broadcast_arrays(a_in, b_in, v_in)
-    except ValueError:
-        raise ValueError(
-            f"alpha, beta and v must broadcast together, got shapes {a_in.shape}, "
-            f"{b_in.shape} and {v_in.shape}"
-        ) from None
+    a, b, x = broadcast_named({"alpha": a_in, "beta": b_in, "v": v_in})
     shape = a.shape
     return beta_ei_flat(a.ravel(), b.ravel(), x.ravel()).reshape(shape)
 

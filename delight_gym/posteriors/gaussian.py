@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from delight_gym._checks import check_finite_array
+from delight_gym._checks import broadcast_named, check_finite_array
 
 __all__ = [
     "CF_TERMS",
@@ -158,14 +158,8 @@ def _prepare_torch(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]
                 raise ValueError(f"{name} must be finite (no NaN or inf)")
         if bool((s < 0).any()):
             raise ValueError(f"std must be >= 0, got a minimum of {float(s.min())}")
-    try:
-        m, s, v = torch.broadcast_tensors(m, s, v)
-        return m, s, v
-    except RuntimeError:
-        raise ValueError(
-            f"mean, std and baseline must broadcast together, got shapes {tuple(m.shape)}, "
-            f"{tuple(s.shape)} and {tuple(v.shape)}"
-        ) from None
+    m, s, v = broadcast_named({"mean": m, "std": s, "baseline": v})
+    return m, s, v
 
 
 def _prepare_numpy(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]:
@@ -185,13 +179,7 @@ def _prepare_numpy(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]
                 raise ValueError(f"{name} must be finite (no NaN or inf)")
         if np.any(s < 0):
             raise ValueError(f"std must be >= 0, got a minimum of {float(s.min())}")
-    try:
-        m, s, v = np.broadcast_arrays(m, s, v)
-    except ValueError:
-        raise ValueError(
-            f"mean, std and baseline must broadcast together, got shapes {m.shape}, {s.shape} "
-            f"and {v.shape}"
-        ) from None
+    m, s, v = broadcast_named({"mean": m, "std": s, "baseline": v})
     return np.atleast_1d(m), np.atleast_1d(s), np.atleast_1d(v)
 
 
@@ -201,8 +189,8 @@ def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> 
     if any(_is_torch(x) for x in args.values()):
         m, s, v = _prepare_torch(args, validate)
         return _log_ei(m, s, v) if log else _ei(m, s, v)
+    m, s, v = _prepare_numpy(args, validate)  # checks that the shapes broadcast
     shape = np.broadcast_shapes(*(np.shape(x) for x in args.values()))
-    m, s, v = _prepare_numpy(args, validate)
     with np.errstate(over="ignore", divide="ignore"):
         out = _log_ei(m, s, v) if log else _ei(m, s, v)
     return np.asarray(out).reshape(shape)
