@@ -4,20 +4,16 @@ Importing the package registers its environments with Gymnasium
 (``gym.make("BernoulliBandit-v0")``,
 ``gym.make("LinearBandit-v0")``, ``gym.make("DeepSea-v0")``,
 ``gym.make("DeepSeaStochastic-v0")``; ``gym.make("delight_gym:BernoulliBandit-v0")`` imports and
-registers in one step). The torch-based pieces (linear posterior and agents) are imported on
-first use, so ``import delight_gym`` does not import torch.
+registers in one step). Only the environments (and so Gymnasium and numpy) and the DE rule are
+imported with the package; every other public name (the agents, posteriors, runners, the
+reservation index, the torch-based linear pieces and the wrapper) is imported on first use
+(PEP 562), so ``import delight_gym`` — and the ``delight-gym`` command, whose modules live in the
+package — imports neither torch, scipy, pandas nor matplotlib until it needs them.
 """
 
+from typing import TYPE_CHECKING
+
 from delight_gym._version import __version__
-from delight_gym.agents.bandits import (
-    BANDIT_AGENTS,
-    DelightAgent,
-    EpsilonGreedyAgent,
-    GreedyAgent,
-    ThompsonAgent,
-    UCBAgent,
-    make_bandit_agent,
-)
 from delight_gym.envs import (
     ENV_IDS,
     BernoulliBanditEnv,
@@ -30,8 +26,6 @@ from delight_gym.envs import (
     deep_sea_optimal_return,
     register_envs,
 )
-from delight_gym.experiments.bandit import BanditResult, run_bernoulli
-from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
 from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
@@ -42,7 +36,25 @@ from delight_gym.rule import (
     sample_acting,
     surprisal,
 )
-from delight_gym.theory.reservation import reservation_index
+
+if TYPE_CHECKING:  # the lazy names below, for type checkers
+    from delight_gym.agents.bandits import (
+        BANDIT_AGENTS,
+        DelightAgent,
+        EpsilonGreedyAgent,
+        GreedyAgent,
+        ThompsonAgent,
+        UCBAgent,
+        make_bandit_agent,
+    )
+    from delight_gym.agents.linear import LINEAR_AGENTS, make_linear_agent
+    from delight_gym.experiments.bandit import BanditResult, run_bernoulli
+    from delight_gym.experiments.linear import run_linear
+    from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
+    from delight_gym.posteriors.gaussian import gaussian_expected_improvement
+    from delight_gym.posteriors.linear import LinearGaussianPosterior
+    from delight_gym.theory.reservation import reservation_index
+    from delight_gym.wrappers import DelightExplorationWrapper
 
 __all__ = [
     "BANDIT_AGENTS",
@@ -86,7 +98,25 @@ __all__ = [
 
 register_envs()
 
+#: The names imported on first use, and their modules.
 _LAZY = {
+    **dict.fromkeys(
+        (
+            "BANDIT_AGENTS",
+            "DelightAgent",
+            "EpsilonGreedyAgent",
+            "GreedyAgent",
+            "ThompsonAgent",
+            "UCBAgent",
+            "make_bandit_agent",
+        ),
+        "delight_gym.agents.bandits",
+    ),
+    "BanditResult": "delight_gym.experiments.bandit",
+    "run_bernoulli": "delight_gym.experiments.bandit",
+    "BetaBernoulliPosterior": "delight_gym.posteriors.beta",
+    "beta_expected_improvement": "delight_gym.posteriors.beta",
+    "reservation_index": "delight_gym.theory.reservation",
     "LINEAR_AGENTS": "delight_gym.agents.linear",
     "make_linear_agent": "delight_gym.agents.linear",
     "run_linear": "delight_gym.experiments.linear",
@@ -97,9 +127,13 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    """Import the torch-based names on first use (PEP 562)."""
+    """Import the lazy names on first use (PEP 562)."""
     if name in _LAZY:
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'delight_gym' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

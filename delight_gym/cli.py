@@ -1,7 +1,10 @@
-"""The ``delight-gym`` command.
+"""The ``delight-gym`` command: reproduce the paper's figures, or run its agents on your own
+settings.
+
+``delight-gym --version`` prints the version.
 
 ``delight-gym reproduce FIGURE [--quick] [--seeds N] [--horizon T] [--seed S] [--batch-size B]
-[--out DIR] [--jobs N] [--backend local|ray] [--no-progress] [--no-plot]``
+[--out DIR] [--overwrite] [--jobs N] [--backend local|ray] [--no-progress] [--no-plot]``
 
 runs one of the paper's figures — ``bernoulli-arms``, ``bernoulli-curves``, ``bernoulli-tune``,
 ``linear-dim``, ``linear-noise``, ``linear-tune``, ``deepsea-regret``, ``deepsea-curves``, or
@@ -14,7 +17,7 @@ fails) and writes ``claims.csv``, ``reservoir.csv`` and ``reservoir_rates.{png,p
 
 ``delight-gym run FAMILY [settings] [--horizon T | --episodes E] [--agents a,b] [--seeds N]
 [--seed S] [--batch-size B] [--half-life M] [--gate-price λ] [--surprisal-cap L] [--out DIR]
-[--jobs N] [--backend local|ray] [--no-progress] [--no-plot]``
+[--overwrite] [--jobs N] [--backend local|ray] [--no-progress] [--no-plot]``
 
 runs every agent on every combination of the settings of one experiment family
 (:data:`delight_gym.experiments.families.FAMILIES`, from whose records this command is built):
@@ -31,30 +34,58 @@ Both commands run their cells (agent × setting × batch of at most ``--batch-si
 ``--jobs`` processes (default: all cores; ``1``: in this process) or on Ray
 (``--backend ray``), save each finished cell atomically under ``cells/``, so that a killed run
 re-run with the same arguments resumes where it stopped (a damaged cell file is recomputed
-with a warning), and print the summary table. Bad arguments — a setting the agents would refuse
-(checked with the agents' own checks), an ``--out`` folder that cannot be written — end the
-command with one line naming the option and exit status 2, before anything runs.
+with a warning), and print the summary table. Each output folder records the settings of its
+results in ``run.json``: a re-run with the same settings resumes; a run with other settings
+into the same ``--out`` (which would overwrite ``summary.csv``, ``curves.csv`` and the figure)
+is refused with a message naming what differs, unless ``--overwrite`` is given (the finished
+cells under ``cells/`` are kept either way: their file names are hashes of what determines
+them). Small sweeps run in this process: a pool of workers is started only when the work is
+worth its start-up (:func:`~delight_gym.experiments.runner.run_experiment`). Bad arguments —
+a setting the agents would refuse (checked with the agents' own checks), an ``--out`` folder
+that cannot be written — end the command with one line naming the option and exit status 2,
+before anything runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym._version import __version__
 from delight_gym.experiments.families import FAMILIES, Family, SettingError
 
 if TYPE_CHECKING:
     from delight_gym.experiments.runner import ExperimentResult
     from delight_gym.experiments.specs import ExperimentSpec
 
-__all__ = ["FIGURE_NAMES", "build_parser", "main"]
+__all__ = ["FIGURE_NAMES", "RUN_RECORD", "build_parser", "main"]
 
 T = TypeVar("T")
+
+#: The file in each output folder that records the settings of its results.
+RUN_RECORD = "run.json"
+
+_DESCRIPTION = """\
+Delight-gated exploration (DE): reproduce the paper's figures, or run its agents on your own
+settings. Each command writes summary.csv (final regret, mean ± s.e. per agent and setting),
+curves.csv (regret vs time) and a figure into --out, prints the summary table, and resumes a
+killed run where it stopped when re-run with the same arguments."""
+
+_EPILOG = """\
+examples:
+  delight-gym reproduce bernoulli-arms --quick      a figure of the paper, small (~1 min)
+  delight-gym reproduce all --out results           every figure at paper scale
+  delight-gym run bernoulli --arms 1000 --seeds 100 --agents delight,thompson
+  delight-gym run linear --dim 10,30 --noise 1      settings of your own
+  delight-gym run deepsea --size 10 --episodes 1000
+
+'delight-gym run FAMILY --help' lists a family's options, agents and defaults."""
 
 #: Figures ``reproduce`` accepts (``all`` runs every experiment figure; ``theory`` runs the
 #: paper's claims as checks, see :mod:`delight_gym.theory`).
@@ -132,16 +163,25 @@ _SEED = _checked(check_nonnegative_int, "--seed")
 
 def _add_execution_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"replace the results of other settings in --out (default: refuse; see "
+        f"--out/{RUN_RECORD}); finished cells are kept and reused",
+    )
+    p.add_argument(
         "--jobs",
         type=_POSITIVE["jobs"],
         default=None,
-        help="parallel workers (default: all cores; 1: no pool)",
+        metavar="N",
+        help="at most N worker processes (default: all cores; a small sweep runs in this "
+        "process, without a pool; 1: always in this process)",
     )
     p.add_argument(
         "--backend",
         choices=("local", "ray"),
         default="local",
-        help="local processes, or Ray tasks (pip install 'delight-gym[ray]')",
+        help="local: this process or a pool of processes; ray: Ray tasks (pip install "
+        "'delight-gym[ray]') (default %(default)s)",
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--no-plot", action="store_true", help="skip the figure")
@@ -153,25 +193,37 @@ def _add_sweep_options(p: argparse.ArgumentParser, family: Family | None) -> Non
     steps = family.horizon_option if family is not None else "--horizon"
     name = steps.removeprefix("--")
     default = "(default %(default)s)" if family is not None else "(default: the figure's)"
+    if family is None:
+        what = "rounds T per run (episodes for the DeepSea figures)"
+    else:
+        what = "episodes per run" if name == "episodes" else "rounds T per run"
     p.add_argument(
         steps,
         dest="horizon",
-        metavar=name.upper(),
+        metavar="E" if name == "episodes" else "T",
         type=_POSITIVE[name],
         default=family.horizon if family is not None else None,
-        help=f"{'episodes' if name == 'episodes' else 'rounds T'} {default}",
+        help=f"{what} {default}",
     )
     p.add_argument(
         "--seeds",
         type=_POSITIVE["seeds"],
         default=family.seeds if family is not None else None,
-        help=f"independent instances {default}",
+        metavar="N",
+        help=f"independent instances per agent and setting {default}",
     )
-    p.add_argument("--seed", type=_SEED, default=0, help="base seed (instance i: seed+i)")
+    p.add_argument(
+        "--seed",
+        type=_SEED,
+        default=0,
+        metavar="S",
+        help="base seed: instance i is seeded S+i (default %(default)s)",
+    )
     p.add_argument(
         "--batch-size",
         type=_POSITIVE["batch-size"],
         default=family.batch_size if family is not None else None,
+        metavar="B",
         help=f"seeds per cell {default}; results are reproducible for a given batch size",
     )
 
@@ -180,13 +232,21 @@ def _add_family_parser(
     sub: argparse._SubParsersAction[argparse.ArgumentParser], family: Family
 ) -> None:
     """``delight-gym run FAMILY``, built from the family's record."""
-    p = sub.add_parser(family.name, help=family.help, description=family.help)
+    p = sub.add_parser(
+        family.name,
+        help=family.help,
+        description=f"{family.help}. Runs every agent on every combination of the settings "
+        "(comma-separated lists sweep) and writes summary.csv, curves.csv and "
+        "regret_curves.{png,pdf} into --out.",
+    )
     p.set_defaults(parser=p)
     for param in family.instance:
+        short = param.short
         p.add_argument(
             param.option,
             type=_comma_list(param.kind, param.option),
             default=list(param.sweep),
+            metavar=f"{short}[,{short}...]",
             help=f"{param.help}, comma-separated (default {','.join(map(str, param.sweep))})",
         )
     _add_sweep_options(p, family)
@@ -194,15 +254,23 @@ def _add_family_parser(
         "--agents",
         type=_agent_list(family.agent_names),
         default=list(family.default_agents),
-        help=f"comma-separated, from {','.join(family.agent_names)} "
+        metavar="A[,A...]",
+        help=f"agents, comma-separated, from {', '.join(family.agent_names)} "
         f"(default {','.join(family.default_agents)})",
     )
     for param in family.agent_parameters:
-        p.add_argument(param.option, type=param.kind, default=param.default, help=param.help)
+        p.add_argument(
+            param.option,
+            type=param.kind,
+            default=param.default,
+            metavar=param.short,
+            help=param.help,
+        )
     p.add_argument(
         "--out",
         type=Path,
         default=Path("results") / family.name,
+        metavar="DIR",
         help="output folder (default %(default)s)",
     )
     _add_execution_options(p)
@@ -210,26 +278,47 @@ def _add_family_parser(
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``delight-gym`` argument parser (``run`` has one subcommand per family)."""
-    parser = argparse.ArgumentParser(prog="delight-gym", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="delight-gym",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {__version__}", help="print the version"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    rep = sub.add_parser("reproduce", help="reproduce a figure of the paper")
+    rep = sub.add_parser(
+        "reproduce",
+        help="reproduce a figure of the paper (data and plot)",
+        description="Reproduce a figure of the paper: run its sweep (paper scale, or small with "
+        "--quick), write summary.csv, curves.csv and FIGURE.{png,pdf} into --out and print the "
+        "summary table. 'theory' checks the paper's propositions instead.",
+    )
     rep.set_defaults(parser=rep)
     rep.add_argument(
         "figure", type=_figure, metavar="FIGURE", help=f"one of {', '.join(FIGURE_NAMES)}"
     )
-    rep.add_argument("--quick", action="store_true", help="small version (about a minute)")
+    rep.add_argument(
+        "--quick", action="store_true", help="a small version (about a minute; 10 seeds)"
+    )
     _add_sweep_options(rep, None)
     rep.add_argument(
         "--out",
         type=Path,
         default=None,
+        metavar="DIR",
         help="output folder (default results/FIGURE; for all: results, one folder per figure)",
     )
     _add_execution_options(rep)
 
-    run = sub.add_parser("run", help="run agents on one experiment family and settings")
-    run_sub = run.add_subparsers(dest="family", required=True)
+    run = sub.add_parser(
+        "run",
+        help="run agents on one experiment family with your settings",
+        description="Run agents on one experiment family with your own settings.",
+    )
+    run_sub = run.add_subparsers(dest="family", required=True, metavar="FAMILY")
     for family in FAMILIES.values():
         _add_family_parser(run_sub, family)
     return parser
@@ -245,6 +334,72 @@ def _prepare_out(parser: argparse.ArgumentParser, folder: Path) -> None:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         parser.exit(2, f"{parser.prog}: error: --out: cannot write to {str(folder)!r}: {reason}\n")
+
+
+def _run_record(spec: ExperimentSpec) -> dict[str, object]:
+    """What determines the results a folder holds: the sweep's experiment, family, agents,
+    settings, horizon, seeds, base seed and batch size (as JSON would read it back)."""
+    record = {
+        "experiment": spec.name,
+        "family": spec.family.name,
+        "agents": list(spec.agents),
+        "settings": [dict(s) for s in spec.settings],
+        "horizon": spec.horizon,
+        "seeds": spec.seeds,
+        "seed": spec.seed,
+        "batch_size": spec.batch_size,
+    }
+    loaded: dict[str, object] = json.loads(json.dumps(record, default=str))
+    return loaded
+
+
+def _differences(old: dict[str, object], new: dict[str, object]) -> list[str]:
+    """``key old → new`` for each field of two run records that differs (settings as the sorted
+    values of each key)."""
+
+    def shown(record: dict[str, object], key: str) -> str:
+        value = record.get(key)
+        if key == "settings" and isinstance(value, list):
+            keys = dict.fromkeys(k for s in value if isinstance(s, dict) for k in s)
+            return "; ".join(
+                f"{k} "
+                + ",".join(map(str, sorted({s.get(k) for s in value}, key=lambda v: str(v))))
+                for k in keys
+            )
+        if isinstance(value, list):
+            return ",".join(map(str, value))
+        return str(value)
+
+    keys = dict.fromkeys([*new, *old])
+    return [
+        f"{key} {shown(old, key)} → {shown(new, key)}"
+        for key in keys
+        if old.get(key) != new.get(key)
+    ]
+
+
+def _claim_out(
+    parser: argparse.ArgumentParser, out: Path, spec: ExperimentSpec, overwrite: bool
+) -> None:
+    """Record ``spec``'s settings in ``out/run.json``. A folder that holds the results of other
+    settings ends the command with one line naming the differences (exit status 2, before
+    anything runs), unless ``overwrite``; the same settings resume."""
+    record = _run_record(spec)
+    path = out / RUN_RECORD
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        old = None  # a new folder (or an unreadable record): nothing to protect
+    if isinstance(old, dict) and old != record and not overwrite:
+        parser.exit(
+            2,
+            f"{parser.prog}: error: --out: {str(out)!r} holds the results of other settings "
+            f"({'; '.join(_differences(old, record))}); choose another --out to keep both, or "
+            "pass --overwrite to replace its tables and figure (finished cells are kept)\n",
+        )
+    tmp = path.with_name(f".{RUN_RECORD}.tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n")
+    tmp.replace(path)
 
 
 def _report(result: ExperimentResult, out: Path, cache: Path, files: Sequence[Path]) -> None:
@@ -288,6 +443,8 @@ def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
         jobs.append((name, spec, out, cache))
     for out in dict.fromkeys(path for _, _, o, c in jobs for path in (o, c)):
         _prepare_out(parser, out)
+    for _, spec, out, _ in jobs:
+        _claim_out(parser, out, spec, args.overwrite)
     # One Ray session for every figure (started here unless Ray is already initialised).
     session = ray_session(args.jobs) if args.backend == "ray" else contextlib.nullcontext()
     with session:
@@ -342,6 +499,7 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     spec = _run_spec(parser, family, args)
     out: Path = args.out
     _prepare_out(parser, out)
+    _claim_out(parser, out, spec, args.overwrite)
     result = run_experiment(
         spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
     )
@@ -379,6 +537,8 @@ def _reproduce_theory(parser: argparse.ArgumentParser, args: argparse.Namespace)
     ]
     if args.backend != "local":
         unused.append("--backend")
+    if args.overwrite:
+        unused.append("--overwrite")
     if unused:
         parser.error(f"reproduce theory does not take {', '.join(unused)}")
     from delight_gym.theory.checks import format_checks

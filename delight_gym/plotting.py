@@ -32,13 +32,21 @@ FIGURE_FORMATS = ("png", "pdf")
 
 
 def new_figure(
-    nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float], **subplots: Any
+    nrows: int = 1,
+    ncols: int = 1,
+    *,
+    figsize: tuple[float, float],
+    layout: str | None = None,
+    **subplots: Any,
 ) -> tuple[Figure, np.ndarray]:
     """A figure on its own Agg canvas (no ``pyplot``, no process-wide backend) and its axes.
 
     Args:
         nrows, ncols: grid of axes.
         figsize: ``(width, height)`` in inches.
+        layout: the figure's layout engine (``"constrained"``: axes, titles and a legend placed
+            ``loc="outside right upper"`` share the figure without overlapping; default none:
+            call ``fig.tight_layout()`` yourself).
         **subplots: passed to :meth:`matplotlib.figure.Figure.subplots` (``sharey=True``, ...).
 
     Returns:
@@ -47,7 +55,7 @@ def new_figure(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=figsize)
+    fig = Figure(figsize=figsize, layout=layout)
     FigureCanvasAgg(fig)
     axes = fig.subplots(nrows, ncols, squeeze=False, **subplots)
     return fig, axes

@@ -17,7 +17,7 @@ import pytest
 from delight_gym import cli, plotting
 from delight_gym._checks import check_positive_float, check_positive_int
 from delight_gym.experiments import bandit, figures
-from delight_gym.experiments.families import Agent, Family, Parameter
+from delight_gym.experiments.families import FAMILIES, Agent, Family, Parameter
 from delight_gym.experiments.runner import CellError, run_experiment
 from delight_gym.experiments.specs import FIGURES, ExperimentSpec
 
@@ -297,11 +297,44 @@ def test_process_pool_equals_in_process(tmp_path):
         batch_size=2,
     )
     serial = run_experiment(spec, tmp_path / "serial", jobs=1, progress=False)
-    pooled = run_experiment(spec, tmp_path / "pool", jobs=2, progress=False)
+    pooled = run_experiment(spec, tmp_path / "pool", jobs=2, progress=False, serial_seconds=0)
     assert len(pooled.computed) == len(serial.computed) == 18
     assert sorted(pooled.computed) == sorted(serial.computed)
     pd.testing.assert_frame_equal(_no_seconds(pooled.summary), _no_seconds(serial.summary))
     pd.testing.assert_frame_equal(pooled.curves, serial.curves)
+
+
+def test_small_sweeps_run_in_process_and_long_ones_switch_to_a_pool(tmp_path, monkeypatch):
+    """``jobs > 1``: cells run in this process, cheapest first, until ``serial_seconds`` have
+    passed, then the rest on a pool; a sweep done by then starts no pool. The numbers are the
+    same whichever process computed a cell (each cell's table rows equal a jobs=1 run's)."""
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("FAKE_CELL_LOG", str(log))
+    monkeypatch.setenv("FAKE_CELL_SLEEP", "0.4")
+    spec = fake_spec(logged_slow_cell, batch_size=4, seeds=4)  # 4 cells: (a, b) × arms (2, 3)
+
+    def pids(out: Path, **options) -> list[int]:
+        log.write_text("")
+        run_experiment(spec, out, jobs=2, progress=False, **options)
+        return [int(line.split()[0]) for line in log.read_text().splitlines()]
+
+    assert pids(tmp_path / "serial", serial_seconds=float("inf")) == [os.getpid()] * 4
+    # The first two cells take 0.8 s > 0.7 s: the other two go to the pool (two workers).
+    mixed = pids(tmp_path / "mixed", serial_seconds=0.7)
+    assert mixed[:2] == [os.getpid()] * 2 and os.getpid() not in mixed[2:] and len(mixed) == 4
+    assert os.getpid() not in pids(tmp_path / "pool", serial_seconds=0)
+    with pytest.raises(ValueError, match="serial_seconds"):
+        run_experiment(spec, tmp_path / "x", serial_seconds=-1.0)
+
+    # Identical numbers whatever computed the cells.
+    seeded = fake_spec(seed_cell, batch_size=2)
+    one = run_experiment(seeded, tmp_path / "one", jobs=1, progress=False)
+    for seconds in (0.0, float("inf")):
+        other = run_experiment(
+            seeded, tmp_path / f"two-{seconds}", jobs=2, progress=False, serial_seconds=seconds
+        )
+        pd.testing.assert_frame_equal(other.summary, one.summary)
+        pd.testing.assert_frame_equal(other.curves, one.curves)
 
 
 def test_failing_cell_names_the_cell_and_keeps_finished_ones(tmp_path):
@@ -409,7 +442,7 @@ def test_pool_run_killed_with_sigkill_leaves_no_workers_and_resumes(tmp_path, mo
         "import sys; from tests.test_runner import fake_spec, logged_slow_cell;"
         "from delight_gym.experiments.runner import run_experiment;"
         "run_experiment(fake_spec(logged_slow_cell, batch_size=1, seeds=4),"
-        " sys.argv[1], jobs=2, progress=False)"
+        " sys.argv[1], jobs=2, progress=False, serial_seconds=0)"
     )
     proc = subprocess.Popen([sys.executable, "-c", script, str(out)], cwd=ROOT)
     try:
@@ -494,23 +527,43 @@ def _capture_figure(monkeypatch):
     return saved
 
 
+def _legend_beside_the_axes(fig) -> list[str]:
+    """The figure's one legend: right of every axes (not over the data); its labels."""
+    (legend,) = fig.legends
+    fig.canvas.draw()
+    box = legend.get_window_extent()
+    assert all(box.x0 >= ax.get_window_extent().x1 for ax in fig.axes)
+    assert box.x1 <= fig.bbox.x1 + 1  # inside the figure
+    return [t.get_text() for t in legend.get_texts()]
+
+
 def test_plot_tune_draws_de_lines_and_baselines_per_k(tmp_path, monkeypatch):
+    """One row of panels per K (M sweep left, λ sweep right), DE's line and the Thompson
+    (dashed) and greedy (dotted) levels of that K, each agent in its own colour."""
     saved = _capture_figure(monkeypatch)
     paths = figures.plot_tune(_synthetic_summary(), None, tmp_path / "tune")
     assert [p.name for p in paths] == ["tune.png", "tune.pdf"]
     assert all(p.stat().st_size > 1000 for p in paths)
-    left, right = saved[0].axes
-    assert left.get_xscale() == right.get_xscale() == "log"
-    for ax, xs in ((left, [10.0, 100.0, 1000.0]), (right, [0.01, 0.1, 1.0])):
-        de = [c.lines[0] for c in ax.containers]  # errorbar lines, one per K
-        assert len(de) == 2
-        np.testing.assert_allclose(de[0].get_xdata(), xs)
-        horizontal = [ln for ln in ax.lines if ln.get_linestyle() in ("--", ":")]
-        assert sorted(ln.get_linestyle() for ln in horizontal) == ["--", "--", ":", ":"]
-        for line, k in zip(de, (100, 1000), strict=True):
-            ts = [ln for ln in horizontal if ln.get_linestyle() == "--"]
-            match = [ln for ln in ts if ln.get_ydata()[0] == 100.0 + k / 100]
-            assert match and match[0].get_color() == line.get_color()
+    axes = saved[0].axes
+    assert len(axes) == 4
+    colors = figures.AGENT_COLORS
+    assert len({colors["delight"], colors["thompson"], colors["greedy"]}) == 3
+    for row, k in enumerate((100, 1000)):
+        left, right = axes[2 * row], axes[2 * row + 1]
+        assert left.get_title() == f"K = {k}, λ = 0.1" and right.get_title() == f"K = {k}, M = 100"
+        for ax, xs in ((left, [10.0, 100.0, 1000.0]), (right, [0.01, 0.1, 1.0])):
+            assert ax.get_xscale() == "log"
+            (de,) = [c.lines[0] for c in ax.containers]  # DE's errorbar line
+            np.testing.assert_allclose(de.get_xdata(), xs)
+            assert de.get_color() == colors["delight"]
+            levels = {ln.get_linestyle(): ln for ln in ax.lines if ln.get_linestyle() != "None"}
+            assert sorted(levels) == ["-", "--", ":"] and levels["-"] is de  # caps: "None"
+            assert levels["--"].get_ydata()[0] == 100.0 + k / 100  # Thompson's regret at K
+            assert levels["--"].get_color() == colors["thompson"]
+            assert levels[":"].get_ydata()[0] == 80.0  # greedy's
+            assert levels[":"].get_color() == colors["greedy"]
+    labels = _legend_beside_the_axes(saved[0])
+    assert labels == [figures.AGENT_LABELS[a] for a in ("delight", "thompson", "greedy")]
 
 
 def test_plot_final_regret_and_curves_write_files(tmp_path, monkeypatch):
@@ -547,6 +600,40 @@ def test_plot_final_regret_and_curves_write_files(tmp_path, monkeypatch):
     paths = figures.plot_regret_curves(None, curves, tmp_path / "curves")
     assert all(p.exists() and p.stat().st_size > 1000 for p in paths)
     assert [a.get_title() for a in saved[1].axes] == ["K = 10", "K = 100"]
+    for fig in saved:
+        labels = _legend_beside_the_axes(fig)
+        assert labels == [figures.AGENT_LABELS[a] for a in ("delight", "thompson")]
+    # Log axes are labelled at the data's values, in plain numbers.
+    assert [t.get_text() for t in saved[0].axes[0].get_xticklabels()] == ["10", "1000"]
+
+
+def test_coincident_lines_stay_visible(tmp_path, monkeypatch):
+    """DE and the host-only ablation with the same numbers (DeepSea): the ablation's line is
+    narrower, dashed and on top, and the markers differ, so both stay in the picture."""
+    saved = _capture_figure(monkeypatch)
+    t = np.arange(1, 51)
+    curves = pd.DataFrame(
+        {
+            "experiment": "e",
+            "agent": np.repeat(["delight", "greedy"], 50),
+            "size": 5,
+            "t": np.tile(t, 2),
+            "regret_mean": np.tile(np.sqrt(t), 2),
+            "regret_se": 0.1,
+        }
+    )
+    figures.plot_regret_curves(None, curves, tmp_path / "c", panel="size", panel_label="N")
+    de, host = saved[0].axes[0].lines
+    np.testing.assert_array_equal(de.get_ydata(), host.get_ydata())
+    assert host.get_zorder() > de.get_zorder() and host.get_linewidth() < de.get_linewidth()
+    assert host.get_linestyle() == "--" and de.get_linestyle() == "-"
+    assert host.get_marker() != de.get_marker() and host.get_color() != de.get_color()
+    assert de.get_markevery() != host.get_markevery()  # staggered markers
+    # Every agent: its own marker; within a family (the agents a figure shows), its own colour.
+    assert len(set(figures.AGENT_MARKERS.values())) == len(figures.AGENT_MARKERS)
+    for family in FAMILIES.values():
+        colors = [figures.AGENT_COLORS[a.name] for a in family.agents]
+        assert len(set(colors)) == len(colors), family.name
 
 
 def test_reproduce_all_quick_writes_every_figure(tmp_path, capsys):

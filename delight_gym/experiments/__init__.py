@@ -1,10 +1,21 @@
 """The paper's experiments: family records, specs as data, the sweep runner, results store and
-figures."""
+figures.
 
-from delight_gym.experiments.bandit import BanditResult, run_bernoulli
-from delight_gym.experiments.families import FAMILIES, Family
-from delight_gym.experiments.runner import ExperimentResult, run_experiment
-from delight_gym.experiments.specs import FIGURES, ExperimentSpec
+The names below are imported on first use (PEP 562), so that importing one module of this
+package (the command line imports :mod:`.families` for ``--help``; a pool worker imports
+:mod:`.runner` and the cell function's runner) does not import all the others, with pandas,
+scipy and the agents."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from delight_gym.experiments.bandit import BanditResult, run_bernoulli
+    from delight_gym.experiments.families import FAMILIES, Family
+    from delight_gym.experiments.runner import ExperimentResult, run_experiment
+    from delight_gym.experiments.specs import FIGURES, ExperimentSpec
 
 __all__ = [
     "FAMILIES",
@@ -16,3 +27,25 @@ __all__ = [
     "run_bernoulli",
     "run_experiment",
 ]
+
+_LAZY = {
+    "FAMILIES": "families",
+    "Family": "families",
+    "FIGURES": "specs",
+    "ExperimentSpec": "specs",
+    "BanditResult": "bandit",
+    "run_bernoulli": "bandit",
+    "ExperimentResult": "runner",
+    "run_experiment": "runner",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Import the names of :data:`__all__` on first use (PEP 562)."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

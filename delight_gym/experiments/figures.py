@@ -5,8 +5,14 @@ Every drawing function has the signature ``plot(summary, curves, path_stem, *, t
 :class:`~delight_gym.experiments.specs.FigureSpec` names its function and options as data and
 :func:`make_figure` draws it. All figures show the mean ± 1 standard error over seeds. Each
 agent's label, colour and line style come from its record in
-:mod:`delight_gym.experiments.families`; figures are made and saved by
-:mod:`delight_gym.plotting`.
+:mod:`delight_gym.experiments.families`, its marker from its place among every family's agents
+(:data:`AGENT_MARKERS`); figures are made and saved by :mod:`delight_gym.plotting`.
+
+So that a reader can tell the agents apart (:func:`agent_style`): each agent has its own colour
+and marker in every figure, and the legend sits beside the axes, never over the data. Lines
+that coincide stay visible: solid lines are wide and drawn below, the host-only ablation
+(``greedy``, dashed) is narrow and drawn on top, so DE's colour shows around it where the two
+agree (DeepSea), and the markers of a curve are staggered per agent.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ __all__ = [
     "AGENT_COLORS",
     "AGENT_LABELS",
     "AGENT_LINESTYLES",
+    "AGENT_MARKERS",
     "BSUITE_TABULAR_LABELS",
+    "agent_style",
     "make_figure",
     "plot_bsuite_deep_sea",
     "plot_curves",
@@ -44,7 +52,63 @@ AGENT_COLORS: Mapping[str, str] = {n: a.color for n, a in _AGENTS.items() if a.c
 AGENT_LINESTYLES: Mapping[str, str] = {
     n: a.linestyle for n, a in _AGENTS.items() if a.linestyle != "-"
 }
-_SETTING_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+_MARKERS = ("o", "s", "^", "x", "D", "v", "P", "*", "<", ">", "h", "p", "d", "X", "H", "8")
+#: Marker of each agent, the same in every figure (by the agent's place among every family's).
+AGENT_MARKERS: Mapping[str, str] = {n: _MARKERS[i % len(_MARKERS)] for i, n in enumerate(_AGENTS)}
+#: Where the legend goes: beside the axes, right of them (constrained layout makes room).
+_LEGEND = {"loc": "outside right upper", "frameon": False}
+
+
+def agent_style(
+    name: str,
+    colors: Mapping[str, str] | None = None,
+    linestyles: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Matplotlib line keywords of agent ``name``: ``color``, ``linestyle``, ``marker``,
+    ``linewidth``, ``markersize`` and ``zorder``.
+
+    Colours and line styles come from ``colors`` and ``linestyles`` (defaults
+    :data:`AGENT_COLORS`, :data:`AGENT_LINESTYLES`; an agent they do not name gets matplotlib's
+    colour cycle and a solid line), the marker from :data:`AGENT_MARKERS`. A solid line is wide
+    and drawn below; a dashed or dotted one (the host-only ablation) narrow and on top, so that
+    two agents with the same numbers show as a wide line with a narrow dashed one inside it.
+    """
+    colors = AGENT_COLORS if colors is None else colors
+    linestyles = AGENT_LINESTYLES if linestyles is None else linestyles
+    linestyle = linestyles.get(name, "-")
+    solid = linestyle in ("-", "solid")
+    style: dict[str, Any] = {
+        "linestyle": linestyle,
+        "marker": AGENT_MARKERS.get(name, "o"),
+        "linewidth": 2.6 if solid else 1.3,
+        "markersize": 7.0 if solid else 4.5,
+        "zorder": 2.0 if solid else 3.0,
+    }
+    if name in colors:
+        style["color"] = colors[name]
+    return style
+
+
+def _legend(fig: Any, axes: Sequence[Any]) -> None:
+    """One legend for the figure, right of the axes: each label once, the agents in record
+    order (DE first), other labels after them."""
+    entries: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    rank = {label: i for i, label in enumerate(AGENT_LABELS.values())}
+    labels = sorted(entries, key=lambda label: rank.get(label, len(rank)))
+    if labels:
+        fig.legend([entries[label] for label in labels], labels, **_LEGEND)
+
+
+def _log_ticks(ax: Any, values: Sequence[float]) -> None:
+    """A log axis labelled at the data's values in plain numbers (``10``, ``0.01``), no minor
+    labels (matplotlib's ``2×10⁰ 3×10⁰ ...`` overlap on a short decade)."""
+    ticks = sorted({float(v) for v in values})
+    ax.set_xscale("log")
+    ax.set_xticks(ticks, labels=[f"{v:g}" for v in ticks])
+    ax.set_xticks([], minor=True)
 
 
 def plot_curves(
@@ -76,27 +140,30 @@ def plot_curves(
     Writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths.
     """
     labels = AGENT_LABELS if agent_labels is None else agent_labels
-    colors = AGENT_COLORS if agent_colors is None else agent_colors
-    linestyles = AGENT_LINESTYLES if agent_linestyles is None else agent_linestyles
     values = sorted(curves[setting_column].unique())
-    fig, axes = new_figure(1, len(values), figsize=(4.2 * len(values), 3.4))
+    fig, axes = new_figure(
+        1, len(values), figsize=(4.2 * len(values) + 2.2, 3.6), layout="constrained"
+    )
     for ax, value in zip(axes[0], values, strict=True):
         panel = curves[curves[setting_column] == value]
-        for agent, group in panel.groupby("agent", sort=False):
+        for i, (agent, group) in enumerate(panel.groupby("agent", sort=False)):
             name = str(agent)
-            style = {"color": colors[name]} if name in colors else {}
-            if name in linestyles:
-                style["linestyle"] = linestyles[name]
+            style = agent_style(name, agent_colors, agent_linestyles)
             (line,) = ax.plot(
-                group["t"], group["regret_mean"], label=labels.get(name, name), **style
+                group["t"],
+                group["regret_mean"],
+                label=labels.get(name, name),
+                markevery=(0.03 + 0.025 * i, 0.15),  # staggered: coincident curves stay apart
+                **style,
             )
             ax.fill_between(
                 group["t"],
                 group["regret_mean"] - group["regret_se"],
                 group["regret_mean"] + group["regret_se"],
                 color=line.get_color(),
-                alpha=0.25,
+                alpha=0.2,
                 linewidth=0,
+                zorder=1,
             )
         shown = f"{value:g}" if isinstance(value, (int, float, np.number)) else str(value)
         label = setting_column if panel_label is None else panel_label
@@ -104,10 +171,9 @@ def plot_curves(
         ax.set_xlabel(xlabel)
         ax.set_ylabel("cumulative regret")
         ax.grid(alpha=0.3)
-    axes[0][-1].legend(frameon=False)
+    _legend(fig, axes[0])
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
     return save_figure(fig, path_stem)
 
 
@@ -124,9 +190,10 @@ def _mean_band(ax: Any, x: Any, mean: Any, se: Any, **style: Any) -> Any:
     """Line with markers, ±1 s.e. error bars and a light band of the same colour."""
     x, mean, se = (np.asarray(v, dtype=float) for v in (x, mean, se))
     se = np.nan_to_num(se)
-    bars = ax.errorbar(x, mean, yerr=se, marker="o", markersize=4, capsize=3, **style)
+    style = {"marker": "o", "markersize": 5, **style}
+    bars = ax.errorbar(x, mean, yerr=se, capsize=3, **style)
     color = bars[0].get_color()
-    ax.fill_between(x, mean - se, mean + se, color=color, alpha=0.15, linewidth=0)
+    ax.fill_between(x, mean - se, mean + se, color=color, alpha=0.15, linewidth=0, zorder=1)
     return color
 
 
@@ -154,7 +221,7 @@ def plot_final_regret(
         horizon_unit: what the horizon counts, for the axis label (``"episodes"``; default:
             rounds, labelled ``T``).
     """
-    fig, axes = new_figure(figsize=(5.2, 3.8))
+    fig, axes = new_figure(figsize=(7.2, 4.0), layout="constrained")
     ax = axes[0][0]
     for agent, group in summary.groupby("agent", sort=False):
         group = group.sort_values(x)
@@ -165,18 +232,16 @@ def plot_final_regret(
             group["regret_mean"],
             group["regret_se"],
             label=AGENT_LABELS.get(name, name),
-            color=AGENT_COLORS.get(name),
-            linestyle=AGENT_LINESTYLES.get(name, "-"),
+            **agent_style(name),
         )
     if log_x:
-        ax.set_xscale("log")
+        _log_ticks(ax, summary[x])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(_horizon_label(summary, horizon_unit))
     ax.grid(alpha=0.3, which="both")
-    ax.legend(frameon=False)
+    _legend(fig, [ax])
     if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+        fig.suptitle(title, fontsize=10)
     return save_figure(fig, path_stem)
 
 
@@ -208,12 +273,13 @@ def plot_tune(
     gate_price: float = 0.1,
     baselines: Sequence[tuple[str, str]] = (("thompson", "--"), ("greedy", ":")),
 ) -> list[Path]:
-    """Sensitivity of DE to ``M`` and ``λ`` (``bernoulli-tune``).
+    """Sensitivity of DE to ``M`` and ``λ`` (``bernoulli-tune``, ``linear-tune``).
 
-    Left panel: regret vs ``M`` at ``λ = gate_price``; right panel: regret vs ``λ`` at
-    ``M = half_life``; both log-x, one line per ``K`` (mean ± 1 s.e.). Each baseline agent
-    (Thompson sampling dashed, greedy dotted by default) is a horizontal line with a ±1 s.e.
-    band, in the colour of its ``K``.
+    One row of panels per ``K`` (its own regret scale): left, regret vs ``M`` at
+    ``λ = gate_price``; right, regret vs ``λ`` at ``M = half_life``; both log-x, DE's line
+    mean ± 1 s.e. Each baseline agent (Thompson sampling dashed, greedy dotted by default) is a
+    horizontal line with a ±1 s.e. band. Every agent has its colour and marker of every other
+    figure (:func:`agent_style`); one legend, right of the panels.
 
     Args:
         summary: a ``summary.csv`` frame with columns ``arms, half_life, gate_price``.
@@ -224,52 +290,52 @@ def plot_tune(
         gate_price: the ``λ`` of the ``M`` sweep.
         baselines: ``(agent, line style)`` of the horizontal lines.
     """
-    fig, grid = new_figure(1, 2, figsize=(10, 4.4), sharey=True)
-    axes = grid[0]
-    de = summary[summary["agent"] == "delight"]
-    panels = (
-        (axes[0], "half_life", "gate_price", gate_price, "annealing half-life M", "λ"),
-        (axes[1], "gate_price", "half_life", half_life, "gate price λ", "M"),
-    )
     arms = sorted(summary["arms"].unique())
-    legend: list[tuple[Any, str]] = []  # one column per K: DE, then the baselines
-    for ax, x, fixed, value, xlabel, fixed_name in panels:
-        for i, k in enumerate(arms):
-            color = _SETTING_COLORS[i % len(_SETTING_COLORS)]
+    fig, grid = new_figure(
+        len(arms), 2, figsize=(11.5, 0.6 + 3.4 * len(arms)), sharey="row", layout="constrained"
+    )
+    de = summary[summary["agent"] == "delight"]
+    for row, k in zip(grid, arms, strict=True):
+        panels = (
+            (row[0], "half_life", "gate_price", gate_price, "annealing half-life M", "λ"),
+            (row[1], "gate_price", "half_life", half_life, "gate price λ", "M"),
+        )
+        for ax, x, fixed, value, xlabel, fixed_name in panels:
             line = de[(de["arms"] == k) & np.isclose(de[fixed].astype(float), value)]
             line = line.sort_values(x)
             if len(line):
-                _mean_band(ax, line[x], line["regret_mean"], line["regret_se"], color=color)
-                if ax is axes[0]:
-                    legend.append((ax.containers[-1], f"DE, K={k:g}"))
-            for agent, style in baselines:
+                _mean_band(
+                    ax,
+                    line[x],
+                    line["regret_mean"],
+                    line["regret_se"],
+                    label=AGENT_LABELS.get("delight", "delight"),
+                    **agent_style("delight"),
+                )
+                _log_ticks(ax, line[x])
+            for agent, linestyle in baselines:
                 base = summary[(summary["agent"] == agent) & (summary["arms"] == k)]
                 if not len(base):
                     continue
                 mean = float(base["regret_mean"].iloc[0])
                 se = float(np.nan_to_num(base["regret_se"].iloc[0]))
-                name = AGENT_LABELS.get(agent, agent).split(" (")[0]
-                hline = ax.axhline(mean, color=color, linestyle=style)
-                if ax is axes[0]:
-                    legend.append((hline, f"{name}, K={k:g}"))
-                ax.axhspan(mean - se, mean + se, color=color, alpha=0.08, linewidth=0)
-        ax.set_xscale("log")
-        ax.set_xlabel(xlabel)
-        ax.set_title(f"{fixed_name} = {value:g}")
-        ax.grid(alpha=0.3, which="both")
-    axes[0].set_ylabel(_horizon_label(summary))
-    per_column = -(-len(legend) // max(1, len(arms)))
-    fig.legend(
-        [h for h, _ in legend],
-        [label for _, label in legend],
-        loc="lower center",
-        ncol=max(1, len(arms)),
-        frameon=False,
-        fontsize=8,
-    )
+                style = agent_style(agent, linestyles={agent: linestyle})
+                ax.axhline(
+                    mean,
+                    color=style.get("color"),
+                    linestyle=linestyle,
+                    linewidth=1.6,
+                    zorder=style["zorder"],
+                    label=AGENT_LABELS.get(agent, agent),
+                )
+                ax.axhspan(mean - se, mean + se, color=style.get("color"), alpha=0.1, linewidth=0)
+            ax.set_xlabel(xlabel)
+            ax.set_title(f"K = {k:g}, {fixed_name} = {value:g}")
+            ax.grid(alpha=0.3, which="both")
+        row[0].set_ylabel(_horizon_label(summary))
+    _legend(fig, grid.ravel())
     if title:
         fig.suptitle(title)
-    fig.tight_layout(rect=(0, min(0.4, 0.05 * per_column + 0.03), 1, 1))
     return save_figure(fig, path_stem)
 
 

@@ -199,6 +199,7 @@ def curves_frame(rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[st
     shape ``(seeds, T)``). ``t`` runs from 1 to ``T``.
     """
     import pandas as pd
+
     frames = []
     for row in rows:
         mean, se = mean_se(np.asarray(row["cumulative"], dtype=float))
