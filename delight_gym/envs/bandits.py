@@ -1,11 +1,8 @@
 """Bernoulli multi-armed bandits: a single Gymnasium env and a native vectorized form.
 
-The *instance* (the arm means) is drawn from the env's own generator at the first
-:meth:`BernoulliBanditEnv.reset` and kept for the env's life, so ``T`` pulls are ``T``
-one-step episodes on one instance; ``reset(options={"resample": True})`` draws a new
-instance and ``means=`` fixes it.
-The vectorized form equals ``num_envs`` single envs seed for seed (see
-:class:`BernoulliBanditVectorEnv`).
+The *instance* is the arm means; ``means=`` fixes it. Its life cycle (drawn at the first
+reset, kept, ``resample``) and the vector form's seed-for-seed equality with single envs are
+those of every one-step bandit (:mod:`delight_gym.envs._base`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Linear-Gaussian bandits: a single Gymnasium env and a native vectorized form.
 
-Arm ``a`` has a feature vector ``φ(a)`` and pays ``φ(a)ᵀθ* + σ·N(0, 1)``. The *instance*
-(features and ``θ*``) is drawn from the env's own generator at the first
-:meth:`LinearBanditEnv.reset` and kept for the env's life, so ``T`` pulls are ``T``
-one-step episodes on one instance; ``reset(options={"resample": True})`` draws a new
-instance and ``features=`` / ``theta=`` fix it.
-The vectorized form equals ``num_envs`` single envs seed for seed (see
-:class:`LinearBanditVectorEnv`).
+Arm ``a`` has a feature vector ``φ(a)`` and pays ``φ(a)ᵀθ* + σ·N(0, 1)``. The *instance* is
+the features and ``θ*``; ``features=`` / ``theta=`` fix them. Its life cycle (drawn at the
+first reset, kept, ``resample``) and the vector form's seed-for-seed equality with single envs
+are those of every one-step bandit (:mod:`delight_gym.envs._base`).
 """
 
 from __future__ import annotations
