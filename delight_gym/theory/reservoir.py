@@ -59,9 +59,19 @@ __all__ = [
 
 
 class _ReservoirAgent:
-    """State shared by the reservoir agents: arms tried, best revealed value and its arm."""
+    """State shared by the reservoir agents: arms tried, best revealed value and its arm.
 
-    def __init__(self, batch_size: int, tail_exponent: float, horizon: int, seed: Any) -> None:
+    Args:
+        batch_size: seeds acted on at once.
+        tail_exponent: ``α`` of the ``Beta(1, α)`` reservoir.
+        horizon: ``T``.
+        seed: seed of the agent's ``numpy.random.Generator`` (keyword only; the agents take
+            these four arguments and pass them here).
+    """
+
+    def __init__(
+        self, batch_size: int, tail_exponent: float, horizon: int, *, seed: Any = None
+    ) -> None:
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.tail_exponent = check_positive_float(tail_exponent, "tail_exponent")
         self.horizon = check_positive_int(horizon, "horizon")
@@ -117,16 +127,8 @@ class ReservationAgent(_ReservoirAgent):
             :func:`~delight_gym.theory.reservation.horizon_threshold`.
     """
 
-    def __init__(
-        self,
-        batch_size: int,
-        tail_exponent: float,
-        horizon: int,
-        *,
-        seed: Any = None,
-        threshold_gap: float | None = None,
-    ) -> None:
-        super().__init__(batch_size, tail_exponent, horizon, seed)
+    def __init__(self, *args: Any, threshold_gap: float | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.threshold_gap = (
             horizon_threshold(self.prior, self.horizon)
             if threshold_gap is None
@@ -155,17 +157,14 @@ class ReservoirDelightAgent(_ReservoirAgent):
 
     def __init__(
         self,
-        batch_size: int,
-        tail_exponent: float,
-        horizon: int,
-        *,
-        seed: Any = None,
+        *args: Any,
         override_rate: float | None = 1.0,
         half_life: float = DEFAULT_HALF_LIFE,
         gate_price: float | None = None,
         surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+        **kwargs: Any,
     ) -> None:
-        super().__init__(batch_size, tail_exponent, horizon, seed)
+        super().__init__(*args, **kwargs)
         if override_rate is not None:
             override_rate = check_probability(override_rate, "override_rate")
             if override_rate == 0:
