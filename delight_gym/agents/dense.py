@@ -196,9 +196,6 @@ DENSE_BANDIT_AGENTS: dict[str, type[DenseBernoulliAgent]] = agent_registry(
 def make_dense_bandit_agent(
     name: str, batch_size: int, num_arms: int, *, seed: SeedLike = None, **kwargs: Any
 ) -> DenseBernoulliAgent:
-    """Build a dense reference agent: ``delight, thompson, egreedy, greedy`` or ``ucb``.
-
-    Keyword arguments an agent does not take (``gate_price`` for Thompson sampling, say) are
-    an error, so a typo never goes unnoticed.
-    """
+    """The dense reference of :func:`~delight_gym.agents.bandits.make_bandit_agent`: the same
+    names and arguments (and ``prune`` for ``delight``)."""
     return build_agent(DENSE_BANDIT_AGENTS, name, batch_size, num_arms, seed=seed, **kwargs)
