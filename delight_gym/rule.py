@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_SURPRISAL_CAP",
     "DelightDecision",
     "ExploreRowsDraw",
+    "check_gate_settings",
     "delight_rule",
     "draw_acting_uniforms",
     "epsilon_schedule",
@@ -77,6 +78,20 @@ def _check_host_probs(host_probs: Array, *, atol: float) -> None:
     total = host_probs.sum(axis=-1)
     if bool(xp.any(xp.abs(total - 1.0) > atol)):
         raise ValueError("host_probs must sum to 1 along the last axis")
+
+
+def check_gate_settings(gate_price: Any, surprisal_cap: Any) -> tuple[float, float]:
+    """The gate's settings, checked: ``(λ, L)`` as floats.
+
+    Args:
+        gate_price: ``λ >= 0`` (``inf`` allowed: the gate is then always empty).
+        surprisal_cap: ``L > 0`` (finite).
+
+    Raises:
+        ValueError, TypeError: naming ``gate_price`` or ``surprisal_cap``.
+    """
+    lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
+    return lam, check_positive_float(surprisal_cap, "surprisal_cap")
 
 
 def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE, *, validate: bool = True) -> Any:
@@ -199,8 +214,7 @@ def delight_rule(
             NaN EI, ``ε`` outside ``[0, 1]``, ``λ < 0`` or ``L ≤ 0``; each names the argument.
     """
     if validate:
-        lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
-        cap = check_positive_float(surprisal_cap, "surprisal_cap")
+        lam, cap = check_gate_settings(gate_price, surprisal_cap)
     else:
         lam, cap = gate_price, surprisal_cap
     xp = _xp(host_probs)

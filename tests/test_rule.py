@@ -13,6 +13,7 @@ from hypothesis.extra.numpy import arrays
 
 from delight_gym.posteriors.beta import beta_expected_improvement
 from delight_gym.rule import (
+    check_gate_settings,
     delight_rule,
     epsilon_schedule,
     sample_acting,
@@ -443,3 +444,18 @@ def test_validate_false_checks_no_settings():
 
     with pytest.raises(ValueError, match="gate_price"):
         DelightAgent(2, 3, gate_price=-0.1)
+
+
+def test_check_gate_settings_names_the_bad_argument() -> None:
+    assert check_gate_settings(0, 10) == (0.0, 10.0)
+    assert check_gate_settings(math.inf, 1.5) == (math.inf, 1.5)  # λ = inf: never override
+    with pytest.raises(ValueError, match="gate_price"):
+        check_gate_settings(-0.1, 10.0)
+    with pytest.raises(ValueError, match="gate_price"):
+        check_gate_settings(math.nan, 10.0)
+    with pytest.raises(ValueError, match="surprisal_cap"):
+        check_gate_settings(0.1, 0.0)
+    with pytest.raises(ValueError, match="surprisal_cap"):
+        check_gate_settings(0.1, math.inf)
+    with pytest.raises(TypeError, match="gate_price"):
+        check_gate_settings("0.1", 10.0)

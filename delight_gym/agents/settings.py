@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from delight_gym._checks import check_nonnegative_float, check_positive_float
+from delight_gym._checks import check_positive_float
 from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
     DelightDecision,
+    check_gate_settings,
     delight_rule,
 )
 
@@ -53,8 +54,7 @@ class DelightSettings(AnnealedSettings):
         surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
         **kwargs: Any,
     ) -> None:
-        self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
-        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
+        self.gate_price, self.surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
         super().__init__(*args, **kwargs)
 
     def decide(

@@ -16,12 +16,8 @@ from __future__ import annotations
 
 import math
 
-from delight_gym._checks import (
-    check_nonnegative_float,
-    check_positive_float,
-    check_positive_int,
-)
-from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_SURPRISAL_CAP
+from delight_gym._checks import check_positive_float, check_positive_int
+from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_SURPRISAL_CAP, check_gate_settings
 
 __all__ = ["linear_override_budget"]
 
@@ -57,8 +53,7 @@ def linear_override_budget(
     d = check_positive_int(dim, "dim")
     t = check_positive_int(horizon, "horizon")
     sigma = check_positive_float(noise, "noise")
-    lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
-    cap = check_positive_float(surprisal_cap, "surprisal_cap")
+    lam, cap = check_gate_settings(gate_price, surprisal_cap)
     eta = check_positive_float(prior_precision, "prior_precision")
     gamma = d * math.log1p(t / (eta * sigma**2 * d))
     potential = min(1.0, lam**2 / (cap**2 * sigma**2))
