@@ -354,27 +354,30 @@ def _run_record(spec: ExperimentSpec) -> dict[str, object]:
 
 
 def _differences(old: dict[str, object], new: dict[str, object]) -> list[str]:
-    """``key old → new`` for each field of two run records that differs (settings as the sorted
-    values of each key)."""
+    """``key old → new`` for each field of two run records that differs; the settings field by
+    setting key, as the sorted values each takes (``arms 10,100 → 1000``)."""
 
-    def shown(record: dict[str, object], key: str) -> str:
-        value = record.get(key)
-        if key == "settings" and isinstance(value, list):
-            keys = dict.fromkeys(k for s in value if isinstance(s, dict) for k in s)
-            return "; ".join(
-                f"{k} "
-                + ",".join(map(str, sorted({s.get(k) for s in value}, key=lambda v: str(v))))
-                for k in keys
-            )
-        if isinstance(value, list):
-            return ",".join(map(str, value))
-        return str(value)
+    def values(record: dict[str, object]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key, value in record.items():
+            if key != "settings":
+                out[key] = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+                continue
+            settings = [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
+            for name in dict.fromkeys(k for s in settings for k in s):
+                taken = {s.get(name) for s in settings}
+                ordered = sorted(taken, key=lambda v: (not isinstance(v, (int, float)), str(v)))
+                numbers = sorted(v for v in taken if isinstance(v, (int, float)))
+                if len(numbers) == len(taken):
+                    ordered = list(numbers)
+                out[name] = ",".join(map(str, ordered))
+        return out
 
-    keys = dict.fromkeys([*new, *old])
+    before, after = values(old), values(new)
     return [
-        f"{key} {shown(old, key)} → {shown(new, key)}"
-        for key in keys
-        if old.get(key) != new.get(key)
+        f"{key} {before.get(key, '-')} → {after.get(key, '-')}"
+        for key in dict.fromkeys([*after, *before])
+        if before.get(key) != after.get(key)
     ]
 
 

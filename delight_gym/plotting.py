@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -36,7 +36,7 @@ def new_figure(
     ncols: int = 1,
     *,
     figsize: tuple[float, float],
-    layout: str | None = None,
+    layout: Literal["constrained", "compressed", "tight"] | None = None,
     **subplots: Any,
 ) -> tuple[Figure, np.ndarray]:
     """A figure on its own Agg canvas (no ``pyplot``, no process-wide backend) and its axes.

@@ -6,6 +6,8 @@ Every run uses ``--jobs 1`` so that the cells run in this process and see the mo
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import subprocess
 import sys
@@ -15,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from delight_gym import cli
+from delight_gym import __version__, cli
 from delight_gym.agents.bandits import make_bandit_agent
 from delight_gym.agents.linear import make_linear_agent
 from delight_gym.agents.mdp import make_mdp_agent
@@ -184,7 +186,9 @@ def _agent_refusal(family: str, name: str, value: float) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+# The families whose DE agent ``_agent_refusal`` builds (deepsea-bsuite's deep agents are
+# checked in its own tests).
+@pytest.mark.parametrize("family", ["bernoulli", "linear", "deepsea"])
 @pytest.mark.parametrize(
     ("name", "value"),
     [
@@ -273,3 +277,104 @@ def test_a_damaged_cell_is_recomputed_with_a_warning(tmp_path, capsys):
         warnings.simplefilter("error", DamagedCellWarning)
         assert cli.main([*argv, "--no-plot"]) == 0
     assert "cells: 0 computed, 4 loaded" in capsys.readouterr().out
+
+
+# -- what a new user reads: --version, --help, and an --out that holds other settings ------
+
+
+def test_version_prints_the_package_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"delight-gym {__version__}\n"
+
+
+def _commands(parser: argparse.ArgumentParser, name: str = "delight-gym"):
+    """``(name, parser)`` of the command and every subcommand, recursively."""
+    yield name, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for sub, subparser in action.choices.items():
+                assert helps.get(sub), f"{name} {sub} has no help line"
+                yield from _commands(subparser, f"{name} {sub}")
+
+
+def test_every_option_of_every_command_has_help_with_its_default_and_choices():
+    """Walk the parser: every option of every subcommand has a help text that states its
+    default (flags excepted) and lists its choices; ``--agents`` lists the family's agents;
+    every command has a description."""
+    commands = dict(_commands(cli.build_parser()))
+    assert {"delight-gym", "delight-gym reproduce", "delight-gym run"} <= set(commands)
+    assert {f"delight-gym run {f}" for f in FAMILIES} <= set(commands)
+    assert "The ``delight-gym`` command." not in commands["delight-gym"].format_help()
+    for name, parser in commands.items():
+        assert parser.description, name
+        formatter = parser._get_formatter()
+        for action in parser._actions:
+            if isinstance(action, (argparse._SubParsersAction, argparse._HelpAction)):
+                continue
+            label = f"{name} {'/'.join(action.option_strings) or action.dest}"
+            assert action.help, f"{label} has no help"
+            text = formatter._expand_help(action)
+            flag = action.nargs == 0  # --quick, --no-plot, --version: no value, no default
+            if action.option_strings and not flag:
+                assert "default" in text, f"{label}: help states no default: {text!r}"
+            for choice in action.choices or ():
+                assert str(choice) in text, f"{label}: help does not list {choice!r}"
+    for family in FAMILIES.values():
+        parser = commands[f"delight-gym run {family.name}"]
+        (agents,) = [a for a in parser._actions if "--agents" in a.option_strings]
+        text = parser._get_formatter()._expand_help(agents)
+        assert all(agent in text for agent in family.agent_names), text
+
+
+def test_other_settings_into_the_same_out_are_refused_and_the_same_resume(tmp_path, capsys):
+    out = tmp_path / "res"
+    argv = [*ARGS, "--agents", "delight", "--out", str(out), "--no-progress", "--no-plot"]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    record = json.loads((out / "run.json").read_text())
+    assert record["agents"] == ["delight"] and record["seeds"] == 4
+    assert [s["arms"] for s in record["settings"]] == [5, 20]
+    tables = {n: (out / n).read_bytes() for n in ("summary.csv", "curves.csv", "run.json")}
+    cells = sorted(p.name for p in (out / "cells").glob("*.npz"))
+
+    # Other settings: refused before anything runs, one line naming what differs.
+    for extra, differs in (
+        (["--arms", "7"], "(arms 5,20 → 7)"),
+        (["--seeds", "3"], "seeds 4 → 3"),
+        (["--agents", "delight,greedy"], "agents delight → delight,greedy"),
+        (["--gate-price", "0.2"], "gate_price 0.1 → 0.2"),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            cli.main([*argv, *extra])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1, err
+        assert "error: --out:" in err and "other settings" in err and differs in err, err
+        assert "--overwrite" in err
+        assert {n: (out / n).read_bytes() for n in tables} == tables
+        assert sorted(p.name for p in (out / "cells").glob("*.npz")) == cells
+
+    # The same settings resume (options that do not change the numbers may differ).
+    assert cli.main([*argv, "--jobs", "2"]) == 0
+    assert "cells: 0 computed, 2 loaded" in capsys.readouterr().out
+    # --overwrite replaces the tables; the cells of the old settings stay and are reused.
+    assert cli.main([*argv, "--arms", "7", "--overwrite"]) == 0
+    assert "cells: 1 computed, 0 loaded" in capsys.readouterr().out
+    assert list(pd.read_csv(out / "summary.csv").arms) == [7]
+    assert [s["arms"] for s in json.loads((out / "run.json").read_text())["settings"]] == [7]
+    assert cli.main([*argv, "--overwrite"]) == 0
+    assert "cells: 0 computed, 2 loaded" in capsys.readouterr().out
+    assert (out / "summary.csv").read_bytes() == tables["summary.csv"]
+
+
+def test_reproduce_into_an_out_of_other_settings_is_refused(tmp_path, capsys):
+    argv = ["reproduce", "bernoulli-arms", "--quick", "--seeds", "2", "--horizon", "10"]
+    argv += ["--jobs", "1", "--no-progress", "--no-plot", "--out", str(tmp_path)]
+    assert cli.main(argv) == 0
+    with pytest.raises(SystemExit) as exc:
+        cli.main([*argv, "--seeds", "3"])
+    assert exc.value.code == 2
+    assert "seeds 2 → 3" in capsys.readouterr().err

@@ -42,10 +42,14 @@ def seed_cell(agent, horizon, seeds, *, seed, arms, **params):
 
 
 def logged_slow_cell(agent, horizon, seeds, *, seed, arms, **params):
-    """Appends ``pid agent arms seed`` to $FAKE_CELL_LOG, sleeps a little, returns zeros."""
+    """Appends ``pid agent arms seed`` to $FAKE_CELL_LOG, sleeps a little ($FAKE_CELL_SLEEP
+    seconds, default 0.2), computes for $FAKE_CELL_CPU CPU seconds (default 0), returns zeros."""
     with open(os.environ["FAKE_CELL_LOG"], "a") as fh:
         fh.write(f"{os.getpid()} {agent} {arms} {seed}\n")
     time.sleep(float(os.environ.get("FAKE_CELL_SLEEP", "0.2")))
+    busy = time.process_time() + float(os.environ.get("FAKE_CELL_CPU", "0"))
+    while time.process_time() < busy:
+        pass
     return FakeResult(np.zeros((seeds, horizon)), 0.0, np.zeros(seeds))
 
 
@@ -305,12 +309,14 @@ def test_process_pool_equals_in_process(tmp_path):
 
 
 def test_small_sweeps_run_in_process_and_long_ones_switch_to_a_pool(tmp_path, monkeypatch):
-    """``jobs > 1``: cells run in this process, cheapest first, until ``serial_seconds`` have
-    passed, then the rest on a pool; a sweep done by then starts no pool. The numbers are the
-    same whichever process computed a cell (each cell's table rows equal a jobs=1 run's)."""
+    """``jobs > 1``: cells run in this process, cheapest first, until they have taken
+    ``serial_seconds`` of CPU time, then the rest on a pool; a sweep done by then starts no
+    pool. The numbers are the same whichever process computed a cell (the tables equal a
+    jobs=1 run's)."""
     log = tmp_path / "calls.log"
     monkeypatch.setenv("FAKE_CELL_LOG", str(log))
-    monkeypatch.setenv("FAKE_CELL_SLEEP", "0.4")
+    monkeypatch.setenv("FAKE_CELL_SLEEP", "0")
+    monkeypatch.setenv("FAKE_CELL_CPU", "0.4")
     spec = fake_spec(logged_slow_cell, batch_size=4, seeds=4)  # 4 cells: (a, b) × arms (2, 3)
 
     def pids(out: Path, **options) -> list[int]:
@@ -319,7 +325,7 @@ def test_small_sweeps_run_in_process_and_long_ones_switch_to_a_pool(tmp_path, mo
         return [int(line.split()[0]) for line in log.read_text().splitlines()]
 
     assert pids(tmp_path / "serial", serial_seconds=float("inf")) == [os.getpid()] * 4
-    # The first two cells take 0.8 s > 0.7 s: the other two go to the pool (two workers).
+    # The first two cells take 0.8 CPU s > 0.7 s: the other two go to the pool (two workers).
     mixed = pids(tmp_path / "mixed", serial_seconds=0.7)
     assert mixed[:2] == [os.getpid()] * 2 and os.getpid() not in mixed[2:] and len(mixed) == 4
     assert os.getpid() not in pids(tmp_path / "pool", serial_seconds=0)

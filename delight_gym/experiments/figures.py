@@ -17,7 +17,7 @@ agree (DeepSea), and the markers of a curve are staggered per agent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +89,7 @@ def agent_style(
     return style
 
 
-def _legend(fig: Any, axes: Sequence[Any]) -> None:
+def _legend(fig: Any, axes: Iterable[Any]) -> None:
     """One legend for the figure, right of the axes: each label once, the agents in record
     order (DE first), other labels after them."""
     entries: dict[str, Any] = {}
@@ -102,7 +102,7 @@ def _legend(fig: Any, axes: Sequence[Any]) -> None:
         fig.legend([entries[label] for label in labels], labels, **_LEGEND)
 
 
-def _log_ticks(ax: Any, values: Sequence[float]) -> None:
+def _log_ticks(ax: Any, values: Iterable[float]) -> None:
     """A log axis labelled at the data's values in plain numbers (``10``, ``0.01``), no minor
     labels (matplotlib's ``2×10⁰ 3×10⁰ ...`` overlap on a short decade)."""
     ticks = sorted({float(v) for v in values})

@@ -9,7 +9,8 @@ save each finished cell atomically, resume, and combine the results tables.
 
    * ``jobs=1`` (or a single cell to run): in this process, one cell after the other;
    * ``backend="local"`` with ``jobs > 1``: in this process, cheapest cells first, for the first
-     ``serial_seconds`` (default :data:`SERIAL_SECONDS`), then the cells left on a pool of
+     ``serial_seconds`` of CPU time (default :data:`SERIAL_SECONDS`; CPU, not wall, time, so
+     that the decision follows the work, not the machine's load), then the cells left on a pool of
      ``jobs`` worker processes, longest first (``spawn`` start method; each worker exits by
      itself if this process dies, even by ``SIGKILL``). A small sweep thus never pays for
      starting workers (each imports the package and the cell's modules: about a second of CPU
@@ -84,7 +85,7 @@ Backend = Literal["local", "ray"]
 #: Backend names accepted by :func:`run_experiment` (and ``--backend``).
 BACKENDS: tuple[str, ...] = ("local", "ray")
 
-#: Seconds of in-process work after which ``backend="local"`` with ``jobs > 1`` hands the cells
+#: CPU seconds of in-process work after which ``backend="local"`` with ``jobs > 1`` hands the cells
 #: left to a process pool (see the module docstring).
 SERIAL_SECONDS = 10.0
 
@@ -198,12 +199,13 @@ def _cost(cell: Cell) -> float:
 def _run_local(
     pending: Sequence[Cell], jobs: int, finish: _Finish, bar: Any, serial_seconds: float
 ) -> None:
-    """Run the cells in this process, cheapest first, until ``serial_seconds`` have passed;
-    then the cells left (two or more) on a pool of at most ``jobs`` workers."""
-    start = time.perf_counter()
+    """Run the cells in this process, cheapest first, until they have taken ``serial_seconds``
+    of CPU time (work, whatever the machine's load); then the cells left (two or more) on a pool
+    of at most ``jobs`` workers."""
+    start = time.process_time()
     queue = sorted(pending, key=_cost)
     while queue:
-        if jobs > 1 and len(queue) > 1 and time.perf_counter() - start >= serial_seconds:
+        if jobs > 1 and len(queue) > 1 and time.process_time() - start >= serial_seconds:
             _run_pool(queue, min(jobs, len(queue)), finish)
             return
         cell = queue.pop(0)
@@ -374,8 +376,8 @@ def run_experiment(
         cache: folder whose ``cells/`` holds the cell files (default ``out``); sweeps that
             share cells (the same agent, setting, horizon and seed batch) can share it.
         write: write ``summary.csv`` and ``curves.csv`` (otherwise only return them).
-        serial_seconds: ``local`` with ``jobs > 1``: seconds of in-process work before the
-            cells left go to a process pool (``0``: a pool from the start; ``inf``: never).
+        serial_seconds: ``local`` with ``jobs > 1``: CPU seconds of in-process work before
+            the cells left go to a process pool (``0``: a pool from the start; ``inf``: never).
 
     Returns:
         An :class:`ExperimentResult`.
