@@ -58,7 +58,7 @@ from delight_gym._checks import (
 )
 from delight_gym.agents.base import TorchPosteriorAgent, agent_registry, build_agent
 from delight_gym.agents.seeding import SeedLike, seed_generators
-from delight_gym.agents.settings import AnnealedSettings, DelightSettings
+from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
 from delight_gym.posteriors.tabular import (
     DEFAULT_STICK_TOLERANCE,
     TabularMDPPosterior,
@@ -311,6 +311,7 @@ class MDPDelightAgent(DelightSettings, _HostAgent):
     ``override_count`` (those where the gate was non-empty, i.e. the override replaced the host),
     ``gate_size_total`` (sum of gate sizes over exploring decisions). ``last_info`` holds the last
     decision's ``epsilon``, ``explored``, ``overridden``, ``gate_size`` (-1 on non-exploring rows),
+    ``gate_empty`` (as :func:`~delight_gym.agents.settings.delight_step_info` lays them out),
     ``q_post`` and ``expected_improvement`` (NaN on non-exploring rows).
     """
 
@@ -355,22 +356,18 @@ class MDPDelightAgent(DelightSettings, _HostAgent):
             return self.decide(host_r, ei, eps)
 
         draw = sample_acting_on_explore_rows((u[:, 0], u[:, 1]), eps, decide, host_probs=host)
-        overridden = torch.zeros_like(draw.explored)
+        gate_empty = torch.zeros_like(draw.explored)
         gate_size = torch.full((self.batch_size,), -1, dtype=torch.int64, device=self.device)
         if draw.decision is not None:
             rows = draw.rows
-            fired = ~draw.decision.gate_empty
             sizes = draw.decision.gate.sum(dim=-1)
-            overridden[rows] = fired
+            gate_empty[rows] = draw.decision.gate_empty
             gate_size[rows] = sizes
             self.explore_count[rows] += 1
-            self.override_count[rows] += fired.to(torch.int64)
+            self.override_count[rows] += (~draw.decision.gate_empty).to(torch.int64)
             self.gate_size_total[rows] += sizes
         self.last_info = {
-            "epsilon": eps,
-            "explored": draw.explored,
-            "overridden": overridden,
-            "gate_size": gate_size,
+            **delight_step_info(eps, draw.explored, gate_empty, gate_size),
             "q_post": q_post_all,
             "expected_improvement": ei_all,
         }
