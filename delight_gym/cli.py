@@ -39,8 +39,8 @@ results in ``run.json``: a re-run with the same settings resumes; a run with oth
 into the same ``--out`` (which would overwrite ``summary.csv``, ``curves.csv`` and the figure)
 is refused with a message naming what differs, unless ``--overwrite`` is given (the finished
 cells under ``cells/`` are kept either way: their file names are hashes of what determines
-them). Small sweeps run in this process: a pool of workers is started only when the work is
-worth its start-up (:func:`~delight_gym.experiments.runner.run_experiment`). Bad arguments —
+them). Tiny sweeps run in this process alone: worker processes start only after a second of
+work (:func:`~delight_gym.experiments.runner.run_experiment`). Bad arguments —
 a setting the agents would refuse (checked with the agents' own checks), an ``--out`` folder
 that cannot be written — end the command with one line naming the option and exit status 2,
 before anything runs.
@@ -173,8 +173,8 @@ def _add_execution_options(p: argparse.ArgumentParser) -> None:
         type=_POSITIVE["jobs"],
         default=None,
         metavar="N",
-        help="at most N worker processes (default: all cores; a small sweep runs in this "
-        "process, without a pool; 1: always in this process)",
+        help="at most N processes computing at once, this one included (default: all cores; "
+        "a tiny sweep runs in this process alone; 1: always in this process)",
     )
     p.add_argument(
         "--backend",

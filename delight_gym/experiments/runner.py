@@ -8,14 +8,14 @@ save each finished cell atomically, resume, and combine the results tables.
 2. runs the others, on one of three backends:
 
    * ``jobs=1`` (or a single cell to run): in this process, one cell after the other;
-   * ``backend="local"`` with ``jobs > 1``: in this process, cheapest cells first, for the first
-     ``serial_seconds`` of CPU time (default :data:`SERIAL_SECONDS`; CPU, not wall, time, so
-     that the decision follows the work, not the machine's load), then the cells left on a pool of
-     ``jobs`` worker processes, longest first (``spawn`` start method; each worker exits by
-     itself if this process dies, even by ``SIGKILL``). A small sweep thus never pays for
-     starting workers (each imports the package and the cell's modules: about a second of CPU
-     on the project's 2-core machine, as much as a 25-seed Bernoulli cell of 1000 arms), and
-     a long one loses at most ``serial_seconds`` of parallel time;
+   * ``backend="local"`` with ``jobs > 1``: in this process, cheapest cells first; once they
+     have taken ``serial_seconds`` of CPU time (default :data:`SERIAL_SECONDS`; CPU, not wall,
+     time, so that the decision follows the work, not the machine's load), ``jobs - 1``
+     worker processes start and take the longest cells left while this process goes on with
+     the cheapest (``spawn`` start method; each worker exits by itself if this process dies,
+     even by ``SIGKILL``). A tiny sweep thus never pays for starting a worker (each imports
+     the package and the cell's modules, about half a second of CPU), and a worker's
+     start-up overlaps this process's work;
    * ``backend="ray"``: one ``ray.remote`` task per cell on the Ray cluster that
      ``ray.init()`` finds (``RAY_ADDRESS``) or on a local one started for the run; at most
      ``jobs`` tasks in flight when ``jobs`` is given. Workers need ``delight_gym`` importable
@@ -47,7 +47,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,9 +85,9 @@ Backend = Literal["local", "ray"]
 #: Backend names accepted by :func:`run_experiment` (and ``--backend``).
 BACKENDS: tuple[str, ...] = ("local", "ray")
 
-#: CPU seconds of in-process work after which ``backend="local"`` with ``jobs > 1`` hands the cells
-#: left to a process pool (see the module docstring).
-SERIAL_SECONDS = 10.0
+#: CPU seconds of in-process work after which ``backend="local"`` with ``jobs > 1`` starts
+#: worker processes for the cells left (see the module docstring).
+SERIAL_SECONDS = 1.0
 
 #: ``(cell, output)`` handler called by the backends for each finished cell.
 _Finish = Callable[[Cell, dict[str, Any]], None]
@@ -199,47 +199,59 @@ def _cost(cell: Cell) -> float:
 def _run_local(
     pending: Sequence[Cell], jobs: int, finish: _Finish, bar: Any, serial_seconds: float
 ) -> None:
-    """Run the cells in this process, cheapest first, until they have taken ``serial_seconds``
-    of CPU time (work, whatever the machine's load); then the cells left (two or more) on a pool
-    of at most ``jobs`` workers."""
+    """Run the cells in this process, cheapest first. Once they have taken ``serial_seconds``
+    of CPU time (the work, whatever the machine's load) and two or more are left, ``jobs - 1``
+    worker processes start and take the longest cells left, one at a time each, while this
+    process goes on with the cheapest: ``jobs`` processes compute, and the workers' start-up
+    overlaps this process's work."""
+    queue = sorted(pending, key=_cost)  # this process takes from the front, workers the back
     start = time.process_time()
-    queue = sorted(pending, key=_cost)
-    while queue:
-        if jobs > 1 and len(queue) > 1 and time.process_time() - start >= serial_seconds:
-            _run_pool(queue, min(jobs, len(queue)), finish)
-            return
-        cell = queue.pop(0)
-        bar.set_postfix_str(cell.label(), refresh=True)
-        finish(cell, _compute_cell(*_call_args(cell)))
-
-
-def _run_pool(pending: Sequence[Cell], jobs: int, finish: _Finish) -> None:
-    context = mp.get_context("spawn")
-    executor = ProcessPoolExecutor(
-        jobs, mp_context=context, initializer=_init_worker, initargs=(os.getpid(),)
-    )
+    executor: ProcessPoolExecutor | None = None
+    workers = 0
+    in_flight: dict[Future[dict[str, Any]], Cell] = {}
     try:
-        futures = {
-            executor.submit(_compute_cell, *_call_args(cell)): cell
-            for cell in sorted(pending, key=lambda c: -_cost(c))  # longest first
-        }
-        for future in as_completed(futures):
-            try:
-                output = future.result()
-            except BrokenProcessPool as exc:
-                raise RuntimeError(
-                    "a worker process died. With jobs > 1 the cells run in 'spawn'ed "
-                    "processes: a script that calls run_experiment must be a file whose "
-                    "top level is guarded by `if __name__ == '__main__':`; or use jobs=1"
-                ) from exc
-            finish(futures[future], output)
+        while queue or in_flight:
+            for future in [f for f in in_flight if f.done()]:
+                finish(in_flight.pop(future), _pool_result(future))
+            spent = time.process_time() - start
+            if executor is None and jobs > 1 and len(queue) > 1 and spent >= serial_seconds:
+                workers = min(jobs - 1, len(queue) - 1)
+                executor = ProcessPoolExecutor(
+                    workers,
+                    mp_context=mp.get_context("spawn"),
+                    initializer=_init_worker,
+                    initargs=(os.getpid(),),
+                )
+            while executor is not None and len(queue) > 1 and len(in_flight) < workers:
+                cell = queue.pop()  # the longest left
+                in_flight[executor.submit(_compute_cell, *_call_args(cell))] = cell
+            if queue:
+                cell = queue.pop(0)
+                bar.set_postfix_str(cell.label(), refresh=True)
+                finish(cell, _compute_cell(*_call_args(cell)))
+            elif in_flight:
+                wait(list(in_flight), return_when=FIRST_COMPLETED)
     except BaseException:
-        # Stop at once: drop queued cells and end the running ones (their work is lost).
-        for process in list(getattr(executor, "_processes", {}).values()):
-            process.terminate()
-        executor.shutdown(wait=True, cancel_futures=True)
+        if executor is not None:
+            # Stop at once: end the running cells (their work is lost).
+            for process in list(getattr(executor, "_processes", {}).values()):
+                process.terminate()
+            executor.shutdown(wait=True, cancel_futures=True)
         raise
-    executor.shutdown(wait=True)
+    if executor is not None:
+        executor.shutdown(wait=True)
+
+
+def _pool_result(future: Future[dict[str, Any]]) -> dict[str, Any]:
+    """A worker's output; a dead worker is an error that says what usually kills it."""
+    try:
+        return future.result()
+    except BrokenProcessPool as exc:
+        raise RuntimeError(
+            "a worker process died. With jobs > 1 the cells run in 'spawn'ed "
+            "processes: a script that calls run_experiment must be a file whose "
+            "top level is guarded by `if __name__ == '__main__':`; or use jobs=1"
+        ) from exc
 
 
 @contextlib.contextmanager
@@ -368,8 +380,9 @@ def run_experiment(
     Args:
         spec: the sweep.
         out: folder for ``summary.csv`` and ``curves.csv``.
-        jobs: parallel workers (default: all cores for ``local``; for ``ray``, no limit on
-            the tasks in flight). ``1`` runs every cell in this process, without a pool.
+        jobs: processes computing at once, this one included (default: all cores for
+            ``local``; for ``ray``, no limit on the tasks in flight). ``1`` runs every cell in
+            this process, without a pool.
             Whatever runs them, the same cells give the same numbers.
         backend: ``"local"`` (this process or a process pool) or ``"ray"``.
         progress: show a tqdm bar (one step per cell, the postfix names the cell).
@@ -377,7 +390,7 @@ def run_experiment(
             share cells (the same agent, setting, horizon and seed batch) can share it.
         write: write ``summary.csv`` and ``curves.csv`` (otherwise only return them).
         serial_seconds: ``local`` with ``jobs > 1``: CPU seconds of in-process work before
-            the cells left go to a process pool (``0``: a pool from the start; ``inf``: never).
+            ``jobs - 1`` workers start (``0``: at once; ``inf``: never).
 
     Returns:
         An :class:`ExperimentResult`.
