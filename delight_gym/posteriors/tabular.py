@@ -732,16 +732,12 @@ class TabularMDPPosterior:
         return weights, atoms, cum[:, -1]
 
     def plan_sample(
-        self,
-        generator: GeneratorLike,
-        *,
-        rows: torch.Tensor | None = None,
-        sampler: str = "auto",
-        stick_tolerance: float = DEFAULT_STICK_TOLERANCE,
-        out: torch.Tensor | None = None,
+        self, generator: GeneratorLike, *, out: torch.Tensor | None = None, **sample_options: Any
     ) -> torch.Tensor:
-        """``Q_h`` of one posterior sample per seed, ``(H, B', S, A)`` (into ``out`` if given)."""
-        model = self.sample_model(
-            generator, rows=rows, sampler=sampler, stick_tolerance=stick_tolerance
-        )
+        """``Q_h`` of one posterior sample per seed, ``(H, B', S, A)`` (into ``out`` if given).
+
+        ``generator`` and ``sample_options`` (``rows``, ``sampler``, ``stick_tolerance``) are
+        :meth:`sample_model`'s, which documents and checks them.
+        """
+        model = self.sample_model(generator, **sample_options)
         return value_iteration(model, self.horizon, 0, out)
