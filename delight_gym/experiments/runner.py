@@ -209,6 +209,7 @@ def _run_local(
     executor: ProcessPoolExecutor | None = None
     workers = 0
     in_flight: dict[Future[dict[str, Any]], Cell] = {}
+    threads = _MathThreads(one=jobs > 1)
     try:
         while queue or in_flight:
             for future in [f for f in in_flight if f.done()]:
@@ -228,18 +229,45 @@ def _run_local(
             if queue:
                 cell = queue.pop(0)
                 bar.set_postfix_str(cell.label(), refresh=True)
+                threads.limit()
                 finish(cell, _compute_cell(*_call_args(cell)))
             elif in_flight:
                 wait(list(in_flight), return_when=FIRST_COMPLETED)
     except BaseException:
+        threads.restore()
         if executor is not None:
             # Stop at once: end the running cells (their work is lost).
             for process in list(getattr(executor, "_processes", {}).values()):
                 process.terminate()
             executor.shutdown(wait=True, cancel_futures=True)
         raise
+    threads.restore()
     if executor is not None:
         executor.shutdown(wait=True)
+
+
+class _MathThreads:
+    """With workers beside it (``one``), this process computes its cells on one torch thread,
+    as the workers do (:func:`_init_worker`; torch's small batched kernels slow down ~4× when
+    two processes each run two threads on two cores); :meth:`restore` puts back the count it
+    found. Torch is not imported for this: a cell that imports it runs with torch's default,
+    the next ones with one thread."""
+
+    def __init__(self, *, one: bool) -> None:
+        self.one = one
+        self.before: int | None = None
+
+    def limit(self) -> None:
+        torch = sys.modules.get("torch")
+        if self.one and torch is not None and self.before is None:
+            self.before = int(torch.get_num_threads())
+            torch.set_num_threads(1)
+
+    def restore(self) -> None:
+        torch = sys.modules.get("torch")
+        if torch is not None and self.before is not None:
+            torch.set_num_threads(self.before)
+            self.before = None
 
 
 def _pool_result(future: Future[dict[str, Any]]) -> dict[str, Any]:
