@@ -63,6 +63,9 @@ from delight_gym._checks import (
 from delight_gym.posteriors.base import BASELINES, PosteriorValues, host_baseline
 
 __all__ = [
+    "DEFAULT_HIDDEN_SIZES",
+    "DEFAULT_NUM_HEADS",
+    "DEFAULT_PRIOR_SCALE",
     "ENCODINGS",
     "EnsembleQNetwork",
     "EnsembleQPosterior",
@@ -75,6 +78,13 @@ __all__ = [
 #: (row look-up when every row of a batch is one-hot or all zero, else the matrix product —
 #: the same values either way), ``"dense"`` (always the matrix product).
 ENCODINGS = ("auto", "index", "one_hot", "dense")
+
+#: Defaults of the ensemble, shared by the network, the posterior and the deep agents built on
+#: them: ``K`` heads, each an MLP with these hidden sizes plus its frozen prior scaled by
+#: ``prior_scale`` (bsuite: 20 heads of [50, 50], scale 3 (TF) or 5 (JAX); DESIGN §7).
+DEFAULT_NUM_HEADS = 10
+DEFAULT_HIDDEN_SIZES = (64, 64)
+DEFAULT_PRIOR_SCALE = 3.0
 
 
 def ensemble_expected_improvement(head_values: Any, baseline: Any) -> Any:
@@ -165,9 +175,9 @@ class EnsembleQNetwork(nn.Module):
         observation_space: Any,
         num_actions: int,
         *,
-        num_heads: int = 10,
-        hidden_sizes: Sequence[int] = (64, 64),
-        prior_scale: float = 3.0,
+        num_heads: int = DEFAULT_NUM_HEADS,
+        hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
+        prior_scale: float = DEFAULT_PRIOR_SCALE,
         encoding: str = "auto",
         generator: torch.Generator | None = None,
     ) -> None:
@@ -500,9 +510,9 @@ class EnsembleQPosterior:
         observation_space: Any,
         action_space: Any,
         *,
-        num_heads: int = 10,
-        hidden_sizes: Sequence[int] = (64, 64),
-        prior_scale: float = 3.0,
+        num_heads: int = DEFAULT_NUM_HEADS,
+        hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
+        prior_scale: float = DEFAULT_PRIOR_SCALE,
         gamma: float = 0.99,
         learning_rate: float = 1e-3,
         batch_size: int = 128,
@@ -657,16 +667,8 @@ class EnsembleQPosterior:
     ) -> TDStepStats:
         """One Adam step of every head on one batch of ``B`` transitions.
 
-        Parameters
-        ----------
-        observations, next_observations : array_like or torch.Tensor
-            ``(B, ...)``.
-        actions : array_like or torch.Tensor
-            ``(B,)`` or ``(B, 1)`` integers.
-        rewards, terminated : array_like or torch.Tensor
-            ``(B,)`` or ``(B, 1)``.
-        masks : array_like or torch.Tensor, optional
-            ``(B, K)`` bootstrap masks.
+        The arguments are :meth:`EnsembleQNetwork.td_loss`'s (shapes documented there), with
+        the posterior's ``gamma``.
 
         Returns
         -------
