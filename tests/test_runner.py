@@ -53,6 +53,13 @@ def logged_slow_cell(agent, horizon, seeds, *, seed, arms, **params):
     return FakeResult(np.zeros((seeds, horizon)), 0.0, np.zeros(seeds))
 
 
+def threads_cell(agent, horizon, seeds, *, seed, arms, **params):
+    """Zeros; ``overrides`` = the torch threads the cell ran with."""
+    import torch
+
+    return FakeResult(np.zeros((seeds, horizon)), 0.0, np.full(seeds, torch.get_num_threads()))
+
+
 @dataclass
 class SuccessResult(FakeResult):
     first_success: np.ndarray
@@ -344,6 +351,24 @@ def test_small_sweeps_run_in_process_and_long_ones_switch_to_a_pool(tmp_path, mo
         )
         pd.testing.assert_frame_equal(other.summary, one.summary)
         pd.testing.assert_frame_equal(other.curves, one.curves)
+
+
+def test_in_process_cells_beside_workers_use_one_torch_thread(tmp_path):
+    """jobs > 1: this process computes on one torch thread, as the workers do, and puts the
+    caller's thread count back; jobs=1 leaves it alone."""
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        spec = fake_spec(threads_cell, batch_size=7)  # 4 cells, all in this process
+        inf = float("inf")
+        beside = run_experiment(spec, tmp_path / "a", jobs=2, progress=False, serial_seconds=inf)
+        assert all((row["overrides"] == 1).all() for row in beside.rows)
+        assert torch.get_num_threads() == 2
+        alone = run_experiment(spec, tmp_path / "b", jobs=1, progress=False)
+        assert all((row["overrides"] == 2).all() for row in alone.rows)
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_failing_cell_names_the_cell_and_keeps_finished_ones(tmp_path):
