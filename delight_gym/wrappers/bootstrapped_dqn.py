@@ -40,9 +40,10 @@ probability ∝ ``(Q_k(s, b) − v_s)^+``, so an override starts an excursion th
 carries on, instead of a single step.
 
 **Statistics** of every DE step live in :attr:`BootstrappedDQN.delight_stats`
-(:class:`DelightStats`): overridden flag, gate size, gate empty, EI of the overridden action, ε;
-they are logged as ``rollout/exploration_rate`` and ``delight/*`` at each SB3 log dump, then
-reset.
+(:class:`~delight_gym.wrappers.logging.DelightStats`, the accumulator shared with
+:class:`~delight_gym.wrappers.DelightDQN` and the wrapper): overridden flag, gate size, gate
+empty, EI of the overridden action, ε; they are logged as ``rollout/exploration_rate`` and
+``delight/*`` at each SB3 log dump, then reset.
 
 Randomness: the algorithm's own ``numpy.random.Generator`` (:attr:`BootstrappedDQN.rng`: head
 draws, DE draws, commits), the replay buffer's own generator (samples, masks) and the
@@ -84,13 +85,13 @@ from delight_gym.rule import (
     epsilon_schedule,
     sample_acting,
 )
+from delight_gym.wrappers.logging import DelightStats
 
 __all__ = [
     "BootstrapReplayBuffer",
     "BootstrappedDQN",
     "BootstrappedDQNPolicy",
     "DelightSettings",
-    "DelightStats",
 ]
 
 _HOSTS = ("head", "mean")
@@ -176,65 +177,6 @@ class DelightSettings:
         raise TypeError(
             f"delight must be None, a bool, a dict or DelightSettings, got {type(value).__name__}"
         )
-
-
-class DelightStats:
-    """Per-step DE statistics accumulated between two :meth:`reset` calls.
-
-    Attributes
-    ----------
-    steps : int
-        Decisions recorded (one per environment per step).
-    overridden : int
-        Decisions whose action came from a non-empty override ``q``.
-    gate_size_sum : int
-        Sum of the gate sizes ``|G|``.
-    gate_empty : int
-        Decisions with an empty gate.
-    overridden_ei_sum : float
-        Sum of the (scaled) EI of the overridden actions.
-    epsilon : float
-        The last ``ε_t`` used.
-    """
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget everything recorded so far."""
-        self.steps = 0
-        self.overridden = 0
-        self.gate_size_sum = 0
-        self.gate_empty = 0
-        self.overridden_ei_sum = 0.0
-        self.epsilon = float("nan")
-
-    def record(
-        self,
-        overridden: np.ndarray,
-        gate_size: np.ndarray,
-        gate_empty: np.ndarray,
-        overridden_ei: np.ndarray,
-        epsilon: float,
-    ) -> None:
-        """Add one step of ``n`` decisions (``overridden_ei``: EI of each overridden action)."""
-        self.steps += int(overridden.size)
-        self.overridden += int(overridden.sum())
-        self.gate_size_sum += int(gate_size.sum())
-        self.gate_empty += int(gate_empty.sum())
-        self.overridden_ei_sum += float(overridden_ei.sum())
-        self.epsilon = float(epsilon)
-
-    def summary(self) -> dict[str, float]:
-        """Means since the last reset, keyed as they are logged."""
-        steps = max(self.steps, 1)
-        return {
-            "rollout/exploration_rate": self.epsilon,
-            "delight/override_rate": self.overridden / steps,
-            "delight/gate_size": self.gate_size_sum / steps,
-            "delight/gate_empty_rate": self.gate_empty / steps,
-            "delight/overridden_ei": self.overridden_ei_sum / max(self.overridden, 1),
-        }
 
 
 class BootstrapReplayBuffer(ReplayBuffer):
@@ -716,10 +658,8 @@ class BootstrappedDQN(OffPolicyAlgorithm):
 
     def dump_logs(self) -> None:
         """Log DE's statistics since the last dump (then reset them), then SB3's."""
-        if self.delight is not None and self.delight_stats.steps:
-            for key, value in self.delight_stats.summary().items():
-                self.logger.record(key, value)
-            self.delight_stats.reset()
+        if self.delight is not None:
+            self.delight_stats.log(self.logger)
         super().dump_logs()
 
     def train(self, gradient_steps: int, batch_size: int = 128) -> None:
