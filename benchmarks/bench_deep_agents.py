@@ -11,12 +11,14 @@ gradient step of batch 128 per environment step, learning starting at 128 transi
 next ``--steps`` environment steps are timed (``model.learn(steps, reset_num_timesteps=False)``:
 acting, stepping the env, storing and one gradient step each). It prints the best-of-repeats
 steps per second of every agent and its cost per step relative to ``dqn`` (SB3's DQN,
-ε-greedy): ``ratio = dqn steps/s ÷ agent steps/s`` (the target for ``bootdqn`` with ``K = 10``
-is ``<= 3``).
+ε-greedy): ``ratio = dqn steps/s ÷ agent steps/s`` (the target for ``bootdqn`` and
+``delightdqn`` with ``K = 10`` is ``<= 3``).
 
 Agents are factories ``(env, seed, heads, device) -> SB3 algorithm`` in :data:`AGENTS`; add one
-with :func:`register_agent` (e.g. ``DelightDQN`` with an ensemble posterior) and it is timed
-the same way. On a shared machine small batched kernels stall badly when torch uses several
+with :func:`register_agent` and it is timed the same way. ``delightdqn`` is
+:class:`~delight_gym.wrappers.DelightDQN` with an ensemble posterior of ``K`` heads of the same
+size (a DQN gradient step plus a TD step of the heads per environment step).
+On a shared machine small batched kernels stall badly when torch uses several
 intra-op threads on busy cores: the default is ``--threads 1``.
 """
 
@@ -87,11 +89,40 @@ def make_bootdqn_de(env: gym.Env, seed: int, heads: int, device: str) -> Any:
     )
 
 
+def make_delight_dqn(env: gym.Env, seed: int, heads: int, device: str) -> Any:
+    """DelightDQN (greedy Q-network host) with an ensemble posterior of ``heads`` heads of the
+    same size, trained from the replay buffer (one TD step per DQN gradient step). Passed
+    explicitly: on DeepSea's one-hot observations the default would be the tabular posterior."""
+    from delight_gym.posteriors.ensemble import EnsembleQPosterior
+    from delight_gym.wrappers.dqn import DelightDQN
+
+    posterior = EnsembleQPosterior(
+        env.observation_space,
+        env.action_space,
+        num_heads=heads,
+        hidden_sizes=HIDDEN,
+        gamma=COMMON["gamma"],
+        learning_rate=COMMON["learning_rate"],
+        seed=seed,
+        device=device,
+    )
+    return DelightDQN(
+        "MlpPolicy",
+        env,
+        posterior=posterior,
+        policy_kwargs={"net_arch": list(HIDDEN)},
+        seed=seed,
+        device=device,
+        **COMMON,
+    )
+
+
 #: name -> factory; ``dqn`` is the reference every ratio is taken against.
 AGENTS: dict[str, AgentFactory] = {
     "dqn": make_dqn,
     "bootdqn": make_bootdqn,
     "bootdqn+de": make_bootdqn_de,
+    "delightdqn": make_delight_dqn,
 }
 
 
