@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from delight_gym.agents.bandits import BANDIT_AGENTS, DelightAgent, make_bandit_agent
-from delight_gym.agents.dense import DenseDelightAgent
+from delight_gym.agents.dense import DenseDelightAgent, make_dense_bandit_agent
 from delight_gym.envs.bandits import BernoulliBanditVectorEnv
 from delight_gym.experiments.bandit import AGENT_SEED_SALT, run_bernoulli
 from tests.paper_reference import run_reference
@@ -213,8 +213,12 @@ def test_make_bandit_agent_rejects_bad_input():
         make_bandit_agent("delight", 2, 3, surprisal_cap=0)
     with pytest.raises(ValueError, match="half_life"):
         make_bandit_agent("egreedy", 2, 3, half_life=0)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"agent 'thompson'.*gate_price"):
         make_bandit_agent("thompson", 2, 3, gate_price=0.1)
+    with pytest.raises(TypeError, match=r"agent 'delight'.*prunes"):
+        make_dense_bandit_agent("delight", 2, 3, prunes=False)
+    with pytest.raises(ValueError, match="prior_beta"):
+        make_dense_bandit_agent("greedy", 2, 3, prior_beta=0.0)
     agent = make_bandit_agent("greedy", 2, 3)
     with pytest.raises(ValueError, match="actions"):
         agent.update(np.array([0, 3]), np.array([1.0, 0.0]))
