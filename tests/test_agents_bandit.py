@@ -213,9 +213,9 @@ def test_make_bandit_agent_rejects_bad_input():
         make_bandit_agent("delight", 2, 3, surprisal_cap=0)
     with pytest.raises(ValueError, match="half_life"):
         make_bandit_agent("egreedy", 2, 3, half_life=0)
-    with pytest.raises(TypeError, match=r"agent 'thompson'.*gate_price"):
+    with pytest.raises(TypeError, match="gate_price"):
         make_bandit_agent("thompson", 2, 3, gate_price=0.1)
-    with pytest.raises(TypeError, match=r"agent 'delight'.*prunes"):
+    with pytest.raises(TypeError, match="prunes"):
         make_dense_bandit_agent("delight", 2, 3, prunes=False)
     with pytest.raises(ValueError, match="prior_beta"):
         make_dense_bandit_agent("greedy", 2, 3, prior_beta=0.0)

@@ -137,10 +137,7 @@ def agent_registry(*classes: type[AgentT]) -> dict[str, type[AgentT]]:
 def build_agent(registry: dict[str, type[AgentT]], name: str, *args: Any, **kwargs: Any) -> AgentT:
     """``registry[name](*args, **kwargs)``; ``ValueError`` naming the choices for an unknown
     ``name``. Keyword arguments the agent does not take (``gate_price`` for Thompson sampling,
-    say) are a ``TypeError`` that names the agent, so a typo never goes unnoticed."""
+    say) are a ``TypeError`` naming the keyword, so a typo never goes unnoticed."""
     if name not in registry:
         raise ValueError(f"agent must be one of {sorted(registry)}, got {name!r}")
-    try:
-        return registry[name](*args, **kwargs)
-    except TypeError as err:
-        raise TypeError(f"agent {name!r}: {err}") from err
+    return registry[name](*args, **kwargs)
