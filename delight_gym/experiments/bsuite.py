@@ -224,7 +224,9 @@ class _SolveState:
     def count_overrides(self, stats: Any) -> None:
         """Add the overrides recorded in ``stats`` (a DE statistics accumulator that the
         algorithm resets at each log dump) since the last call."""
-        if stats.steps < self._seen_steps:  # reset by a log dump since the last call
+        # Every environment step records at least one decision before the callback reads the
+        # statistics, so a count that did not grow means a log dump reset them in between.
+        if stats.steps <= self._seen_steps:
             self._seen_overridden = 0
         self.overrides += int(stats.overridden) - self._seen_overridden
         self._seen_overridden = int(stats.overridden)
@@ -273,6 +275,8 @@ class DeepSeaSolveCallback(BaseCallback):
             self.logger.record("deepsea/bad_fraction", tracker.bad / tracker.episodes)
             if tracker.solved_at is not None:
                 self.logger.record("deepsea/solve_episode", tracker.solved_at)
+        if not go_on:  # SB3 stops before its own dump: write the last episode's row now
+            self.model.dump_logs()
         return go_on
 
 

@@ -1,0 +1,266 @@
+"""The ``deepsea-bsuite`` family: runs scored by bsuite's rule, early stop, summary, figure, logs.
+
+References are independent of the code under test: the solve episode is recomputed from a run's
+per-episode bad flags with :func:`~delight_gym.experiments.scores.solve_episode` (tested against
+a transcription of bsuite's ``analysis.py`` in ``tests/test_scores.py``), a full-budget run is
+the reference of an early-stopped one, and override totals are compared with a counter that
+sees every DE decision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from delight_gym.experiments.bsuite import (
+    BSUITE_AGENTS,
+    DEEP_AGENTS,
+    DeepSeaSolveCallback,
+    make_deep_agent,
+    run_bsuite_deep_sea,
+)
+from delight_gym.experiments.families import DEEP_SEA_BSUITE, FAMILIES, bsuite_score_report
+from delight_gym.experiments.results import parse_solve_episodes, summary_frame
+from delight_gym.experiments.scores import (
+    DeepSeaSolve,
+    deep_sea_episode_budget,
+    deep_sea_score,
+    solve_episode,
+)
+from delight_gym.experiments.specs import FIGURES, ExperimentSpec, setting_grid
+
+# Small runs: size 4 (budget 116), few episodes; every agent solves or fails within seconds.
+SIZE = 4
+EPISODES = 40
+
+
+def _flags_reference(agent: str, seed: int, episodes: int) -> np.ndarray:
+    """A run's bad flags over every episode of the budget (no early stop)."""
+    run = run_bsuite_deep_sea(agent, SIZE, seed=seed, episodes=episodes, early_stop=False)
+    assert run.episodes == episodes
+    return run.bad
+
+
+@pytest.mark.parametrize("agent", ["boot_dqn", "boot_dqn_de_commit", "dqn", "delight", "psrl"])
+def test_early_stop_gives_the_full_runs_solve_episode(agent: str) -> None:
+    full = run_bsuite_deep_sea(agent, SIZE, seed=3, episodes=EPISODES, early_stop=False)
+    stopped = run_bsuite_deep_sea(agent, SIZE, seed=3, episodes=EPISODES)
+    assert stopped.solve == full.solve == solve_episode(full.bad)
+    # The early-stopped run is the full run cut at its solve episode.
+    assert stopped.episodes == (full.solve.episode if full.solve.solved else EPISODES)
+    np.testing.assert_array_equal(stopped.bad, full.bad[: stopped.episodes])
+    np.testing.assert_allclose(stopped.regret, full.regret[: stopped.episodes])
+    # Deterministic DeepSea: an episode is bad iff it missed the treasure (regret ~ 1).
+    np.testing.assert_array_equal(full.bad, full.regret > 0.5)
+
+
+def test_tiny_sweep_summary_matches_flags_recomputed_through_scores(tmp_path) -> None:
+    from delight_gym.experiments.runner import run_experiment
+
+    agents = ("boot_dqn_de", "dqn", "delight")
+    spec = ExperimentSpec.for_family(
+        DEEP_SEA_BSUITE,
+        "tiny",
+        setting_grid(size=(SIZE,)),
+        agents=agents,
+        seeds=2,
+        horizon=EPISODES,
+        seed=5,
+    )
+    result = run_experiment(spec, tmp_path, jobs=1, progress=False)
+    summary = result.summary.set_index("agent")
+    pairs_by_agent = {}
+    for agent in agents:
+        flags = [_flags_reference(agent, 5 + i, EPISODES) for i in range(2)]
+        solves = [solve_episode(f) for f in flags]
+        row = summary.loc[agent]
+        episodes, solved = parse_solve_episodes(row["solve_episodes"])
+        np.testing.assert_array_equal(solved, [s.solved for s in solves])
+        budget = min(deep_sea_episode_budget(SIZE), EPISODES)
+        expected = [s.episode if s.solved else budget for s in solves]
+        np.testing.assert_array_equal(episodes, expected)
+        assert row["solved_fraction"] == pytest.approx(np.mean([s.solved for s in solves]))
+        median = np.median([s.episode if s.solved else np.inf for s in solves])
+        assert row["solve_episode_median"] == median
+        pairs_by_agent[agent] = [(SIZE, s) for s in solves]
+        if agent == "dqn":
+            assert row["overrides_total"] == 0
+    # The report's score is bsuite's over the same runs.
+    lines = bsuite_score_report(result)
+    for agent, pairs in pairs_by_agent.items():
+        assert f"  {agent}: {deep_sea_score(pairs):.2f} (2 runs)" in lines
+    # The written summary.csv holds the same columns.
+    written = pd.read_csv(tmp_path / "summary.csv")
+    assert list(written["solve_episodes"]) == list(result.summary["solve_episodes"])
+
+
+class _FakeStats:
+    def __init__(self) -> None:
+        self.steps = 0
+        self.overridden = 0
+
+
+def test_override_count_survives_log_dump_resets() -> None:
+    from delight_gym.experiments.bsuite import _SolveState
+
+    rng = np.random.default_rng(0)
+    state = _SolveState(budget=10, early_stop=True)
+    stats = _FakeStats()
+    truth = 0
+    for _ in range(500):
+        flag = bool(rng.random() < 0.3)  # one decision, then the callback reads the stats
+        stats.steps += 1
+        stats.overridden += flag
+        truth += flag
+        state.count_overrides(stats)
+        if rng.random() < 0.1:  # a log dump resets the accumulator after the callback
+            stats.steps = stats.overridden = 0
+    assert state.overrides == truth
+
+
+def test_deep_de_overrides_match_every_recorded_decision(monkeypatch) -> None:
+    """The run's override total equals the sum of the overridden flags of every decision the
+    agent recorded (counted by wrapping ``record``, across SB3's log dumps)."""
+    from delight_gym.experiments import bsuite
+
+    seen: list[int] = []
+    original = bsuite.make_deep_agent
+
+    def counting(*args, **kwargs):
+        model = original(*args, **kwargs)
+        record = model.delight_stats.record
+
+        def spy(overridden, *rest, **kw):
+            seen.append(int(np.sum(overridden)))
+            return record(overridden, *rest, **kw)
+
+        model.delight_stats.record = spy
+        return model
+
+    monkeypatch.setattr(bsuite, "make_deep_agent", counting)
+    run = bsuite.run_bsuite_deep_sea("boot_dqn_de", SIZE, seed=1, episodes=30, early_stop=False)
+    assert sum(seen) == run.overrides > 0
+
+
+def test_sb3_logger_gets_the_deepsea_and_de_keys(tmp_path) -> None:
+    from stable_baselines3.common.logger import configure
+
+    from delight_gym.envs.deep_sea import DeepSeaEnv
+
+    model = make_deep_agent("boot_dqn_de", DeepSeaEnv(size=SIZE, mapping_seed=0), seed=0)
+    model.set_logger(configure(str(tmp_path), ["csv"]))
+    callback = DeepSeaSolveCallback(20, early_stop=False)
+    model.learn(total_timesteps=20 * SIZE, callback=callback, log_interval=1)
+    log = pd.read_csv(tmp_path / "progress.csv")
+    for key in (
+        "deepsea/bad_episode",
+        "deepsea/bad_fraction",
+        "rollout/exploration_rate",
+        "delight/override_rate",
+    ):
+        assert key in log.columns
+    flags = np.array(callback.state.bad)
+    # One row per episode (log_interval=1; the last one written as the callback stops the run):
+    # the running bad fraction as bsuite counts it.
+    assert len(log) == len(flags) == 20
+    np.testing.assert_allclose(
+        log["deepsea/bad_fraction"].to_numpy(), np.cumsum(flags) / np.arange(1, len(flags) + 1)
+    )
+    if callback.state.tracker.solved:
+        assert log["deepsea/solve_episode"].dropna().iloc[-1] == callback.state.tracker.solved_at
+
+
+def test_summary_solve_columns_closed_form() -> None:
+    rows = [
+        {
+            "experiment": "x",
+            "agent": "a",
+            "size": 10,
+            "horizon": 5,
+            "seconds": 1.0,
+            "final_regret": np.zeros(3),
+            "overrides": np.array([1, 2, 3]),
+            "solve_episode": np.array([20, 1124, 30]),
+            "solved": np.array([True, False, True]),
+        }
+    ]
+    row = summary_frame(rows, ["size"]).iloc[0]
+    assert row["solved_fraction"] == pytest.approx(2 / 3)
+    assert row["solve_episode_median"] == 30.0  # {20, 30, inf}
+    assert row["solve_episodes"] == "20 >1124 30"
+    assert row["overrides_total"] == 6
+    episodes, solved = parse_solve_episodes(row["solve_episodes"])
+    np.testing.assert_array_equal(episodes, [20, 1124, 30])
+    np.testing.assert_array_equal(solved, [True, False, True])
+    rows[0]["solved"] = np.array([True, False, False])
+    assert summary_frame(rows, ["size"]).iloc[0]["solve_episode_median"] == np.inf
+
+
+def test_family_and_figure_records() -> None:
+    assert FAMILIES["deepsea-bsuite"] is DEEP_SEA_BSUITE
+    assert set(DEEP_SEA_BSUITE.agent_names) == set(BSUITE_AGENTS)
+    figure = FIGURES["deepsea-bsuite"]
+    full, quick = figure.full, figure.quick
+    assert [s["size"] for s in full.settings] == [10, 12, 14, 16, 20]
+    assert full.seeds == 5 and full.seed == 0 and full.batch_size == 1
+    assert full.horizon == 10_000  # bsuite's cap; each run's budget is min(2^N + 100, 10 000)
+    assert set(full.agents) == set(BSUITE_AGENTS)
+    assert [s["size"] for s in quick.settings] == [6, 8] and quick.seeds == 2
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="agent"):
+        run_bsuite_deep_sea("nope", SIZE, seed=0)
+    with pytest.raises(ValueError, match="size"):
+        run_bsuite_deep_sea("psrl", 0, seed=0)
+    with pytest.raises(ValueError, match="seed"):
+        run_bsuite_deep_sea("psrl", SIZE, seed=-1)
+    with pytest.raises(ValueError, match="episodes"):
+        run_bsuite_deep_sea("psrl", SIZE, seed=0, episodes=0)
+    with pytest.raises(TypeError, match="gate_price"):
+        run_bsuite_deep_sea("psrl", SIZE, seed=0, gate_price=0.1)
+    with pytest.raises(TypeError, match="half_life"):
+        make_deep_agent("boot_dqn", None, seed=0, half_life=10.0)
+    with pytest.raises(ValueError, match="agent"):
+        make_deep_agent("psrl", None, seed=0)
+    with pytest.raises(ValueError, match="text"):
+        parse_solve_episodes("")
+
+
+@pytest.mark.parametrize("agent", DEEP_AGENTS)
+def test_every_deep_agent_runs_and_stops_at_its_budget(agent: str) -> None:
+    run = run_bsuite_deep_sea(agent, SIZE, seed=0, episodes=6)
+    assert 1 <= run.episodes <= 6 and run.budget == 6
+    assert run.bad.shape == run.regret.shape == (run.episodes,)
+    assert (run.overrides > 0) <= (agent != "dqn" and agent != "boot_dqn")
+    if not run.solve.solved:
+        assert run.episodes == 6
+
+
+def test_figure_draws_from_a_summary(tmp_path) -> None:
+    from delight_gym.experiments.figures import plot_bsuite_deep_sea
+
+    summary = pd.DataFrame(
+        {
+            "agent": ["boot_dqn", "boot_dqn", "dqn", "dqn"],
+            "size": [10, 12, 10, 12],
+            "seeds": [3] * 4,
+            "solve_episodes": ["30 40 >1124", "50 60 70", ">1124 >1124 >1124", ">4196 17 >4196"],
+            "solve_episode_median": [40.0, 60.0, np.inf, np.inf],
+        }
+    )
+    paths = plot_bsuite_deep_sea(summary, None, tmp_path / "fig", title="t\nmean ± 1 s.e. x")
+    assert [p.suffix for p in paths] == [".png", ".pdf"]
+    assert all(p.stat().st_size > 10_000 for p in paths)
+    # The scores the bars show: boot_dqn passes 5 of 6 runs, dqn 1 of 6 (17 < 2^12 + 100).
+    solves = {
+        a: [
+            (int(n), DeepSeaSolve(bool(s), int(e), True))
+            for n, text in zip(g["size"], g["solve_episodes"], strict=True)
+            for e, s in zip(*parse_solve_episodes(text), strict=True)
+        ]
+        for a, g in summary.groupby("agent")
+    }
+    assert deep_sea_score(solves["boot_dqn"]) == pytest.approx(5 / 6)
+    assert deep_sea_score(solves["dqn"]) == pytest.approx(1 / 6)
