@@ -38,9 +38,9 @@ from delight_gym._checks import (
     check_positive_int,
     check_probability,
 )
+from delight_gym.agents.settings import AnnealedSettings
 from delight_gym.posteriors.beta import beta_expected_improvement
 from delight_gym.rule import (
-    DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
     delight_rule,
     epsilon_schedule,
@@ -142,14 +142,15 @@ class ReservationAgent(_ReservoirAgent):
         return ~self.fresh()
 
 
-class ReservoirDelightAgent(_ReservoirAgent):
+class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
     """DE on the reservoir with a greedy host and the horizon price (see the module docstring).
 
     Args:
         batch_size, tail_exponent, horizon, seed: as for :class:`ReservationAgent`; ``seed``
             seeds the generator of :func:`~delight_gym.rule.sample_acting`.
         override_rate: constant ``ε ∈ (0, 1]``, or ``None`` for the annealed ``M/(M + t)``.
-        half_life: ``M`` of the annealed schedule.
+        half_life: ``M`` of the annealed schedule (default 100; checked by
+            :class:`~delight_gym.agents.settings.AnnealedSettings`).
         gate_price: ``λ``; default the horizon price ``λ_T`` (computed with ``ε =
             override_rate``, or ``ε = 1`` for the annealed schedule).
         surprisal_cap: ``L``.
@@ -159,7 +160,6 @@ class ReservoirDelightAgent(_ReservoirAgent):
         self,
         *args: Any,
         override_rate: float | None = 1.0,
-        half_life: float = DEFAULT_HALF_LIFE,
         gate_price: float | None = None,
         surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
         **kwargs: Any,
@@ -170,7 +170,6 @@ class ReservoirDelightAgent(_ReservoirAgent):
             if override_rate == 0:
                 raise ValueError("override_rate must be > 0 (or None for the annealed schedule)")
         self.override_rate = override_rate
-        self.half_life = check_positive_float(half_life, "half_life")
         self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
         self.gate_price = (
             horizon_price(self.prior, self.horizon, self.surprisal_cap, override_rate or 1.0)
