@@ -557,36 +557,29 @@ DELIGHT_DQN = Agent(
     "delight_dqn", "DelightDQN (ensemble posterior)", "#8c564b", parameters=DE_PARAMETERS
 )
 
+_BSUITE_AGENTS = (
+    DQN_EGREEDY,
+    BOOT_DQN,
+    BOOT_DQN_DE,
+    BOOT_DQN_DE_MEAN,
+    BOOT_DQN_DE_COMMIT,
+    DELIGHT_DQN,
+    PSRL,
+    DELIGHT,
+)
+
 #: Deep agents on bsuite's deterministic DeepSea (``mapping_seed`` = seed), bsuite's yardstick.
 DEEP_SEA_BSUITE = Family(
     name="deepsea-bsuite",
     help="deep agents on DeepSea-v0 (mapping_seed = seed), scored by bsuite's rule",
     cell=deep_sea_bsuite_cell,
-    agents=(
-        DQN_EGREEDY,
-        BOOT_DQN,
-        BOOT_DQN_DE,
-        BOOT_DQN_DE_MEAN,
-        BOOT_DQN_DE_COMMIT,
-        DELIGHT_DQN,
-        PSRL,
-        DELIGHT,
-    ),
+    agents=_BSUITE_AGENTS,
     instance=(
         Parameter(
             "size", int, check_positive_int, sweep=(10, 12, 14, 16, 20), symbol="N", help="sizes N"
         ),
     ),
-    default_agents=(
-        "dqn",
-        "boot_dqn",
-        "boot_dqn_de",
-        "boot_dqn_de_mean",
-        "boot_dqn_de_commit",
-        "delight_dqn",
-        "psrl",
-        "delight",
-    ),
+    default_agents=tuple(a.name for a in _BSUITE_AGENTS),
     horizon=10_000,
     horizon_option="--episodes",
     time_label="episode",
