@@ -241,7 +241,7 @@ def plot_final_regret(
     ax.grid(alpha=0.3, which="both")
     _legend(fig, [ax])
     if title:
-        fig.suptitle(title, fontsize=10)
+        ax.set_title(title, fontsize=10)  # over the axes, clear of the legend beside them
     return save_figure(fig, path_stem)
 
 
