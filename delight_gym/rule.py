@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -39,6 +39,8 @@ __all__ = [
     "DEFAULT_SURPRISAL_CAP",
     "DelightDecision",
     "ExploreRowsDraw",
+    "GateSettings",
+    "apply_delight_rule",
     "check_gate_settings",
     "delight_rule",
     "draw_acting_uniforms",
@@ -257,6 +259,47 @@ def delight_rule(
     if xp is not np:
         eps_out = eps_out.to(probs.device)
     return DelightDecision(host_probs, probs, override, delight, surp, gate, gate_empty, eps_out)
+
+
+class GateSettings(Protocol):
+    """Anything holding checked gate settings: an agent, a wrapper, a settings record."""
+
+    @property
+    def gate_price(self) -> float:
+        """``λ >= 0`` (checked)."""
+        ...
+
+    @property
+    def surprisal_cap(self) -> float:
+        """``L > 0`` (checked)."""
+        ...
+
+
+def apply_delight_rule(
+    settings: GateSettings,
+    host_probs: Array,
+    expected_improvement: Array,
+    epsilon: Any,
+    *,
+    multiplicity: Array | None = None,
+) -> DelightDecision:
+    """:func:`delight_rule` with ``settings.gate_price`` and ``settings.surprisal_cap``,
+    unchecked: for per-step code whose settings were checked once (by
+    :func:`check_gate_settings`, typically in a constructor) and whose inputs it builds itself.
+
+    Args:
+        settings: holds ``gate_price`` and ``surprisal_cap``.
+        host_probs, expected_improvement, epsilon, multiplicity: as for :func:`delight_rule`.
+    """
+    return delight_rule(
+        host_probs,
+        expected_improvement,
+        epsilon,
+        gate_price=settings.gate_price,
+        surprisal_cap=settings.surprisal_cap,
+        multiplicity=multiplicity,
+        validate=False,
+    )
 
 
 def sample_categorical(probs: Array, uniforms: Array) -> Array:

@@ -13,6 +13,7 @@ from hypothesis.extra.numpy import arrays
 
 from delight_gym.posteriors.beta import beta_expected_improvement
 from delight_gym.rule import (
+    apply_delight_rule,
     check_gate_settings,
     delight_rule,
     epsilon_schedule,
@@ -459,3 +460,25 @@ def test_check_gate_settings_names_the_bad_argument() -> None:
         check_gate_settings(0.1, math.inf)
     with pytest.raises(TypeError, match="gate_price"):
         check_gate_settings("0.1", 10.0)
+
+
+def test_apply_delight_rule_is_the_rule_with_the_settings_it_is_given() -> None:
+    """A frozen record of settings (as the deep agents keep) gives the plain rule's decision."""
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class Settings:
+        gate_price: float
+        surprisal_cap: float
+
+    pi = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    ei = np.array([[0.0, 0.05, 0.3], [0.4, 0.0, 0.02]])
+    got = apply_delight_rule(Settings(0.5, 4.0), pi, ei, 0.3)
+    for row in range(2):
+        want, _, gate = brute_force_rule(pi[row], ei[row], 0.3, lam=0.5, cap=4.0)
+        np.testing.assert_allclose(got.probs[row], want, rtol=1e-12)
+        assert got.gate[row].tolist() == gate
+    assert got.gate.any()  # the settings were used: λ = 0.5 lets one action in
+    plain = delight_rule(pi, ei, 0.3, gate_price=0.5, surprisal_cap=4.0)
+    np.testing.assert_array_equal(got.probs, plain.probs)
+    np.testing.assert_array_equal(got.gate, plain.gate)

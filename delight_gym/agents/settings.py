@@ -18,8 +18,8 @@ from delight_gym.rule import (
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
     DelightDecision,
+    apply_delight_rule,
     check_gate_settings,
-    delight_rule,
 )
 
 __all__ = ["AnnealedSettings", "DelightSettings", "delight_step_info"]
@@ -65,9 +65,8 @@ class DelightSettings(AnnealedSettings):
         *,
         multiplicity: Any = None,
     ) -> DelightDecision:
-        """:func:`~delight_gym.rule.delight_rule` with this agent's ``gate_price`` and
-        ``surprisal_cap``, unchecked (the constructor checked the settings; the caller builds
-        the inputs).
+        """:func:`~delight_gym.rule.apply_delight_rule` with this agent's settings (checked by
+        the constructor; the caller builds the inputs).
 
         Parameters
         ----------
@@ -78,14 +77,8 @@ class DelightSettings(AnnealedSettings):
         multiplicity : numpy.ndarray or torch.Tensor, optional
             ``(..., A)`` column counts (see :func:`~delight_gym.rule.delight_rule`).
         """
-        return delight_rule(
-            host_probs,
-            expected_improvement,
-            epsilon,
-            gate_price=self.gate_price,
-            surprisal_cap=self.surprisal_cap,
-            multiplicity=multiplicity,
-            validate=False,
+        return apply_delight_rule(
+            self, host_probs, expected_improvement, epsilon, multiplicity=multiplicity
         )
 
 

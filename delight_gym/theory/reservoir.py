@@ -42,7 +42,7 @@ from delight_gym.agents.settings import AnnealedSettings
 from delight_gym.posteriors.beta import beta_expected_improvement
 from delight_gym.rule import (
     DEFAULT_SURPRISAL_CAP,
-    delight_rule,
+    apply_delight_rule,
     epsilon_schedule,
     sample_acting,
 )
@@ -207,14 +207,7 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
             host[:, 0] = 1.0  # column 0: the best revealed arm (EI 0); column 1: a fresh arm
             ei = np.zeros((rows.size, 2))
             ei[:, 1] = self._fresh_ei(rows)
-            decision = delight_rule(
-                host,
-                ei,
-                eps,
-                gate_price=self.gate_price,
-                surprisal_cap=self.surprisal_cap,
-                validate=False,
-            )
+            decision = apply_delight_rule(self, host, ei, eps)
             column, _ = sample_acting(decision, self.rng)
             out[rows] = column == 1
         return out
