@@ -181,9 +181,10 @@ def test_paper_figure_specs_match_the_issue():
     def work(spec):
         return sum(c.seeds * c.horizon * c.setting.get("size", 1) ** 3 for c in spec.cells())
 
-    for figure in FIGURES.values():
+    for name, figure in FIGURES.items():
         assert work(figure.quick) <= work(figure.full) / 4
-        assert figure.quick.seeds == 10
+        if name != "deepsea-bsuite":  # beyond the paper (DESIGN §7), with its own protocol
+            assert figure.quick.seeds == 10
 
 
 @pytest.mark.parametrize(

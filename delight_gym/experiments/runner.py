@@ -204,7 +204,8 @@ def _run_local(
     worker processes start and take the longest cells left, one at a time each, while this
     process goes on with the cheapest: ``jobs`` processes compute, and the workers' start-up
     overlaps this process's work."""
-    queue = sorted(pending, key=_cost)  # this process takes from the front, workers the back
+    # This process takes from the front, workers from the back; jobs=1: the spec's order.
+    queue = sorted(pending, key=_cost) if jobs > 1 else list(pending)
     start = time.process_time()
     executor: ProcessPoolExecutor | None = None
     workers = 0
