@@ -10,9 +10,12 @@
 * :mod:`~delight_gym.posteriors.linear` — Bayesian linear regression (torch);
 * :mod:`~delight_gym.posteriors.tabular` — tabular MDPs, Dirichlet transitions (torch);
 * :mod:`~delight_gym.posteriors.adapters` — the value-posterior adapters of the Beta, linear
-  and tabular MDP posteriors.
+  and tabular MDP posteriors;
+* :mod:`~delight_gym.posteriors.ensemble` — Q-heads with randomized priors (torch), the
+  default posterior of non-tabular Box spaces.
 
-The torch modules (``linear``, ``tabular``) are imported on first use of their names.
+The torch modules (``linear``, ``tabular``, ``ensemble``) are imported on first use of their
+names.
 """
 
 from delight_gym.posteriors.adapters import (
@@ -40,6 +43,7 @@ __all__ = [
     "BASELINES",
     "BetaBernoulliAdapter",
     "BetaBernoulliPosterior",
+    "EnsembleQPosterior",
     "LinearGaussianAdapter",
     "LinearGaussianPosterior",
     "PosteriorAdapter",
@@ -59,6 +63,7 @@ __all__ = [
 
 #: The torch posteriors and their modules, imported on first use (PEP 562).
 _LAZY = {
+    "EnsembleQPosterior": "delight_gym.posteriors.ensemble",
     "LinearGaussianPosterior": "delight_gym.posteriors.linear",
     "TabularMDPPosterior": "delight_gym.posteriors.tabular",
 }

@@ -344,7 +344,10 @@ class DelightExplorationWrapper:
             Recurrent state, passed through unchanged (hosts here are not recurrent).
         deterministic : bool, default False
             ``True``: the host's own choice (argmax of a callable's probabilities; an SB3
-            model's ``policy.predict(deterministic=True)``), no exploration.
+            model's ``policy.predict(deterministic=True)``), no exploration. ``False``: DE at
+            the current ``ε_t`` and posterior; ``predict`` never advances ``t`` nor trains the
+            posterior (that is :meth:`observe`'s job), so SB3's ``evaluate_policy`` evaluates
+            frozen DE unless given ``callback=self.evaluation_callback()``.
 
         Returns
         -------
