@@ -250,25 +250,47 @@ def _run_local(
 class _MathThreads:
     """With workers beside it (``one``), this process computes its cells on one torch thread,
     as the workers do (:func:`_init_worker`; torch's small batched kernels slow down ~4× when
-    two processes each run two threads on two cores); :meth:`restore` puts back the count it
-    found. Torch is not imported for this: a cell that imports it runs with torch's default,
-    the next ones with one thread."""
+    two processes each run two threads on two cores, far more on a loaded machine).
+    :meth:`limit` sets torch's thread count to 1 or, if torch is not imported yet (a cell
+    imports it), ``OMP_NUM_THREADS=1`` for its import; :meth:`restore` puts back what it found
+    (a torch imported meanwhile gets the number of cores this process may use)."""
 
     def __init__(self, *, one: bool) -> None:
         self.one = one
-        self.before: int | None = None
+        self.active = False
+        self.threads: int | None = None
+        self.env: str | None = None
 
     def limit(self) -> None:
+        if not self.one or self.active:
+            return
         torch = sys.modules.get("torch")
-        if self.one and torch is not None and self.before is None:
-            self.before = int(torch.get_num_threads())
+        if torch is not None:
+            self.threads = int(torch.get_num_threads())
             torch.set_num_threads(1)
+        else:
+            self.env = os.environ.get("OMP_NUM_THREADS")
+            os.environ["OMP_NUM_THREADS"] = "1"
+        self.active = True
 
     def restore(self) -> None:
+        if not self.active:
+            return
+        self.active = False
+        if self.threads is None:  # torch was not imported: OMP_NUM_THREADS was set
+            if self.env is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = self.env
         torch = sys.modules.get("torch")
-        if torch is not None and self.before is not None:
-            torch.set_num_threads(self.before)
-            self.before = None
+        if torch is not None:
+            if self.threads is not None:
+                torch.set_num_threads(self.threads)
+            else:
+                env = self.env or ""
+                torch.set_num_threads(
+                    int(env) if env.isdigit() and int(env) > 0 else default_jobs()
+                )
 
 
 def _pool_result(future: Future[dict[str, Any]]) -> dict[str, Any]:
