@@ -13,6 +13,7 @@ package — imports neither torch, scipy, pandas nor matplotlib until it needs t
 
 from typing import TYPE_CHECKING
 
+from delight_gym._lazy import lazy_getattr
 from delight_gym._version import __version__
 from delight_gym.envs import (
     ENV_IDS,
@@ -125,14 +126,7 @@ _LAZY = {
     "gaussian_expected_improvement": "delight_gym.posteriors.gaussian",
 }
 
-
-def __getattr__(name: str) -> object:
-    """Import the lazy names on first use (PEP 562)."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'delight_gym' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

@@ -3,6 +3,7 @@
 The torch-based tabular MDP agents (``agents.mdp``) are imported on first use of their names.
 """
 
+from delight_gym._lazy import lazy_getattr
 from delight_gym.agents.bandits import (
     BANDIT_AGENTS,
     BernoulliAgent,
@@ -32,13 +33,7 @@ __all__ = [
     "make_mdp_agent",
 ]
 
-_MDP = ("MDP_AGENTS", "make_mdp_agent")
-
-
-def __getattr__(name: str) -> object:
-    """Import the torch-based MDP agents on first use (PEP 562)."""
-    if name in _MDP:
-        from delight_gym.agents import mdp
-
-        return getattr(mdp, name)
-    raise AttributeError(f"module 'delight_gym.agents' has no attribute {name!r}")
+# The torch-based MDP agents, imported on first use (PEP 562).
+__getattr__ = lazy_getattr(
+    __name__, dict.fromkeys(("MDP_AGENTS", "make_mdp_agent"), f"{__name__}.mdp")
+)

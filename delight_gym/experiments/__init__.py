@@ -8,8 +8,9 @@ scipy and the agents."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from delight_gym._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from delight_gym.experiments.bandit import BanditResult, run_bernoulli
@@ -28,7 +29,7 @@ __all__ = [
     "run_experiment",
 ]
 
-_LAZY = {
+_MODULES = {
     "FAMILIES": "families",
     "Family": "families",
     "FIGURES": "specs",
@@ -38,13 +39,7 @@ _LAZY = {
     "ExperimentResult": "runner",
     "run_experiment": "runner",
 }
-
-
-def __getattr__(name: str) -> object:
-    """Import the names of :data:`__all__` on first use (PEP 562)."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, {k: f"{__name__}.{m}" for k, m in _MODULES.items()})
 
 
 def __dir__() -> list[str]:

@@ -18,6 +18,7 @@ The torch modules (``linear``, ``tabular``, ``ensemble``) are imported on first 
 names.
 """
 
+from delight_gym._lazy import lazy_getattr
 from delight_gym.posteriors.adapters import (
     BetaBernoulliAdapter,
     LinearGaussianAdapter,
@@ -68,11 +69,4 @@ _LAZY = {
     "TabularMDPPosterior": "delight_gym.posteriors.tabular",
 }
 
-
-def __getattr__(name: str) -> object:
-    """Import the torch-based posteriors on first use (PEP 562)."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'delight_gym.posteriors' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
