@@ -357,7 +357,8 @@ def plot_bsuite_deep_sea(
     """``deepsea-bsuite``: episodes to solve vs DeepSea size, and each agent's bsuite score.
 
     Left: each run's solve episode (small dots; an unsolved run is an ``x`` at the episode it
-    stopped at) and the median over seeds (line, unsolved runs counted as never solved, so a
+    stopped at; the agents are spread a little along ``N`` and take the colours of the bars)
+    and the median over seeds (line, unsolved runs counted as never solved, so a
     size with half or more unsolved has no median point) against ``N`` on a log scale, with two
     dashed references: ``2^N`` (bsuite's pass line is ``2^N + 100``; dithering needs
     ``~2^N`` episodes) and the ``N³`` learning-time trend Osband et al. (2018, "Randomized prior
@@ -388,11 +389,11 @@ def plot_bsuite_deep_sea(
         rows = summary[summary["agent"] == agent].sort_values("size")
         color = AGENT_COLORS.get(agent)
         style = {"color": color} if color else {}
-        offset = 1.0 + 0.025 * (k - (len(agents) - 1) / 2)  # spread the dots of the agents
+        offset = 0.12 * (k - (len(agents) - 1) / 2)  # spread the agents along N
         pairs = []
         for n, text in zip(rows["size"], rows["solve_episodes"], strict=True):
             episodes, solved = parse_solve_episodes(str(text))
-            x = np.full(episodes.shape, float(n) * offset)
+            x = np.full(episodes.shape, float(n) + offset)
             ax.scatter(x[solved], episodes[solved], s=9, alpha=0.45, **style)
             ax.scatter(x[~solved], episodes[~solved], s=14, marker="x", alpha=0.45, **style)
             pairs += [
@@ -402,10 +403,9 @@ def plot_bsuite_deep_sea(
         median = rows["solve_episode_median"].astype(float).to_numpy()
         finite = np.isfinite(median)
         ax.plot(
-            rows["size"].to_numpy(dtype=float)[finite] * offset,
+            rows["size"].to_numpy(dtype=float)[finite] + offset,
             median[finite],
             marker="o",
-            label=labels.get(agent, agent),
             linestyle=AGENT_LINESTYLES.get(agent, "-"),
             **style,
         )
@@ -435,7 +435,7 @@ def plot_bsuite_deep_sea(
     ax.set_xlabel("DeepSea size N")
     ax.set_ylabel("episodes until bad fraction < 0.8 (bsuite's rule)")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(frameon=False, fontsize=7)
+    ax.legend(frameon=False, fontsize=7, loc="upper left")  # agents: the colours of the bars
     y = np.arange(len(agents))
     bars.barh(
         y,
