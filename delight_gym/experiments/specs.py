@@ -388,7 +388,7 @@ FIGURES: Mapping[str, FigureSpec] = {
             DEEP_SEA,
             setting_grid(size=(2, 4, 6, 8, 10, 15, 20, 30, 40, 50)),
             setting_grid(size=(2, 6, 10, 20)),
-            title="DeepSea: regret after 1000 episodes vs size N",
+            title="DeepSea: final regret vs size N",  # the horizon is on the y axis
             plot="plot_final_regret",
             x="size",
             log_x=False,
