@@ -67,7 +67,6 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import ReplayBufferSamples, Schedule
 
 from delight_gym._checks import (
-    check_nonnegative_float,
     check_positive_float,
     check_positive_int,
     check_probability,
@@ -81,7 +80,8 @@ from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
-    delight_rule,
+    apply_delight_rule,
+    check_gate_settings,
     epsilon_schedule,
     sample_acting,
 )
@@ -135,12 +135,9 @@ class DelightSettings:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(
-            self,
-            "gate_price",
-            check_nonnegative_float(self.gate_price, "gate_price", allow_inf=True),
-        )
-        set_(self, "surprisal_cap", check_positive_float(self.surprisal_cap, "surprisal_cap"))
+        gate_price, surprisal_cap = check_gate_settings(self.gate_price, self.surprisal_cap)
+        set_(self, "gate_price", gate_price)
+        set_(self, "surprisal_cap", surprisal_cap)
         set_(self, "half_life", check_positive_float(self.half_life, "half_life"))
         if self.host not in _HOSTS:
             raise ValueError(f"host must be one of {_HOSTS}, got {self.host!r}")
@@ -544,14 +541,7 @@ class BootstrappedDQN(OffPolicyAlgorithm):
         base = host_baseline(means, host_probs, settings.baseline)
         ei = ensemble_expected_improvement(q, base) / self.value_scale
         eps = self.epsilon
-        decision = delight_rule(
-            host_probs,
-            ei,
-            eps,
-            gate_price=settings.gate_price,
-            surprisal_cap=settings.surprisal_cap,
-            validate=False,
-        )
+        decision = apply_delight_rule(settings, host_probs, ei, eps)
         actions, explored = sample_acting(decision, self.rng)
         actions = np.asarray(actions, dtype=np.int64)
         overridden = explored & ~decision.gate_empty

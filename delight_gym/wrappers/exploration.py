@@ -54,7 +54,6 @@ from gymnasium import spaces
 
 from delight_gym._checks import (
     check_finite_array,
-    check_nonnegative_float,
     check_nonnegative_int,
     check_positive_float,
     check_probabilities,
@@ -71,7 +70,8 @@ from delight_gym.rule import (
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
     DelightDecision,
-    delight_rule,
+    apply_delight_rule,
+    check_gate_settings,
     draw_acting_uniforms,
     epsilon_schedule,
     sample_acting,
@@ -218,8 +218,7 @@ class DelightExplorationWrapper:
         if not isinstance(lazy_gate, bool):
             raise TypeError(f"lazy_gate must be a bool, got {lazy_gate!r}")
         self.lazy_gate = lazy_gate
-        self.gate_price = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
-        self.surprisal_cap = check_positive_float(surprisal_cap, "surprisal_cap")
+        self.gate_price, self.surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
         self.half_life = check_positive_float(half_life, "half_life")
         if baseline not in BASELINES:
             raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
@@ -317,14 +316,7 @@ class DelightExplorationWrapper:
         ei = self._posterior_array(values.expected_improvement, n, "expected_improvement")
         if np.any(ei < 0):
             raise ValueError("posterior expected_improvement must be non-negative")
-        decision = delight_rule(
-            probs,
-            ei,
-            eps,
-            gate_price=self.gate_price,
-            surprisal_cap=self.surprisal_cap,
-            validate=False,
-        )
+        decision = apply_delight_rule(self, probs, ei, eps)
         return decision, values.baseline, ei
 
     def predict(
