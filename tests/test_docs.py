@@ -155,6 +155,8 @@ def test_docs_commands_are_valid(block):
 
     parser = build_parser()
     for command in _commands(block):
+        while "=" in command[0] and command[0].split("=")[0].isidentifier():
+            command = command[1:]  # an environment assignment before the program
         program = command[0]
         assert program in COMMANDS, f"{block.name}: unexpected program {program!r}"
         if program == "delight-gym":

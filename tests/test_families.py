@@ -27,11 +27,31 @@ from delight_gym.experiments.families import (
 )
 from delight_gym.experiments.specs import ExperimentSpec, setting_grid, tune_settings
 
+
 #: How to build each family's agents (the smallest instance), by family name.
+def _bsuite_agent(name: str, **kw: object) -> object:
+    """What holds a ``deepsea-bsuite`` agent's settings once it is built."""
+    if name in ("psrl", "delight"):  # the tabular reference rows
+        return make_mdp_agent(name, 1, 4, 2, 2, **kw)
+    if name == "delight_dqn":
+        import gymnasium as gym
+
+        from delight_gym.wrappers import DelightDQN
+
+        return DelightDQN("MlpPolicy", gym.make("DeepSea-v0", size=4), **kw).delight
+    if name.startswith("boot_dqn_de"):
+        from delight_gym.wrappers.bootstrapped_dqn import DelightSettings
+
+        return DelightSettings(**kw)  # type: ignore[arg-type]
+    assert not kw, f"{name} takes no tunable parameters"
+    return None
+
+
 BUILD = {
     "bernoulli": lambda name, **kw: make_bandit_agent(name, 1, 2, **kw),
     "linear": lambda name, **kw: make_linear_agent(name, 1, 2, 2, noise=1.0, **kw),
     "deepsea": lambda name, **kw: make_mdp_agent(name, 1, 4, 2, 2, **kw),
+    "deepsea-bsuite": _bsuite_agent,
 }
 
 

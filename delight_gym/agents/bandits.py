@@ -32,8 +32,9 @@ Time index: ``t`` counts completed rounds (``ε_0 = 1``). Ties: the greedy host 
 lowest-index arm of maximal posterior mean (the paper's ``argmax``), so a tried arm wins a tie
 with the untried block.
 
-:meth:`update` must be given, per row, a tried arm or the next untried arm ``n_tried`` (as
-:meth:`act` returns); use the dense agents to feed arbitrary arms.
+:meth:`BernoulliAgent.update` must be given, per row, a tried arm or the next untried arm
+``n_tried`` (as :meth:`BernoulliAgent.act` returns); use the dense agents to feed arbitrary
+arms.
 """
 
 from __future__ import annotations

@@ -9,12 +9,13 @@ this reference, not a copy to factor out.
 These agents keep a ``(batch, K)`` posterior and evaluate every arm at every step, exactly
 as Algorithm 1 is written. They are the reference that the fast agents of
 :mod:`delight_gym.agents.bandits` are tested and benchmarked against, and they accept any arm
-in :meth:`update`. Use them for small ``K`` or when you need arm-for-arm equality with the
-paper's code; use the fast agents otherwise.
+in :meth:`DenseBernoulliAgent.update`. Use them for small ``K`` or when you need arm-for-arm
+equality with the paper's code; use the fast agents otherwise.
 
 Every agent here acts on a batch of ``batch_size`` independent ``K``-armed Bernoulli bandits
-at once: one :meth:`act` returns an action per row and one :meth:`update` feeds the rewards
-back, each as a handful of array operations for the whole batch (no Python loop over seeds).
+at once: one :meth:`DenseBernoulliAgent.act` returns an action per row and one
+:meth:`DenseBernoulliAgent.update` feeds the rewards back, each as a handful of array
+operations for the whole batch (no Python loop over seeds).
 All agents keep independent Beta posteriors (prior ``Beta(prior_alpha, prior_beta)``, by
 default the paper's ``Beta(1, 1)``) and own one ``numpy.random.Generator``: the same ``seed``
 gives the same actions for the same rewards.

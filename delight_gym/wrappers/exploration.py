@@ -39,8 +39,9 @@ adapted by :func:`~delight_gym.posteriors.base.adapt_posterior`.
 posterior (evaluation never trains, as in SB3). For online DE during the evaluation episodes
 (the posterior learns and ``ε_t`` decays as they are played), pass
 ``callback=wrapper.evaluation_callback()``: it feeds every transition to
-:meth:`~DelightExplorationWrapper.observe`. Every non-deterministic :meth:`predict` is recorded
-in :attr:`~DelightExplorationWrapper.stats` (:class:`~delight_gym.wrappers.logging.DelightStats`);
+:meth:`~DelightExplorationWrapper.observe`. Every non-deterministic
+:meth:`~DelightExplorationWrapper.predict` is recorded in
+:attr:`~DelightExplorationWrapper.stats` (:class:`~delight_gym.wrappers.logging.DelightStats`);
 ``wrapper.stats.log(logger)`` writes it to an SB3 logger.
 """
 
