@@ -157,6 +157,10 @@ def test_docs_commands_are_valid(block):
     for command in _commands(block):
         while "=" in command[0] and command[0].split("=")[0].isidentifier():
             command = command[1:]  # an environment assignment before the program
+            if not command:
+                break
+        if not command:
+            continue
         program = command[0]
         assert program in COMMANDS, f"{block.name}: unexpected program {program!r}"
         if program == "delight-gym":
