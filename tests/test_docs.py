@@ -119,14 +119,18 @@ DOC_PAGES = [p for p in PAGES if p.name != "README.md"]  # README: tests/test_re
 def test_docs_python_block_runs(program, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
-    run_program(program)
+    namespace = run_program(program)  # an example that raises (or fails its own asserts) fails
+    # ... and it ran code: a block that defines nothing is not an example.
+    assert set(namespace) - {"__name__", "__builtins__"}, f"{program[0].name} defined nothing"
 
 
 def test_fragments_compile():
     fragments = [b for p in PAGES for b in code_blocks(p) if b.marker == "fragment"]
+    assert fragments, "no fragment marker left: drop this test or the marker's support"
     for block in fragments:
         if block.lang == "python":
-            compile(block.code, block.name, "exec")
+            code = compile(block.code, block.name, "exec")  # a SyntaxError fails the test
+            assert code.co_names, f"{block.name}: a fragment that names nothing"
 
 
 def _commands(block: Block) -> list[list[str]]:
