@@ -8,7 +8,7 @@ features of every row, shape ``(batch, K, D)``, and returns one arm per row;
 
 * ``greedy``: the arm of largest posterior mean reward ``φ(a)ᵀμ`` (lowest index on ties).
 * ``delight``: DE (Algorithm 1) with that greedy host, baseline ``v = max_a φ(a)ᵀμ`` and the
-  Gaussian EI of ``f(a) = φ(a)ᵀθ`` (``posteriors.linear.gaussian_expected_improvement``);
+  Gaussian EI of ``f(a) = φ(a)ᵀθ`` (``posteriors.gaussian.gaussian_expected_improvement``);
   ``gate_rounds`` counts, per row, the rounds where the override fired with a non-empty gate
   (the paper's selected-override budget).
 * ``thompson``: exact linear Thompson sampling (one posterior draw of θ through the Cholesky
@@ -30,7 +30,8 @@ from delight_gym._checks import check_positive_int
 from delight_gym.agents.base import TorchPosteriorAgent, agent_registry, build_agent
 from delight_gym.agents.seeding import SeedLike, torch_seed
 from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
-from delight_gym.posteriors.linear import LinearGaussianPosterior, gaussian_expected_improvement
+from delight_gym.posteriors.gaussian import gaussian_expected_improvement
+from delight_gym.posteriors.linear import LinearGaussianPosterior
 from delight_gym.rule import epsilon_schedule, sample_acting
 
 __all__ = [
