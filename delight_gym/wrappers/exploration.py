@@ -53,12 +53,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from delight_gym._checks import (
-    check_finite_array,
-    check_nonnegative_int,
-    check_positive_float,
-    check_probabilities,
-)
+from delight_gym._checks import check_finite_array, check_nonnegative_int, check_probabilities
 from delight_gym.posteriors.base import (
     BASELINES,
     ValuePosterior,
@@ -71,8 +66,7 @@ from delight_gym.rule import (
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
     DelightDecision,
-    apply_delight_rule,
-    check_gate_settings,
+    DelightSettings,
     draw_acting_uniforms,
     epsilon_schedule,
     sample_acting,
@@ -114,7 +108,7 @@ def _row_vector(value: Any, n: int, name: str, dtype: Any) -> np.ndarray:
     return arr.reshape(n).astype(dtype)
 
 
-class DelightExplorationWrapper:
+class DelightExplorationWrapper(DelightSettings):
     """Delight-gated exploration around a host policy, with SB3's ``predict`` signature.
 
     Parameters
@@ -219,8 +213,7 @@ class DelightExplorationWrapper:
         if not isinstance(lazy_gate, bool):
             raise TypeError(f"lazy_gate must be a bool, got {lazy_gate!r}")
         self.lazy_gate = lazy_gate
-        self.gate_price, self.surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
-        self.half_life = check_positive_float(half_life, "half_life")
+        super().__init__(gate_price=gate_price, surprisal_cap=surprisal_cap, half_life=half_life)
         if baseline not in BASELINES:
             raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
         self.baseline = baseline
@@ -317,7 +310,7 @@ class DelightExplorationWrapper:
         ei = self._posterior_array(values.expected_improvement, n, "expected_improvement")
         if np.any(ei < 0):
             raise ValueError("posterior expected_improvement must be non-negative")
-        decision = apply_delight_rule(self, probs, ei, eps)
+        decision = self.decide(probs, ei, eps)
         return decision, values.baseline, ei
 
     def predict(
