@@ -9,16 +9,22 @@ from __future__ import annotations
 
 import numbers
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+if TYPE_CHECKING:
+    import torch
+
 __all__ = [
     "broadcast_named",
     "check_action_batch",
+    "check_device",
     "check_finite_array",
+    "check_finite_float",
     "check_flag",
+    "check_float_dtype",
     "check_nonnegative_float",
     "check_nonnegative_int",
     "check_positive_float",
@@ -117,6 +123,14 @@ def _check_float_above(value: Any, name: str, *, allow_inf: bool, strict: bool) 
     return out
 
 
+def check_finite_float(value: Any, name: str) -> float:
+    """Return ``value`` as a ``float`` if it is a finite real number (bools are not)."""
+    out = _as_real(value, name)
+    if not np.isfinite(out):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return out
+
+
 def check_probability(value: Any, name: str) -> float:
     """Return ``value`` as a ``float`` if it lies in ``[0, 1]``."""
     out = _as_real(value, name)
@@ -181,3 +195,26 @@ def check_action_batch(
             f"got {arr[where].tolist()}"
         )
     return out
+
+
+def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
+    """Return ``dtype`` if it is ``torch.float32`` or ``torch.float64`` (the precisions the
+    torch posteriors support); raise a ``TypeError`` naming ``name`` otherwise. Imports torch."""
+    import torch
+
+    if dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"{name} must be torch.float32 or torch.float64, got {dtype!r}")
+    return dtype
+
+
+def check_device(device: Any, name: str = "device") -> torch.device:
+    """Return the concrete ``torch.device`` that torch allocates on for ``device`` (``None``:
+    torch's default device; ``"cuda"`` becomes ``cuda:<current>``), so that devices compare
+    equal to those of the tensors made there; raise a ``ValueError`` naming ``name`` if torch
+    cannot allocate there. Imports torch."""
+    import torch
+
+    try:
+        return torch.empty(0, device=device).device
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise ValueError(f"{name} {device!r} is not usable: {exc}") from None

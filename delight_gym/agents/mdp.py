@@ -89,36 +89,29 @@ DEFAULT_TEMPERATURE = 0.01
 class MDPAgent(TorchPosteriorAgent):
     """Base class: a tabular posterior, per-seed generators and the episode clock.
 
+    The agent's sizes and priors are the posterior's arguments, passed on unchanged to
+    :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`, which documents and checks
+    them.
+
     Args:
-        batch_size: ``B``, independent environments (seeds).
-        num_states: ``S``.
-        num_actions: ``A``.
-        horizon: ``H``, the known episode length.
+        *sizes: ``batch_size`` (``B``, independent environments, i.e. seeds), ``num_states``
+            (``S``), ``num_actions`` (``A``) and ``horizon`` (``H``, the known episode length),
+            in this order, or by these names as keywords.
         seed: seed of the ``B`` per-row generators.
-        **posterior_options: keywords of the posterior,
-            :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`, which documents and
-            checks them: its priors ``transition_prior``, ``reward_model``, ``reward_range``,
-            ``reward_prior``, ``reward_noise`` (defaults ``α0 = 0.1/S``, Beta(1, 1) rewards on
-            ``[0, 1]``), and ``device``, ``dtype`` (where and in which precision the posterior
-            and plans live; float64 default).
+        **posterior_options: the posterior's other keywords: its priors ``transition_prior``,
+            ``reward_model``, ``reward_range``, ``reward_prior``, ``reward_noise`` (defaults
+            ``α0 = 0.1/S``, Beta(1, 1) rewards on ``[0, 1]``), and ``device``, ``dtype`` (where
+            and in which precision the posterior and plans live; float64 default).
+
+    Attributes:
+        num_states, num_actions, horizon: ``S``, ``A``, ``H`` as the posterior checked them.
     """
 
     name: ClassVar[str] = "base"
     uses_uniforms: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        batch_size: int,
-        num_states: int,
-        num_actions: int,
-        horizon: int,
-        *,
-        seed: SeedLike = None,
-        **posterior_options: Any,
-    ) -> None:
-        self.posterior = TabularMDPPosterior(
-            batch_size, num_states, num_actions, horizon, **posterior_options
-        )
+    def __init__(self, *sizes: int, seed: SeedLike = None, **posterior_options: Any) -> None:
+        self.posterior = TabularMDPPosterior(*sizes, **posterior_options)
         self.num_states = self.posterior.num_states
         self.num_actions = self.posterior.num_actions
         self.horizon = self.posterior.horizon
@@ -381,13 +374,9 @@ _CLASSES: dict[str, type[MDPAgent]] = agent_registry(
 )
 
 
-def make_mdp_agent(
-    name: str,
-    batch_size: int,
-    num_states: int,
-    num_actions: int,
-    horizon: int,
-    **kwargs: Any,
-) -> MDPAgent:
-    """Build a tabular MDP agent by name: ``psrl, delight, egreedy, greedy``."""
-    return build_agent(_CLASSES, name, batch_size, num_states, num_actions, horizon, **kwargs)
+def make_mdp_agent(name: str, *sizes: int, **kwargs: Any) -> MDPAgent:
+    """Build a tabular MDP agent by name: ``psrl, delight, egreedy, greedy``.
+
+    ``sizes`` (``batch_size, num_states, num_actions, horizon``) and ``kwargs`` go to the
+    agent's constructor (see :class:`MDPAgent`)."""
+    return build_agent(_CLASSES, name, *sizes, **kwargs)

@@ -42,7 +42,13 @@ from typing import Any
 
 import torch
 
-from delight_gym._checks import check_finite_array, check_positive_float, check_positive_int
+from delight_gym._checks import (
+    check_device,
+    check_finite_array,
+    check_float_dtype,
+    check_positive_float,
+    check_positive_int,
+)
 from delight_gym.posteriors.gaussian import (
     gaussian_expected_improvement,
     log_gaussian_expected_improvement,
@@ -52,8 +58,6 @@ __all__ = [
     "LinearGaussianPosterior",
     "cholesky_rank_one_update",
 ]
-
-_FLOAT_DTYPES = (torch.float32, torch.float64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -73,14 +77,6 @@ def _as_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device) 
     if not bool(torch.isfinite(out).all()):
         raise ValueError(f"{name} must be finite (no NaN or inf) in {dtype}")
     return out
-
-
-def _canonical_device(device: Any) -> torch.device:
-    """The concrete device ``torch`` allocates on (``"cuda"`` becomes ``cuda:<current>``)."""
-    try:
-        return torch.empty(0, device=device).device
-    except (RuntimeError, TypeError, ValueError) as exc:
-        raise ValueError(f"device {device!r} is not usable: {exc}") from None
 
 
 def cholesky_rank_one_update(factor: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -172,10 +168,8 @@ class LinearGaussianPosterior:
         self.dim = check_positive_int(dim, "dim")
         self.noise = check_positive_float(noise, "noise")
         self.prior_precision = check_positive_float(prior_precision, "prior_precision")
-        if dtype not in _FLOAT_DTYPES:
-            raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype!r}")
-        self.dtype = dtype
-        self.device = _canonical_device(device)
+        self.dtype = check_float_dtype(dtype)
+        self.device = check_device(device)
         self.precision_factor = torch.empty(
             (self.batch_size, self.dim, self.dim), dtype=dtype, device=self.device
         )
@@ -300,7 +294,7 @@ class LinearGaussianPosterior:
         """
         if not isinstance(generator, torch.Generator):
             raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-        if _canonical_device(generator.device) != self.device:
+        if check_device(generator.device, "generator.device") != self.device:
             raise ValueError(
                 f"generator must be on the posterior's device {self.device}, got {generator.device}"
             )

@@ -78,14 +78,19 @@ works). Randomness comes only from the generators passed in (one per seed, or on
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from delight_gym._checks import check_positive_float, check_positive_int
+from delight_gym._checks import (
+    check_device,
+    check_finite_float,
+    check_float_dtype,
+    check_positive_float,
+    check_positive_int,
+)
 
 __all__ = [
     "DEFAULT_STICK_TOLERANCE",
@@ -100,7 +105,6 @@ __all__ = [
 DEFAULT_TRANSITION_MASS = 0.1
 #: Default truncation of the stick-breaking series of a sampled transition row.
 DEFAULT_STICK_TOLERANCE = 1e-9
-_FLOAT_DTYPES = (torch.float32, torch.float64)
 
 GeneratorLike = torch.Generator | Sequence[torch.Generator]
 
@@ -308,10 +312,8 @@ class TabularMDPPosterior:
         if reward_model not in ("beta", "normal"):
             raise ValueError(f"reward_model must be 'beta' or 'normal', got {reward_model!r}")
         self.reward_model = reward_model
-        if dtype not in _FLOAT_DTYPES:
-            raise TypeError(f"dtype must be torch.float32 or torch.float64, got {dtype}")
-        self.dtype = dtype
-        self.device = torch.device(device) if device is not None else torch.device("cpu")
+        self.dtype = check_float_dtype(dtype)
+        self.device = check_device(device)
         if len(reward_range) != 2:
             raise ValueError("reward_range must be a pair (low, high)")
         low, high = (float(x) for x in reward_range)
@@ -328,11 +330,8 @@ class TabularMDPPosterior:
                 check_positive_float(reward_prior[1], "reward_prior[1]"),
             )
         else:
-            m0 = reward_prior[0]
-            if not isinstance(m0, numbers.Real) or not math.isfinite(float(m0)):
-                raise ValueError(f"reward_prior[0] must be a finite number, got {m0!r}")
             self.reward_prior = (
-                float(m0),
+                check_finite_float(reward_prior[0], "reward_prior[0]"),
                 check_positive_float(reward_prior[1], "reward_prior[1]"),
             )
         self.reward_noise = check_positive_float(reward_noise, "reward_noise")

@@ -6,7 +6,6 @@ it or the ensemble for other Box spaces. numpy only; torch is imported only when
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +13,7 @@ import numpy as np
 
 from delight_gym._checks import (
     check_finite_array,
+    check_finite_float,
     check_positive_float,
     check_positive_int,
     check_probability,
@@ -97,11 +97,7 @@ class TabularValuePosterior:
         self.num_states = check_positive_int(num_states, "num_states")
         self.num_actions = check_positive_int(num_actions, "num_actions")
         self.gamma = check_probability(gamma, "gamma")
-        if isinstance(prior_mean, bool) or not isinstance(prior_mean, numbers.Real):
-            raise TypeError(f"prior_mean must be a real number, got {prior_mean!r}")
-        if not np.isfinite(prior_mean):
-            raise ValueError(f"prior_mean must be finite, got {prior_mean}")
-        self.prior_mean: float = float(prior_mean)
+        self.prior_mean: float = check_finite_float(prior_mean, "prior_mean")
         self.prior_std: float = check_positive_float(prior_std, "prior_std")
         self.noise_std: float = check_positive_float(noise_std, "noise_std")
         self.encoder: Callable[..., Any] = (
