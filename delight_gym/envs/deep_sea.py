@@ -18,7 +18,7 @@ the env's life (``reset(options={"resample": True})`` draws a new one).
 from __future__ import annotations
 
 import math
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast, overload
 
 import numpy as np
 from gymnasium import spaces
@@ -230,12 +230,40 @@ def _render_rgb(size: int, row: int, column: int) -> NDArray[np.uint8]:
 
 
 # ------------------------------------------------------------------------ single env
+T = TypeVar("T")
 _METADATA: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+
+class _ReadOnly(Generic[T]):
+    """A read-only public attribute of the DeepSea envs, ``env.<name>``, holding
+    ``env._<name>`` (set once by ``_set_parameters``); assigning to it raises
+    ``AttributeError`` as a property without a setter does."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> _ReadOnly[T]: ...
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> T: ...
+    def __get__(self, obj: object, objtype: type | None = None) -> T | _ReadOnly[T]:
+        if obj is None:
+            return self
+        return cast("T", getattr(obj, f"_{self.name}"))
+
+    def __set__(self, obj: object, value: object) -> None:
+        raise AttributeError(
+            f"property {self.name!r} of {type(obj).__name__!r} object has no setter"
+        )
 
 
 class _DeepSeaParameters:
     """The parameters shared by :class:`DeepSeaEnv` and :class:`DeepSeaVectorEnv`: checked
-    once, with read-only properties."""
+    once, each a read-only attribute."""
 
     def _set_parameters(
         self,
@@ -303,35 +331,20 @@ class _DeepSeaParameters:
         """
         return read_only_copy(self._require_mapping())
 
-    @property
-    def size(self) -> int:
-        """``N``, the grid's side and the episode length."""
-        return self._size
-
-    @property
-    def deterministic(self) -> bool:
-        """True for the deterministic variant, False for the stochastic one."""
-        return self._deterministic
-
-    @property
-    def unscaled_move_cost(self) -> float:
-        """bsuite's ``unscaled_move_cost``; each "right" costs it ``/ N``."""
-        return self._unscaled_move_cost
-
-    @property
-    def move_cost(self) -> float:
-        """The cost of one "right": ``unscaled_move_cost / N``."""
-        return self._move_cost
-
-    @property
-    def randomize_actions(self) -> bool:
-        """False in bsuite's debugging mode (action 1 is "right" everywhere)."""
-        return self._randomize_actions
-
-    @property
-    def optimal_return(self) -> float:
-        """bsuite's optimal (expected) return: ``1 − c`` or ``(1 − 1/N)**(N − 1) − c``."""
-        return self._optimal_return
+    size = _ReadOnly[int]("``N``, the grid's side and the episode length.")
+    deterministic = _ReadOnly[bool](
+        "True for the deterministic variant, False for the stochastic one."
+    )
+    unscaled_move_cost = _ReadOnly[float](
+        'bsuite\'s ``unscaled_move_cost``; each "right" costs it ``/ N``.'
+    )
+    move_cost = _ReadOnly[float]('The cost of one "right": ``unscaled_move_cost / N``.')
+    randomize_actions = _ReadOnly[bool](
+        'False in bsuite\'s debugging mode (action 1 is "right" everywhere).'
+    )
+    optimal_return = _ReadOnly[float](
+        "bsuite's optimal (expected) return: ``1 − c`` or ``(1 − 1/N)**(N − 1) − c``."
+    )
 
 
 class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
