@@ -1,37 +1,28 @@
 """Agents: DE and the baselines the paper compares with, batched over seeds.
 
+Every public name of :mod:`delight_gym.agents.bandits` (its ``__all__``) is re-exported here.
 The torch-based tabular MDP agents (``agents.mdp``) are imported on first use of their names.
 """
 
+from typing import TYPE_CHECKING
+
 from delight_gym._lazy import lazy_getattr
-from delight_gym.agents.bandits import (
-    BANDIT_AGENTS,
-    BernoulliAgent,
-    DelightAgent,
-    EpsilonGreedyAgent,
-    GreedyAgent,
-    ThompsonAgent,
-    UCBAgent,
-    make_bandit_agent,
-)
+from delight_gym.agents import bandits
+from delight_gym.agents.bandits import *  # noqa: F403 - re-exported: bandits.__all__
 from delight_gym.agents.dense import DENSE_BANDIT_AGENTS, make_dense_bandit_agent
 from delight_gym.agents.seeding import SeedLike
 
+if TYPE_CHECKING:  # the lazy names below, for type checkers
+    from delight_gym.agents.mdp import MDP_AGENTS, make_mdp_agent
+
 __all__ = [
-    "BANDIT_AGENTS",
     "DENSE_BANDIT_AGENTS",
     "MDP_AGENTS",
-    "BernoulliAgent",
-    "DelightAgent",
-    "EpsilonGreedyAgent",
-    "GreedyAgent",
     "SeedLike",
-    "ThompsonAgent",
-    "UCBAgent",
-    "make_bandit_agent",
     "make_dense_bandit_agent",
     "make_mdp_agent",
 ]
+__all__ += bandits.__all__
 
 # The torch-based MDP agents, imported on first use (PEP 562).
 __getattr__ = lazy_getattr(
