@@ -139,14 +139,19 @@ def check_probability(value: Any, name: str) -> float:
     return out
 
 
-def check_finite_array(value: Any, name: str, *, dtype: Any = np.float64) -> np.ndarray:
-    """Return ``value`` as a numpy array of ``dtype``; raise if it holds NaN or inf."""
+def check_finite_array(
+    value: Any, name: str, *, dtype: Any = np.float64, shape: tuple[int, ...] | None = None
+) -> np.ndarray:
+    """Return ``value`` as a numpy array of ``dtype``; raise if it holds NaN or inf, or (when
+    ``shape`` is given) if its shape is not ``shape``."""
     try:
         arr = np.asarray(value, dtype=dtype)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be array-like of numbers: {exc}") from None
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (no NaN or inf)")
+    if shape is not None and arr.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {arr.shape}")
     return arr
 
 

@@ -76,3 +76,18 @@ def test_from_space_discrete_and_one_hot() -> None:
         post.expected_improvement(np.array([2]), np.array([0.0, 1.0]))
     with pytest.raises(ValueError, match="prior_std"):
         TabularValuePosterior(2, 2, prior_std=0.0)
+
+
+def test_update_rejects_bad_actions_before_absorbing_anything() -> None:
+    post = TabularValuePosterior(3, 2)
+    obs, nxt, term = np.array([0, 1]), np.array([1, 2]), np.array([False, False])
+    # A negative action would index the last column from the end: refused, nothing recorded.
+    for bad in (np.array([0, -1]), np.array([0, 2]), np.array([0.0, 1.0]), np.array([[0], [1]])):
+        with pytest.raises(ValueError, match="actions must"):
+            post.update(obs, bad, np.array([1.0, 1.0]), nxt, term)
+    np.testing.assert_array_equal(post.counts, np.zeros((3, 2)))
+    np.testing.assert_array_equal(post.means, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="prior_mean must be finite"):
+        TabularValuePosterior(2, 2, prior_mean=math.inf)
+    with pytest.raises(TypeError, match="prior_mean must be a real number"):
+        TabularValuePosterior(2, 2, prior_mean=True)

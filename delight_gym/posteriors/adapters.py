@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from delight_gym._checks import check_finite_array, check_positive_int
+from delight_gym._checks import check_action_batch, check_finite_array, check_positive_int
 from delight_gym.posteriors.base import (
     PosteriorValues,
     check_baseline,
@@ -495,21 +495,12 @@ class TabularMDPAdapter(PosteriorAdapter):
         no_successor = term | (self.steps == self.posterior.horizon - 1)
         nxt = self._states(next_observations, "next_observations", allow_blank=no_successor)
         nxt = np.where(no_successor, -1, nxt)
-        act = np.asarray(actions)
-        if act.shape != (b,) or not np.issubdtype(act.dtype, np.integer):
-            raise ValueError(
-                f"actions must be integers of shape ({b},), got dtype {act.dtype} and shape "
-                f"{act.shape}"
-            )
-        if np.any(act < 0) or np.any(act >= self.num_actions):
-            raise ValueError(f"actions must lie in [0, {self.num_actions})")
-        rew = check_finite_array(rewards, "rewards")
-        if rew.shape != (b,):
-            raise ValueError(f"rewards must have shape ({b},), got {rew.shape}")
+        act = check_action_batch(actions, b, self.num_actions)
+        rew = check_finite_array(rewards, "rewards", shape=(b,))
         device = self.posterior.device
         self.posterior.update(
             torch.as_tensor(s, device=device),
-            torch.as_tensor(act.astype(np.int64), device=device),
+            torch.as_tensor(act, device=device),
             torch.as_tensor(rew, dtype=self.posterior.dtype, device=device),
             torch.as_tensor(nxt, device=device),
         )

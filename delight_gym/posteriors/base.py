@@ -102,10 +102,7 @@ def host_baseline(means: Any, host_probs: Any, kind: str = "host") -> Any:
 def check_baseline(baseline: Any, n: int) -> np.ndarray:
     """The EI baseline of ``n`` observation rows as float64 ``(n,)``; ``ValueError`` unless it is
     finite and of that shape."""
-    base = check_finite_array(baseline, "baseline")
-    if base.shape != (n,):
-        raise ValueError(f"baseline must have shape ({n},), got {base.shape}")
-    return base
+    return check_finite_array(baseline, "baseline", shape=(n,))
 
 
 @runtime_checkable

@@ -71,6 +71,7 @@ from delight_gym._checks import (
     check_positive_int,
     check_unit_interval_array,
 )
+from delight_gym.posteriors.base import check_baseline
 
 __all__ = [
     "BetaBernoulliPosterior",
@@ -551,9 +552,7 @@ class BetaBernoulliPosterior:
             float64, shape ``(B, K)``: ``E[(X_{ik} - baseline_i)^+]``, see
             :func:`beta_expected_improvement`.
         """
-        base = check_finite_array(baseline, "baseline")
-        if base.shape != (self.batch_size,):
-            raise ValueError(f"baseline must have shape ({self.batch_size},), got {base.shape}")
+        base = check_baseline(baseline, self.batch_size)
         return beta_expected_improvement(self.alpha, self.beta, base[:, None])
 
     def as_value_posterior(

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from delight_gym._checks import (
+    check_action_batch,
     check_finite_array,
     check_finite_float,
     check_positive_float,
@@ -164,13 +165,19 @@ class TabularValuePosterior:
 
         ``next_observations`` of terminated rows are not used and may be blank (all zeros).
         ``truncated`` is ignored: a truncated transition bootstraps from ``next_observations``
-        like any other.
+        like any other. Everything is checked before anything is absorbed.
+
+        Raises
+        ------
+        ValueError
+            On observations that are not states, actions that are not ``n`` integers in
+            ``[0, A)`` (shape ``(n,)``), or rewards that are not finite.
         """
         s = self.encoder(observations, "observations")
         n = s.shape[0]
         term = np.asarray(terminated, dtype=bool).reshape(n)
         s_next = self.encoder(next_observations, "next_observations", allow_blank=term)
-        act = np.asarray(actions).reshape(n)
+        act = check_action_batch(actions, n, self.num_actions)
         rew = check_finite_array(rewards, "rewards").reshape(n)
         w = 1.0 / self.noise_std**2
         p0 = 1.0 / self.prior_std**2
