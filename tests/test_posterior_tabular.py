@@ -279,3 +279,18 @@ def test_bad_input():
         post.sample_model([torch.Generator()])
     with pytest.raises(ValueError, match="first_step"):
         post.plan_mean(first_step=2)
+
+
+def test_device_and_prior_arguments():
+    # The device is the one tensors made there get (so comparisons with them hold).
+    post = TabularMDPPosterior(1, 2, 2, 2)
+    assert post.device == torch.empty(0).device
+    assert post.plan_mean().device == post.device
+    with pytest.raises(ValueError, match="device 'no-such-device' is not usable"):
+        TabularMDPPosterior(1, 2, 2, 2, device="no-such-device")
+    normal = TabularMDPPosterior(1, 2, 2, 2, reward_model="normal", reward_prior=(-1, 2.0))
+    assert normal.reward_prior == (-1.0, 2.0)
+    with pytest.raises(ValueError, match=r"reward_prior\[0\] must be finite"):
+        TabularMDPPosterior(1, 2, 2, 2, reward_model="normal", reward_prior=(np.inf, 1.0))
+    with pytest.raises(TypeError, match=r"reward_prior\[0\] must be a real number"):
+        TabularMDPPosterior(1, 2, 2, 2, reward_model="normal", reward_prior=("0", 1.0))

@@ -284,7 +284,10 @@ class TabularMDPPosterior:
         reward_prior: ``(a0, b0)`` of the Beta prior (default ``(1, 1)``), or ``(m0, s0)`` of the
             Normal prior on the mean reward (default ``(0, 1)``).
         reward_noise: ``σ`` of the Normal model (default 1).
-        device, dtype: where and in which precision the statistics live (float64 default).
+        device, dtype: where and in which precision the statistics live: ``device`` ``None``
+            (default) is torch's default device (the CPU unless changed), stored as the
+            concrete device tensors get (``"cuda"`` becomes ``cuda:<current>``); ``dtype``
+            ``torch.float64`` (default) or ``torch.float32``.
     """
 
     def __init__(
