@@ -428,6 +428,7 @@ def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     from delight_gym.experiments.figures import make_figure
     from delight_gym.experiments.runner import ray_session, run_experiment
     from delight_gym.experiments.specs import FIGURES
+    from delight_gym.plotting import FigureProcess
 
     names = list(PAPER_FIGURES) if args.figure == "all" else [args.figure]
     changes = {
@@ -456,7 +457,8 @@ def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
         _claim_out(parser, out, spec, args.overwrite)
     # One Ray session for every figure (started here unless Ray is already initialised).
     session = ray_session(args.jobs) if args.backend == "ray" else contextlib.nullcontext()
-    with session:
+    drawing = FigureProcess([make_figure.__module__], enabled=not args.no_plot)
+    with session, drawing:
         for i, (name, spec, out, cache) in enumerate(jobs):
             result = run_experiment(
                 spec,
@@ -467,7 +469,11 @@ def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
                 cache=cache,
             )
             figure = FIGURES[name]
-            files = [] if args.no_plot else make_figure(figure, result.summary, result.curves, out)
+            files = (
+                []
+                if args.no_plot
+                else drawing.draw(make_figure, figure, result.summary, result.curves, out)
+            )
             gap = "" if i == 0 else "\n"
             print(f"{gap}== {name}{' (quick)' if args.quick else ''} ==")
             _report(result, out, cache, files)
@@ -503,30 +509,33 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     setting) and the summary table, then the family's report if it has one."""
     from delight_gym.experiments.figures import plot_curves
     from delight_gym.experiments.runner import run_experiment
+    from delight_gym.plotting import FigureProcess
 
     family = FAMILIES[args.family]
     spec = _run_spec(parser, family, args)
     out: Path = args.out
     _prepare_out(parser, out)
     _claim_out(parser, out, spec, args.overwrite)
-    result = run_experiment(
-        spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
-    )
     files: list[Path] = []
-    if not args.no_plot:
-        columns = list(family.instance_keys)
-        panels = [
-            " ".join(family.parameters[c].format(v) for c, v in zip(columns, row, strict=True))
-            for row in result.curves[columns].itertuples(index=False)
-        ]
-        files = plot_curves(
-            result.curves.assign(panel=panels),
-            "panel",
-            out / "regret_curves",
-            title=family.title,
-            xlabel=family.time_label,
-            panel_label="",
+    with FigureProcess([plot_curves.__module__], enabled=not args.no_plot) as drawing:
+        result = run_experiment(
+            spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
         )
+        if not args.no_plot:
+            columns = list(family.instance_keys)
+            panels = [
+                " ".join(family.parameters[c].format(v) for c, v in zip(columns, row, strict=True))
+                for row in result.curves[columns].itertuples(index=False)
+            ]
+            files = drawing.draw(
+                plot_curves,
+                result.curves.assign(panel=panels),
+                "panel",
+                out / "regret_curves",
+                title=family.title,
+                xlabel=family.time_label,
+                panel_label="",
+            )
     _report(result, out, out, files)
     lines = family.report(result) if family.report is not None else []
     if lines:

@@ -10,20 +10,37 @@ through ``pyplot``: our figures are rendered headless whatever the machine, and 
 never selects a backend for the process (no ``matplotlib.use``), so importing or using it leaves
 a user's matplotlib as it was (a notebook keeps its inline backend, a desktop session its GUI
 one) and needs no display on a server. matplotlib is imported on the first figure only.
+
+A command that computes and then draws (``delight-gym run``, ``reproduce``) draws through a
+:class:`FigureProcess`: a process started with the command, which imports matplotlib and
+renders a first (throw-away) figure while the command computes, so that the second or so this
+costs is not added to the command's time.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import io
 import sys
+import warnings
+from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 import numpy as np
+
+from delight_gym._workers import spawn_pool, stop_pool
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["FIGURE_DPI", "FIGURE_FORMATS", "new_figure", "save_figure"]
+__all__ = ["FIGURE_DPI", "FIGURE_FORMATS", "FigureProcess", "new_figure", "save_figure"]
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 #: Resolution of the ``.png`` files.
 FIGURE_DPI = 130
@@ -75,3 +92,77 @@ def save_figure(fig: Any, path_stem: Path | str) -> list[Path]:
     if pyplot is not None:
         pyplot.close(fig)
     return paths
+
+
+def _warm_up(modules: Sequence[str]) -> None:
+    """Import ``modules`` and render a tiny figure in every format (fonts, backends)."""
+    for name in modules:
+        importlib.import_module(name)
+    fig, axes = new_figure(figsize=(1.0, 1.0))
+    axes[0, 0].plot([0.0, 1.0], label="x")
+    axes[0, 0].legend()
+    for ext in FIGURE_FORMATS:
+        fig.savefig(io.BytesIO(), format=ext, dpi=FIGURE_DPI)
+
+
+class FigureProcess:
+    """Draw figures in a process of their own, started now and warmed up while the caller
+    computes the data, so that importing matplotlib and its first rendering (about a second
+    of CPU) overlap that work instead of following it.
+
+    ``draw(fn, *args, **kwargs)`` returns ``fn(*args, **kwargs)`` run in that process (``fn``
+    a module-level function, its arguments picklable); an exception raised by ``fn`` is
+    raised here. If the process cannot be used (it died, or could not start) the figure is
+    drawn in this process instead, with a :class:`RuntimeWarning`. With ``enabled=False``
+    nothing is started and ``draw`` calls ``fn`` here. Use it as a context manager (or call
+    :meth:`close`); leaving the block by an exception stops the process at once.
+
+    Args:
+        imports: modules the process imports at start (those of the functions it will be
+            given, e.g. ``"delight_gym.experiments.figures"``).
+        enabled: start the process (``False``: draw in this process).
+
+    Example:
+        >>> from delight_gym.experiments import figures
+        >>> with FigureProcess(["delight_gym.experiments.figures"]) as process:
+        ...     pass  # compute the data here, then: process.draw(figures.plot_curves, ...)
+    """
+
+    def __init__(self, imports: Sequence[str] = (), *, enabled: bool = True) -> None:
+        self._executor = (
+            spawn_pool(1, functools.partial(_warm_up, tuple(imports))) if enabled else None
+        )
+
+    def draw(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        """``fn(*args, **kwargs)``, run in the figure process (see the class docstring)."""
+        if self._executor is not None:
+            try:
+                return self._executor.submit(fn, *args, **kwargs).result()
+            except BrokenProcessPool as exc:
+                self.close()
+                warnings.warn(
+                    f"the figure process died ({exc}); drawing in this process",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        return fn(*args, **kwargs)
+
+    def close(self) -> None:
+        """End the process (waiting for a figure being drawn)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+
+    def __enter__(self) -> FigureProcess:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None and self._executor is not None:
+            stop_pool(self._executor)
+            self._executor = None
+        self.close()

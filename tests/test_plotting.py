@@ -3,14 +3,17 @@ pyplot state left alone, and ``save_figure`` writing the whole figure."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import pytest
 from matplotlib.image import imread
 
-from delight_gym.plotting import FIGURE_DPI, new_figure, save_figure
+from delight_gym.plotting import FIGURE_DPI, FigureProcess, new_figure, save_figure
 
 PACKAGE = Path(__file__).resolve().parents[1] / "delight_gym"
 
@@ -73,3 +76,52 @@ def test_no_module_of_the_package_selects_a_backend():
         if "matplotlib.use(" in p.read_text() or "pyplot.switch_backend" in p.read_text()
     ]
     assert offenders == []
+
+
+def _where(value: int) -> tuple[int, int, bool]:
+    """``(pid, value, the figures module imported)``: where a figure function ran, and what it
+    found there (this test module does not import the figures module at its top)."""
+    return os.getpid(), value, "delight_gym.experiments.figures" in sys.modules
+
+
+def _raise(message: str) -> None:
+    raise ValueError(message)
+
+
+def _die_unless(pid: int) -> str:
+    """Kill the process it runs in unless that is ``pid``."""
+    if os.getpid() != pid:
+        os._exit(3)
+    return "drawn here"
+
+
+def test_figure_process_draws_in_a_warmed_up_process_of_its_own(tmp_path):
+    """``draw`` runs the function in another process, which imported matplotlib at start
+    (before any figure was asked for), and returns its value; the figure files are the ones
+    drawn in this process; a disabled one draws here."""
+    from delight_gym.experiments.figures import plot_curves
+
+    with FigureProcess(["delight_gym.experiments.figures"]) as process:
+        pid, value, warm = process.draw(_where, 7)
+        assert (pid != os.getpid(), value, warm) == (True, 7, True)
+        assert process.draw(_where, 8)[0] == pid  # one process, kept for every figure
+        curves = pd.DataFrame(
+            {"agent": "delight", "panel": "x", "t": [1, 2], "regret_mean": [0.0, 1.0]}
+        ).assign(regret_se=0.1)
+        there = process.draw(plot_curves, curves, "panel", tmp_path / "there" / "c")
+    here = plot_curves(curves, "panel", tmp_path / "here" / "c")
+    assert [p.name for p in there] == [p.name for p in here] == ["c.png", "c.pdf"]
+    assert all(p.stat().st_size > 1000 for p in there)
+    with FigureProcess(enabled=False) as process:
+        assert process.draw(_where, 9)[:2] == (os.getpid(), 9)
+
+
+def test_figure_process_raises_the_functions_error_and_survives_its_own_death():
+    """An exception of the figure function is raised by ``draw``; a figure process that dies
+    is replaced by drawing in this process, with a warning."""
+    with FigureProcess() as process:
+        with pytest.raises(ValueError, match="bad figure"):
+            process.draw(_raise, "bad figure")
+        with pytest.warns(RuntimeWarning, match="figure process died"):
+            assert process.draw(_die_unless, os.getpid()) == "drawn here"
+        assert process.draw(_where, 1)[0] == os.getpid()  # no new process after a death

@@ -317,10 +317,12 @@ def test_process_pool_equals_in_process(tmp_path):
 
 
 def test_small_sweeps_run_in_process_and_long_ones_switch_to_a_pool(tmp_path, monkeypatch):
-    """``jobs > 1``: cells run in this process, cheapest first; once they have taken
-    ``serial_seconds`` of CPU time, ``jobs - 1`` workers take the longest cells left while this
-    process goes on; a sweep done by then starts no worker. The numbers are the same whichever
-    process computed a cell (the tables equal a jobs=1 run's)."""
+    """``jobs > 1``: cells run in this process, cheapest first; as soon as the work left is
+    estimated at ``serial_seconds`` of CPU or more (the CPU time of the cells done, scaled to
+    the cells left by their relative costs), ``jobs - 1`` workers take the longest cells left
+    while this process goes on; a sweep whose work left is estimated below it starts no
+    worker. The numbers are the same whichever process computed a cell (the tables equal a
+    jobs=1 run's)."""
     log = tmp_path / "calls.log"
     monkeypatch.setenv("FAKE_CELL_LOG", str(log))
     monkeypatch.setenv("FAKE_CELL_SLEEP", "0")
@@ -334,10 +336,14 @@ def test_small_sweeps_run_in_process_and_long_ones_switch_to_a_pool(tmp_path, mo
 
     me = os.getpid()
     assert pids(tmp_path / "serial", serial_seconds=float("inf")) == [me] * 4
-    # The first two cells take 0.8 CPU s > 0.7 s: then one worker takes one of the two left
-    # (the longest) and this process the other.
-    mixed = pids(tmp_path / "mixed", serial_seconds=0.7)
-    assert mixed[:2] == [me] * 2 and sorted(p == me for p in mixed[2:]) == [False, True]
+    # Costs 2, 2, 3, 3 (the arms). After the first cell (0.4 CPU s at cost 2) the work left is
+    # estimated at 0.4 * (2 + 3 + 3) / 2 = 1.6 s, after the second at 0.8 * 6 / 4 = 1.2 s.
+    # Above 1.6 s: no worker ever starts.
+    assert pids(tmp_path / "small", serial_seconds=2.5) == [me] * 4
+    # 1.6 >= 1.4: after the first cell one worker takes the longest cell left and this process
+    # the two others.
+    mixed = pids(tmp_path / "mixed", serial_seconds=1.4)
+    assert mixed[0] == me and sorted(p == me for p in mixed[1:]) == [False, True, True]
     at_once = pids(tmp_path / "pool", serial_seconds=0)
     assert len(at_once) == 4 and me in at_once and len(set(at_once)) == 2
     with pytest.raises(ValueError, match="serial_seconds"):

@@ -8,13 +8,15 @@ save each finished cell atomically, resume, and combine the results tables.
 2. runs the others, on one of three backends:
 
    * ``jobs=1`` (or a single cell to run): in this process, one cell after the other;
-   * ``backend="local"`` with ``jobs > 1``: in this process, cheapest cells first; once they
-     have taken ``serial_seconds`` of CPU time (default :data:`SERIAL_SECONDS`; CPU, not wall,
-     time, so that the decision follows the work, not the machine's load), ``jobs - 1``
-     worker processes start and take the longest cells left while this process goes on with
-     the cheapest (``spawn`` start method; each worker exits by itself if this process dies,
-     even by ``SIGKILL``). A tiny sweep thus never pays for starting a worker (each imports
-     the package and the cell's modules, about half a second of CPU), and a worker's
+   * ``backend="local"`` with ``jobs > 1``: in this process, cheapest cells first; as soon as
+     the work left is estimated at ``serial_seconds`` of CPU time or more (default
+     :data:`SERIAL_SECONDS`; the CPU time of the cells done so far, scaled to the cells left by
+     a rough cost model; CPU, not wall, time, so that the decision follows the work, not the
+     machine's load), ``jobs - 1`` worker processes start and take the longest cells left
+     while this process goes on with the cheapest (``spawn`` start method; each worker exits
+     by itself if this process dies, even by ``SIGKILL``). A small sweep thus never pays for
+     starting a worker (each imports the package and the cell's modules, about a second of
+     CPU, and two processes on a busy pair of cores each compute slower), and a worker's
      start-up overlaps this process's work;
    * ``backend="ray"``: one ``ray.remote`` task per cell on the Ray cluster that
      ``ray.init()`` finds (``RAY_ADDRESS``) or on a local one started for the run; at most
@@ -39,11 +41,8 @@ the file.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing as mp
 import os
-import signal
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -56,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from delight_gym._checks import check_positive_int
+from delight_gym._workers import spawn_pool, stop_pool
 from delight_gym.experiments.results import (
     OPTIONAL_PER_SEED,
     DamagedCellWarning,
@@ -85,9 +85,11 @@ Backend = Literal["local", "ray"]
 #: Backend names accepted by :func:`run_experiment` (and ``--backend``).
 BACKENDS: tuple[str, ...] = ("local", "ray")
 
-#: CPU seconds of in-process work after which ``backend="local"`` with ``jobs > 1`` starts
-#: worker processes for the cells left (see the module docstring).
-SERIAL_SECONDS = 1.0
+#: Estimated CPU seconds of work left from which ``backend="local"`` with ``jobs > 1`` starts
+#: worker processes for the cells left (see the module docstring). A worker costs about a
+#: second of CPU to start, and on two busy cores two processes each compute slower, so a pool
+#: pays only for a few seconds of work or more.
+SERIAL_SECONDS = 5.0
 
 #: ``(cell, output)`` handler called by the backends for each finished cell.
 _Finish = Callable[[Cell, dict[str, Any]], None]
@@ -173,23 +175,6 @@ def _call_args(cell: Cell) -> tuple[Any, ...]:
     return (fn, cell.agent, dict(cell.setting), cell.horizon, cell.seeds, cell.seed, cell.label())
 
 
-def _watch_parent(parent: int) -> None:
-    while True:
-        if os.getppid() != parent:
-            os._exit(1)
-        time.sleep(0.5)
-
-
-def _init_worker(parent: int) -> None:
-    """Pool worker setup: leave Ctrl-C to the driver, exit when the driver is gone, and use
-    one math thread per worker (the pool already has a worker per core; torch's small batched
-    kernels slow down ~4× when two workers each run two threads on two cores)."""
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-
-
 def _cost(cell: Cell) -> float:
     """Rough relative cost, to start the longest cells first (DeepSea: ~N³ per episode)."""
     size = int(cell.setting.get("size", 1))
@@ -199,14 +184,16 @@ def _cost(cell: Cell) -> float:
 def _run_local(
     pending: Sequence[Cell], jobs: int, finish: _Finish, bar: Any, serial_seconds: float
 ) -> None:
-    """Run the cells in this process, cheapest first. Once they have taken ``serial_seconds``
-    of CPU time (the work, whatever the machine's load) and two or more are left, ``jobs - 1``
-    worker processes start and take the longest cells left, one at a time each, while this
-    process goes on with the cheapest: ``jobs`` processes compute, and the workers' start-up
-    overlaps this process's work."""
+    """Run the cells in this process, cheapest first. As soon as the work left is estimated at
+    ``serial_seconds`` of CPU or more (``0``: at once) and two or more cells are left,
+    ``jobs - 1`` worker processes start and take the longest cells left, one at a time each,
+    while this process goes on with the cheapest: ``jobs`` processes compute, and the
+    workers' start-up overlaps this process's work. The estimate scales the CPU time of the
+    cells done here by the cells' relative costs (:func:`_cost`)."""
     # This process takes from the front, workers from the back; jobs=1: the spec's order.
     queue = sorted(pending, key=_cost) if jobs > 1 else list(pending)
     start = time.process_time()
+    done_cost = 0.0
     executor: ProcessPoolExecutor | None = None
     workers = 0
     in_flight: dict[Future[dict[str, Any]], Cell] = {}
@@ -215,15 +202,14 @@ def _run_local(
         while queue or in_flight:
             for future in [f for f in in_flight if f.done()]:
                 finish(in_flight.pop(future), _pool_result(future))
-            spent = time.process_time() - start
-            if executor is None and jobs > 1 and len(queue) > 1 and spent >= serial_seconds:
-                workers = min(jobs - 1, len(queue) - 1)
-                executor = ProcessPoolExecutor(
-                    workers,
-                    mp_context=mp.get_context("spawn"),
-                    initializer=_init_worker,
-                    initargs=(os.getpid(),),
+            if executor is None and jobs > 1 and len(queue) > 1:
+                spent = time.process_time() - start
+                left = (
+                    spent * sum(map(_cost, queue)) / done_cost if done_cost > 0 else float("nan")
                 )
+                if serial_seconds == 0 or left >= serial_seconds:
+                    workers = min(jobs - 1, len(queue) - 1)
+                    executor = spawn_pool(workers)
             while executor is not None and len(queue) > 1 and len(in_flight) < workers:
                 cell = queue.pop()  # the longest left
                 in_flight[executor.submit(_compute_cell, *_call_args(cell))] = cell
@@ -232,15 +218,13 @@ def _run_local(
                 bar.set_postfix_str(cell.label(), refresh=True)
                 threads.limit()
                 finish(cell, _compute_cell(*_call_args(cell)))
+                done_cost += _cost(cell)
             elif in_flight:
                 wait(list(in_flight), return_when=FIRST_COMPLETED)
     except BaseException:
         threads.restore()
         if executor is not None:
-            # Stop at once: end the running cells (their work is lost).
-            for process in list(getattr(executor, "_processes", {}).values()):
-                process.terminate()
-            executor.shutdown(wait=True, cancel_futures=True)
+            stop_pool(executor)  # at once: the running cells' work is lost
         raise
     threads.restore()
     if executor is not None:
@@ -249,8 +233,9 @@ def _run_local(
 
 class _MathThreads:
     """With workers beside it (``one``), this process computes its cells on one torch thread,
-    as the workers do (:func:`_init_worker`; torch's small batched kernels slow down ~4× when
-    two processes each run two threads on two cores, far more on a loaded machine).
+    as the workers do (:func:`delight_gym._workers.spawn_pool`; torch's small batched kernels
+    slow down ~4× when two processes each run two threads on two cores, far more on a loaded
+    machine).
     :meth:`limit` sets torch's thread count to 1 or, if torch is not imported yet (a cell
     imports it), ``OMP_NUM_THREADS=1`` for its import; :meth:`restore` puts back what it found
     (a torch imported meanwhile gets the number of cores this process may use)."""
@@ -440,8 +425,9 @@ def run_experiment(
         cache: folder whose ``cells/`` holds the cell files (default ``out``); sweeps that
             share cells (the same agent, setting, horizon and seed batch) can share it.
         write: write ``summary.csv`` and ``curves.csv`` (otherwise only return them).
-        serial_seconds: ``local`` with ``jobs > 1``: CPU seconds of in-process work before
-            ``jobs - 1`` workers start (``0``: at once; ``inf``: never).
+        serial_seconds: ``local`` with ``jobs > 1``: estimated CPU seconds of work left from
+            which ``jobs - 1`` workers start (``0``: at once; ``inf``: never; see the module
+            docstring).
 
     Returns:
         An :class:`ExperimentResult`.
