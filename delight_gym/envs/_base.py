@@ -28,6 +28,7 @@ import numpy as np
 from gymnasium.error import ResetNeeded
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
 from delight_gym._checks import check_action_batch, check_flag
@@ -48,6 +49,7 @@ __all__ = [
     "read_only_copy",
     "resample_flag",
     "resample_mask",
+    "set_vector_spaces",
     "vector_step_infos",
     "warn_no_render_mode",
 ]
@@ -226,6 +228,24 @@ class PerEnvGenerators:
                 )
             return list(seed)
         raise TypeError(f"seed must be None, an int or a list of ints, got {type(seed).__name__}")
+
+
+def set_vector_spaces(
+    env: VectorEnv[Any, Any, Any],
+    single_action_space: gym.Space[Any],
+    single_observation_space: gym.Space[Any],
+) -> None:
+    """Set a native vector env's four spaces from one sub-env's.
+
+    The batched spaces are ``gymnasium.vector.utils.batch_space`` of the single ones over
+    ``env.num_envs``, as ``SyncVectorEnv`` makes them: ``Discrete(K)`` gives
+    ``MultiDiscrete([K] * num_envs)`` and a ``Box`` of shape ``s`` gives the same bounds over
+    shape ``(num_envs, *s)``.
+    """
+    env.single_action_space = single_action_space
+    env.single_observation_space = single_observation_space
+    env.action_space = batch_space(single_action_space, env.num_envs)
+    env.observation_space = batch_space(single_observation_space, env.num_envs)
 
 
 def vector_step_infos(

@@ -19,6 +19,7 @@ from delight_gym.envs._base import (
     OneStepBanditVectorEnv,
     check_render_mode,
     instance_array,
+    set_vector_spaces,
 )
 
 __all__ = ["DEFAULT_NUM_ARMS", "BernoulliBanditEnv", "BernoulliBanditVectorEnv"]
@@ -245,10 +246,7 @@ class BernoulliBanditVectorEnv(OneStepBanditVectorEnv):
         self.num_arms = _resolve_num_arms(num_arms, None if fixed is None else fixed.shape[1])
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
 
-        self.single_action_space = spaces.Discrete(self.num_arms)
-        self.single_observation_space = spaces.Discrete(1)
-        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.num_arms))
-        self.observation_space = spaces.MultiDiscrete(np.ones(self.num_envs, dtype=np.int64))
+        set_vector_spaces(self, spaces.Discrete(self.num_arms), spaces.Discrete(1))
         self._means = fixed
         self._optimal = None if fixed is None else fixed.max(axis=1)
         self._init_bandit_state(None if fixed is None else _FIXED)

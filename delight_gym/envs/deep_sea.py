@@ -37,6 +37,7 @@ from delight_gym.envs._base import (
     InstanceVectorEnv,
     check_render_mode,
     read_only_copy,
+    set_vector_spaces,
     vector_step_infos,
     warn_no_render_mode,
 )
@@ -700,10 +701,9 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
         n, m = self._size, self.num_envs
         seeds = self._given_mapping_seeds(mapping_seed, m)
 
-        self.single_action_space = spaces.Discrete(2)
-        self.single_observation_space = spaces.Box(0.0, 1.0, shape=(n, n), dtype=np.float32)
-        self.action_space = spaces.MultiDiscrete(np.full(m, 2))
-        self.observation_space = spaces.Box(0.0, 1.0, shape=(m, n, n), dtype=np.float32)
+        set_vector_spaces(
+            self, spaces.Discrete(2), spaces.Box(0.0, 1.0, shape=(n, n), dtype=np.float32)
+        )
 
         self._fixed_instance = self._fixed_reason(seeds is not None)
         self._mapping_seeds: list[int | None] = [None] * m if seeds is None else list(seeds)

@@ -24,7 +24,12 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from delight_gym._checks import check_action_batch, check_positive_int
-from delight_gym.envs._base import PerEnvGenerators, check_reset_options, vector_step_infos
+from delight_gym.envs._base import (
+    PerEnvGenerators,
+    check_reset_options,
+    set_vector_spaces,
+    vector_step_infos,
+)
 
 __all__ = ["LazyBernoulliBanditVectorEnv"]
 
@@ -50,10 +55,7 @@ class LazyBernoulliBanditVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore
     def __init__(self, num_envs: int, num_arms: int = 10) -> None:
         self.num_envs = check_positive_int(num_envs, "num_envs")
         self.num_arms = check_positive_int(num_arms, "num_arms")
-        self.single_action_space = spaces.Discrete(self.num_arms)
-        self.single_observation_space = spaces.Discrete(1)
-        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.num_arms))
-        self.observation_space = spaces.MultiDiscrete(np.ones(self.num_envs, dtype=np.int64))
+        set_vector_spaces(self, spaces.Discrete(self.num_arms), spaces.Discrete(1))
         self._init_generators()
         self._has_reset = False
         self._best = np.zeros(self.num_envs)

@@ -22,6 +22,7 @@ from delight_gym.envs._base import (
     check_render_mode,
     instance_array,
     read_only_copy,
+    set_vector_spaces,
 )
 
 __all__ = [
@@ -399,10 +400,7 @@ class LinearBanditVectorEnv(OneStepBanditVectorEnv):
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
 
         n, k, d = self.num_envs, self.num_arms, self.dim
-        self.single_action_space = spaces.Discrete(k)
-        self.single_observation_space = _obs_space((k, d))
-        self.action_space = spaces.MultiDiscrete(np.full(n, k))
-        self.observation_space = _obs_space((n, k, d))
+        set_vector_spaces(self, spaces.Discrete(k), _obs_space((k, d)))
 
         self._fixed_features = fixed_features is not None
         self._fixed_theta = fixed_theta is not None
