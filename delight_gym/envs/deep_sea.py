@@ -240,8 +240,7 @@ class _ReadOnly(Generic[T]):
     ``env._<name>`` (set once by ``_set_parameters``); assigning to it raises
     ``AttributeError`` as a property without a setter does."""
 
-    def __init__(self, doc: str) -> None:
-        self.__doc__ = doc
+    def __init__(self) -> None:
         self.name = ""
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -332,20 +331,18 @@ class _DeepSeaParameters:
         """
         return read_only_copy(self._require_mapping())
 
-    size = _ReadOnly[int]("``N``, the grid's side and the episode length.")
-    deterministic = _ReadOnly[bool](
-        "True for the deterministic variant, False for the stochastic one."
-    )
-    unscaled_move_cost = _ReadOnly[float](
-        'bsuite\'s ``unscaled_move_cost``; each "right" costs it ``/ N``.'
-    )
-    move_cost = _ReadOnly[float]('The cost of one "right": ``unscaled_move_cost / N``.')
-    randomize_actions = _ReadOnly[bool](
-        'False in bsuite\'s debugging mode (action 1 is "right" everywhere).'
-    )
-    optimal_return = _ReadOnly[float](
-        "bsuite's optimal (expected) return: ``1 − c`` or ``(1 − 1/N)**(N − 1) − c``."
-    )
+    size = _ReadOnly[int]()
+    """``N``, the grid's side and the episode length."""
+    deterministic = _ReadOnly[bool]()
+    """True for the deterministic variant, False for the stochastic one."""
+    unscaled_move_cost = _ReadOnly[float]()
+    """bsuite's ``unscaled_move_cost``; each "right" costs it ``/ N``."""
+    move_cost = _ReadOnly[float]()
+    """The cost of one "right": ``unscaled_move_cost / N``."""
+    randomize_actions = _ReadOnly[bool]()
+    """False in bsuite's debugging mode (action 1 is "right" everywhere)."""
+    optimal_return = _ReadOnly[float]()
+    """bsuite's optimal (expected) return: ``1 − c`` or ``(1 − 1/N)**(N − 1) − c``."""
 
 
 class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
