@@ -203,21 +203,21 @@ def _add_sweep_options(p: argparse.ArgumentParser, family: Family | None) -> Non
         what = "rounds T per run (episodes for the DeepSea figures)"
     else:
         what = "episodes per run" if name == "episodes" else "rounds T per run"
-    p.add_argument(
-        steps,
-        dest="horizon",
-        metavar="E" if name == "episodes" else "T",
-        type=_POSITIVE[name],
-        default=family.horizon if family is not None else None,
-        help=f"{what} {default}",
-    )
-    p.add_argument(
-        "--seeds",
-        type=_POSITIVE["seeds"],
-        default=family.seeds if family is not None else None,
-        metavar="N",
-        help=f"independent instances per agent and setting {default}",
-    )
+
+    def sized(flag: str, attr: str, metavar: str, text: str) -> None:
+        """An option whose default is the family's ``attr`` (``run``) or the figure's;
+        ``{default}`` in ``text`` says which."""
+        p.add_argument(
+            flag,
+            dest=attr,
+            metavar=metavar,
+            type=_POSITIVE[flag.removeprefix("--")],
+            default=getattr(family, attr) if family is not None else None,
+            help=text.format(default=default),
+        )
+
+    sized(steps, "horizon", "E" if name == "episodes" else "T", what + " {default}")
+    sized("--seeds", "seeds", "N", "independent instances per agent and setting {default}")
     p.add_argument(
         "--seed",
         type=_SEED,
@@ -225,12 +225,11 @@ def _add_sweep_options(p: argparse.ArgumentParser, family: Family | None) -> Non
         metavar="S",
         help="base seed: instance i is seeded S+i (default %(default)s)",
     )
-    p.add_argument(
+    sized(
         "--batch-size",
-        type=_POSITIVE["batch-size"],
-        default=family.batch_size if family is not None else None,
-        metavar="B",
-        help=f"seeds per cell {default}; results are reproducible for a given batch size",
+        "batch_size",
+        "B",
+        "seeds per cell {default}; results are reproducible for a given batch size",
     )
 
 
