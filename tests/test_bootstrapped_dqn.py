@@ -327,3 +327,48 @@ def test_learns_on_every_device_from_the_same_initial_heads(device: str) -> None
     model.learn(100)
     assert model._n_updates == 100 - SMALL["learning_starts"]
     assert np.all(np.isfinite(model.ensemble.head_values(obs)))
+
+
+# Recorded by running the same code on commit 480e03e (before the ensemble's speed-ups of
+# issue #12: numpy one-hot checks, index_select look-ups, in-place blank rows): the executed
+# actions (np.packbits, hex) and the sum and sum of squares of the heads' parameters after
+# 300 steps, one torch thread.
+_PINNED_RUNS = {
+    "DeepSea-v0": (
+        True,
+        "befbef13ffc49000a509df2f004ad0405ed26a37ffd537d2622ec24b6da28e38ff963b25f3f0",
+        [16.603616729087662, 117.00325169771874],
+    ),
+    "CartPole-v1": (
+        None,
+        "ffffd56aaaaaad56aaaaaaaaaabffc9555290001fffff555556aaad7ffffffd555554e6aaa90",
+        [160.58025766187347, 175.58761615132735],
+    ),
+}
+
+
+@pytest.mark.parametrize("env_id", list(_PINNED_RUNS))
+def test_seeded_run_matches_the_run_recorded_before_the_speed_ups(env_id: str) -> None:
+    """Same seed, same actions and same heads as before issue #12's speed-ups (DeepSea with
+    DE: one-hot look-ups with all-zero final observations; CartPole: dense inputs)."""
+    delight, pinned_actions, pinned_heads = _PINNED_RUNS[env_id]
+    kw = {"size": 6, "mapping_seed": 0} if env_id == "DeepSea-v0" else {}
+    model = BootstrappedDQN(
+        "MlpPolicy",
+        gym.make(env_id, **kw),
+        num_heads=4,
+        net_arch=(16, 16),
+        delight=delight,
+        seed=0,
+        learning_starts=50,
+        buffer_size=2000,
+        batch_size=32,
+        train_freq=1,
+        device="cpu",
+    )
+    model.learn(300)
+    actions = model.replay_buffer.actions[:300, 0, 0].astype(np.uint8)
+    assert np.packbits(actions).tobytes().hex() == pinned_actions
+    params = [p.detach().double() for p in model.ensemble.network.parameters()]
+    checksums = [float(sum(p.sum() for p in params)), float(sum((p**2).sum() for p in params))]
+    np.testing.assert_allclose(checksums, pinned_heads, rtol=1e-6)

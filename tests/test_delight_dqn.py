@@ -190,3 +190,60 @@ def test_evaluate_policy_on_both_algorithms(cls) -> None:
         assert len(lengths) == 2 and rewards == [float(n) for n in lengths]
     # Evaluation never trains: DE's clock is where training left it.
     assert (model.delight.t if cls is DelightDQN else model.steps) == t_before
+
+
+def _checksums(module: torch.nn.Module) -> list[float]:
+    """The sum and the sum of squares of every parameter (float64)."""
+    params = [p.detach().double() for p in module.parameters()]
+    return [float(sum(p.sum() for p in params)), float(sum((p**2).sum() for p in params))]
+
+
+# Recorded by running the same code on commit 480e03e (before the speed-ups of issue #12:
+# numpy one-hot checks, index_select look-ups, in-place blank rows, no per-step copies in
+# _store_transition): the executed actions (np.packbits, hex) and checksums of the ensemble's
+# and the Q-network's parameters after 300 steps, one torch thread.
+_PINNED_RUNS = {
+    "DeepSea-v0": (
+        "00041020019550f52d0329ead79ef973f57fb6fee79fadd5ff07fdef7aaaffd3bbebffdcedf0",
+        [19.68205787557963, 117.90251462068582],
+        [1.3259243895008694, 12.031972680541427],
+    ),
+    "CartPole-v1": (
+        "a004b020559550f52d0329ead78ef973f57eb6eee69badd5ff07fdef7aaaffd3bffffffffff0",
+        [161.36379485251382, 173.69475395405667],
+        [1.0762615657877177, 13.413021836329026],
+    ),
+}
+
+
+@pytest.mark.parametrize("env_id", list(_PINNED_RUNS))
+def test_seeded_run_matches_the_run_recorded_before_the_speed_ups(env_id: str) -> None:
+    """Same seed, same actions and same learned parameters as the code before issue #12's
+    speed-ups (DeepSea: one-hot look-ups with all-zero final observations; CartPole: dense)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        kw = {"size": 6, "mapping_seed": 0} if env_id == "DeepSea-v0" else {}
+        env = gym.make(env_id, **kw)
+        post = EnsembleQPosterior(
+            env.observation_space, env.action_space, num_heads=4, hidden_sizes=(16, 16), seed=0
+        )
+        model = DelightDQN(
+            "MlpPolicy",
+            env,
+            posterior=post,
+            policy_kwargs={"net_arch": [16, 16]},
+            seed=0,
+            target_update_interval=4,
+            train_freq=1,
+            **SMALL,
+        )
+        model.learn(300)
+    finally:
+        torch.set_num_threads(threads)
+    assert model.replay_buffer is not None
+    actions = model.replay_buffer.actions[:300, 0, 0].astype(np.uint8)
+    pinned_actions, pinned_heads, pinned_q = _PINNED_RUNS[env_id]
+    assert np.packbits(actions).tobytes().hex() == pinned_actions
+    np.testing.assert_allclose(_checksums(post.network), pinned_heads, rtol=1e-6)
+    np.testing.assert_allclose(_checksums(model.q_net), pinned_q, rtol=1e-6)

@@ -138,6 +138,7 @@ def test_batched_heads_equal_separate_mlps(one_hot: bool) -> None:
         obs = _one_hot_batch(b, (3, 4), rng)
         nxt = _one_hot_batch(b, (3, 4), rng)
         nxt[0] = 0.0  # an all-zero row (DeepSea after its last step): bias only
+        obs[1] = 0.0  # and one where the heads are trained (the look-up with a gradient)
         assert post.network.encode(nxt).dtype == torch.int64  # the row look-up is used
     else:
         obs = rng.uniform(-2, 2, (b, 5)).astype(np.float32)
@@ -264,6 +265,36 @@ def test_mask_prob_draws_masks() -> None:
     masks = post.state_dict()["buffer"]["masks"][:40]
     assert masks.shape == (40, 50)
     assert abs(masks.float().mean().item() - 0.3) < 0.05  # 2000 draws: s.e. 0.01
+
+
+@pytest.mark.parametrize("kind", ["one_hot", "dense", "index"])
+def test_encode_is_the_same_for_numpy_and_torch_inputs(kind: str) -> None:
+    """CPU tensors are checked through numpy; a bfloat16 tensor (no numpy dtype) in torch:
+    the same encoding as the numpy batch, and the same errors."""
+    rng = np.random.default_rng(0)
+    if kind == "index":
+        space: spaces.Space = spaces.Discrete(7, start=2)
+        obs = rng.integers(2, 9, size=12)
+    elif kind == "one_hot":
+        space = spaces.Box(0, 1, (3, 4), np.float32)
+        obs = _one_hot_batch(12, (3, 4), rng)
+        obs[[0, 5]] = 0.0  # all-zero rows encode as -1
+    else:
+        space = spaces.Box(-2, 2, (5,), np.float32)
+        obs = rng.uniform(-2, 2, (12, 5)).astype(np.float32)
+    net = EnsembleQPosterior(space, 2, num_heads=2, seed=0).network
+    expected = net.encode(obs)
+    assert expected.dtype == (torch.float32 if kind == "dense" else torch.int64)
+    if kind == "one_hot":
+        assert expected[0] == -1 and expected[5] == -1
+        assert torch.equal(expected[1:5], torch.as_tensor(obs[1:5].reshape(4, -1).argmax(1)))
+    assert torch.equal(net.encode(torch.as_tensor(obs)), expected)
+    low = torch.as_tensor(obs).to(torch.bfloat16)  # its values, rounded, in numpy
+    assert torch.equal(net.encode(low), net.encode(low.to(torch.float64).numpy()))
+    bad = np.full_like(obs, 50) if kind == "index" else obs.reshape(12, -1)[:, :-1]
+    for value in (bad, torch.as_tensor(bad), torch.as_tensor(bad).to(torch.bfloat16)):
+        with pytest.raises(ValueError, match="observations"):
+            net.encode(value)
 
 
 def test_discrete_observations_use_row_lookup() -> None:

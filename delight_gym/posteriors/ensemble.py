@@ -284,6 +284,13 @@ class EnsembleQNetwork(nn.Module):
         """
         if not torch.is_tensor(observations):
             return self._encode_numpy(np.asarray(observations), name)
+        if observations.device.type == "cpu":  # numpy's checks are cheaper (no copy)
+            try:
+                as_numpy = observations.detach().numpy()
+            except TypeError:  # a dtype numpy lacks (bfloat16): checked in torch below
+                pass
+            else:
+                return self._encode_numpy(as_numpy, name)
         x = observations.to(self.device)
         if x.ndim == 0:
             raise ValueError(f"{name} must be a batch with a leading axis, got a scalar")
@@ -354,9 +361,14 @@ class EnsembleQNetwork(nn.Module):
         w0, b0 = layers[0]
         if inputs.dtype == torch.int64:
             blank = inputs < 0  # all-zero one-hot rows: only the bias
-            h = w0[:, inputs.clamp_min(0)] + b0  # (H, n, out): the row look-up
-            if inputs.device.type != "cpu" or bool(blank.any()):
+            h = w0.index_select(1, inputs.clamp_min(0)) + b0  # (H, n, out): the row look-up
+            if inputs.device.type != "cpu":  # no host sync on a GPU
                 h = torch.where(blank[None, :, None], b0, h)
+            elif bool(blank.any()):
+                if h.requires_grad:
+                    h = torch.where(blank[None, :, None], b0, h)
+                else:  # the same numbers, in place: far cheaper than where on a CPU
+                    h[:, blank] = b0
         else:
             h = torch.baddbmm(b0, inputs.expand(w0.shape[0], *inputs.shape), w0)
         for w, b in layers[1:]:
@@ -406,12 +418,9 @@ class EnsembleQNetwork(nn.Module):
         """
         dev = self.device
         b = len(actions)
-        enc = self.encode(
-            torch.cat([_tensor(observations, dev), _tensor(next_observations, dev)]),
-            "observations",
-        )
+        x = self.encode(observations, "observations")
+        xn = self.encode(next_observations, "next_observations")
         k = self.num_heads
-        x, xn = enc[:b], enc[b:]
         q = self._mlp(x, self._trainable())  # (K, B, A), with a graph
         act = _tensor(actions, dev).reshape(b).long()
         rew = _tensor(rewards, dev).reshape(b).to(torch.float32)

@@ -225,7 +225,12 @@ class DelightDQN(DQN):
         dones: np.ndarray,
         infos: list[dict[str, Any]],
     ) -> None:
-        """Store as DQN does, then feed the same transition to DE's posterior."""
+        """Store as DQN does, then feed the same transition to DE's posterior (an ensemble
+        trained from the replay buffer: only DE's clock advances)."""
+        if self.trains_posterior:
+            super()._store_transition(replay_buffer, buffer_action, new_obs, reward, dones, infos)
+            self._de().advance(len(dones))
+            return
         obs = deepcopy(self._last_obs)
         orig_reward = (
             self._vec_normalize_env.get_original_reward()
@@ -240,10 +245,7 @@ class DelightDQN(DQN):
             if done and infos[i].get("terminal_observation") is not None:
                 next_obs[i] = infos[i]["terminal_observation"]
         terminated = np.asarray(dones, dtype=bool) & ~truncated
-        if self.trains_posterior:
-            self._de().advance(len(dones))
-        else:
-            self._de().observe(obs, buffer_action, orig_reward, next_obs, terminated, truncated)
+        self._de().observe(obs, buffer_action, orig_reward, next_obs, terminated, truncated)
 
     def train(self, gradient_steps: int, batch_size: int = 100) -> None:
         """DQN's gradient steps, then as many TD steps of an ensemble posterior (each on its own
