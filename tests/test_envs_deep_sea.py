@@ -487,6 +487,15 @@ def test_properties_are_read_only_and_documented_values() -> None:
     env = DeepSeaEnv(size=4, deterministic=False, unscaled_move_cost=0.2, mapping_seed=9)
     assert (env.size, env.deterministic, env.unscaled_move_cost) == (4, False, 0.2)
     assert env.move_cost == 0.2 / 4 and env.randomize_actions and env.mapping_seed == 9
+    assert env.optimal_return == pytest.approx((1 - 1 / 4) ** 3 - 0.2)  # the closed form
+    envs = DeepSeaVectorEnv(2, size=4)
+    for name in ("size", "deterministic", "unscaled_move_cost", "move_cost", "randomize_actions"):
+        for holder in (env, envs):
+            with pytest.raises(AttributeError, match="has no setter"):
+                setattr(holder, name, getattr(holder, name))
+    with pytest.raises(AttributeError, match="has no setter"):
+        env.optimal_return = 1.0
+    assert env.size == 4 and envs.size == 4 and envs.optimal_return == 1.0 - 0.01
     mapping = env.action_mapping
     with pytest.raises(ValueError):
         mapping[0, 0] = 1 - mapping[0, 0]

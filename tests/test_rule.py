@@ -13,6 +13,7 @@ from hypothesis.extra.numpy import arrays
 
 from delight_gym.posteriors.beta import beta_expected_improvement
 from delight_gym.rule import (
+    DelightSettings,
     apply_delight_rule,
     check_gate_settings,
     delight_rule,
@@ -482,3 +483,34 @@ def test_apply_delight_rule_is_the_rule_with_the_settings_it_is_given() -> None:
     plain = delight_rule(pi, ei, 0.3, gate_price=0.5, surprisal_cap=4.0)
     np.testing.assert_array_equal(got.probs, plain.probs)
     np.testing.assert_array_equal(got.gate, plain.gate)
+
+
+def test_delight_settings_check_once_and_decide_with_the_rule() -> None:
+    """The settings mixin (agents and the wrapper) names a bad argument, passes other keywords
+    on, and decides as the brute-force rule with its λ and L."""
+
+    class Base:
+        def __init__(self, width: int) -> None:
+            self.width = width
+
+    class Holder(DelightSettings, Base):
+        pass
+
+    held = Holder(3, gate_price=0.5, surprisal_cap=4.0, half_life=7)
+    assert (held.width, held.gate_price, held.surprisal_cap, held.half_life) == (3, 0.5, 4.0, 7.0)
+    default = Holder(1)
+    assert (default.gate_price, default.surprisal_cap, default.half_life) == (0.1, 10.0, 100.0)
+    for bad, name in (
+        ({"gate_price": -1.0}, "gate_price"),
+        ({"surprisal_cap": 0.0}, "surprisal_cap"),
+        ({"half_life": 0.0}, "half_life"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            Holder(1, **bad)
+    pi = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    ei = np.array([[0.0, 0.05, 0.3], [0.4, 0.0, 0.02]])
+    got = held.decide(pi, ei, 0.3)
+    for row in range(2):
+        want, _, gate = brute_force_rule(pi[row], ei[row], 0.3, lam=0.5, cap=4.0)
+        np.testing.assert_allclose(got.probs[row], want, rtol=1e-12)
+        assert got.gate[row].tolist() == gate
