@@ -148,6 +148,19 @@ def test_bootstrapped_dqn_logs_the_same_keys_to_csv(tmp_path: Path) -> None:
     # The episode clock: ε at a dump is M/(M + episodes so far) with M = 100.
     episodes = log["time/episodes"].to_numpy()
     np.testing.assert_allclose(log["rollout/exploration_rate"], 100 / (100 + episodes - 1))
+    # exploration_rate holds ε_t after the last step, as DQN's (M/(M + episodes completed)).
+    assert model.exploration_rate == model.epsilon == pytest.approx(100 / (100 + model.episodes))
+
+
+def test_plain_bootstrapped_dqn_logs_no_delight_keys(tmp_path: Path) -> None:
+    model = BootstrappedDQN(
+        "MlpPolicy", "CartPole-v1", seed=0, learning_starts=10_000, device="cpu"
+    )
+    model.set_logger(configure(str(tmp_path), ["csv"]))
+    model.learn(200, log_interval=1)
+    log = pd.read_csv(tmp_path / "progress.csv")
+    assert len(log) >= 1 and not set(LOG_KEYS) & set(log.columns)
+    assert model.exploration_rate == 0.0 and model.delight_stats.steps == 0
 
 
 def test_wrapper_logs_each_evaluation_episode(tmp_path: Path) -> None:

@@ -85,7 +85,13 @@ from delight_gym.rule import (
     epsilon_schedule,
     sample_acting,
 )
-from delight_gym.wrappers.logging import DelightStats
+from delight_gym.wrappers.logging import (
+    DelightAlgorithmMixin,
+    DelightStats,
+    Prediction,
+    PredictState,
+    StoredTransition,
+)
 
 __all__ = [
     "BootstrapReplayBuffer",
@@ -332,7 +338,7 @@ class BootstrappedDQNPolicy(BasePolicy):
         return data
 
 
-class BootstrappedDQN(OffPolicyAlgorithm):
+class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     """Bootstrapped DQN with randomized priors, optionally with DE (see the module docstring).
 
     Parameters
@@ -562,25 +568,21 @@ class BootstrappedDQN(OffPolicyAlgorithm):
             )
         return actions, heads
 
-    def predict(
-        self,
-        observation: Any,
-        state: tuple[np.ndarray, ...] | None = None,
-        episode_start: np.ndarray | None = None,
-        deterministic: bool = False,
-    ) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None]:
-        """Actions with SB3's signature.
+    def _delight_stats(self) -> DelightStats | None:
+        return None if self.delight is None else self.delight_stats
 
-        ``deterministic=True``: greedy on the ensemble mean (``state`` passed through).
-        ``deterministic=False``: greedy on each row's head, with DE on top when configured
-        (ε at the current clock, which ``predict`` does not advance). The heads travel in
-        ``state`` as ``(heads,)`` (int ``(n,)``), like a recurrent policy's state: rows with no
-        state yet or with ``episode_start`` set draw a new head from :attr:`rng`, so
-        :func:`~stable_baselines3.common.evaluation.evaluate_policy` gets one head per
-        evaluation episode.
+    def _predict_exploring(
+        self, observation: Any, state: PredictState, episode_start: np.ndarray | None
+    ) -> Prediction:
+        """``predict(deterministic=False)``: greedy on each row's head, with DE on top when
+        configured (ε at the current clock, which ``predict`` does not advance).
+        (``deterministic=True`` is greedy on the ensemble mean, ``state`` passed through.)
+
+        The heads travel in ``state`` as ``(heads,)`` (int ``(n,)``), like a recurrent policy's
+        state: rows with no state yet or with ``episode_start`` set draw a new head from
+        :attr:`rng`, so :func:`~stable_baselines3.common.evaluation.evaluate_policy` gets one
+        head per evaluation episode.
         """
-        if deterministic:
-            return self.policy.predict(observation, state, episode_start, deterministic=True)
         obs, vectorized = self.policy.obs_to_tensor(observation)
         if not isinstance(obs, torch.Tensor):  # pragma: no cover - Dict spaces are refused
             raise TypeError("BootstrappedDQN needs a Box or Discrete observation")
@@ -624,33 +626,15 @@ class BootstrappedDQN(OffPolicyAlgorithm):
         actions = actions.reshape(n_envs)
         return actions, actions
 
-    def _store_transition(
-        self,
-        replay_buffer: ReplayBuffer,
-        buffer_action: np.ndarray,
-        new_obs: Any,
-        reward: np.ndarray,
-        dones: np.ndarray,
-        infos: list[dict[str, Any]],
-    ) -> None:
-        """Store as SB3 does; then advance the clocks and draw new heads for finished episodes."""
-        super()._store_transition(replay_buffer, buffer_action, new_obs, reward, dones, infos)
-        done = np.asarray(dones, dtype=bool)
+    def _transition_stored(self, transition: StoredTransition) -> None:
+        """After SB3 stored the step: advance the clocks and draw new heads for finished
+        episodes."""
+        done = np.asarray(transition.dones, dtype=bool)
         self.steps += len(done)
         if done.any():
             self.episodes += int(done.sum())
             assert self.episode_heads is not None
             self.episode_heads[done] = self._draw_heads(int(done.sum()))
-
-    def _on_step(self) -> None:
-        if self.delight is not None:
-            self.logger.record("rollout/exploration_rate", self.epsilon)
-
-    def dump_logs(self) -> None:
-        """Log DE's statistics since the last dump (then reset them), then SB3's."""
-        if self.delight is not None:
-            self.delight_stats.log(self.logger)
-        super().dump_logs()
 
     def train(self, gradient_steps: int, batch_size: int = 128) -> None:
         """``gradient_steps`` Adam steps of every head; hard target updates every

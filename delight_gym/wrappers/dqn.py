@@ -47,7 +47,6 @@ for exploration at evaluation / deployment time (``examples/ppo_wrapped_eval.py`
 
 from __future__ import annotations
 
-from copy import deepcopy
 from typing import Any
 
 import numpy as np
@@ -59,14 +58,20 @@ from delight_gym.posteriors.ensemble import EnsembleQPosterior
 from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
 from delight_gym.wrappers.exploration import DelightExplorationWrapper
 from delight_gym.wrappers.hosts import SB3QHost
-from delight_gym.wrappers.logging import DelightStats
+from delight_gym.wrappers.logging import (
+    DelightAlgorithmMixin,
+    DelightStats,
+    Prediction,
+    PredictState,
+    StoredTransition,
+)
 
 __all__ = ["DelightDQN"]
 
 _REFUSED = ("exploration_fraction", "exploration_initial_eps", "exploration_final_eps")
 
 
-class DelightDQN(DQN):
+class DelightDQN(DelightAlgorithmMixin, DQN):
     """DQN with Delight-gated exploration (see the module docstring).
 
     Parameters
@@ -187,21 +192,24 @@ class DelightDQN(DQN):
         any ``predict(deterministic=False)`` call."""
         return self._de().stats
 
+    @property
+    def epsilon(self) -> float:
+        """DE's current ``ε_t`` (``t``: environment steps seen in training)."""
+        return self._de().epsilon
+
     def _de(self) -> DelightExplorationWrapper:
         if self.delight is None:  # pragma: no cover - only before _setup_model
             raise RuntimeError("DelightDQN is not set up yet")
         return self.delight
 
-    def predict(
-        self,
-        observation: Any,
-        state: tuple[np.ndarray, ...] | None = None,
-        episode_start: np.ndarray | None = None,
-        deterministic: bool = False,
-    ) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None]:
-        """DE action(s) (``deterministic=False``) or the greedy Q-network's."""
-        if deterministic:
-            return self.policy.predict(observation, state, episode_start, deterministic=True)
+    def _delight_stats(self) -> DelightStats:
+        return self.delight_stats
+
+    def _predict_exploring(
+        self, observation: Any, state: PredictState, episode_start: np.ndarray | None
+    ) -> Prediction:
+        """DE's action(s) (``predict(deterministic=False)``; ``deterministic=True`` is the greedy
+        Q-network's)."""
         return self._de().predict(observation, state, episode_start, deterministic=False)
 
     def _sample_action(
@@ -216,36 +224,28 @@ class DelightDQN(DQN):
         actions = np.asarray(actions, dtype=np.int64).reshape(n_envs)
         return actions, actions
 
-    def _store_transition(
-        self,
-        replay_buffer: Any,
-        buffer_action: np.ndarray,
-        new_obs: Any,
-        reward: np.ndarray,
-        dones: np.ndarray,
-        infos: list[dict[str, Any]],
-    ) -> None:
-        """Store as DQN does, then feed the same transition to DE's posterior (an ensemble
-        trained from the replay buffer: only DE's clock advances)."""
+    def _transition_stored(self, transition: StoredTransition) -> None:
+        """After DQN stored the step: an ensemble trained from the replay buffer only advances
+        DE's clock; any other posterior is fed the same transition (with the true final
+        observation of finished episodes, ``terminated`` excluding time-limit truncation)."""
+        dones, infos = transition.dones, transition.infos
         if self.trains_posterior:
-            super()._store_transition(replay_buffer, buffer_action, new_obs, reward, dones, infos)
             self._de().advance(len(dones))
             return
-        obs = deepcopy(self._last_obs)
-        orig_reward = (
+        reward = (
             self._vec_normalize_env.get_original_reward()
             if self._vec_normalize_env is not None
-            else reward
+            else transition.rewards
         )
-        super()._store_transition(replay_buffer, buffer_action, new_obs, reward, dones, infos)
-        next_obs = np.array(new_obs, copy=True)
+        next_obs = np.array(transition.new_observations, copy=True)
         truncated = np.zeros(len(dones), dtype=bool)
         for i, done in enumerate(dones):
             truncated[i] = bool(infos[i].get("TimeLimit.truncated", False))
             if done and infos[i].get("terminal_observation") is not None:
                 next_obs[i] = infos[i]["terminal_observation"]
         terminated = np.asarray(dones, dtype=bool) & ~truncated
-        self._de().observe(obs, buffer_action, orig_reward, next_obs, terminated, truncated)
+        obs = transition.observations
+        self._de().observe(obs, transition.actions, reward, next_obs, terminated, truncated)
 
     def train(self, gradient_steps: int, batch_size: int = 100) -> None:
         """DQN's gradient steps, then as many TD steps of an ensemble posterior (each on its own
@@ -268,15 +268,3 @@ class DelightDQN(DQN):
             posterior.sgd_steps += 1
             if posterior.sgd_steps % posterior.target_update_period == 0:
                 posterior.update_target()
-
-    def _on_step(self) -> None:
-        """DQN's target update, then ``exploration_rate = ε_t`` (logged as
-        ``rollout/exploration_rate``)."""
-        super()._on_step()
-        self.exploration_rate = self._de().epsilon
-        self.logger.record("rollout/exploration_rate", self.exploration_rate)
-
-    def dump_logs(self) -> None:
-        """Log DE's statistics since the last dump (then reset them), then SB3's."""
-        self._de().stats.log(self.logger)
-        super().dump_logs()
