@@ -359,6 +359,20 @@ def test_state_round_trip_keeps_everything(how: str) -> None:
     np.testing.assert_array_equal(twin.head_values(obs), post.head_values(obs))
 
 
+def test_architecture_keywords_reach_the_network_with_its_defaults() -> None:
+    """The posterior passes num_heads, hidden_sizes, prior_scale and encoding on to
+    EnsembleQNetwork, whose defaults (bsuite-like, DESIGN §7) apply when they are left out."""
+    unit_box = spaces.Box(0, 1, (4,), np.float32)
+    net = EnsembleQPosterior(unit_box, 2, seed=0).network
+    assert (net.num_heads, net.hidden_sizes, net.prior_scale) == (10, (64, 64), 3.0)
+    assert net.encoding == "one_hot"  # "auto" on a [0, 1] Box
+    net = EnsembleQPosterior(
+        unit_box, 2, num_heads=3, hidden_sizes=[8], prior_scale=0.5, encoding="dense", seed=0
+    ).network
+    assert (net.num_heads, net.hidden_sizes, net.prior_scale) == (3, (8,), 0.5)
+    assert net.encoding == "dense" and net.weights[0].shape == (3, 4, 8)
+
+
 # -- bad arguments -------------------------------------------------------------------------------
 
 
@@ -379,6 +393,8 @@ def test_state_round_trip_keeps_everything(how: str) -> None:
         ({"device": "nonsense"}, ValueError, "device"),
         ({"seed": "0"}, TypeError, "seed"),
         ({"batch_size": 0}, ValueError, "batch_size"),
+        ({"num_head": 3}, TypeError, "num_head"),
+        ({"generator": torch.Generator()}, TypeError, "generator"),
     ],
 )
 def test_bad_arguments_name_themselves(kwargs: dict, error: type, name: str) -> None:

@@ -459,12 +459,6 @@ class EnsembleQPosterior:
         Box observations of any shape are flattened.
     action_space : gymnasium.spaces.Discrete or int
         The actions, or their number ``A``.
-    num_heads : int, default 10
-        ``K``.
-    hidden_sizes : sequence of int, default (64, 64)
-        Hidden layers of each head's trainable and prior MLP.
-    prior_scale : float, default 3.0
-        ``β >= 0``.
     gamma : float, default 0.99
         Discount of the TD targets, in ``[0, 1]``.
     learning_rate : float, default 1e-3
@@ -480,12 +474,15 @@ class EnsembleQPosterior:
         Gradient steps between copies of the trainable heads into the targets.
     mask_prob : float, default 1.0
         Probability that a transition is in a head's bootstrap sample, in ``(0, 1]``.
-    encoding : str, default "auto"
-        One of :data:`ENCODINGS` (see :class:`EnsembleQNetwork`).
     device : torch.device or str, default "cpu"
     seed : int, optional
         Seed of the posterior's CPU ``torch.Generator`` (initial weights, replay samples,
         masks).
+    **network_options
+        The heads' architecture, :class:`EnsembleQNetwork`'s keyword arguments (documented,
+        defaulted and checked there): ``num_heads`` (``K``, default 10), ``hidden_sizes``
+        (default ``(64, 64)``), ``prior_scale`` (``β``, default 3.0) and ``encoding`` (default
+        ``"auto"``).
 
     Attributes
     ----------
@@ -519,9 +516,6 @@ class EnsembleQPosterior:
         observation_space: Any,
         action_space: Any,
         *,
-        num_heads: int = DEFAULT_NUM_HEADS,
-        hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
-        prior_scale: float = DEFAULT_PRIOR_SCALE,
         gamma: float = 0.99,
         learning_rate: float = 1e-3,
         batch_size: int = 128,
@@ -530,9 +524,9 @@ class EnsembleQPosterior:
         sgd_period: int = 1,
         target_update_period: int = 4,
         mask_prob: float = 1.0,
-        encoding: str = "auto",
         device: Any = "cpu",
         seed: int | None = None,
+        **network_options: Any,
     ) -> None:
         if isinstance(action_space, spaces.Discrete):
             if int(action_space.start) != 0:
@@ -567,14 +561,10 @@ class EnsembleQPosterior:
         else:
             self.generator.manual_seed(int(seed))
         dev = _canonical_device(device)
+        if "generator" in network_options:
+            raise TypeError("generator is the posterior's own (seeded by seed); remove it")
         self.network = EnsembleQNetwork(
-            observation_space,
-            self.num_actions,
-            num_heads=num_heads,
-            hidden_sizes=hidden_sizes,
-            prior_scale=prior_scale,
-            encoding=encoding,
-            generator=self.generator,
+            observation_space, self.num_actions, generator=self.generator, **network_options
         ).to(dev)
         self.num_heads = self.network.num_heads
         self.observation_space = observation_space

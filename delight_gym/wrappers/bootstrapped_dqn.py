@@ -73,6 +73,9 @@ from delight_gym._checks import (
 )
 from delight_gym.posteriors.base import BASELINES, host_baseline
 from delight_gym.posteriors.ensemble import (
+    DEFAULT_HIDDEN_SIZES,
+    DEFAULT_NUM_HEADS,
+    DEFAULT_PRIOR_SCALE,
     EnsembleQPosterior,
     ensemble_expected_improvement,
 )
@@ -208,7 +211,7 @@ class BootstrapReplayBuffer(ReplayBuffer):
         optimize_memory_usage: bool = False,
         handle_timeout_termination: bool = True,
         *,
-        num_heads: int = 10,
+        num_heads: int = DEFAULT_NUM_HEADS,
         mask_prob: float = 1.0,
         seed: int | None = None,
     ) -> None:
@@ -294,9 +297,9 @@ class BootstrappedDQNPolicy(BasePolicy):
         observation_space: spaces.Space,
         action_space: spaces.Space,
         lr_schedule: Schedule,
-        net_arch: Sequence[int] = (64, 64),
-        num_heads: int = 10,
-        prior_scale: float = 3.0,
+        net_arch: Sequence[int] = DEFAULT_HIDDEN_SIZES,
+        num_heads: int = DEFAULT_NUM_HEADS,
+        prior_scale: float = DEFAULT_PRIOR_SCALE,
         gamma: float = 0.99,
         encoding: str = "auto",
         seed: int | None = None,
@@ -406,9 +409,9 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         train_freq: int | tuple[int, str] = 1,
         gradient_steps: int = 1,
         target_update_interval: int = 4,
-        num_heads: int = 10,
-        prior_scale: float = 3.0,
-        net_arch: Sequence[int] = (64, 64),
+        num_heads: int = DEFAULT_NUM_HEADS,
+        prior_scale: float = DEFAULT_PRIOR_SCALE,
+        net_arch: Sequence[int] = DEFAULT_HIDDEN_SIZES,
         mask_prob: float = 1.0,
         delight: Any = None,
         replay_buffer_class: type[ReplayBuffer] | None = None,
