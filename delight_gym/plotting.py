@@ -19,12 +19,12 @@ costs is not added to the command's time.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import io
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from types import TracebackType
@@ -113,7 +113,8 @@ class FigureProcess:
     ``draw(fn, *args, **kwargs)`` returns ``fn(*args, **kwargs)`` run in that process (``fn``
     a module-level function, its arguments picklable); an exception raised by ``fn`` is
     raised here. If the process cannot be used (it died, or could not start) the figure is
-    drawn in this process instead, with a :class:`RuntimeWarning`. With ``enabled=False``
+    drawn in this process instead, with a :class:`RuntimeWarning`. :meth:`ready` waits for
+    the warm-up. With ``enabled=False``
     nothing is started and ``draw`` calls ``fn`` here. Use it as a context manager (or call
     :meth:`close`); leaving the block by an exception stops the process at once.
 
@@ -129,9 +130,22 @@ class FigureProcess:
     """
 
     def __init__(self, imports: Sequence[str] = (), *, enabled: bool = True) -> None:
-        self._executor = (
-            spawn_pool(1, functools.partial(_warm_up, tuple(imports))) if enabled else None
+        self._executor = spawn_pool(1) if enabled else None
+        # A pool starts its process on the first task: the warm-up, submitted now.
+        self._warm_up: Future[None] | None = (
+            self._executor.submit(_warm_up, tuple(imports)) if self._executor else None
         )
+
+    def ready(self, timeout: float | None = None) -> bool:
+        """Wait (at most ``timeout`` seconds) for the process to be started and warmed up;
+        whether it is. ``False`` when disabled or closed."""
+        if self._warm_up is None or self._executor is None:
+            return False
+        try:
+            self._warm_up.result(timeout)
+        except Exception:  # a failed warm-up or a dead process: draw() will say so
+            return False
+        return True
 
     def draw(self, fn: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """``fn(*args, **kwargs)``, run in the figure process (see the class docstring)."""

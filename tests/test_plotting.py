@@ -102,6 +102,7 @@ def test_figure_process_draws_in_a_warmed_up_process_of_its_own(tmp_path):
     from delight_gym.experiments.figures import plot_curves
 
     with FigureProcess(["delight_gym.experiments.figures"]) as process:
+        assert process.ready(timeout=120)  # started and warmed up before any figure
         pid, value, warm = process.draw(_where, 7)
         assert (pid != os.getpid(), value, warm) == (True, 7, True)
         assert process.draw(_where, 8)[0] == pid  # one process, kept for every figure
@@ -113,6 +114,7 @@ def test_figure_process_draws_in_a_warmed_up_process_of_its_own(tmp_path):
     assert [p.name for p in there] == [p.name for p in here] == ["c.png", "c.pdf"]
     assert all(p.stat().st_size > 1000 for p in there)
     with FigureProcess(enabled=False) as process:
+        assert not process.ready()
         assert process.draw(_where, 9)[:2] == (os.getpid(), 9)
 
 
