@@ -204,9 +204,7 @@ def _run_local(
                 finish(in_flight.pop(future), _pool_result(future))
             if executor is None and jobs > 1 and len(queue) > 1:
                 spent = time.process_time() - start
-                left = (
-                    spent * sum(map(_cost, queue)) / done_cost if done_cost > 0 else float("nan")
-                )
+                left = spent * sum(map(_cost, queue)) / done_cost if done_cost > 0 else float("nan")
                 if serial_seconds == 0 or left >= serial_seconds:
                     workers = min(jobs - 1, len(queue) - 1)
                     executor = spawn_pool(workers)
