@@ -55,6 +55,7 @@ from torch import nn
 
 from delight_gym._checks import (
     check_action_batch,
+    check_device,
     check_finite_array,
     check_nonnegative_float,
     check_positive_float,
@@ -125,13 +126,6 @@ class TDStepStats(NamedTuple):
 
     loss: torch.Tensor
     target_std: torch.Tensor
-
-
-def _canonical_device(device: Any) -> torch.device:
-    try:
-        return torch.empty(0, device=device).device
-    except (RuntimeError, TypeError, ValueError) as exc:
-        raise ValueError(f"device {device!r} is not usable: {exc}") from None
 
 
 def _hidden_sizes(value: Any) -> tuple[int, ...]:
@@ -560,7 +554,7 @@ class EnsembleQPosterior:
             self.generator.seed()
         else:
             self.generator.manual_seed(int(seed))
-        dev = _canonical_device(device)
+        dev = check_device(device)
         if "generator" in network_options:
             raise TypeError("generator is the posterior's own (seeded by seed); remove it")
         self.network = EnsembleQNetwork(
@@ -722,9 +716,7 @@ class EnsembleQPosterior:
         n = obs.shape[0]
         net.encode(next_observations, "next_observations")  # validates
         act = check_action_batch(actions, n, self.num_actions, "actions")
-        rew = check_finite_array(rewards, "rewards")
-        if rew.shape != (n,):
-            raise ValueError(f"rewards must have shape ({n},), got {rew.shape}")
+        rew = check_finite_array(rewards, "rewards", shape=(n,))
         term = np.asarray(terminated)
         if term.shape != (n,):
             raise ValueError(f"terminated must have shape ({n},), got {term.shape}")
