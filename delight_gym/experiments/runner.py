@@ -87,9 +87,10 @@ BACKENDS: tuple[str, ...] = ("local", "ray")
 
 #: Estimated CPU seconds of work left from which ``backend="local"`` with ``jobs > 1`` starts
 #: worker processes for the cells left (see the module docstring). A worker costs about a
-#: second of CPU to start, and on two busy cores two processes each compute slower, so a pool
-#: pays only for a few seconds of work or more.
-SERIAL_SECONDS = 5.0
+#: second of CPU to start (more where a cell imports SciPy or torch), and on two busy cores
+#: two processes each compute slower: measured on 2 cores, a 3 CPU-second sweep ran faster in
+#: one process than with a worker.
+SERIAL_SECONDS = 10.0
 
 #: ``(cell, output)`` handler called by the backends for each finished cell.
 _Finish = Callable[[Cell, dict[str, Any]], None]
