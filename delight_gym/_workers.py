@@ -43,10 +43,13 @@ def _init_worker(parent: int, warm_up: Callable[[], Any] | None) -> None:
 def spawn_pool(workers: int, warm_up: Callable[[], Any] | None = None) -> ProcessPoolExecutor:
     """A pool of ``workers`` ``spawn``ed processes set up as the module docstring says.
 
-    Args:
-        workers: number of processes (>= 1).
-        warm_up: a module-level function (pickled by reference) each worker calls once at
-            start, e.g. to import what its tasks need while the caller does other work.
+    Parameters
+    ----------
+    workers : int
+        number of processes (>= 1).
+    warm_up : Callable[[], Any] | None
+        a module-level function (pickled by reference) each worker calls once at
+        start, e.g. to import what its tasks need while the caller does other work.
     """
     return ProcessPoolExecutor(
         workers,

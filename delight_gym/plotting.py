@@ -58,15 +58,22 @@ def new_figure(
 ) -> tuple[Figure, np.ndarray]:
     """A figure on its own Agg canvas (no ``pyplot``, no process-wide backend) and its axes.
 
-    Args:
-        nrows, ncols: grid of axes.
-        figsize: ``(width, height)`` in inches.
-        layout: the figure's layout engine (``"constrained"``: axes, titles and a legend placed
-            ``loc="outside right upper"`` share the figure without overlapping; default none:
-            call ``fig.tight_layout()`` yourself).
-        **subplots: passed to :meth:`matplotlib.figure.Figure.subplots` (``sharey=True``, ...).
+    Parameters
+    ----------
+    nrows, ncols : int
+        grid of axes.
+    figsize : tuple[float, float]
+        ``(width, height)`` in inches.
+    layout : Literal["constrained", "compressed", "tight"] | None
+        the figure's layout engine (``"constrained"``: axes, titles and a legend placed
+        ``loc="outside right upper"`` share the figure without overlapping; default none:
+        call ``fig.tight_layout()`` yourself).
+    **subplots
+        passed to :meth:`matplotlib.figure.Figure.subplots` (``sharey=True``, ...).
 
-    Returns:
+    Returns
+    -------
+    tuple[Figure, np.ndarray]
         ``(figure, axes)`` with ``axes`` an object array of shape ``(nrows, ncols)``.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -118,15 +125,19 @@ class FigureProcess:
     nothing is started and ``draw`` calls ``fn`` here. Use it as a context manager (or call
     :meth:`close`); leaving the block by an exception stops the process at once.
 
-    Args:
-        imports: modules the process imports at start (those of the functions it will be
-            given, e.g. ``"delight_gym.experiments.figures"``).
-        enabled: start the process (``False``: draw in this process).
+    Parameters
+    ----------
+    imports : Sequence[str]
+        modules the process imports at start (those of the functions it will be
+        given, e.g. ``"delight_gym.experiments.figures"``).
+    enabled : bool
+        start the process (``False``: draw in this process).
 
-    Example:
-        >>> from delight_gym.experiments import figures
-        >>> with FigureProcess(["delight_gym.experiments.figures"]) as process:
-        ...     pass  # compute the data here, then: process.draw(figures.plot_curves, ...)
+    Examples
+    --------
+    >>> from delight_gym.experiments import figures
+    >>> with FigureProcess(["delight_gym.experiments.figures"]) as process:
+    ...     pass  # compute the data here, then: process.draw(figures.plot_curves, ...)
     """
 
     def __init__(self, imports: Sequence[str] = (), *, enabled: bool = True) -> None:

@@ -87,12 +87,17 @@ def _check_host_probs(host_probs: Array, *, atol: float) -> None:
 def check_gate_settings(gate_price: Any, surprisal_cap: Any) -> tuple[float, float]:
     """The gate's settings, checked: ``(λ, L)`` as floats.
 
-    Args:
-        gate_price: ``λ >= 0`` (``inf`` allowed: the gate is then always empty).
-        surprisal_cap: ``L > 0`` (finite).
+    Parameters
+    ----------
+    gate_price
+        ``λ >= 0`` (``inf`` allowed: the gate is then always empty).
+    surprisal_cap
+        ``L > 0`` (finite).
 
-    Raises:
-        ValueError, TypeError: naming ``gate_price`` or ``surprisal_cap``.
+    Raises
+    ------
+    ValueError, TypeError
+        naming ``gate_price`` or ``surprisal_cap``.
     """
     lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
     return lam, check_positive_float(surprisal_cap, "surprisal_cap")
@@ -101,14 +106,20 @@ def check_gate_settings(gate_price: Any, surprisal_cap: Any) -> tuple[float, flo
 def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE, *, validate: bool = True) -> Any:
     """Annealed override probability ``ε_t = M / (M + t)``.
 
-    Args:
-        t: number of completed rounds (``t = 0`` on the first decision, so ``ε_0 = 1``);
-            a non-negative scalar or array.
-        half_life: ``M > 0``; ``ε`` halves when ``t`` reaches ``M``.
-        validate: check ``t`` and ``half_life`` (``False`` in the agents' per-step calls: they
-            checked ``half_life`` once in their constructor and count ``t`` themselves).
+    Parameters
+    ----------
+    t
+        number of completed rounds (``t = 0`` on the first decision, so ``ε_0 = 1``);
+        a non-negative scalar or array.
+    half_life : float
+        ``M > 0``; ``ε`` halves when ``t`` reaches ``M``.
+    validate : bool
+        check ``t`` and ``half_life`` (``False`` in the agents' per-step calls: they
+        checked ``half_life`` once in their constructor and count ``t`` themselves).
 
-    Returns:
+    Returns
+    -------
+    Any
         ``ε_t`` with the shape of ``t`` (a ``float`` for a scalar ``t``).
     """
     if not validate:
@@ -126,11 +137,16 @@ def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE, *, validate: 
 def surprisal(host_probs: Array, surprisal_cap: float = DEFAULT_SURPRISAL_CAP) -> Array:
     """Capped relative surprisal ``min([−log π(a) − min_b(−log π(b))]_+, L)``.
 
-    Args:
-        host_probs: host action probabilities, shape ``(..., A)``.
-        surprisal_cap: ``L > 0``.
+    Parameters
+    ----------
+    host_probs : Array
+        host action probabilities, shape ``(..., A)``.
+    surprisal_cap : float
+        ``L > 0``.
 
-    Returns:
+    Returns
+    -------
+    Array
         Shape ``(..., A)``; 0 for the host's most likely action(s), ``L`` for actions the host
         never takes.
     """
@@ -153,16 +169,25 @@ def _surprisal(host_probs: Array, cap: float) -> Array:
 class DelightDecision(NamedTuple):
     """Output of :func:`delight_rule`; every field is batched like the inputs.
 
-    Attributes:
-        host: the host policy ``π`` as given, shape ``(..., A)``.
-        probs: acting distribution ``(1 − ε)π + εq``, shape ``(..., A)``.
-        override: the override distribution ``q``, shape ``(..., A)`` (``π`` where the gate is
-            empty).
-        delight: prospective delight ``χ = EI·ℓ``, shape ``(..., A)``.
-        surprisal: ``ℓ``, shape ``(..., A)``.
-        gate: boolean gate mask ``G``, shape ``(..., A)``.
-        gate_empty: boolean, shape ``(...)``: ``True`` where ``G`` is empty.
-        epsilon: the override probability used, broadcast to shape ``(...)``.
+    Attributes
+    ----------
+    host
+        the host policy ``π`` as given, shape ``(..., A)``.
+    probs
+        acting distribution ``(1 − ε)π + εq``, shape ``(..., A)``.
+    override
+        the override distribution ``q``, shape ``(..., A)`` (``π`` where the gate is
+        empty).
+    delight
+        prospective delight ``χ = EI·ℓ``, shape ``(..., A)``.
+    surprisal
+        ``ℓ``, shape ``(..., A)``.
+    gate
+        boolean gate mask ``G``, shape ``(..., A)``.
+    gate_empty
+        boolean, shape ``(...)``: ``True`` where ``G`` is empty.
+    epsilon
+        the override probability used, broadcast to shape ``(...)``.
     """
 
     host: Array
@@ -188,34 +213,47 @@ def delight_rule(
 ) -> DelightDecision:
     """Apply Delight-gated exploration to one batch of decisions.
 
-    Args:
-        host_probs: host policy ``π``, shape ``(..., A)``, non-negative, rows sum to 1.
-        expected_improvement: ``EI(a) = E[(f(a) − v)^+]`` over the host baseline ``v``, shape
-            ``(..., A)`` (broadcastable), finite and non-negative.
-        epsilon: override probability in ``[0, 1]``: a scalar or an array of shape ``(...)``
-            (e.g. from :func:`epsilon_schedule`).
-        gate_price: ``λ ≥ 0`` (``inf`` allowed: the gate is then always empty).
-        surprisal_cap: ``L > 0``.
-        validate: check the inputs, ``gate_price``, ``surprisal_cap`` and ``epsilon`` included
-            (set ``False`` in hot loops whose inputs and settings were checked once, e.g. by an
-            agent's constructor: nothing is then checked).
-        atol: tolerance on ``Σ π = 1``.
-        multiplicity: optional non-negative integer counts ``m``, shape ``(..., A)``
-            (broadcastable): column ``c`` then stands for ``m_c`` interchangeable actions, each
-            with host probability ``host_probs[c]`` and expected improvement
-            ``expected_improvement[c]`` (so ``Σ_c m_c π_c = 1``). This lets a bandit with
-            millions of untried, identical arms be decided over a handful of columns. The
-            returned ``probs``, ``override`` and ``host`` are then per *column* (the total over
-            its members, summing to one), while ``delight``, ``surprisal`` and ``gate`` stay
-            per member; columns with ``m_c = 0`` are never in the gate. With all ``m_c = 1``
-            the result equals the plain rule.
+    Parameters
+    ----------
+    host_probs : Array
+        host policy ``π``, shape ``(..., A)``, non-negative, rows sum to 1.
+    expected_improvement : Array
+        ``EI(a) = E[(f(a) − v)^+]`` over the host baseline ``v``, shape
+        ``(..., A)`` (broadcastable), finite and non-negative.
+    epsilon
+        override probability in ``[0, 1]``: a scalar or an array of shape ``(...)``
+        (e.g. from :func:`epsilon_schedule`).
+    gate_price : float
+        ``λ ≥ 0`` (``inf`` allowed: the gate is then always empty).
+    surprisal_cap : float
+        ``L > 0``.
+    validate : bool
+        check the inputs, ``gate_price``, ``surprisal_cap`` and ``epsilon`` included
+        (set ``False`` in hot loops whose inputs and settings were checked once, e.g. by an
+        agent's constructor: nothing is then checked).
+    atol : float
+        tolerance on ``Σ π = 1``.
+    multiplicity : Array | None
+        optional non-negative integer counts ``m``, shape ``(..., A)``
+        (broadcastable): column ``c`` then stands for ``m_c`` interchangeable actions, each
+        with host probability ``host_probs[c]`` and expected improvement
+        ``expected_improvement[c]`` (so ``Σ_c m_c π_c = 1``). This lets a bandit with
+        millions of untried, identical arms be decided over a handful of columns. The
+        returned ``probs``, ``override`` and ``host`` are then per *column* (the total over
+        its members, summing to one), while ``delight``, ``surprisal`` and ``gate`` stay
+        per member; columns with ``m_c = 0`` are never in the gate. With all ``m_c = 1``
+        the result equals the plain rule.
 
-    Returns:
+    Returns
+    -------
+    DelightDecision
         A :class:`DelightDecision`.
 
-    Raises:
-        ValueError: on probabilities that are negative or do not sum to one, a negative or
-            NaN EI, ``ε`` outside ``[0, 1]``, ``λ < 0`` or ``L ≤ 0``; each names the argument.
+    Raises
+    ------
+    ValueError
+        on probabilities that are negative or do not sum to one, a negative or
+        NaN EI, ``ε`` outside ``[0, 1]``, ``λ < 0`` or ``L ≤ 0``; each names the argument.
     """
     if validate:
         lam, cap = check_gate_settings(gate_price, surprisal_cap)
@@ -289,9 +327,12 @@ def apply_delight_rule(
     unchecked: for per-step code whose settings were checked once (by
     :func:`check_gate_settings`, typically in a constructor) and whose inputs it builds itself.
 
-    Args:
-        settings: holds ``gate_price`` and ``surprisal_cap``.
-        host_probs, expected_improvement, epsilon, multiplicity: as for :func:`delight_rule`.
+    Parameters
+    ----------
+    settings : GateSettings
+        holds ``gate_price`` and ``surprisal_cap``.
+    host_probs, expected_improvement, epsilon, multiplicity
+        as for :func:`delight_rule`.
     """
     return delight_rule(
         host_probs,
@@ -374,11 +415,16 @@ class DelightSettings(AnnealedSettings):
 def sample_categorical(probs: Array, uniforms: Array) -> Array:
     """Inverse-CDF draw from each row of ``probs`` given one uniform per row.
 
-    Args:
-        probs: shape ``(..., A)``, rows sum to one.
-        uniforms: shape ``(...)``, values in ``[0, 1)``.
+    Parameters
+    ----------
+    probs : Array
+        shape ``(..., A)``, rows sum to one.
+    uniforms : Array
+        shape ``(...)``, values in ``[0, 1)``.
 
-    Returns:
+    Returns
+    -------
+    Array
         Integer actions of shape ``(...)``. Only actions with positive probability are drawn,
         even when rounding leaves the last cumulative sum slightly below ``u``.
     """
@@ -407,11 +453,16 @@ def sample_acting(
     the action is exactly ``decision.probs``. Randomness comes only from ``rng``: a
     ``numpy.random.Generator`` for numpy inputs, a ``torch.Generator`` for tensors.
 
-    Args:
-        decision: output of :func:`delight_rule`, batch shape ``(...)``.
-        rng: the generator to draw from.
+    Parameters
+    ----------
+    decision : DelightDecision
+        output of :func:`delight_rule`, batch shape ``(...)``.
+    rng
+        the generator to draw from.
 
-    Returns:
+    Returns
+    -------
+    tuple[Array, Array]
         ``(actions, explored)``, both of shape ``(...)``; ``explored`` is ``True`` where the
         override was drawn (whether or not the gate was empty).
     """
@@ -447,15 +498,21 @@ def draw_acting_uniforms(rng: np.random.Generator, shape: Any) -> tuple[np.ndarr
 class ExploreRowsDraw(NamedTuple):
     """Output of :func:`sample_acting_on_explore_rows`, for a batch of ``n`` decisions.
 
-    Attributes:
-        actions: int64 ``(n,)``: the host's draw, replaced by the override's on exploring rows.
-        explored: bool ``(n,)``: ``u1 < ε`` (the override was drawn, whether or not the gate was
-            empty).
-        rows: int64 ``(r,)``: the exploring rows, ascending (``explored``'s indices).
-        decision: the :class:`DelightDecision` of those rows (batch ``(r,)``), or ``None`` when
-            no row explored (``decide`` was then not called).
-        chosen: int64 ``(r,)``: the column drawn from ``decision.override`` on each exploring
-            row (before ``columns`` mapped it to an action), or ``None`` with ``decision``.
+    Attributes
+    ----------
+    actions
+        int64 ``(n,)``: the host's draw, replaced by the override's on exploring rows.
+    explored
+        bool ``(n,)``: ``u1 < ε`` (the override was drawn, whether or not the gate was
+        empty).
+    rows
+        int64 ``(r,)``: the exploring rows, ascending (``explored``'s indices).
+    decision
+        the :class:`DelightDecision` of those rows (batch ``(r,)``), or ``None`` when
+        no row explored (``decide`` was then not called).
+    chosen
+        int64 ``(r,)``: the column drawn from ``decision.override`` on each exploring
+        row (before ``columns`` mapped it to an action), or ``None`` with ``decision``.
     """
 
     actions: Array
@@ -483,38 +540,49 @@ def sample_acting_on_explore_rows(
     once ``ε_t`` is small — are evaluated on the exploring rows only. It is the one home of this
     pattern: the bandit and MDP DE agents and the wrapper's ``lazy_gate`` all call it.
 
-    Args:
-        uniforms: ``(u1, u2)``, each of shape ``(n,)``, in ``[0, 1)``: from
-            :func:`draw_acting_uniforms` (numpy) or drawn in advance (e.g. one pair per step
-            of an episode, torch).
-        epsilon: override probability ``ε`` in ``[0, 1]``, a scalar or shape ``(n,)``.
-        decide: ``decide(rows) -> decision`` for the exploring rows ``rows`` (int64 ``(r,)``,
-            ``r >= 1``), typically ``delight_rule(host_probs[rows], ei_of(rows), ε, ...)``. When
-            the decision's columns are not the actions (e.g. a bandit deciding over a handful
-            of compacted columns), it returns ``(decision, columns)`` with ``columns`` int
-            ``(r, C)`` the action of each column.
-        host_probs: ``π``, shape ``(n, A)``; the host's draw is
-            ``sample_categorical(π, u2)``.
-        host_actions: int ``(n,)``, instead of ``host_probs`` for a deterministic host (a
-            greedy one): its draw from a one-hot ``π`` is its action whatever ``u2``, so
-            ``host_actions`` may be given without ever building ``π`` (a bandit with millions
-            of arms). Exactly one of the two must be given.
+    Parameters
+    ----------
+    uniforms : tuple[Array, Array]
+        ``(u1, u2)``, each of shape ``(n,)``, in ``[0, 1)``: from
+        :func:`draw_acting_uniforms` (numpy) or drawn in advance (e.g. one pair per step
+        of an episode, torch).
+    epsilon
+        override probability ``ε`` in ``[0, 1]``, a scalar or shape ``(n,)``.
+    decide : Callable[[Array], DelightDecision | tuple[DelightDecision, Array]]
+        ``decide(rows) -> decision`` for the exploring rows ``rows`` (int64 ``(r,)``,
+        ``r >= 1``), typically ``delight_rule(host_probs[rows], ei_of(rows), ε, ...)``. When
+        the decision's columns are not the actions (e.g. a bandit deciding over a handful
+        of compacted columns), it returns ``(decision, columns)`` with ``columns`` int
+        ``(r, C)`` the action of each column.
+    host_probs : Array | None
+        ``π``, shape ``(n, A)``; the host's draw is
+        ``sample_categorical(π, u2)``.
+    host_actions : Array | None
+        int ``(n,)``, instead of ``host_probs`` for a deterministic host (a
+        greedy one): its draw from a one-hot ``π`` is its action whatever ``u2``, so
+        ``host_actions`` may be given without ever building ``π`` (a bandit with millions
+        of arms). Exactly one of the two must be given.
 
-    Returns:
+    Returns
+    -------
+    ExploreRowsDraw
         An :class:`ExploreRowsDraw`. numpy in, numpy out; torch in, torch out (on the inputs'
         device).
 
-    Raises:
-        TypeError: if neither or both of ``host_probs`` and ``host_actions`` are given.
+    Raises
+    ------
+    TypeError
+        if neither or both of ``host_probs`` and ``host_actions`` are given.
 
-    Example:
-        >>> import numpy as np
-        >>> pi = np.array([[0.9, 0.1], [0.9, 0.1]])
-        >>> decide = lambda rows: delight_rule(pi[rows], np.array([[0.0, 1.0]]), 0.5)
-        >>> draw = sample_acting_on_explore_rows((np.array([0.2, 0.7]), np.array([0.5, 0.5])),
-        ...                                      0.5, decide, host_probs=pi)
-        >>> draw.actions.tolist(), draw.explored.tolist(), draw.rows.tolist()
-        ([1, 0], [True, False], [0])
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pi = np.array([[0.9, 0.1], [0.9, 0.1]])
+    >>> decide = lambda rows: delight_rule(pi[rows], np.array([[0.0, 1.0]]), 0.5)
+    >>> draw = sample_acting_on_explore_rows((np.array([0.2, 0.7]), np.array([0.5, 0.5])),
+    ...                                      0.5, decide, host_probs=pi)
+    >>> draw.actions.tolist(), draw.explored.tolist(), draw.rows.tolist()
+    ([1, 0], [True, False], [0])
     """
     if (host_probs is None) == (host_actions is None):
         raise TypeError("give exactly one of host_probs and host_actions")

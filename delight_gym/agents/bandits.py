@@ -78,18 +78,28 @@ _INITIAL_CAPACITY = 64
 class BernoulliAgent(BetaBernoulliAgentBase):
     """Base class: Beta posteriors of the tried arms, the untried count, a generator and ``t``.
 
-    Args:
-        batch_size: number of independent bandits (seeds) acted on at once.
-        num_arms: ``K`` (any size: memory grows with the arms tried, not with ``K``).
-        seed: seed of the agent's own ``numpy.random.Generator``.
-        prior_alpha, prior_beta: Beta prior of every arm (default ``Beta(1, 1)``).
+    Parameters
+    ----------
+    batch_size
+        number of independent bandits (seeds) acted on at once.
+    num_arms
+        ``K`` (any size: memory grows with the arms tried, not with ``K``).
+    seed
+        seed of the agent's own ``numpy.random.Generator``.
+    prior_alpha, prior_beta
+        Beta prior of every arm (default ``Beta(1, 1)``).
 
-    Attributes:
-        posterior: :class:`BetaBernoulliPosterior` over arms ``0 … capacity − 1``; columns at
-            or beyond a row's ``n_tried`` hold the prior.
-        n_tried: arms tried so far per row, shape ``(batch_size,)``.
-        pulls: pulls per arm, shape ``(batch_size, capacity)``.
-        t: completed rounds.
+    Attributes
+    ----------
+    posterior
+        :class:`BetaBernoulliPosterior` over arms ``0 … capacity − 1``; columns at
+        or beyond a row's ``n_tried`` hold the prior.
+    n_tried
+        arms tried so far per row, shape ``(batch_size,)``.
+    pulls
+        pulls per arm, shape ``(batch_size, capacity)``.
+    t
+        completed rounds.
     """
 
     initial_columns = _INITIAL_CAPACITY  # grown on demand by update()
@@ -234,8 +244,10 @@ class EpsilonGreedyAgent(AnnealedSettings, BernoulliAgent):
     """Annealed ε-greedy: with probability ``ε_t = M/(M+t)`` a uniformly random arm (any of the
     ``K``, the greedy one included), otherwise the greedy arm.
 
-    Args:
-        half_life: ``M`` of the schedule (default 100, as for DE).
+    Parameters
+    ----------
+    half_life
+        ``M`` of the schedule (default 100, as for DE).
     """
 
     name = "egreedy"
@@ -275,14 +287,18 @@ class DelightAgent(DelightSettings, BernoulliAgent):
     has surprisal exactly ``L``. The decision is :func:`delight_gym.rule.delight_rule` over the
     tried arms and the untried block (see the module docstring).
 
-    Args:
-        half_life: ``M`` in ``ε_t = M/(M+t)`` (default 100).
-        gate_price: ``λ`` (default 0.1).
-        surprisal_cap: ``L`` (default 10).
-
     After each :meth:`act`, ``last_info`` holds ``epsilon``, ``explored`` (override drawn),
     ``overridden`` (explored with a non-empty gate), ``gate_size`` (arms in the gate, untried
     ones included) and ``gate_empty`` per row.
+
+    Other Parameters
+    ----------------
+    half_life : float
+        ``M`` in ``ε_t = M/(M+t)`` (default 100).
+    gate_price : float
+        ``λ`` (default 0.1).
+    surprisal_cap : float
+        ``L`` (default 10).
     """
 
     name = "delight"
@@ -292,11 +308,15 @@ class DelightAgent(DelightSettings, BernoulliAgent):
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Tried arms of ``rows`` whose delight may reach λ, plus the host's arm, compacted.
 
-        Args:
-            rows: the batch rows to evaluate, shape ``(r,)``; ``host_arm``, ``host_fresh`` and
-                ``baseline`` are given for those rows, shape ``(r,)``.
+        Parameters
+        ----------
+        rows : np.ndarray
+            the batch rows to evaluate, shape ``(r,)``; ``host_arm``, ``host_fresh`` and
+            ``baseline`` are given for those rows, shape ``(r,)``.
 
-        Returns:
+        Returns
+        -------
+        tuple[np.ndarray, np.ndarray, np.ndarray]
             ``(cols, present, ei)``, each ``(r, c)``: the arm of each compacted column
             (ascending within a row), whether the column is in use, and the exact EI of the
             non-host candidates (0 for the host, whose surprisal is 0). An arm is left out when

@@ -58,11 +58,16 @@ class DenseBernoulliAgent(BetaBernoulliAgentBase):
     """Base class: a ``(batch, K)`` Beta–Bernoulli posterior (every arm), a generator and a
     round counter (see :class:`~delight_gym.agents.base.BetaBernoulliAgentBase`).
 
-    Args:
-        batch_size: number of independent bandits (seeds) acted on at once.
-        num_arms: ``K``.
-        seed: seed of the agent's own ``numpy.random.Generator`` (an int or a sequence of ints).
-        prior_alpha, prior_beta: Beta prior of every arm (default ``Beta(1, 1)``).
+    Parameters
+    ----------
+    batch_size
+        number of independent bandits (seeds) acted on at once.
+    num_arms
+        ``K``.
+    seed
+        seed of the agent's own ``numpy.random.Generator`` (an int or a sequence of ints).
+    prior_alpha, prior_beta
+        Beta prior of every arm (default ``Beta(1, 1)``).
     """
 
     def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
@@ -133,19 +138,27 @@ class DenseDelightAgent(DelightSettings, DenseBernoulliAgent):
     Host: the greedy arm ``argmax_a m_a`` (lowest index on ties); baseline ``v = max_a m_a``;
     every other arm has surprisal exactly ``L``. The rule itself is :func:`delight_rule`.
 
-    Args:
-        half_life: ``M`` in ``ε_t = M/(M+t)`` (default 100).
-        gate_price: ``λ`` (default 0.1).
-        surprisal_cap: ``L`` (default 10).
-        prune: skip the EI evaluation of arms that provably cannot pass the gate (default
-            ``True``). Exact: an untried arm's EI is the prior's EI, computed once per row; a
-            tried arm with mean ``m < v`` has ``EI ≤ Var/(v − m)`` (the second-moment bound),
-            so when ``L·Var/(v − m) < λ`` its delight is below the price and its EI is
-            reported as 0. ``prune=False`` evaluates EI for every arm at every step (the dense
-            reference); both give identical actions.
-
     After each :meth:`act`, ``last_info`` holds ``epsilon``, ``explored`` (override drawn),
     ``overridden`` (explored and the gate non-empty), ``gate_size`` and ``gate_empty`` per row.
+
+    Parameters
+    ----------
+    prune : bool
+        skip the EI evaluation of arms that provably cannot pass the gate (default
+        ``True``). Exact: an untried arm's EI is the prior's EI, computed once per row; a
+        tried arm with mean ``m < v`` has ``EI ≤ Var/(v − m)`` (the second-moment bound),
+        so when ``L·Var/(v − m) < λ`` its delight is below the price and its EI is
+        reported as 0. ``prune=False`` evaluates EI for every arm at every step (the dense
+        reference); both give identical actions.
+
+    Other Parameters
+    ----------------
+    half_life : float
+        ``M`` in ``ε_t = M/(M+t)`` (default 100).
+    gate_price : float
+        ``λ`` (default 0.1).
+    surprisal_cap : float
+        ``L`` (default 10).
     """
 
     name = "delight"

@@ -49,16 +49,22 @@ __all__ = [
 class LinearAgent(TorchPosteriorAgent):
     """Base class: a batched linear–Gaussian posterior, a torch generator and ``t``.
 
-    Args:
-        batch_size: number of independent bandits (seeds).
-        num_arms: ``K``.
-        dim: feature dimension ``D``.
-        seed: seed of the agent's generator.
-        **posterior_options: keywords of the posterior,
-            :class:`~delight_gym.posteriors.linear.LinearGaussianPosterior`, which documents and
-            checks them: ``noise`` (known reward noise ``σ > 0``, default 1),
-            ``prior_precision`` (``η`` of the prior ``θ ~ N(0, I/η)``, default 1, as the env's
-            θ*), ``device`` and ``dtype`` (float64 default).
+    Parameters
+    ----------
+    batch_size : int
+        number of independent bandits (seeds).
+    num_arms : int
+        ``K``.
+    dim : int
+        feature dimension ``D``.
+    seed : SeedLike
+        seed of the agent's generator.
+    **posterior_options
+        keywords of the posterior,
+        :class:`~delight_gym.posteriors.linear.LinearGaussianPosterior`, which documents and
+        checks them: ``noise`` (known reward noise ``σ > 0``, default 1),
+        ``prior_precision`` (``η`` of the prior ``θ ~ N(0, I/η)``, default 1, as the env's
+        θ*), ``device`` and ``dtype`` (float64 default).
     """
 
     name: ClassVar[str] = "base"
@@ -175,13 +181,15 @@ class LinearUCBAgent(LinearAgent):
 class LinearDelightAgent(DelightSettings, LinearAgent):
     """Delight-gated exploration with a greedy host and Gaussian EI of ``f(a) = φ(a)ᵀθ``.
 
-    Args:
-        half_life, gate_price, surprisal_cap: ``M``, ``λ``, ``L`` (defaults 100, 0.1, 10 — the
-            Bernoulli values, transferred unchanged as in the paper).
-
     ``gate_rounds`` (per row) counts the rounds where the override fired with a non-empty gate.
     In float32, an EI that underflows to 0 is correctly outside the gate for any ``λ/L`` above
     float32's smallest normal (``~1e-38``).
+
+    Other Parameters
+    ----------------
+    half_life, gate_price, surprisal_cap : float
+        ``M``, ``λ``, ``L`` (defaults 100, 0.1, 10 — the
+        Bernoulli values, transferred unchanged as in the paper).
     """
 
     name = "delight"

@@ -93,18 +93,24 @@ class MDPAgent(TorchPosteriorAgent):
     :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`, which documents and checks
     them.
 
-    Args:
-        *sizes: ``batch_size`` (``B``, independent environments, i.e. seeds), ``num_states``
-            (``S``), ``num_actions`` (``A``) and ``horizon`` (``H``, the known episode length),
-            in this order, or by these names as keywords.
-        seed: seed of the ``B`` per-row generators.
-        **posterior_options: the posterior's other keywords: its priors ``transition_prior``,
-            ``reward_model``, ``reward_range``, ``reward_prior``, ``reward_noise`` (defaults
-            ``α0 = 0.1/S``, Beta(1, 1) rewards on ``[0, 1]``), and ``device``, ``dtype`` (where
-            and in which precision the posterior and plans live; float64 default).
+    Parameters
+    ----------
+    *sizes : int
+        ``batch_size`` (``B``, independent environments, i.e. seeds), ``num_states``
+        (``S``), ``num_actions`` (``A``) and ``horizon`` (``H``, the known episode length),
+        in this order, or by these names as keywords.
+    seed : SeedLike
+        seed of the ``B`` per-row generators.
+    **posterior_options
+        the posterior's other keywords: its priors ``transition_prior``,
+        ``reward_model``, ``reward_range``, ``reward_prior``, ``reward_noise`` (defaults
+        ``α0 = 0.1/S``, Beta(1, 1) rewards on ``[0, 1]``), and ``device``, ``dtype`` (where
+        and in which precision the posterior and plans live; float64 default).
 
-    Attributes:
-        num_states, num_actions, horizon: ``S``, ``A``, ``H`` as the posterior checked them.
+    Attributes
+    ----------
+    num_states, num_actions, horizon
+        ``S``, ``A``, ``H`` as the posterior checked them.
     """
 
     name: ClassVar[str] = "base"
@@ -189,11 +195,16 @@ class MDPAgent(TorchPosteriorAgent):
     def observe(self, states: Any, actions: Any, rewards: Any, next_states: Any, h: int) -> None:
         """Update the posterior with the step-``h`` transitions of every row.
 
-        Args:
-            states, actions: int ``(B,)``, as passed to / returned by :meth:`act`.
-            rewards: float ``(B,)``.
-            next_states: int ``(B,)``; ignored (may be ``None``) at ``h = H - 1``.
-            h: the current step.
+        Parameters
+        ----------
+        states, actions
+            int ``(B,)``, as passed to / returned by :meth:`act`.
+        rewards
+            float ``(B,)``.
+        next_states
+            int ``(B,)``; ignored (may be ``None``) at ``h = H - 1``.
+        h : int
+            the current step.
         """
         self._check_step(h, states)
         last = int(h) == self.horizon - 1
@@ -209,9 +220,11 @@ class MDPAgent(TorchPosteriorAgent):
 class PSRLAgent(MDPAgent):
     """Posterior sampling for RL: plan one posterior sample per episode, act greedily in it.
 
-    Args:
-        sampler, stick_tolerance: how transition rows are drawn (see
-            :meth:`~delight_gym.posteriors.tabular.TabularMDPPosterior.sample_model`).
+    Parameters
+    ----------
+    sampler, stick_tolerance
+        how transition rows are drawn (see
+        :meth:`~delight_gym.posteriors.tabular.TabularMDPPosterior.sample_model`).
     """
 
     name = "psrl"
@@ -295,17 +308,21 @@ class MDPEpsilonGreedyAgent(_HostAgent):
 class MDPDelightAgent(DelightSettings, _HostAgent):
     """Delight-gated exploration with a frozen Boltzmann host and the posterior-mean evaluator.
 
-    Args:
-        half_life, gate_price, surprisal_cap: ``M``, ``λ``, ``L`` (defaults 100, 0.1, 10).
-        temperature: ``τ`` of the host (default 0.01).
-        epsilon_clock: ``"step"`` (default) or ``"episode"``.
-
     Diagnostics (per row, int64 ``(B,)``): ``explore_count`` (decisions with ``u1 < ε``),
     ``override_count`` (those where the gate was non-empty, i.e. the override replaced the host),
     ``gate_size_total`` (sum of gate sizes over exploring decisions). ``last_info`` holds the last
     decision's ``epsilon``, ``explored``, ``overridden``, ``gate_size`` (-1 on non-exploring rows),
     ``gate_empty`` (as :func:`~delight_gym.agents.settings.delight_step_info` lays them out),
     ``q_post`` and ``expected_improvement`` (NaN on non-exploring rows).
+
+    Other Parameters
+    ----------------
+    half_life, gate_price, surprisal_cap : float
+        ``M``, ``λ``, ``L`` (defaults 100, 0.1, 10).
+    temperature : float
+        ``τ`` of the host (default 0.01).
+    epsilon_clock : str
+        ``"step"`` (default) or ``"episode"``.
     """
 
     name = "delight"

@@ -89,10 +89,13 @@ def check_reset_options(
 def resample_flag(options: dict[str, Any] | None, fixed: str | None) -> bool:
     """A single env's ``options["resample"]`` (default False), checked.
 
-    Args:
-        options: ``reset``'s options (only ``"resample"`` is accepted).
-        fixed: None when the instance may be redrawn, else why it may not (e.g. ``"this env
-            was built with fixed means"``): a True request then raises a ``ValueError``.
+    Parameters
+    ----------
+    options : dict[str, Any] | None
+        ``reset``'s options (only ``"resample"`` is accepted).
+    fixed : str | None
+        None when the instance may be redrawn, else why it may not (e.g. ``"this env
+        was built with fixed means"``): a True request then raises a ``ValueError``.
     """
     resample = check_flag(
         check_reset_options(options).get("resample", False), 'options["resample"]'
@@ -132,15 +135,22 @@ def instance_array(
     """A given part of the instance (``means``, ``features``, ``theta``), its values already
     checked, as the env's own float64 copy.
 
-    Args:
-        arr: the given array.
-        name: the argument's name, for the error.
-        core: names of the axes of one instance's part (``("num_arms", "dim")``).
-        num_envs: None for a single env (``arr`` must have shape ``core``); else the vector
-            env's size (``arr`` of shape ``(num_envs, *core)``, or of shape ``core`` shared by
-            every sub-env).
+    Parameters
+    ----------
+    arr : NDArray[Any]
+        the given array.
+    name : str
+        the argument's name, for the error.
+    core : tuple[str, ...]
+        names of the axes of one instance's part (``("num_arms", "dim")``).
+    num_envs : int | None
+        None for a single env (``arr`` must have shape ``core``); else the vector
+        env's size (``arr`` of shape ``(num_envs, *core)``, or of shape ``core`` shared by
+        every sub-env).
 
-    Returns:
+    Returns
+    -------
+    NDArray[np.float64]
         A new, writable, C-contiguous float64 array of shape ``core`` or ``(num_envs, *core)``;
         a ``ValueError`` naming ``name`` if the shape is wrong or an axis of ``core`` is empty.
     """
@@ -256,17 +266,24 @@ def vector_step_infos(
 ) -> dict[str, Any]:
     """The ``infos`` of a ``SAME_STEP`` native vector env's step.
 
-    Args:
-        step_info: per-step values, each of shape ``(num_envs,)``; at the top level for every
-            sub-env (masks all True).
-        terminated: ``(num_envs,)``, the sub-envs whose episode ended (and were reset) in
-            this step.
-        final_obs: ``(num_envs,)`` object array of the terminal observations (``None``
-            elsewhere); needed when ``terminated.any()``.
-        episode_info: values that exist only at an episode's end, each ``(num_envs,)``: at
-            the top level with mask ``terminated``.
+    Parameters
+    ----------
+    step_info : Mapping[str, NDArray[Any]]
+        per-step values, each of shape ``(num_envs,)``; at the top level for every
+        sub-env (masks all True).
+    terminated : NDArray[np.bool_]
+        ``(num_envs,)``, the sub-envs whose episode ended (and were reset) in
+        this step.
+    final_obs : NDArray[np.object_] | None
+        ``(num_envs,)`` object array of the terminal observations (``None``
+        elsewhere); needed when ``terminated.any()``.
+    episode_info : Mapping[str, NDArray[Any]] | None
+        values that exist only at an episode's end, each ``(num_envs,)``: at
+        the top level with mask ``terminated``.
 
-    Returns:
+    Returns
+    -------
+    dict[str, Any]
         ``step_info`` and ``episode_info`` with ``_key`` masks, and, when some sub-env
         terminated, ``final_obs`` / ``final_info`` as ``SyncVectorEnv`` gives them (the
         terminal step's infos, zero where not terminated, masks ``terminated``) with masks
@@ -331,13 +348,18 @@ class InstanceEnv(InstanceState, gym.Env[ObsT, np.int64]):
     ) -> tuple[ObsT, dict[str, Any]]:
         """Start an episode; draw the instance on the first call or on ``resample``.
 
-        Args:
-            seed: seeds ``self.np_random``, which draws the instance (if it is drawn now)
-                and the episode's randomness.
-            options: ``{"resample": True}`` draws a new instance (an error when the instance
-                was fixed by the constructor's arguments). No other keys are accepted.
+        Parameters
+        ----------
+        seed : int | None
+            seeds ``self.np_random``, which draws the instance (if it is drawn now)
+            and the episode's randomness.
+        options : dict[str, Any] | None
+            ``{"resample": True}`` draws a new instance (an error when the instance
+            was fixed by the constructor's arguments). No other keys are accepted.
 
-        Returns:
+        Returns
+        -------
+        tuple[ObsT, dict[str, Any]]
             The first observation and an empty ``info``.
         """
         resample = resample_flag(options, self._fixed_instance)
@@ -382,13 +404,18 @@ class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ig
     ) -> tuple[Any, dict[str, Any]]:
         """Reset every sub-env; ``seed`` int ``s`` seeds sub-env ``i`` with ``s + i``.
 
-        Args:
-            seed: None (keep the generators), an int ``s`` (sub-env ``i`` gets ``s + i``) or
-                a list of ``num_envs`` ints or Nones.
-            options: ``{"resample": mask}`` with a bool or a bool array of shape
-                ``(num_envs,)``: those sub-envs draw a new instance.
+        Parameters
+        ----------
+        seed : int | list[int | None] | None
+            None (keep the generators), an int ``s`` (sub-env ``i`` gets ``s + i``) or
+            a list of ``num_envs`` ints or Nones.
+        options : dict[str, Any] | None
+            ``{"resample": mask}`` with a bool or a bool array of shape
+            ``(num_envs,)``: those sub-envs draw a new instance.
 
-        Returns:
+        Returns
+        -------
+        tuple[Any, dict[str, Any]]
             The observations and an empty ``infos``.
         """
         seeds = self._per_env_seeds(seed)
@@ -414,12 +441,18 @@ def bandit_summary(
 ) -> str:
     """One line of text for a bandit's ``"ansi"`` render: best arm, and the last pull.
 
-    Args:
-        name: the family (``"BernoulliBandit"``).
-        shape: its size (``"K=4"``, ``"K=4 D=2"``).
-        means: ``(K,)`` arm means, or None before the instance is drawn.
-        last_pull: ``(arm, reward)`` of the last pull, or None.
-        reward_format: format spec of the reward (``".0f"``, ``".3f"``).
+    Parameters
+    ----------
+    name : str
+        the family (``"BernoulliBandit"``).
+    shape : str
+        its size (``"K=4"``, ``"K=4 D=2"``).
+    means : NDArray[np.float64] | None
+        ``(K,)`` arm means, or None before the instance is drawn.
+    last_pull : tuple[int, float] | None
+        ``(arm, reward)`` of the last pull, or None.
+    reward_format : str
+        format spec of the reward (``".0f"``, ``".3f"``).
     """
     if means is None:
         return f"{name}: instance not drawn yet (call reset())"
@@ -607,10 +640,14 @@ class OneStepBanditVectorEnv(BanditMeans, InstanceVectorEnv):  # type: ignore[mi
     ) -> tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
         """Pull one arm in every sub-env; each terminates and is reset in this same step.
 
-        Args:
-            actions: integer array of shape ``(num_envs,)`` with entries in ``[0, K)``.
+        Parameters
+        ----------
+        actions
+            integer array of shape ``(num_envs,)`` with entries in ``[0, K)``.
 
-        Returns:
+        Returns
+        -------
+        tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]
             ``(obs, rewards, terminated, truncated, infos)``: the new episodes'
             observations, float64 rewards ``(num_envs,)``, all-True ``terminated``,
             all-False ``truncated``, and infos with float64 arrays ``expected_reward``,

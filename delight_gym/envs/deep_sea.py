@@ -142,16 +142,23 @@ def deep_sea_expected_return(
     ``N(0, 1)`` reward noise of the stochastic variant has mean zero and is left out, so the
     result is also the expected *denoised* return.
 
-    Args:
-        action_mapping: ``(N, N)`` array of 0/1; entry ``[row, column]`` is the action that
-            means "right" in that cell (:attr:`DeepSeaEnv.action_mapping`).
-        action_one_probs: ``(N, N)`` array, the probability of taking action ``1`` in each
-            cell (0/1 entries for a deterministic policy), or ``(N,)``, an open-loop action
-            sequence (action ``actions[t]`` at step ``t`` whatever the column; 0/1 entries).
-        deterministic: the variant (``False``: "right" succeeds with probability ``1 - 1/N``).
-        unscaled_move_cost: each "right" costs ``unscaled_move_cost / N``.
+    Parameters
+    ----------
+    action_mapping : ArrayLike
+        ``(N, N)`` array of 0/1; entry ``[row, column]`` is the action that
+        means "right" in that cell (:attr:`DeepSeaEnv.action_mapping`).
+    action_one_probs : ArrayLike
+        ``(N, N)`` array, the probability of taking action ``1`` in each
+        cell (0/1 entries for a deterministic policy), or ``(N,)``, an open-loop action
+        sequence (action ``actions[t]`` at step ``t`` whatever the column; 0/1 entries).
+    deterministic : bool
+        the variant (``False``: "right" succeeds with probability ``1 - 1/N``).
+    unscaled_move_cost : float
+        each "right" costs ``unscaled_move_cost / N``.
 
-    Returns:
+    Returns
+    -------
+    float
         The expected return of one episode.
     """
     mapping = check_finite_array(action_mapping, "action_mapping")

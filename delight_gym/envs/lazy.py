@@ -45,9 +45,12 @@ class LazyBernoulliBanditVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore
     ``s + i`` (a list of per-env seeds is accepted too; ``seed=None`` keeps the generators).
     Unlike the eager env, every ``reset`` draws new instances.
 
-    Args:
-        num_envs: number of independent instances.
-        num_arms: ``K >= 1`` (any size).
+    Parameters
+    ----------
+    num_envs : int
+        number of independent instances.
+    num_arms : int
+        ``K >= 1`` (any size).
     """
 
     metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012

@@ -45,14 +45,21 @@ LAZY_ARMS_THRESHOLD = 100_000
 class BanditResult:
     """Per-step pseudo-regret of one agent on a batch of instances.
 
-    Attributes:
-        agent: agent name.
-        num_arms: ``K``.
-        regret: per-step pseudo-regret, shape ``(seeds, horizon)``.
-        actions: arms played, shape ``(seeds, horizon)``.
-        seconds: wall-clock time of the run.
-        overrides: rounds where the DE override fired with a non-empty gate, shape
-            ``(seeds,)`` (zeros for other agents).
+    Attributes
+    ----------
+    agent
+        agent name.
+    num_arms
+        ``K``.
+    regret
+        per-step pseudo-regret, shape ``(seeds, horizon)``.
+    actions
+        arms played, shape ``(seeds, horizon)``.
+    seconds
+        wall-clock time of the run.
+    overrides
+        rounds where the DE override fired with a non-empty gate, shape
+        ``(seeds,)`` (zeros for other agents).
     """
 
     agent: str
@@ -83,24 +90,37 @@ def run_bernoulli(
 ) -> BanditResult:
     """Run ``agent`` for ``horizon`` rounds on ``seeds`` independent Bernoulli bandits.
 
-    Args:
-        agent: ``delight``, ``thompson``, ``egreedy``, ``greedy`` or ``ucb``.
-        num_arms: ``K ≥ 1``.
-        horizon: ``T ≥ 1`` rounds.
-        seeds: number of independent instances (run as one batch).
-        seed: base seed; instance ``i`` uses environment seed ``seed + i``.
-        means: optional fixed arm means, shape ``(seeds, K)`` or ``(K,)``.
-        callback: called with the number of rounds just completed (for progress bars).
-        dense: use the dense reference agents of :mod:`delight_gym.agents.dense` (every arm,
-            every step) instead of the fast ones.
-        env: ``"eager"`` (``BernoulliBanditVectorEnv``: all ``K`` means drawn at reset,
-            instance ``i`` exactly that of ``BernoulliBandit-v0`` with seed ``seed + i``),
-            ``"lazy"`` (:class:`~delight_gym.envs.lazy.LazyBernoulliBanditVectorEnv`: the same
-            instances in distribution, memory independent of ``K``) or ``"auto"`` (lazy above
-            ``LAZY_ARMS_THRESHOLD`` arms, eager otherwise).
-        **agent_kwargs: passed to the agent (``half_life``, ``gate_price``, ...).
+    Parameters
+    ----------
+    agent : str
+        ``delight``, ``thompson``, ``egreedy``, ``greedy`` or ``ucb``.
+    num_arms : int
+        ``K ≥ 1``.
+    horizon : int
+        ``T ≥ 1`` rounds.
+    seeds : int
+        number of independent instances (run as one batch).
+    seed : int
+        base seed; instance ``i`` uses environment seed ``seed + i``.
+    means : np.ndarray | None
+        optional fixed arm means, shape ``(seeds, K)`` or ``(K,)``.
+    callback : Callable[[int], object] | None
+        called with the number of rounds just completed (for progress bars).
+    dense : bool
+        use the dense reference agents of :mod:`delight_gym.agents.dense` (every arm,
+        every step) instead of the fast ones.
+    env : str
+        ``"eager"`` (``BernoulliBanditVectorEnv``: all ``K`` means drawn at reset,
+        instance ``i`` exactly that of ``BernoulliBandit-v0`` with seed ``seed + i``),
+        ``"lazy"`` (:class:`~delight_gym.envs.lazy.LazyBernoulliBanditVectorEnv`: the same
+        instances in distribution, memory independent of ``K``) or ``"auto"`` (lazy above
+        ``LAZY_ARMS_THRESHOLD`` arms, eager otherwise).
+    **agent_kwargs
+        passed to the agent (``half_life``, ``gate_price``, ...).
 
-    Returns:
+    Returns
+    -------
+    BanditResult
         A :class:`BanditResult`.
     """
     num_arms = check_positive_int(num_arms, "num_arms")

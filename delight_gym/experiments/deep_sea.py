@@ -41,13 +41,19 @@ __all__ = ["DeepSeaResult", "run_deep_sea"]
 class DeepSeaResult:
     """Output of :func:`run_deep_sea`, keyed by agent name.
 
-    Attributes:
-        size: ``N``.
-        regret: per-episode regret, ``(episodes, seeds)`` float64 arrays.
-        first_success: 0-based episode of the first treasure per seed, ``-1`` if never.
-        seconds: wall-clock time per agent.
-        overrides: per-seed count of decisions where DE's override was drawn with a non-empty
-            gate (the agent's ``override_count``; zeros for the other agents).
+    Attributes
+    ----------
+    size
+        ``N``.
+    regret
+        per-episode regret, ``(episodes, seeds)`` float64 arrays.
+    first_success
+        0-based episode of the first treasure per seed, ``-1`` if never.
+    seconds
+        wall-clock time per agent.
+    overrides
+        per-seed count of decisions where DE's override was drawn with a non-empty
+        gate (the agent's ``override_count``; zeros for the other agents).
     """
 
     size: int
@@ -75,18 +81,30 @@ def run_deep_sea(
 ) -> DeepSeaResult:
     """Run each agent for ``episodes`` episodes on ``seeds`` DeepSea instances of size ``N``.
 
-    Args:
-        size: ``N`` (the horizon and the grid side).
-        episodes: episodes per seed.
-        seeds: independent instances, run as one batch.
-        agents: names from :data:`~delight_gym.agents.mdp.MDP_AGENTS`.
-        seed: base seed of the instances and the agents.
-        deterministic: bsuite's deterministic (default) or stochastic variant.
-        device: where the agents' posteriors live.
-        progress: show a tqdm bar per agent.
-        agent_kwargs: passed to :func:`~delight_gym.agents.mdp.make_mdp_agent`.
+    Parameters
+    ----------
+    size : int
+        ``N`` (the horizon and the grid side).
+    episodes : int
+        episodes per seed.
+    seeds : int
+        independent instances, run as one batch.
+    agents : str | tuple[str, ...] | list[str]
+        names from :data:`~delight_gym.agents.mdp.MDP_AGENTS`.
+    seed : int
+        base seed of the instances and the agents.
+    deterministic : bool
+        bsuite's deterministic (default) or stochastic variant.
+    device : str | torch.device
+        where the agents' posteriors live.
+    progress : bool
+        show a tqdm bar per agent.
+    agent_kwargs
+        passed to :func:`~delight_gym.agents.mdp.make_mdp_agent`.
 
-    Returns:
+    Returns
+    -------
+    DeepSeaResult
         A :class:`DeepSeaResult`.
     """
     n = check_positive_int(size, "size")

@@ -102,17 +102,25 @@ class SettingError(ValueError):
 class Parameter:
     """One number of an experiment's setting.
 
-    Attributes:
-        name: the keyword of the cell function and of the agents (``gate_price``).
-        kind: ``int`` or ``float`` (how the command line parses it).
-        check: ``check(value, name) -> number``: the :mod:`delight_gym._checks` function the
-            agents call on the same argument; raises ``ValueError``/``TypeError`` naming
-            ``name`` and returns the value as ``kind``.
-        default: agent parameters: the value a setting that leaves it out gets (and the
-            command line's default).
-        sweep: instance parameters: the values ``delight-gym run`` sweeps by default.
-        symbol: short name in labels and panel titles (``λ``, ``K``; default ``name``).
-        help: the command line's help text.
+    Attributes
+    ----------
+    name
+        the keyword of the cell function and of the agents (``gate_price``).
+    kind
+        ``int`` or ``float`` (how the command line parses it).
+    check
+        ``check(value, name) -> number``: the :mod:`delight_gym._checks` function the
+        agents call on the same argument; raises ``ValueError``/``TypeError`` naming
+        ``name`` and returns the value as ``kind``.
+    default
+        agent parameters: the value a setting that leaves it out gets (and the
+        command line's default).
+    sweep
+        instance parameters: the values ``delight-gym run`` sweeps by default.
+    symbol
+        short name in labels and panel titles (``λ``, ``K``; default ``name``).
+    help
+        the command line's help text.
     """
 
     name: str
@@ -174,12 +182,18 @@ DE_PARAMETERS = (HALF_LIFE, GATE_PRICE, SURPRISAL_CAP)
 class Agent:
     """An agent of a family, as the sweeps and the figures see it.
 
-    Attributes:
-        name: the name the family's cell function (and ``--agents``) takes.
-        label: legend label (default ``name``).
-        color: line colour (default: matplotlib's cycle).
-        linestyle: line style (default solid).
-        parameters: the tunable settings the agent takes (its constructor's keywords).
+    Attributes
+    ----------
+    name
+        the name the family's cell function (and ``--agents``) takes.
+    label
+        legend label (default ``name``).
+    color
+        line colour (default: matplotlib's cycle).
+    linestyle
+        line style (default solid).
+    parameters
+        the tunable settings the agent takes (its constructor's keywords).
     """
 
     name: str
@@ -203,20 +217,34 @@ PSRL = Agent("psrl", "PSRL", "#ff7f0e")
 class Family:
     """One kind of experiment: its cell function, agents, parameters and command-line defaults.
 
-    Attributes:
-        name: ``delight-gym run NAME`` and the default experiment name.
-        help: one line for the command line.
-        cell: the cell function (module level; see the module docstring for its protocol).
-        agents: the agents the cell function runs.
-        instance: the setting keys every agent gets (``arms``), in column order.
-        default_agents: what ``run`` runs without ``--agents``.
-        horizon: default horizon (rounds or episodes).
-        horizon_option: ``--horizon`` or ``--episodes``.
-        time_label: what a time step is, for the curves' axis (``t``, ``episode``).
-        seeds: default number of seeds.
-        batch_size: default seeds per cell.
-        title: title of the ``run`` figure.
-        report: optional ``report(result) -> lines`` printed after a ``run``.
+    Attributes
+    ----------
+    name
+        ``delight-gym run NAME`` and the default experiment name.
+    help
+        one line for the command line.
+    cell
+        the cell function (module level; see the module docstring for its protocol).
+    agents
+        the agents the cell function runs.
+    instance
+        the setting keys every agent gets (``arms``), in column order.
+    default_agents
+        what ``run`` runs without ``--agents``.
+    horizon
+        default horizon (rounds or episodes).
+    horizon_option
+        ``--horizon`` or ``--episodes``.
+    time_label
+        what a time step is, for the curves' axis (``t``, ``episode``).
+    seeds
+        default number of seeds.
+    batch_size
+        default seeds per cell.
+    title
+        title of the ``run`` figure.
+    report
+        optional ``report(result) -> lines`` printed after a ``run``.
     """
 
     name: str
@@ -281,10 +309,12 @@ class Family:
         """Check a setting (every instance key present, every value valid) and return it with
         each value as its parameter's ``kind``.
 
-        Raises:
-            SettingError: a value its parameter refuses (the message is the check's, naming
-                the key); ``ValueError`` for an unknown or a missing key; ``TypeError`` for a
-                value that is not a number of the right kind.
+        Raises
+        ------
+        SettingError
+            a value its parameter refuses (the message is the check's, naming
+            the key); ``ValueError`` for an unknown or a missing key; ``TypeError`` for a
+            value that is not a number of the right kind.
         """
         bad = sorted(set(setting) - set(self._parameters))
         if bad:
@@ -352,11 +382,16 @@ def linear_cell(
 class DeepSeaCellResult:
     """What :func:`deep_sea_cell` returns (the runner's cell protocol).
 
-    Attributes:
-        cumulative: cumulative per-episode regret, ``(seeds, episodes)``.
-        seconds: compute time.
-        overrides: DE's override counts per seed (zeros for the other agents), ``(seeds,)``.
-        first_success: 1-based episode of each seed's first treasure, 0 if never, ``(seeds,)``.
+    Attributes
+    ----------
+    cumulative
+        cumulative per-episode regret, ``(seeds, episodes)``.
+    seconds
+        compute time.
+    overrides
+        DE's override counts per seed (zeros for the other agents), ``(seeds,)``.
+    first_success
+        1-based episode of each seed's first treasure, 0 if never, ``(seeds,)``.
     """
 
     cumulative: Any
@@ -468,14 +503,20 @@ DEEP_SEA = Family(
 class BsuiteCellResult:
     """What :func:`deep_sea_bsuite_cell` returns (the runner's cell protocol).
 
-    Attributes:
-        cumulative: cumulative per-episode regret, ``(seeds, episodes)``; NaN after a run
-            stopped (solved, or at its budget ``min(2**N + 100, episodes)``).
-        seconds: compute time.
-        overrides: DE's overridden decisions per seed (zeros without DE), ``(seeds,)``.
-        solve_episode: bsuite's solve episode per seed; for an unsolved run its budget,
-            ``(seeds,)``.
-        solved: whether each seed's run was solved within its budget, ``(seeds,)``.
+    Attributes
+    ----------
+    cumulative
+        cumulative per-episode regret, ``(seeds, episodes)``; NaN after a run
+        stopped (solved, or at its budget ``min(2**N + 100, episodes)``).
+    seconds
+        compute time.
+    overrides
+        DE's overridden decisions per seed (zeros without DE), ``(seeds,)``.
+    solve_episode
+        bsuite's solve episode per seed; for an unsolved run its budget,
+        ``(seeds,)``.
+    solved
+        whether each seed's run was solved within its budget, ``(seeds,)``.
     """
 
     cumulative: Any

@@ -125,19 +125,32 @@ def plot_curves(
 ) -> list[Path]:
     """One panel per setting value: cumulative regret vs ``t``, mean ± 1 s.e. per agent.
 
-    Args:
-        curves: a ``curves.csv`` frame.
-        setting_column: the column whose values make the panels.
-        path_stem: output path without extension.
-        title: figure title.
-        panel_label: name shown in panel titles (default ``setting_column``; ``""``: the
-            titles show the values alone).
-        agent_labels: legend label per agent name (default :data:`AGENT_LABELS`).
-        agent_colors: line colour per agent name (default :data:`AGENT_COLORS`).
-        xlabel: label of the time axis.
-        agent_linestyles: line style per agent name (default :data:`AGENT_LINESTYLES`).
+    Parameters
+    ----------
+    curves : pd.DataFrame
+        a ``curves.csv`` frame.
+    setting_column : str
+        the column whose values make the panels.
+    path_stem : Path
+        output path without extension.
+    title : str
+        figure title.
+    panel_label : str | None
+        name shown in panel titles (default ``setting_column``; ``""``: the
+        titles show the values alone).
+    agent_labels : Mapping[str, str] | None
+        legend label per agent name (default :data:`AGENT_LABELS`).
+    agent_colors : Mapping[str, str] | None
+        line colour per agent name (default :data:`AGENT_COLORS`).
+    xlabel : str
+        label of the time axis.
+    agent_linestyles : Mapping[str, str] | None
+        line style per agent name (default :data:`AGENT_LINESTYLES`).
 
-    Writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths.
+    Returns
+    -------
+    list[Path]
+        The paths of the ``path_stem.png`` and ``path_stem.pdf`` it writes.
     """
     labels = AGENT_LABELS if agent_labels is None else agent_labels
     values = sorted(curves[setting_column].unique())
@@ -210,16 +223,25 @@ def plot_final_regret(
 ) -> list[Path]:
     """Final regret vs a setting (``bernoulli-arms``): one line per agent, mean ± 1 s.e.
 
-    Args:
-        summary: a ``summary.csv`` frame with column ``x``.
-        curves: unused (uniform signature).
-        path_stem: output path without extension.
-        title: figure title.
-        x: the setting column on the horizontal axis.
-        xlabel: its label.
-        log_x: logarithmic horizontal axis.
-        horizon_unit: what the horizon counts, for the axis label (``"episodes"``; default:
-            rounds, labelled ``T``).
+    Parameters
+    ----------
+    summary : pd.DataFrame
+        a ``summary.csv`` frame with column ``x``.
+    curves : pd.DataFrame | None
+        unused (uniform signature).
+    path_stem : Path
+        output path without extension.
+    title : str
+        figure title.
+    x : str
+        the setting column on the horizontal axis.
+    xlabel : str
+        its label.
+    log_x : bool
+        logarithmic horizontal axis.
+    horizon_unit : str | None
+        what the horizon counts, for the axis label (``"episodes"``; default:
+        rounds, labelled ``T``).
     """
     fig, axes = new_figure(figsize=(7.2, 4.0), layout="constrained")
     ax = axes[0][0]
@@ -281,14 +303,22 @@ def plot_tune(
     horizontal line with a ±1 s.e. band. Every agent has its colour and marker of every other
     figure (:func:`agent_style`); one legend, right of the panels.
 
-    Args:
-        summary: a ``summary.csv`` frame with columns ``arms, half_life, gate_price``.
-        curves: unused (uniform signature).
-        path_stem: output path without extension.
-        title: figure title.
-        half_life: the ``M`` of the ``λ`` sweep.
-        gate_price: the ``λ`` of the ``M`` sweep.
-        baselines: ``(agent, line style)`` of the horizontal lines.
+    Parameters
+    ----------
+    summary : pd.DataFrame
+        a ``summary.csv`` frame with columns ``arms, half_life, gate_price``.
+    curves : pd.DataFrame | None
+        unused (uniform signature).
+    path_stem : Path
+        output path without extension.
+    title : str
+        figure title.
+    half_life : float
+        the ``M`` of the ``λ`` sweep.
+    gate_price : float
+        the ``λ`` of the ``M`` sweep.
+    baselines : Sequence[tuple[str, str]]
+        ``(agent, line style)`` of the horizontal lines.
     """
     arms = sorted(summary["arms"].unique())
     fig, grid = new_figure(
@@ -367,14 +397,20 @@ def plot_bsuite_deep_sea(
     agent's score, the fraction of its (size, seed) runs solved within ``2^N + 100`` episodes
     (:func:`~delight_gym.experiments.scores.deep_sea_score`).
 
-    Args:
-        summary: a ``summary.csv`` frame with the solve columns (``size``, ``solve_episodes``,
-            ``solve_episode_median``).
-        curves: unused (uniform signature).
-        path_stem: output path without extension.
-        title: figure title.
-        agent_labels: legend labels (default :data:`AGENT_LABELS` with
-            :data:`BSUITE_TABULAR_LABELS`).
+    Parameters
+    ----------
+    summary : pd.DataFrame
+        a ``summary.csv`` frame with the solve columns (``size``, ``solve_episodes``,
+        ``solve_episode_median``).
+    curves : pd.DataFrame | None
+        unused (uniform signature).
+    path_stem : Path
+        output path without extension.
+    title : str
+        figure title.
+    agent_labels : Mapping[str, str] | None
+        legend labels (default :data:`AGENT_LABELS` with
+        :data:`BSUITE_TABULAR_LABELS`).
     """
     from delight_gym.experiments.results import parse_solve_episodes
     from delight_gym.experiments.scores import DeepSeaSolve, deep_sea_score

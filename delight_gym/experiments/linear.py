@@ -39,15 +39,24 @@ def run_linear(
 ) -> BanditResult:
     """Run ``agent`` for ``horizon`` rounds on ``seeds`` independent linear bandits.
 
-    Args:
-        agent: ``delight``, ``thompson``, ``egreedy``, ``greedy`` or ``ucb``.
-        num_arms, dim, noise: ``K``, ``D`` and the reward noise ``σ`` (the agent's known σ).
-        horizon, seeds, seed: rounds, instances, base seed (instance ``i``: ``seed + i``).
-        device, dtype: where the agent's posterior lives.
-        callback: called with 1 after each round (progress bars).
-        **agent_kwargs: ``half_life``, ``gate_price``, ``surprisal_cap``, ``prior_precision``.
+    Parameters
+    ----------
+    agent : str
+        ``delight``, ``thompson``, ``egreedy``, ``greedy`` or ``ucb``.
+    num_arms, dim, noise
+        ``K``, ``D`` and the reward noise ``σ`` (the agent's known σ).
+    horizon, seeds, seed : int
+        rounds, instances, base seed (instance ``i``: ``seed + i``).
+    device, dtype
+        where the agent's posterior lives.
+    callback : Callable[[int], object] | None
+        called with 1 after each round (progress bars).
+    **agent_kwargs
+        ``half_life``, ``gate_price``, ``surprisal_cap``, ``prior_precision``.
 
-    Returns:
+    Returns
+    -------
+    BanditResult
         A :class:`~delight_gym.experiments.bandit.BanditResult`; ``overrides`` holds, per
         seed, the rounds where DE's override fired with a non-empty gate (zeros otherwise).
     """

@@ -106,17 +106,25 @@ class CellError(RuntimeError):
 class ExperimentResult:
     """What :func:`run_experiment` returns.
 
-    Attributes:
-        spec: the spec that was run.
-        summary: the ``summary.csv`` frame.
-        curves: the ``curves.csv`` frame.
-        rows: one dict per (agent, setting): ``experiment``, ``agent``, the setting
-            columns, ``setting`` (the agent's whole setting, defaults filled in), ``horizon``,
-            ``seconds``, ``cumulative`` (all seeds in seed order, shape ``(seeds, horizon)``),
-            ``final_regret`` and ``overrides`` (DE's override counts, ``(seeds,)``).
-        computed: keys of the cells computed by this call, in completion order.
-        loaded: keys of the cells loaded from earlier runs.
-        seconds: wall-clock time of the call.
+    Attributes
+    ----------
+    spec
+        the spec that was run.
+    summary
+        the ``summary.csv`` frame.
+    curves
+        the ``curves.csv`` frame.
+    rows
+        one dict per (agent, setting): ``experiment``, ``agent``, the setting
+        columns, ``setting`` (the agent's whole setting, defaults filled in), ``horizon``,
+        ``seconds``, ``cumulative`` (all seeds in seed order, shape ``(seeds, horizon)``),
+        ``final_regret`` and ``overrides`` (DE's override counts, ``(seeds,)``).
+    computed
+        keys of the cells computed by this call, in completion order.
+    loaded
+        keys of the cells loaded from earlier runs.
+    seconds
+        wall-clock time of the call.
     """
 
     spec: ExperimentSpec
@@ -412,27 +420,40 @@ def run_experiment(
 ) -> ExperimentResult:
     """Run (or resume) every cell of ``spec`` and write the results tables.
 
-    Args:
-        spec: the sweep.
-        out: folder for ``summary.csv`` and ``curves.csv``.
-        jobs: processes computing at once, this one included (default: all cores for
-            ``local``; for ``ray``, no limit on the tasks in flight). ``1`` runs every cell in
-            this process, without a pool.
-            Whatever runs them, the same cells give the same numbers.
-        backend: ``"local"`` (this process or a process pool) or ``"ray"``.
-        progress: show a tqdm bar (one step per cell, the postfix names the cell).
-        cache: folder whose ``cells/`` holds the cell files (default ``out``); sweeps that
-            share cells (the same agent, setting, horizon and seed batch) can share it.
-        write: write ``summary.csv`` and ``curves.csv`` (otherwise only return them).
-        serial_seconds: ``local`` with ``jobs > 1``: estimated CPU seconds of work left from
-            which ``jobs - 1`` workers start (``0``: at once; ``inf``: never; see the module
-            docstring).
+    Parameters
+    ----------
+    spec : ExperimentSpec
+        the sweep.
+    out : Path | str
+        folder for ``summary.csv`` and ``curves.csv``.
+    jobs : int | None
+        processes computing at once, this one included (default: all cores for
+        ``local``; for ``ray``, no limit on the tasks in flight). ``1`` runs every cell in
+        this process, without a pool.
+        Whatever runs them, the same cells give the same numbers.
+    backend : Backend | str
+        ``"local"`` (this process or a process pool) or ``"ray"``.
+    progress : bool
+        show a tqdm bar (one step per cell, the postfix names the cell).
+    cache : Path | str | None
+        folder whose ``cells/`` holds the cell files (default ``out``); sweeps that
+        share cells (the same agent, setting, horizon and seed batch) can share it.
+    write : bool
+        write ``summary.csv`` and ``curves.csv`` (otherwise only return them).
+    serial_seconds : float
+        ``local`` with ``jobs > 1``: estimated CPU seconds of work left from
+        which ``jobs - 1`` workers start (``0``: at once; ``inf``: never; see the module
+        docstring).
 
-    Returns:
+    Returns
+    -------
+    ExperimentResult
         An :class:`ExperimentResult`.
 
-    Raises:
-        CellError: a cell function raised (cells finished before it are kept).
+    Raises
+    ------
+    CellError
+        a cell function raised (cells finished before it are kept).
     """
     from tqdm.auto import tqdm
 

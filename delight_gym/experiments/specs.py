@@ -68,16 +68,25 @@ def _cell_path(family: Family) -> str:
 class Cell:
     """One unit of work: an agent, its (restricted, completed) setting and one seed batch.
 
-    Attributes:
-        experiment: name of the spec it comes from (not part of the key).
-        family: the experiment family (its cell function runs the cell).
-        agent: agent name.
-        setting: keyword arguments of the cell function besides ``seed`` (``arms``, the
-            agent's parameters), restricted to what the agent takes.
-        horizon: rounds.
-        batch: batch index ``j``.
-        seeds: instances in this batch.
-        seed: base seed of this batch (``spec.seed + j·batch_size``).
+    Attributes
+    ----------
+    experiment
+        name of the spec it comes from (not part of the key).
+    family
+        the experiment family (its cell function runs the cell).
+    agent
+        agent name.
+    setting
+        keyword arguments of the cell function besides ``seed`` (``arms``, the
+        agent's parameters), restricted to what the agent takes.
+    horizon
+        rounds.
+    batch
+        batch index ``j``.
+    seeds
+        instances in this batch.
+    seed
+        base seed of this batch (``spec.seed + j·batch_size``).
     """
 
     experiment: str
@@ -123,23 +132,35 @@ class Cell:
 class ExperimentSpec:
     """A sweep: ``agents × settings × seed batches`` of one family, as data.
 
-    Args:
-        name: experiment name (the ``experiment`` column of the results).
-        agents: agent names (from ``family.agents``).
-        settings: dicts whose keys are the family's instance keys (``arms``) or agent
-            parameters (``half_life``, ``gate_price``, ``surprisal_cap``); each is checked with
-            :meth:`Family.check_setting <delight_gym.experiments.families.Family.check_setting>`.
-        setting_columns: the setting keys reported as columns of ``summary.csv`` and
-            ``curves.csv`` (empty where an agent does not take the parameter).
-        horizon: rounds per run.
-        seeds: independent instances per (agent, setting).
-        seed: base seed; instance ``i`` is seeded ``seed + i``.
-        batch_size: at most this many seeds per cell.
-        family: the experiment family (default Bernoulli bandits).
+    Parameters
+    ----------
+    name
+        experiment name (the ``experiment`` column of the results).
+    agents
+        agent names (from ``family.agents``).
+    settings
+        dicts whose keys are the family's instance keys (``arms``) or agent
+        parameters (``half_life``, ``gate_price``, ``surprisal_cap``); each is checked with
+        :meth:`Family.check_setting <delight_gym.experiments.families.Family.check_setting>`.
+    setting_columns
+        the setting keys reported as columns of ``summary.csv`` and
+        ``curves.csv`` (empty where an agent does not take the parameter).
+    horizon
+        rounds per run.
+    seeds
+        independent instances per (agent, setting).
+    seed
+        base seed; instance ``i`` is seeded ``seed + i``.
+    batch_size
+        at most this many seeds per cell.
+    family
+        the experiment family (default Bernoulli bandits).
 
-    Raises:
-        SettingError: a setting value the family's parameter refuses (a ``ValueError`` whose
-            ``key`` names the setting).
+    Raises
+    ------
+    SettingError
+        a setting value the family's parameter refuses (a ``ValueError`` whose
+        ``key`` names the setting).
     """
 
     name: str
@@ -269,13 +290,20 @@ def tune_settings(
 class FigureSpec:
     """A paper figure: the full experiment, its ``--quick`` variant and how to draw it.
 
-    Attributes:
-        name: figure name (``delight-gym reproduce NAME``).
-        title: figure title.
-        full: the paper-scale experiment.
-        quick: a small version (about a minute on two cores).
-        plot: name of the drawing function in :mod:`delight_gym.experiments.figures`.
-        plot_options: keyword arguments for it.
+    Attributes
+    ----------
+    name
+        figure name (``delight-gym reproduce NAME``).
+    title
+        figure title.
+    full
+        the paper-scale experiment.
+    quick
+        a small version (about a minute on two cores).
+    plot
+        name of the drawing function in :mod:`delight_gym.experiments.figures`.
+    plot_options
+        keyword arguments for it.
     """
 
     name: str

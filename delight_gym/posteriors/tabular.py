@@ -116,16 +116,22 @@ class TabularModel:
     ``P(·|s, a)·V = Σ_k weight[..., k]·V[succ[..., k]] + uniform·mean(V)`` plus, if ``extra``
     is given, ``Σ_e extra_weight[e]·V[extra_succ[e]]`` over the entries ``e`` of the pair.
 
-    Attributes:
-        reward: mean reward ``r(s, a)``, shape ``(B, S, A)``.
-        succ: successor states, int64 ``(B, S, A, J)``; ``None`` means the dense form, where
-            ``weight`` has ``J = S`` columns indexed by the states themselves.
-        weight: transition weights, ``(B, S, A, J)`` (padding slots have weight 0).
-        uniform: weight on the uniform distribution over all states, ``(B, S, A)``.
-        extra: optional overflow entries ``(pair, succ, weight)``, three ``(E,)`` tensors:
-            ``pair`` indexes the flattened ``(B·S·A)`` pairs, ``succ`` the flattened ``(B·S)``
-            states (of the same seed). PSRL samples keep the few pairs with many heavy sticks
-            here, so that ``J`` stays small for the rest.
+    Attributes
+    ----------
+    reward
+        mean reward ``r(s, a)``, shape ``(B, S, A)``.
+    succ
+        successor states, int64 ``(B, S, A, J)``; ``None`` means the dense form, where
+        ``weight`` has ``J = S`` columns indexed by the states themselves.
+    weight
+        transition weights, ``(B, S, A, J)`` (padding slots have weight 0).
+    uniform
+        weight on the uniform distribution over all states, ``(B, S, A)``.
+    extra
+        optional overflow entries ``(pair, succ, weight)``, three ``(E,)`` tensors:
+        ``pair`` indexes the flattened ``(B·S·A)`` pairs, ``succ`` the flattened ``(B·S)``
+        states (of the same seed). PSRL samples keep the few pairs with many heavy sticks
+        here, so that ``J`` stays small for the rest.
     """
 
     reward: torch.Tensor
@@ -159,15 +165,22 @@ def value_iteration(
     ``O(S·A·J)`` per seed, written into preallocated buffers (fresh megabyte-sized tensors per
     backup cost about as much as the arithmetic on CPU).
 
-    Args:
-        model: the MDPs (batch ``B``).
-        horizon: ``H``.
-        first_step: the first time step wanted; only the backups ``h ≥ first_step`` are done.
-        out: optional contiguous buffer of the result's shape, dtype and device, reused across
-            calls (a fresh 60 MB tensor per plan at ``N = 50``, ``B = 30`` costs its page faults
-            again every time, about as much as the backups writing into it).
+    Parameters
+    ----------
+    model : TabularModel
+        the MDPs (batch ``B``).
+    horizon : int
+        ``H``.
+    first_step : int
+        the first time step wanted; only the backups ``h ≥ first_step`` are done.
+    out : torch.Tensor | None
+        optional contiguous buffer of the result's shape, dtype and device, reused across
+        calls (a fresh 60 MB tensor per plan at ``N = 50``, ``B = 30`` costs its page faults
+        again every time, about as much as the backups writing into it).
 
-    Returns:
+    Returns
+    -------
+    torch.Tensor
         ``Q`` of shape ``(H - first_step, B, S, A)``; ``Q[i]`` is ``Q_{first_step + i}``.
     """
     h_total = check_positive_int(horizon, "horizon")
@@ -238,12 +251,18 @@ def dense_value_iteration(
 ) -> torch.Tensor:
     """Reference planner: ``Q_h = r + P V_{h+1}`` with a dense ``P`` (``O(S²A)`` per backup).
 
-    Args:
-        rewards: ``(B, S, A)``.
-        transitions: ``(B, S, A, S)``, rows summing to one.
-        horizon: ``H``.
+    Parameters
+    ----------
+    rewards : torch.Tensor
+        ``(B, S, A)``.
+    transitions : torch.Tensor
+        ``(B, S, A, S)``, rows summing to one.
+    horizon : int
+        ``H``.
 
-    Returns:
+    Returns
+    -------
+    torch.Tensor
         ``Q`` of shape ``(H, B, S, A)``.
     """
     h_total = check_positive_int(horizon, "horizon")
@@ -271,23 +290,34 @@ def _generators(generator: GeneratorLike, rows: Sequence[int]) -> list[torch.Gen
 class TabularMDPPosterior:
     """Dirichlet transition and Beta (or Normal) reward posteriors of ``B`` tabular MDPs.
 
-    Args:
-        batch_size: ``B``, the number of independent MDPs (seeds).
-        num_states: ``S``.
-        num_actions: ``A``.
-        horizon: ``H``, the known episode length.
-        transition_prior: ``α0 > 0``, the Dirichlet concentration per successor state; ``None``
-            (default) means ``0.1/S`` (total mass 0.1; see the module docstring for why).
-        reward_model: ``"beta"`` (bounded rewards, default) or ``"normal"`` (known noise).
-        reward_range: ``(low, high)`` of the rewards for ``"beta"`` (default ``(0, 1)``);
-            rewards outside it are an error.
-        reward_prior: ``(a0, b0)`` of the Beta prior (default ``(1, 1)``), or ``(m0, s0)`` of the
-            Normal prior on the mean reward (default ``(0, 1)``).
-        reward_noise: ``σ`` of the Normal model (default 1).
-        device, dtype: where and in which precision the statistics live: ``device`` ``None``
-            (default) is torch's default device (the CPU unless changed), stored as the
-            concrete device tensors get (``"cuda"`` becomes ``cuda:<current>``); ``dtype``
-            ``torch.float64`` (default) or ``torch.float32``.
+    Parameters
+    ----------
+    batch_size : int
+        ``B``, the number of independent MDPs (seeds).
+    num_states : int
+        ``S``.
+    num_actions : int
+        ``A``.
+    horizon : int
+        ``H``, the known episode length.
+    transition_prior : float | None
+        ``α0 > 0``, the Dirichlet concentration per successor state; ``None``
+        (default) means ``0.1/S`` (total mass 0.1; see the module docstring for why).
+    reward_model : str
+        ``"beta"`` (bounded rewards, default) or ``"normal"`` (known noise).
+    reward_range : tuple[float, float]
+        ``(low, high)`` of the rewards for ``"beta"`` (default ``(0, 1)``);
+        rewards outside it are an error.
+    reward_prior : tuple[float, float] | None
+        ``(a0, b0)`` of the Beta prior (default ``(1, 1)``), or ``(m0, s0)`` of the
+        Normal prior on the mean reward (default ``(0, 1)``).
+    reward_noise : float
+        ``σ`` of the Normal model (default 1).
+    device, dtype
+        where and in which precision the statistics live: ``device`` ``None``
+        (default) is torch's default device (the CPU unless changed), stored as the
+        concrete device tensors get (``"cuda"`` becomes ``cuda:<current>``); ``dtype``
+        ``torch.float64`` (default) or ``torch.float32``.
     """
 
     def __init__(
@@ -410,12 +440,17 @@ class TabularMDPPosterior:
     ) -> None:
         """Record one transition per seed.
 
-        Args:
-            states: int ``(B,)``.
-            actions: int ``(B,)``.
-            rewards: float ``(B,)`` (inside ``reward_range`` for the Beta model).
-            next_states: int ``(B,)``; ``None`` or ``-1`` entries record no successor (the
-                episode's last step, whose successor is not a state).
+        Parameters
+        ----------
+        states
+            int ``(B,)``.
+        actions
+            int ``(B,)``.
+        rewards
+            float ``(B,)`` (inside ``reward_range`` for the Beta model).
+        next_states : Any | None
+            int ``(B,)``; ``None`` or ``-1`` entries record no successor (the
+            episode's last step, whose successor is not a state).
         """
         s = self._check_index(states, "states", self.num_states)
         a = self._check_index(actions, "actions", self.num_actions)
@@ -550,15 +585,22 @@ class TabularMDPPosterior:
     ) -> TabularModel:
         """Draw one MDP per seed from the posterior (see the module docstring).
 
-        Args:
-            generator: a ``torch.Generator`` for all rows, or one per row (row ``i`` then uses
-                only ``generator[i]``, so a seed's draw does not depend on the other seeds).
-            rows: optional seed rows to sample (default: all).
-            sampler: ``"sparse"`` (stick-breaking), ``"dense"`` or ``"auto"`` (sparse unless
-                :meth:`expected_sticks` exceeds ``S/4``).
-            stick_tolerance: leftover mass at which the stick-breaking series stops.
+        Parameters
+        ----------
+        generator : GeneratorLike
+            a ``torch.Generator`` for all rows, or one per row (row ``i`` then uses
+            only ``generator[i]``, so a seed's draw does not depend on the other seeds).
+        rows : torch.Tensor | None
+            optional seed rows to sample (default: all).
+        sampler : str
+            ``"sparse"`` (stick-breaking), ``"dense"`` or ``"auto"`` (sparse unless
+            :meth:`expected_sticks` exceeds ``S/4``).
+        stick_tolerance : float
+            leftover mass at which the stick-breaking series stops.
 
-        Returns:
+        Returns
+        -------
+        TabularModel
             A :class:`TabularModel` for the chosen rows.
         """
         tol = check_positive_float(stick_tolerance, "stick_tolerance")

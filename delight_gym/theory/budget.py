@@ -35,18 +35,29 @@ def linear_override_budget(
 
     ``2 γ_T / min(1, λ² / (L² σ²))`` with ``γ_T = D · log(1 + T / (η σ² D))``.
 
-    Args:
-        dim: ``D ≥ 1``.
-        horizon: ``T ≥ 1`` rounds.
-        noise: ``σ > 0``.
-        gate_price: ``λ ≥ 0`` (``λ = 0`` gives ``inf``: the bound is vacuous; ``λ = inf`` is
-            allowed).
-        surprisal_cap: ``L > 0``.
-        prior_precision: ``η > 0`` of the prior ``θ ~ N(0, I/η)``.
+    Parameters
+    ----------
+    dim : int
+        ``D ≥ 1``.
+    horizon : int
+        ``T ≥ 1`` rounds.
+    noise : float
+        ``σ > 0``.
+    gate_price : float
+        ``λ ≥ 0`` (``λ = 0`` gives ``inf``: the bound is vacuous; ``λ = inf`` is
+        allowed).
+    surprisal_cap : float
+        ``L > 0``.
+    prior_precision : float
+        ``η > 0`` of the prior ``θ ~ N(0, I/η)``.
 
-    Returns:
+    Returns
+    -------
+    float
         The bound (a float, possibly ``inf``).
 
+    Examples
+    --------
     >>> round(linear_override_budget(10, 1000, 0.1, gate_price=1.0), 1)  # 2·10·log(1 + 1000/0.1)
     184.2
     """

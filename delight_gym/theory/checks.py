@@ -72,11 +72,16 @@ LAM = DEFAULT_GATE_PRICE
 class ClaimCheck:
     """One claim's verdict.
 
-    Attributes:
-        claim: the claim, in a few words.
-        where: where the paper states it.
-        passed: whether the measurement agrees with the claim.
-        measured: the numbers behind the verdict.
+    Attributes
+    ----------
+    claim
+        the claim, in a few words.
+    where
+        where the paper states it.
+    passed
+        whether the measurement agrees with the claim.
+    measured
+        the numbers behind the verdict.
     """
 
     claim: str

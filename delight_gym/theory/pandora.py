@@ -68,10 +68,14 @@ class OrderedSearchAgent:
     """Open closed boxes in decreasing ``priority`` while some closed box's reservation value
     exceeds the best value in hand (Weitzman's stopping rule); then stop.
 
-    Args:
-        reservation: Weitzman reservation values ``z_a``, shape ``(K,)``.
-        priority: the opening order (largest first), shape ``(K,)``.
-        outside_option: the value in hand before anything is opened.
+    Parameters
+    ----------
+    reservation : ArrayLike
+        Weitzman reservation values ``z_a``, shape ``(K,)``.
+    priority : ArrayLike
+        the opening order (largest first), shape ``(K,)``.
+    outside_option : float
+        the value in hand before anything is opened.
     """
 
     def __init__(
@@ -100,12 +104,17 @@ class OrderedSearchAgent:
 class WeitzmanAgent(OrderedSearchAgent):
     """Weitzman's optimal policy: priority = reservation value ``z_a`` (``E[(X_a − z_a)^+] = c_a``).
 
-    Args:
-        alphas, betas: Beta priors of the boxes, shape ``(K,)``.
-        costs: inspection costs, shape ``(K,)``.
-        outside_option: the value in hand before anything is opened.
-        reservation: precomputed ``z_a`` (else computed with
-            :func:`~delight_gym.theory.reservation.reservation_index`).
+    Parameters
+    ----------
+    alphas, betas : ArrayLike
+        Beta priors of the boxes, shape ``(K,)``.
+    costs : ArrayLike
+        inspection costs, shape ``(K,)``.
+    outside_option : float
+        the value in hand before anything is opened.
+    reservation : ArrayLike | None
+        precomputed ``z_a`` (else computed with
+        :func:`~delight_gym.theory.reservation.reservation_index`).
     """
 
     def __init__(
@@ -138,13 +147,18 @@ class DelightPandoraAgent:
     opens the gated box of largest delight reservation index ``z^λ_a`` and stops (the host's
     choice) when the gate is empty.
 
-    Args:
-        alphas, betas, costs: the boxes' Beta priors and costs, shape ``(K,)``.
-        gate_price: ``λ > 0`` (default 0.1); ``λ/min(c)`` must be at most 700.
-        outside_option: the value in hand before anything is opened.
-        reservation: precomputed ``z^λ_a`` (else computed).
-
     After each :meth:`act`, ``last_decision`` holds the rule's output.
+
+    Parameters
+    ----------
+    alphas, betas, costs : ArrayLike
+        the boxes' Beta priors and costs, shape ``(K,)``.
+    gate_price : float
+        ``λ > 0`` (default 0.1); ``λ/min(c)`` must be at most 700.
+    outside_option : float
+        the value in hand before anything is opened.
+    reservation : ArrayLike | None
+        precomputed ``z^λ_a`` (else computed).
     """
 
     def __init__(

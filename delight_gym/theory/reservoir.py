@@ -61,12 +61,17 @@ __all__ = [
 class _ReservoirAgent:
     """State shared by the reservoir agents: arms tried, best revealed value and its arm.
 
-    Args:
-        batch_size: seeds acted on at once.
-        tail_exponent: ``α`` of the ``Beta(1, α)`` reservoir.
-        horizon: ``T``.
-        seed: seed of the agent's ``numpy.random.Generator`` (keyword only; the agents take
-            these four arguments and pass them here).
+    Parameters
+    ----------
+    batch_size : int
+        seeds acted on at once.
+    tail_exponent : float
+        ``α`` of the ``Beta(1, α)`` reservoir.
+    horizon : int
+        ``T``.
+    seed
+        seed of the agent's ``numpy.random.Generator`` (keyword only; the agents take
+        these four arguments and pass them here).
     """
 
     def __init__(
@@ -118,13 +123,22 @@ class _ReservoirAgent:
 class ReservationAgent(_ReservoirAgent):
     """Inspect fresh arms until one has value ``≥ 1 − y_T``, then exploit the best one.
 
-    Args:
-        batch_size: seeds acted on at once.
-        tail_exponent: ``α`` of the ``Beta(1, α)`` reservoir.
-        horizon: ``T`` (sets ``y_T``).
-        seed: unused randomness source (kept for a uniform agent interface).
-        threshold_gap: ``y``; default ``y_T`` from
-            :func:`~delight_gym.theory.reservation.horizon_threshold`.
+    Parameters
+    ----------
+    threshold_gap : float | None
+        ``y``; default ``y_T`` from
+        :func:`~delight_gym.theory.reservation.horizon_threshold`.
+
+    Other Parameters
+    ----------------
+    batch_size : int
+        seeds acted on at once.
+    tail_exponent : float
+        ``α`` of the ``Beta(1, α)`` reservoir.
+    horizon : int
+        ``T`` (sets ``y_T``).
+    seed : int or None
+        unused randomness source (kept for a uniform agent interface).
     """
 
     def __init__(self, *args: Any, threshold_gap: float | None = None, **kwargs: Any) -> None:
@@ -145,15 +159,29 @@ class ReservationAgent(_ReservoirAgent):
 class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
     """DE on the reservoir with a greedy host and the horizon price (see the module docstring).
 
-    Args:
-        batch_size, tail_exponent, horizon, seed: as for :class:`ReservationAgent`; ``seed``
-            seeds the generator of :func:`~delight_gym.rule.sample_acting`.
-        override_rate: constant ``ε ∈ (0, 1]``, or ``None`` for the annealed ``M/(M + t)``.
-        half_life: ``M`` of the annealed schedule (default 100; checked by
-            :class:`~delight_gym.agents.settings.AnnealedSettings`).
-        gate_price: ``λ``; default the horizon price ``λ_T`` (computed with ``ε =
-            override_rate``, or ``ε = 1`` for the annealed schedule).
-        surprisal_cap: ``L``.
+    Parameters
+    ----------
+    override_rate : float | None
+        constant ``ε ∈ (0, 1]``, or ``None`` for the annealed ``M/(M + t)``.
+    gate_price : float | None
+        ``λ``; default the horizon price ``λ_T`` (computed with ``ε =
+        override_rate``, or ``ε = 1`` for the annealed schedule).
+    surprisal_cap : float
+        ``L``.
+
+    Other Parameters
+    ----------------
+    batch_size : int
+        seeds acted on at once.
+    tail_exponent : float
+        ``α`` of the ``Beta(1, α)`` reservoir.
+    horizon : int
+        ``T``.
+    seed : int or None
+        seeds the generator of :func:`~delight_gym.rule.sample_acting`.
+    half_life : float
+        ``M`` of the annealed schedule (default 100; checked by
+        :class:`~delight_gym.agents.settings.AnnealedSettings`).
     """
 
     def __init__(
@@ -227,7 +255,9 @@ def simulate_reservoir(agent: _ReservoirAgent, seed: Any = None) -> np.ndarray:
     settled (it exploits its best arm for good: the best value only grows, so a closed gate
     stays closed), the remaining rounds' regret ``(T − t)(1 − best)`` is added at once.
 
-    Returns:
+    Returns
+    -------
+    np.ndarray
         float64 array ``(batch,)``: ``Σ_t (1 − X_{A_t})`` per seed.
     """
     rng = np.random.default_rng(seed)
@@ -261,14 +291,22 @@ def fit_slope(horizons: Sequence[float], regrets: Sequence[float]) -> float:
 class ReservoirRates:
     """Regret against the horizon for one agent and tail exponent.
 
-    Attributes:
-        agent: the agent's label.
-        tail_exponent: ``α``.
-        horizons: the ``T`` grid.
-        regret_mean, regret_se: mean and standard error over seeds at each ``T``.
-        slope: log–log slope fitted over the whole grid.
-        slope_top: the slope over the top decade of the grid (the horizons ``≥ T_max/10``).
-        predicted: ``α/(α+1)``.
+    Attributes
+    ----------
+    agent
+        the agent's label.
+    tail_exponent
+        ``α``.
+    horizons
+        the ``T`` grid.
+    regret_mean, regret_se
+        mean and standard error over seeds at each ``T``.
+    slope
+        log–log slope fitted over the whole grid.
+    slope_top
+        the slope over the top decade of the grid (the horizons ``≥ T_max/10``).
+    predicted
+        ``α/(α+1)``.
     """
 
     agent: str
