@@ -1,0 +1,127 @@
+"""Every docstring in ``delight_gym`` uses numpy-style sections, the style mkdocs renders.
+
+``mkdocs.yml`` sets ``docstring_style: numpy``: a numpy section (``Parameters`` over a dash
+line) becomes a table on the API page, while a Google section (``Args:``) is left as a
+paragraph of plain text. This test fails on any Google-style section header, in any module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "delight_gym"
+
+# Google-style section headers (napoleon's list), alone on their line, ending in a colon.
+GOOGLE_HEADER = re.compile(
+    r"^\s*(Args|Arguments|Parameters|Params|Returns|Return|Raises|Raise|Attributes|Yields|"
+    r"Yield|Examples?|Notes?|Warnings?|Warns|See Also|Todo|References|Methods|"
+    r"Keyword Args|Keyword Arguments|Other Parameters):\s*$"
+)
+# A numpy section header is its title over a line of dashes as long as the title.
+NUMPY_TITLES = (
+    "Parameters",
+    "Other Parameters",
+    "Returns",
+    "Yields",
+    "Raises",
+    "Warns",
+    "Attributes",
+    "Examples",
+    "Notes",
+    "Warnings",
+    "See Also",
+    "References",
+    "Methods",
+)
+
+
+def docstrings(source: str) -> list[tuple[int, str]]:
+    """``(first line, text)`` of the module's, every class's and every function's docstring."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            doc = ast.get_docstring(node, clean=False)
+            if doc is not None:
+                found.append((node.body[0].lineno, doc))
+    return found
+
+
+def style_problems(source: str) -> list[str]:
+    """Google-style headers, and numpy titles whose dash line is missing or mis-sized."""
+    problems = []
+    for first, doc in docstrings(source):
+        lines = doc.splitlines()
+        for i, line in enumerate(lines):
+            where = f"line {first + i}"
+            if GOOGLE_HEADER.match(line):
+                problems.append(f"{where}: Google-style section {line.strip()!r}")
+            elif line.strip() in NUMPY_TITLES and i + 1 < len(lines):
+                under = lines[i + 1].strip()
+                if set(under) == {"-"} and len(under) != len(line.strip()):
+                    problems.append(f"{where}: dash line under {line.strip()!r} is mis-sized")
+    return problems
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+# Being converted in the SB3 layer's move (delight_gym/sb3/); remove an entry once it passes.
+NOT_YET_CONVERTED = {"experiments/bsuite.py", "sb3/vec_env.py"}
+
+
+def _module_param(path: Path) -> object:
+    name = path.relative_to(PACKAGE).as_posix()
+    marks = []
+    if name in NOT_YET_CONVERTED:
+        reason = f"{name} still has Google-style sections (SB3-layer move in progress)"
+        marks.append(pytest.mark.xfail(reason=reason, strict=False))
+    return pytest.param(path, id=name, marks=marks)
+
+
+def test_every_module_is_checked():
+    """The walk finds the package's modules, subpackages included (a wrong root finds none)."""
+    names = {p.relative_to(PACKAGE).as_posix() for p in MODULES}
+    assert {"__init__.py", "rule.py", "envs/linear.py", "posteriors/beta.py"} <= names
+
+
+@pytest.mark.parametrize("path", [_module_param(p) for p in MODULES])
+def test_module_docstrings_are_numpy_style(path):
+    problems = style_problems(path.read_text(encoding="utf-8"))
+    assert not problems, f"{path.relative_to(PACKAGE.parent)}:\n" + "\n".join(problems)
+
+
+def test_the_checker_flags_google_sections_and_passes_numpy_ones():
+    google = '''def f(x):
+    """Summary.
+
+    Args:
+        x: a value.
+
+    Returns:
+        Twice ``x``.
+    """
+'''
+    numpy = '''def f(x):
+    """Summary.
+
+    Parameters
+    ----------
+    x : float
+        A value.
+
+    Returns
+    -------
+    float
+        Twice ``x``.
+    """
+'''
+    assert [p.split(": ", 1)[1] for p in style_problems(google)] == [
+        "Google-style section 'Args:'",
+        "Google-style section 'Returns:'",
+    ]
+    assert style_problems(numpy) == []
+    assert style_problems(numpy.replace("    -------\n", "    ----\n")) == [
+        "line 9: dash line under 'Returns' is mis-sized"
+    ]
