@@ -1,6 +1,12 @@
 """Gymnasium environments of delight_gym and their registration."""
 
 from delight_gym.envs.bandits import BernoulliBanditEnv, BernoulliBanditVectorEnv
+from delight_gym.envs.contextual import (
+    NeuralBanditEnv,
+    NeuralBanditVectorEnv,
+    WheelBanditEnv,
+    WheelBanditVectorEnv,
+)
 from delight_gym.envs.deep_sea import (
     MAX_DEEP_SEA_SIZE,
     DeepSeaEnv,
@@ -20,6 +26,10 @@ __all__ = [
     "DeepSeaVectorEnv",
     "LinearBanditEnv",
     "LinearBanditVectorEnv",
+    "NeuralBanditEnv",
+    "NeuralBanditVectorEnv",
+    "WheelBanditEnv",
+    "WheelBanditVectorEnv",
     "deep_sea_expected_return",
     "deep_sea_optimal_return",
     "register_envs",

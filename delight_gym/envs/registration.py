@@ -38,6 +38,16 @@ _ENV_TABLE: tuple[EnvEntry, ...] = (
         entry_point="delight_gym.envs.linear:LinearBanditEnv",
         vector_entry_point="delight_gym.envs.linear:LinearBanditVectorEnv",
     ),
+    EnvEntry(
+        id="WheelBandit-v0",
+        entry_point="delight_gym.envs.contextual:WheelBanditEnv",
+        vector_entry_point="delight_gym.envs.contextual:WheelBanditVectorEnv",
+    ),
+    EnvEntry(
+        id="NeuralBandit-v0",
+        entry_point="delight_gym.envs.contextual:NeuralBanditEnv",
+        vector_entry_point="delight_gym.envs.contextual:NeuralBanditVectorEnv",
+    ),
     EnvEntry(id="PandoraBoxes-v0", entry_point="delight_gym.envs.pandora:PandoraBoxesEnv"),
     EnvEntry(id="Reservoir-v0", entry_point="delight_gym.envs.reservoir:ReservoirEnv"),
     EnvEntry(
