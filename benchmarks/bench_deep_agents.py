@@ -23,7 +23,7 @@ the ensemble alone as an agent).
 
 Agents are factories ``(env, seed, heads, device) -> SB3 algorithm`` in :data:`AGENTS`; add one
 with :func:`register_agent` and it is timed the same way. ``delightdqn`` is
-:class:`~delight_gym.wrappers.DelightDQN` with an ensemble posterior of ``K`` heads of the same
+:class:`~delight_gym.sb3.DelightDQN` with an ensemble posterior of ``K`` heads of the same
 size (a DQN gradient step plus a TD step of the heads per environment step).
 On a shared machine small batched kernels stall badly when torch uses several
 intra-op threads on busy cores: the default is ``--threads 1``.
@@ -81,7 +81,7 @@ def make_dqn(env: gym.Env, seed: int, heads: int, device: str) -> Any:
 
 def make_bootdqn(env: gym.Env, seed: int, heads: int, device: str) -> Any:
     """BootstrappedDQN with ``heads`` heads and randomized priors."""
-    from delight_gym.wrappers.bootstrapped_dqn import BootstrappedDQN
+    from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN
 
     return BootstrappedDQN(
         "MlpPolicy", env, num_heads=heads, net_arch=HIDDEN, seed=seed, device=device, **COMMON
@@ -90,7 +90,7 @@ def make_bootdqn(env: gym.Env, seed: int, heads: int, device: str) -> Any:
 
 def make_bootdqn_de(env: gym.Env, seed: int, heads: int, device: str) -> Any:
     """BootstrappedDQN with DE on top (default settings)."""
-    from delight_gym.wrappers.bootstrapped_dqn import BootstrappedDQN
+    from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN
 
     return BootstrappedDQN(
         "MlpPolicy",
@@ -109,7 +109,7 @@ def make_delight_dqn(env: gym.Env, seed: int, heads: int, device: str) -> Any:
     same size, trained from the replay buffer (one TD step per DQN gradient step). Passed
     explicitly: on DeepSea's one-hot observations the default would be the tabular posterior."""
     from delight_gym.posteriors.ensemble import EnsembleQPosterior
-    from delight_gym.wrappers.dqn import DelightDQN
+    from delight_gym.sb3.delight_dqn import DelightDQN
 
     posterior = EnsembleQPosterior(
         env.observation_space,

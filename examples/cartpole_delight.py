@@ -12,10 +12,10 @@ learning starts 1000, γ 0.99, target update every 10 steps, train every 256 ste
 gradient steps, ε 1 → 0.04 over 16% of training, ``net_arch [256, 256]``, 5e4 steps.
 
 * ``dqn`` — SB3's DQN with exactly those settings;
-* ``delight-dqn`` — :class:`~delight_gym.wrappers.DelightDQN` with the same settings minus the
+* ``delight-dqn`` — :class:`~delight_gym.sb3.DelightDQN` with the same settings minus the
   ε-greedy ones: DE (paper defaults ``λ = 0.1``, ``L = 10``, ``M = 100``) with the default
   ensemble posterior (10 heads ``[64, 64]``, trained from the replay buffer);
-* ``bootdqn`` — :class:`~delight_gym.wrappers.BootstrappedDQN` (10 heads of ``[256, 256]`` with
+* ``bootdqn`` — :class:`~delight_gym.sb3.BootstrappedDQN` (10 heads of ``[256, 256]`` with
   randomized priors, a head per episode) with the same learning rate, batch, buffer, γ and
   training schedule; its target heads are updated every 128 gradient steps, i.e. once per
   training burst, which is what DQN's "every 10 environment steps" amounts to when the
@@ -41,7 +41,7 @@ from stable_baselines3 import DQN
 
 import delight_gym  # noqa: F401 - registers the package's envs
 from delight_gym.experiments.results import mean_se
-from delight_gym.wrappers import BootstrappedDQN, DelightDQN
+from delight_gym.sb3 import BootstrappedDQN, DelightDQN
 
 #: RL-Zoo's tuned DQN hyperparameters (rl-baselines3-zoo, hyperparams/dqn.yml).
 ZOO: dict[str, dict[str, Any]] = {

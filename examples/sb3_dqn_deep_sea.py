@@ -5,7 +5,7 @@ only the exploration differs:
 
 * ``dqn-egreedy``: SB3's own ε-greedy (ε from 1 to 0.05 over the first
   ``exploration_fraction`` of training, uniform random actions before ``learning_starts``);
-* ``delight-dqn``: :class:`delight_gym.wrappers.DelightDQN` — the host is the greedy Q-network,
+* ``delight-dqn``: :class:`delight_gym.sb3.DelightDQN` — the host is the greedy Q-network,
   the posterior the default tabular Gaussian value posterior, DE's defaults ``M = 100``,
   ``λ = 0.1``, ``L = 10``.
 
@@ -34,7 +34,7 @@ import torch
 from stable_baselines3 import DQN
 
 import delight_gym  # noqa: F401 - registers DeepSea-v0
-from delight_gym.wrappers import DelightDQN
+from delight_gym.sb3 import DelightDQN
 
 AGENTS = ("dqn-egreedy", "delight-dqn")
 

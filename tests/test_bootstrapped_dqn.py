@@ -16,8 +16,8 @@ from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
 
 import delight_gym  # noqa: E402, F401  (registers DeepSea-v0)
 from delight_gym.rule import delight_rule, sample_acting  # noqa: E402
-from delight_gym.wrappers.bootstrapped_dqn import BootstrappedDQN, DelightSettings  # noqa: E402
-from delight_gym.wrappers.logging import DelightStats  # noqa: E402
+from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN, DelightSettings  # noqa: E402
+from delight_gym.wrappers.stats import DelightStats  # noqa: E402
 
 SMALL = {
     "learning_starts": 32,

@@ -22,7 +22,7 @@ import delight_gym  # noqa: F401 - registers DeepSea-v0
 from delight_gym import DelightExplorationWrapper
 from delight_gym.posteriors.ensemble import EnsembleQPosterior
 from delight_gym.posteriors.value import TabularValuePosterior
-from delight_gym.wrappers import BootstrappedDQN, DelightDQN
+from delight_gym.sb3 import BootstrappedDQN, DelightDQN
 
 SMALL = {"learning_starts": 50, "buffer_size": 2000, "batch_size": 32, "device": "cpu"}
 

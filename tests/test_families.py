@@ -36,11 +36,11 @@ def _bsuite_agent(name: str, **kw: object) -> object:
     if name == "delight_dqn":
         import gymnasium as gym
 
-        from delight_gym.wrappers import DelightDQN
+        from delight_gym.sb3 import DelightDQN
 
         return DelightDQN("MlpPolicy", gym.make("DeepSea-v0", size=4), **kw).delight
     if name.startswith("boot_dqn_de"):
-        from delight_gym.wrappers.bootstrapped_dqn import DelightSettings
+        from delight_gym.sb3.bootstrapped_dqn import DelightSettings
 
         return DelightSettings(**kw)  # type: ignore[arg-type]
     assert not kw, f"{name} takes no tunable parameters"

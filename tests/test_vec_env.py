@@ -22,8 +22,8 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
 import delight_gym  # noqa: F401 - registers the ids
-from delight_gym.wrappers import vec_env as vec_env_module
-from delight_gym.wrappers.vec_env import SB3VecEnvAdapter
+from delight_gym.sb3 import vec_env as vec_env_module
+from delight_gym.sb3.vec_env import SB3VecEnvAdapter
 
 NUM_ENVS = 3
 

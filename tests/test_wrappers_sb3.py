@@ -21,7 +21,8 @@ from stable_baselines3 import A2C, DQN, PPO
 
 import delight_gym  # noqa: F401 - registers DeepSea-v0
 from delight_gym import DelightExplorationWrapper
-from delight_gym.wrappers import DelightDQN, SB3PolicyHost, SB3QHost, TabularValuePosterior
+from delight_gym.sb3 import DelightDQN
+from delight_gym.wrappers import SB3PolicyHost, SB3QHost, TabularValuePosterior
 
 SIZE = 4
 

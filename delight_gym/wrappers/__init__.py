@@ -1,22 +1,19 @@
-"""Delight-gated exploration around any host policy, and its Stable-Baselines3 integration.
+"""Delight-gated exploration around any host policy: :class:`DelightExplorationWrapper`.
 
 * :class:`DelightExplorationWrapper` — DE around a callable, an SB3 PPO/A2C or an SB3 DQN, with
   SB3's ``predict`` signature (:mod:`~delight_gym.wrappers.exploration`);
-* host adapters (:mod:`~delight_gym.wrappers.hosts`); the posterior protocol, the default
-  tabular value posterior and the posterior adapters live in :mod:`delight_gym.posteriors`
-  (re-exported here);
-* :class:`DelightDQN` — SB3 DQN trained with DE instead of ε-greedy
-  (:mod:`~delight_gym.wrappers.dqn`), and :class:`BootstrappedDQN` — bsuite's bootstrapped DQN
-  with randomized priors, optionally with DE on top
-  (:mod:`~delight_gym.wrappers.bootstrapped_dqn`); both imported on first use since they
-  import SB3;
-* :class:`DelightStats` — the one accumulator of DE's statistics for SB3's logger
-  (:mod:`~delight_gym.wrappers.logging`).
+* host adapters (:mod:`~delight_gym.wrappers.hosts`);
+* :class:`DelightStats` — the one accumulator of DE's statistics
+  (:mod:`~delight_gym.wrappers.stats`);
+* the posterior protocol, the default tabular value posterior and the posterior adapters of
+  :mod:`delight_gym.posteriors`, re-exported here.
 
-Why PPO/A2C get no DE training mode is explained in :mod:`delight_gym.wrappers.dqn` and
-``docs/sb3.md``.
+The SB3 algorithms trained with DE (``DelightDQN``, ``BootstrappedDQN``) live in
+:mod:`delight_gym.sb3`; importing them from here still works until the next release, with a
+``DeprecationWarning``.
 """
 
+from delight_gym._lazy import lazy_getattr
 from delight_gym.posteriors.adapters import (
     BetaBernoulliAdapter,
     LinearGaussianAdapter,
@@ -26,14 +23,12 @@ from delight_gym.posteriors.base import BASELINES, ValuePosterior
 from delight_gym.posteriors.value import TabularValuePosterior, default_posterior
 from delight_gym.wrappers.exploration import DelightExplorationWrapper
 from delight_gym.wrappers.hosts import CallableHost, Host, SB3PolicyHost, SB3QHost, make_host
-from delight_gym.wrappers.logging import DelightStats
+from delight_gym.wrappers.stats import DelightStats
 
 __all__ = [
     "BASELINES",
     "BetaBernoulliAdapter",
-    "BootstrappedDQN",
     "CallableHost",
-    "DelightDQN",
     "DelightExplorationWrapper",
     "DelightStats",
     "Host",
@@ -48,15 +43,12 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """Import :class:`DelightDQN` and :class:`BootstrappedDQN` (and with them
-    Stable-Baselines3) on first use (PEP 562)."""
-    if name == "DelightDQN":
-        from delight_gym.wrappers.dqn import DelightDQN
-
-        return DelightDQN
-    if name == "BootstrappedDQN":
-        from delight_gym.wrappers.bootstrapped_dqn import BootstrappedDQN
-
-        return BootstrappedDQN
-    raise AttributeError(f"module 'delight_gym.wrappers' has no attribute {name!r}")
+#: Moved to :mod:`delight_gym.sb3` (each access warns until the next release).
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "DelightDQN": "delight_gym.sb3.delight_dqn",
+        "BootstrappedDQN": "delight_gym.sb3.bootstrapped_dqn",
+    },
+    moved=True,
+)

@@ -41,7 +41,7 @@ posterior (evaluation never trains, as in SB3). For online DE during the evaluat
 ``callback=wrapper.evaluation_callback()``: it feeds every transition to
 :meth:`~DelightExplorationWrapper.observe`. Every non-deterministic
 :meth:`~DelightExplorationWrapper.predict` is recorded in
-:attr:`~DelightExplorationWrapper.stats` (:class:`~delight_gym.wrappers.logging.DelightStats`);
+:attr:`~DelightExplorationWrapper.stats` (:class:`~delight_gym.wrappers.stats.DelightStats`);
 ``wrapper.stats.log(logger)`` writes it to an SB3 logger.
 """
 
@@ -73,7 +73,7 @@ from delight_gym.rule import (
     sample_acting_on_explore_rows,
 )
 from delight_gym.wrappers.hosts import Host, make_host
-from delight_gym.wrappers.logging import DelightStats
+from delight_gym.wrappers.stats import DelightStats
 
 __all__ = ["BASELINES", "DelightExplorationWrapper"]
 
@@ -165,7 +165,7 @@ class DelightExplorationWrapper(DelightSettings):
     rng : numpy.random.Generator
     stats : DelightStats
         Every non-deterministic :meth:`predict` since the last ``stats.log(logger)`` /
-        ``stats.reset()`` (see :mod:`delight_gym.wrappers.logging`).
+        ``stats.reset()`` (see :mod:`delight_gym.wrappers.stats`).
     last_info : dict
         About the last :meth:`predict` call, one entry per row: ``overridden`` (bool: the
         action was drawn from a non-empty override ``q`` rather than the host), ``explored``
@@ -452,7 +452,7 @@ class DelightExplorationWrapper(DelightSettings):
 
     def advance(self, n: int) -> None:
         """Advance the clock ``t`` by ``n`` transitions without updating the posterior (for an
-        algorithm that trains the posterior itself, as :class:`~delight_gym.wrappers.DelightDQN`
+        algorithm that trains the posterior itself, as :class:`~delight_gym.sb3.DelightDQN`
         does an ensemble from its replay buffer)."""
         self.t += check_nonnegative_int(n, "n")
 
@@ -469,7 +469,7 @@ class DelightExplorationWrapper(DelightSettings):
         ----------
         logger : stable_baselines3.common.logger.Logger, optional
             When given, :attr:`stats` is logged (:meth:`DelightStats.log
-            <delight_gym.wrappers.logging.DelightStats.log>`) and dumped at step ``t`` at the end
+            <delight_gym.wrappers.stats.DelightStats.log>`) and dumped at step ``t`` at the end
             of every evaluation episode.
 
         Returns

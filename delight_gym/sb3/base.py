@@ -1,0 +1,142 @@
+"""What :class:`~delight_gym.sb3.DelightDQN` and :class:`~delight_gym.sb3.BootstrappedDQN`
+share as Stable-Baselines3 algorithms: :class:`DelightAlgorithmMixin`.
+
+It is mixed in before the SB3 base class and overrides SB3's hooks with SB3's exact
+signatures: ``predict`` (``deterministic=True`` is the policy's own greedy choice),
+``_store_transition`` (then :meth:`DelightAlgorithmMixin._transition_stored`), ``_on_step``
+(``exploration_rate = ε_t``) and ``dump_logs`` (DE's
+:class:`~delight_gym.wrappers.stats.DelightStats` before SB3's own dump).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+
+from delight_gym.wrappers.stats import DelightStats
+
+__all__ = ["DelightAlgorithmMixin", "PredictState", "Prediction", "StoredTransition"]
+
+#: The ``state`` of SB3's ``predict`` (a recurrent policy's; :class:`BootstrappedDQN
+#: <delight_gym.sb3.BootstrappedDQN>`'s heads), and what ``predict`` returns: the
+#: actions and the new state.
+PredictState = tuple[np.ndarray, ...] | None
+Prediction = tuple[np.ndarray, PredictState]
+
+
+class StoredTransition(NamedTuple):
+    """One step of every env of the VecEnv, as SB3's ``_store_transition`` receives it.
+
+    Attributes
+    ----------
+    observations : numpy.ndarray
+        ``(n_envs, ...)``: what the actions were chosen for (the algorithm's ``_last_obs``).
+    actions : numpy.ndarray
+        ``(n_envs,)`` (or ``(n_envs, 1)``): the actions stored in the replay buffer.
+    new_observations : numpy.ndarray
+        ``(n_envs, ...)`` after the step: the next episode's first observation where an
+        episode ended (its final one is ``infos[i]["terminal_observation"]``).
+    rewards, dones : numpy.ndarray
+        ``(n_envs,)``.
+    infos : list of dict
+        The VecEnv's ``infos`` (``"TimeLimit.truncated"``, ``"terminal_observation"``).
+    """
+
+    observations: Any
+    actions: np.ndarray
+    new_observations: Any
+    rewards: np.ndarray
+    dones: np.ndarray
+    infos: list[dict[str, Any]]
+
+
+class DelightAlgorithmMixin(OffPolicyAlgorithm):
+    """What :class:`~delight_gym.sb3.DelightDQN` and
+    :class:`~delight_gym.sb3.BootstrappedDQN` share as Stable-Baselines3 algorithms, mixed
+    in before their SB3 base class (``class DelightDQN(DelightAlgorithmMixin, DQN)``).
+
+    * :meth:`predict` with SB3's signature: ``deterministic=True`` is the policy's own greedy
+      choice (SB3's contract), ``deterministic=False`` the algorithm's exploring choice
+      (:meth:`_predict_exploring`, DE where it is on);
+    * ``_store_transition`` stores as the base class does, then hands the step to
+      :meth:`_transition_stored` (where DE's clock advances);
+    * while DE is on (:meth:`_delight_stats` is not ``None``): after the base class's
+      ``_on_step``, ``exploration_rate = ε_t`` (:attr:`epsilon`), recorded as
+      ``rollout/exploration_rate``; at every log dump the :class:`DelightStats` since the last
+      one are logged (then reset) before SB3's own dump.
+
+    A subclass provides :attr:`epsilon`, :meth:`_delight_stats`, :meth:`_predict_exploring`
+    and :meth:`_transition_stored`.
+
+    Attributes
+    ----------
+    exploration_rate : float
+        ``ε_t`` after the last training step while DE is on (``0.0`` before; SB3's DQN keeps
+        its own ε here too).
+    """
+
+    exploration_rate: float = 0.0
+
+    @property
+    def epsilon(self) -> float:
+        """DE's current override probability ``ε_t``."""
+        raise NotImplementedError
+
+    def _delight_stats(self) -> DelightStats | None:
+        """Where DE's decisions are recorded; ``None`` while DE is off."""
+        raise NotImplementedError
+
+    def _predict_exploring(
+        self, observation: Any, state: PredictState, episode_start: np.ndarray | None
+    ) -> Prediction:
+        """``predict(deterministic=False)``: the algorithm's exploring action(s)."""
+        raise NotImplementedError
+
+    def _transition_stored(self, transition: StoredTransition) -> None:
+        """Called after every step is stored in the replay buffer (during ``learn``)."""
+        raise NotImplementedError
+
+    def _store_transition(
+        self,
+        replay_buffer: Any,
+        buffer_action: np.ndarray,
+        new_obs: Any,
+        reward: np.ndarray,
+        dones: np.ndarray,
+        infos: list[dict[str, Any]],
+    ) -> None:
+        """Store as the base class does, then :meth:`_transition_stored`."""
+        observations = self._last_obs
+        super()._store_transition(replay_buffer, buffer_action, new_obs, reward, dones, infos)
+        self._transition_stored(
+            StoredTransition(observations, buffer_action, new_obs, reward, dones, infos)
+        )
+
+    def predict(
+        self,
+        observation: Any,
+        state: PredictState = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> Prediction:
+        """The policy's greedy action(s) (``deterministic=True``, ``state`` passed through) or
+        the exploring ones (:meth:`_predict_exploring`)."""
+        if deterministic:
+            return self.policy.predict(observation, state, episode_start, deterministic=True)
+        return self._predict_exploring(observation, state, episode_start)
+
+    def _on_step(self) -> None:
+        """The base class's step hook, then ``exploration_rate = ε_t`` (logged) while DE is on."""
+        super()._on_step()
+        if self._delight_stats() is not None:
+            self.exploration_rate = self.epsilon
+            self.logger.record("rollout/exploration_rate", self.exploration_rate)
+
+    def dump_logs(self) -> None:
+        """Log DE's statistics since the last dump (then reset them), then SB3's."""
+        stats = self._delight_stats()
+        if stats is not None:
+            stats.log(self.logger)
+        super().dump_logs()

@@ -1,0 +1,298 @@
+"""Gymnasium 1.x vector envs as Stable-Baselines3 ``VecEnv``: :class:`SB3VecEnvAdapter`.
+
+Stable-Baselines3 trains on its own ``VecEnv`` API and does not accept Gymnasium vector envs
+(SB3 issues #1608 and #1745); without an adapter, a natively vectorized env such as
+``gym.make_vec("DeepSea-v0", num_envs=8)`` has to be rebuilt as ``num_envs`` single envs in a
+``DummyVecEnv``. :class:`SB3VecEnvAdapter` wraps any ``gymnasium.vector.VectorEnv`` instead —
+delight_gym's native vector envs (``BernoulliBandit-v0``, ``LinearBandit-v0``,
+``DeepSea-v0``, ``DeepSeaStochastic-v0``) and Gymnasium's ``SyncVectorEnv`` /
+``AsyncVectorEnv`` — and gives SB3 what its ``DummyVecEnv`` gives:
+
+* ``step`` returns ``(obs, rewards, dones, infos)`` with ``dones = terminated | truncated``,
+  ``rewards`` as ``float32``, and ``infos`` a list of one dict per sub-env holding that
+  sub-env's step info, ``"TimeLimit.truncated"`` (``truncated and not terminated``) and, for
+  a finished episode, ``"terminal_observation"``; the returned ``obs`` of a finished sub-env is
+  already the first observation of its next episode, and the reset's info goes to
+  ``reset_infos``;
+* seeding as SB3 does it: ``seed(s)`` (or ``set_options``) takes effect at the next
+  ``reset()``, sub-env ``i`` getting seed ``s + i`` — which Gymnasium's vector envs give
+  sub-env ``i`` of ``reset(seed=s)`` too, so the adapter equals a ``DummyVecEnv`` of the
+  single envs seed for seed (tested step by step).
+
+**Autoreset.** Gymnasium 1.x vector envs declare how they restart finished sub-envs in
+``metadata["autoreset_mode"]``, and the adapter handles each:
+
+* ``SAME_STEP`` (every delight_gym native vector env): the sub-env was reset inside the step,
+  the step's observation is already the new episode's, the terminal observation and the
+  terminal step's info are in ``infos["final_obs"]`` / ``infos["final_info"]``; the top-level
+  infos of a finished sub-env are its reset infos (they go to ``reset_infos``);
+* ``NEXT_STEP`` (Gymnasium's default, e.g. ``SyncVectorEnv``) and ``DISABLED``: the step's
+  observation of a finished sub-env is its terminal observation; the adapter resets exactly
+  the finished sub-envs at once with ``reset(options={"reset_mask": dones})`` (Gymnasium
+  >= 1.1's Sync/AsyncVectorEnv support it; a vector env in these modes must), so SB3 still
+  receives the new episode's first observation, and the vector env's own next-step reset
+  never fires.
+
+Attributes (``get_attr`` / ``set_attr`` / ``env_method``): a vector env with per-sub-env
+objects (``SyncVectorEnv``, ``AsyncVectorEnv``) is asked per sub-env; a native vector env has
+one object for all sub-envs, so its attribute (or its method's one result) is returned for
+every index asked, and ``set_attr`` / ``env_method`` on it must address all sub-envs
+(``indices=None``).
+
+Example (a size-2 DeepSea: after two steps both episodes end; the terminal observation, all
+zeros, is in ``infos`` and the returned observation is already the next episode's start cell):
+
+>>> import gymnasium as gym
+>>> import numpy as np
+>>> import delight_gym
+>>> from stable_baselines3 import PPO
+>>> from delight_gym.sb3.vec_env import SB3VecEnvAdapter
+>>> venv = SB3VecEnvAdapter(gym.make_vec("DeepSea-v0", num_envs=2, size=2))
+>>> venv.seed(0)
+[0, 1]
+>>> obs = venv.reset()
+>>> for _ in range(2):
+...     obs, rewards, dones, infos = venv.step(np.array([0, 1]))
+>>> dones
+array([ True,  True])
+>>> infos[0]["terminal_observation"]
+array([[0., 0.],
+       [0., 0.]], dtype=float32)
+>>> obs[0]
+array([[1., 0.],
+       [0., 0.]], dtype=float32)
+>>> model = PPO("MlpPolicy", venv, n_steps=16, batch_size=32, seed=0, device="cpu").learn(64)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from copy import deepcopy
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import concatenate, create_empty_array, iterate
+from gymnasium.wrappers.vector import DictInfoToList
+from stable_baselines3.common.env_util import is_wrapped
+from stable_baselines3.common.vec_env.base_vec_env import (
+    VecEnv,
+    VecEnvIndices,
+    VecEnvObs,
+    VecEnvStepReturn,
+)
+
+__all__ = ["SB3VecEnvAdapter"]
+
+#: The keys a SAME_STEP vector env adds to ``infos`` for finished sub-envs.
+_FINAL_KEYS = ("final_obs", "final_info")
+
+
+class SB3VecEnvAdapter(VecEnv):
+    """A Gymnasium 1.x ``VectorEnv`` seen as a Stable-Baselines3 ``VecEnv``.
+
+    Args:
+        venv: the vector env, e.g. ``gym.make_vec("DeepSea-v0", num_envs=8)``. Its
+            ``single_observation_space`` / ``single_action_space`` become the adapter's
+            ``observation_space`` / ``action_space`` (SB3's convention), and its
+            ``metadata["autoreset_mode"]`` (default ``NEXT_STEP``, Gymnasium's) decides how
+            finished sub-envs are restarted (module docstring).
+
+    Raises:
+        TypeError: ``venv`` is not a ``gymnasium.vector.VectorEnv``.
+        ValueError: its ``metadata["autoreset_mode"]`` is not an ``AutoresetMode``.
+
+    Shapes: ``step_async(actions)`` takes a batch of ``num_envs`` actions (``(num_envs,)`` for
+    ``Discrete``, ``(num_envs, *shape)`` for ``Box``); ``reset()`` and ``step_wait()`` return
+    observations batched as the vector env batches them (``(num_envs, *obs_shape)``),
+    ``rewards`` ``(num_envs,)`` float32 and ``dones`` ``(num_envs,)`` bool.
+    """
+
+    def __init__(self, venv: VectorEnv) -> None:
+        if not isinstance(venv, VectorEnv):
+            raise TypeError(
+                "venv must be a gymnasium.vector.VectorEnv (e.g. gym.make_vec(...)), "
+                f"got {type(venv).__name__}"
+            )
+        mode = venv.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
+        try:
+            self.autoreset_mode = AutoresetMode(mode)
+        except ValueError:
+            raise ValueError(
+                f'venv.metadata["autoreset_mode"] must be an AutoresetMode, got {mode!r}'
+            ) from None
+        self.venv = venv
+        # Gymnasium's own converter of vector infos (dict of masked arrays) to one dict per
+        # sub-env; ``final_obs`` / ``final_info`` become per-sub-env entries too.
+        self._list_infos = DictInfoToList(venv)
+        self._actions: np.ndarray | None = None
+        super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
+
+    # ------------------------------------------------------------------ reset / step
+    def reset(self) -> VecEnvObs:
+        """Reset every sub-env with the seeds of :meth:`seed` and options of ``set_options``.
+
+        Sub-env ``i`` gets ``self._seeds[i]`` (``None``: its generator is kept). The vector env
+        takes one ``options`` dict for all sub-envs, so per-sub-env options must be equal.
+
+        Returns:
+            The first observations, batched, shape ``(num_envs, *obs_shape)``.
+        """
+        seeds = list(self._seeds)
+        options = self._options
+        if any(opt != options[0] for opt in options[1:]):
+            raise ValueError(
+                "options: a Gymnasium vector env is reset with one options dict for all "
+                f"sub-envs, so set_options must give every sub-env the same; got {options!r}"
+            )
+        reset: Any = self._list_infos.reset  # typed for an int seed; vector envs take a list
+        obs, infos = reset(
+            seed=None if all(s is None for s in seeds) else seeds,
+            options=deepcopy(options[0]) or None,
+        )
+        self.reset_infos = list(infos)
+        self._reset_seeds()
+        self._reset_options()
+        return obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        """Store ``actions`` (``num_envs`` actions) for :meth:`step_wait`."""
+        self._actions = actions
+
+    def step_wait(self) -> VecEnvStepReturn:
+        """Step every sub-env; finished ones are already restarted (see the class docstring).
+
+        Returns:
+            ``(obs, rewards, dones, infos)``: ``obs`` batched, ``rewards`` float32 and
+            ``dones`` bool of shape ``(num_envs,)``, ``infos`` a list of ``num_envs`` dicts.
+        """
+        if self._actions is None:
+            raise RuntimeError("step_wait() needs a step_async(actions) call first")
+        actions, self._actions = self._actions, None
+        obs, rewards, terminated, truncated, list_infos = self._list_infos.step(actions)
+        terminated = np.asarray(terminated, dtype=np.bool_)
+        truncated = np.asarray(truncated, dtype=np.bool_)
+        dones = terminated | truncated
+        infos: list[dict[str, Any]] = []
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            for i, info in enumerate(list_infos):
+                if dones[i]:
+                    step_info = dict(info.get("final_info", {}))
+                    step_info["terminal_observation"] = info["final_obs"]
+                    self.reset_infos[i] = {k: v for k, v in info.items() if k not in _FINAL_KEYS}
+                else:
+                    step_info = dict(info)
+                infos.append(step_info)
+        else:  # NEXT_STEP or DISABLED: restart the finished sub-envs now.
+            infos = [dict(info) for info in list_infos]
+            if dones.any():
+                space = self.venv.single_observation_space
+                # Copies: a vector env with ``copy=False`` reuses its buffer in the reset.
+                step_obs = [deepcopy(o) for o in iterate(self.venv.observation_space, obs)]
+                reset_obs, reset_infos = self._list_infos.reset(options={"reset_mask": dones})
+                new_obs = list(iterate(self.venv.observation_space, reset_obs))
+                for i in np.flatnonzero(dones).tolist():
+                    infos[i]["terminal_observation"] = step_obs[i]
+                    self.reset_infos[i] = reset_infos[i]
+                merged = [new_obs[i] if dones[i] else step_obs[i] for i in range(self.num_envs)]
+                out: Any = create_empty_array(space, self.num_envs)
+                obs = concatenate(space, merged, out)
+        for i, info in enumerate(infos):
+            info["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+        return obs, np.asarray(rewards, dtype=np.float32), dones, infos
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Seed sub-env ``i`` with ``seed + i`` at the next :meth:`reset` (SB3's convention).
+
+        ``seed=None`` draws a base seed from fresh OS entropy (SB3's base class would use
+        numpy's global generator). Returns the ``num_envs`` seeds.
+        """
+        if seed is None:
+            seed = int(np.random.default_rng().integers(np.iinfo(np.uint32).max))
+        return super().seed(seed)
+
+    def close(self) -> None:
+        """Close the vector env."""
+        self.venv.close()
+
+    # ------------------------------------------------------------------ attributes
+    def _per_sub_env(self) -> bool:
+        return callable(getattr(self.venv, "get_attr", None))
+
+    def _require_all(self, indices: VecEnvIndices, what: str) -> None:
+        if sorted(self._get_indices(indices)) != list(range(self.num_envs)):
+            raise ValueError(
+                f"indices: {type(self.venv).__name__} is one object for all sub-envs, so "
+                f"{what} must address every sub-env (indices=None), got {indices!r}"
+            )
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """The attribute of each sub-env asked (a native vector env's own, for every index)."""
+        idx = list(self._get_indices(indices))
+        venv: Any = self.venv  # Sync/AsyncVectorEnv methods are not on VectorEnv
+        envs = getattr(venv, "envs", None)
+        if envs is not None:  # SyncVectorEnv: the sub-envs themselves
+            return [envs[i].get_wrapper_attr(attr_name) for i in idx]
+        if self._per_sub_env():  # AsyncVectorEnv: every sub-env's, all at once
+            values = venv.get_attr(attr_name)
+            return [values[i] for i in idx]
+        value = getattr(self.venv, attr_name)
+        return [value for _ in idx]
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Set the attribute in the sub-envs asked (native vector env: ``indices=None``)."""
+        idx = set(self._get_indices(indices))
+        venv: Any = self.venv
+        envs = getattr(venv, "envs", None)
+        if envs is not None:  # SyncVectorEnv: the sub-envs themselves
+            for i in sorted(idx):
+                envs[i].set_wrapper_attr(attr_name, value)
+            return
+        if self._per_sub_env():  # AsyncVectorEnv: one value per sub-env, all at once
+            current = venv.get_attr(attr_name) if len(idx) < self.num_envs else None
+            values = [
+                value if current is None or i in idx else current[i] for i in range(self.num_envs)
+            ]
+            venv.set_attr(attr_name, values)
+            return
+        self._require_all(indices, "set_attr")
+        setattr(self.venv, attr_name, value)
+
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """Call the method in the sub-envs asked; a native vector env's method is called once
+        (``indices=None``) and its result returned for every sub-env."""
+        idx = list(self._get_indices(indices))
+        venv: Any = self.venv
+        envs = getattr(venv, "envs", None)
+        if envs is not None:  # SyncVectorEnv: the sub-envs themselves
+            return [
+                envs[i].get_wrapper_attr(method_name)(*method_args, **method_kwargs) for i in idx
+            ]
+        if callable(getattr(venv, "call", None)):  # AsyncVectorEnv: all at once
+            self._require_all(indices, "env_method")
+            return list(venv.call(method_name, *method_args, **method_kwargs))
+        self._require_all(indices, "env_method")
+        result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
+        return [result for _ in idx]
+
+    def env_is_wrapped(self, wrapper_class: type[Any], indices: VecEnvIndices = None) -> list[bool]:
+        """Whether each sub-env asked is wrapped in ``wrapper_class`` (``SyncVectorEnv`` only;
+        False for the sub-envs of a native or an ``AsyncVectorEnv``)."""
+        idx = list(self._get_indices(indices))
+        envs = getattr(self.venv, "envs", None)
+        if envs is not None:
+            return [is_wrapped(envs[i], wrapper_class) for i in idx]
+        return [False for _ in idx]
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        """One RGB frame per sub-env (``render_mode="rgb_array"``), else ``None`` each."""
+        if self.render_mode != "rgb_array":
+            return [None for _ in range(self.num_envs)]
+        frames: Any = self.venv.render()
+        return list(frames) if frames is not None else [None for _ in range(self.num_envs)]
