@@ -8,6 +8,7 @@ instead of producing a silently wrong answer.
 from __future__ import annotations
 
 import numbers
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 __all__ = [
     "broadcast_named",
     "check_action_batch",
+    "check_all_finite",
+    "check_binary",
     "check_device",
     "check_finite_array",
     "check_finite_float",
@@ -31,7 +34,12 @@ __all__ = [
     "check_positive_int",
     "check_probabilities",
     "check_probability",
+    "check_seed",
     "check_unit_interval_array",
+    "check_would_fit",
+    "format_bytes",
+    "host_view",
+    "memory_size",
 ]
 
 
@@ -185,10 +193,12 @@ def check_action_batch(
     """Return ``actions`` as a new int64 array of shape ``(size,)`` with values in
     ``[0, num_actions)`` (the caller may reuse its buffer); raise a ``ValueError`` naming
     ``name`` otherwise, listing the offending entries (bools and floats are rejected, never
-    truncated)."""
-    arr = np.asarray(actions)
-    if arr.shape != (size,):
-        raise ValueError(f"{name} must have shape ({size},), got {arr.shape}")
+    truncated). A tensor on a GPU is checked there and returned as an int64 tensor."""
+    arr = host_view(actions)
+    if tuple(arr.shape) != (size,):
+        raise ValueError(f"{name} must have shape ({size},), got {tuple(arr.shape)}")
+    if not isinstance(arr, np.ndarray):
+        return _check_action_tensor(arr, num_actions, name)
     if arr.dtype.kind not in "iu":
         raise ValueError(f"{name} must be integers, got dtype {arr.dtype}")
     out = arr.astype(np.int64)
@@ -198,6 +208,25 @@ def check_action_batch(
         raise ValueError(
             f"{name} must lie in [0, {num_actions - 1}]; entries {where.tolist()} "
             f"got {arr[where].tolist()}"
+        )
+    return out
+
+
+def _check_action_tensor(actions: Any, num_actions: int, name: str) -> Any:
+    """:func:`check_action_batch` for a tensor that stays on its device."""
+    if (
+        actions.dtype.is_floating_point
+        or actions.dtype.is_complex
+        or actions.dtype == sys.modules["torch"].bool
+    ):
+        raise ValueError(f"{name} must be integers, got dtype {actions.dtype}")
+    out = actions.long()
+    bad = (out < 0) | (out >= num_actions)
+    if bool(bad.any()):
+        where = bad.nonzero().reshape(-1)[:10]
+        raise ValueError(
+            f"{name} must lie in [0, {num_actions - 1}]; entries {where.tolist()} "
+            f"got {out[where].tolist()}"
         )
     return out
 
@@ -221,5 +250,138 @@ def check_device(device: Any, name: str = "device") -> torch.device:
 
     try:
         return torch.empty(0, device=device).device
-    except (RuntimeError, TypeError, ValueError) as exc:
+    except (AssertionError, RuntimeError, TypeError, ValueError) as exc:
+        # torch raises AssertionError("Torch not compiled with CUDA enabled") for "cuda".
         raise ValueError(f"{name} {device!r} is not usable: {exc}") from None
+
+
+#: Largest seed both numpy's ``SeedSequence`` and torch's ``Generator.manual_seed`` accept.
+_MAX_SEED = 2**64 - 1
+
+
+def check_seed(value: Any, name: str = "seed") -> int | None:
+    """Return ``value`` as an ``int`` (or ``None``) if it is ``None`` or an integer in
+    ``[0, 2**64 - 1]`` (what numpy's and torch's generators both accept); raise a
+    ``TypeError``/``ValueError`` naming ``name`` otherwise."""
+    if value is None:
+        return None
+    seed = check_nonnegative_int(value, name)
+    if seed > _MAX_SEED:
+        raise ValueError(f"{name} must be <= 2**64 - 1, got {value}")
+    return seed
+
+
+def host_view(value: Any) -> Any:
+    """``value`` as a numpy array (a CPU tensor as a zero-copy view, without its graph), or a
+    tensor on another device (or of a dtype numpy lacks, such as bfloat16) detached but
+    unchanged: what the array checks operate on, so that a GPU tensor is checked where it
+    lives and everything else in numpy (cheaper than torch for small batches)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        if value.device.type == "cpu":
+            try:
+                return value.detach().numpy()
+            except TypeError:  # bfloat16 and other dtypes numpy lacks
+                return value.detach()
+        return value.detach()
+    return np.asarray(value)
+
+
+def check_all_finite(value: Any, name: str, *, where: str = "") -> None:
+    """Raise a ``ValueError`` naming ``name`` (and the first offending entry) unless every
+    entry of ``value`` is finite.
+
+    Parameters
+    ----------
+    value : array_like or torch.Tensor
+        Any shape; checked where it lives (a GPU tensor on the GPU, one host sync).
+    name : str
+        The argument name for the message.
+    where : str, optional
+        Appended to the message (for example ``" at timestep 25"``).
+    """
+    arr = host_view(value)
+    if isinstance(arr, np.ndarray):
+        if arr.dtype.kind not in "fc" or np.isfinite(arr).all():
+            return
+        index = np.unravel_index(int(np.argmin(np.isfinite(arr))), arr.shape)
+    else:
+        finite = arr.isfinite()
+        if bool(finite.all()):
+            return
+        index = np.unravel_index(int((~finite).reshape(-1).int().argmax()), tuple(arr.shape))
+    entry = tuple(int(i) for i in index)
+    shown = f" (entry {entry[0] if len(entry) == 1 else entry}: {arr[entry].item()})"
+    raise ValueError(f"{name} must be finite (no NaN or inf){where}; got a non-finite value{shown}")
+
+
+def check_binary(value: Any, name: str) -> None:
+    """Raise a ``ValueError`` naming ``name`` unless every entry of ``value`` (array_like or
+    torch tensor, any shape) is a bool or the number 0 or 1 (flags are never rounded)."""
+    arr = host_view(value)
+    if isinstance(arr, np.ndarray):
+        if arr.dtype.kind == "b":
+            return
+        if arr.dtype.kind not in "iuf":
+            raise ValueError(f"{name} must be bools or 0/1, got dtype {arr.dtype}")
+        bad = (arr != 0) & (arr != 1)
+        if not bad.any():
+            return
+        where = np.flatnonzero(bad.reshape(-1))[:10]
+        values = arr.reshape(-1)[where].tolist()
+    else:
+        if arr.dtype == sys.modules["torch"].bool:
+            return
+        bad = (arr != 0) & (arr != 1)
+        if not bool(bad.any()):
+            return
+        where = np.flatnonzero(bad.reshape(-1).cpu().numpy())[:10]
+        values = arr.reshape(-1)[where.tolist()].tolist()
+    raise ValueError(
+        f"{name} must be bools or 0/1; entries {where.tolist()} got {values} (never rounded)"
+    )
+
+
+def format_bytes(nbytes: float) -> str:
+    """``nbytes`` in binary units: ``"1.5 GiB"``."""
+    units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    value = float(nbytes)
+    for unit in units[:-1]:
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} {units[-1]}"
+
+
+def memory_size(device: Any = "cpu") -> int | None:
+    """Total memory of ``device`` in bytes: the machine's RAM for ``"cpu"``, the GPU's for a
+    CUDA device; ``None`` where it cannot be told (then nothing is refused)."""
+    kind = getattr(device, "type", None) or str(device).split(":")[0]
+    if kind == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        index = getattr(device, "index", None)
+        props = torch.cuda.get_device_properties(
+            torch.cuda.current_device() if index is None else index
+        )
+        return int(props.total_memory)
+    if kind != "cpu":
+        return None
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not a POSIX system
+        return None
+
+
+def check_would_fit(nbytes: int, what: str, device: Any = "cpu") -> None:
+    """Refuse up front what would exhaust memory: raise a ``ValueError`` saying what
+    ``what`` (for example ``"num_heads=1000000000000"``) would need when ``nbytes`` exceeds the
+    total memory of ``device`` (:func:`memory_size`)."""
+    total = memory_size(device)
+    if total is not None and nbytes > total:
+        raise ValueError(
+            f"{what} would need {format_bytes(nbytes)} on {device}, more than its "
+            f"{format_bytes(total)} of memory"
+        )

@@ -55,13 +55,19 @@ from torch import nn
 
 from delight_gym._checks import (
     check_action_batch,
+    check_all_finite,
+    check_binary,
     check_device,
     check_finite_array,
     check_nonnegative_float,
     check_positive_float,
     check_positive_int,
+    check_probabilities,
+    check_seed,
+    check_would_fit,
+    host_view,
 )
-from delight_gym.posteriors.base import BASELINES, PosteriorValues, host_baseline
+from delight_gym.posteriors.base import BASELINES, PosteriorValues, check_baseline, host_baseline
 
 __all__ = [
     "DEFAULT_HIDDEN_SIZES",
@@ -71,6 +77,7 @@ __all__ = [
     "EnsembleQNetwork",
     "EnsembleQPosterior",
     "TDStepStats",
+    "Transitions",
     "ensemble_expected_improvement",
 ]
 
@@ -111,6 +118,30 @@ def ensemble_expected_improvement(head_values: Any, baseline: Any) -> Any:
     return np.maximum(gap, 0.0).mean(axis=0)
 
 
+class Transitions(NamedTuple):
+    """A checked batch of ``B`` transitions on the heads' device
+    (:meth:`EnsembleQNetwork.check_transitions`).
+
+    Attributes
+    ----------
+    observations, next_observations : torch.Tensor
+        Encoded (:meth:`EnsembleQNetwork.encode`): int64 ``(B,)`` or float32 ``(B, d)``.
+    actions : torch.Tensor
+        int64 ``(B,)``.
+    rewards, terminated : torch.Tensor
+        float32 ``(B,)`` (``terminated`` 0 or 1).
+    masks : torch.Tensor or None
+        float32 ``(B, K)``.
+    """
+
+    observations: torch.Tensor
+    next_observations: torch.Tensor
+    actions: torch.Tensor
+    rewards: torch.Tensor
+    terminated: torch.Tensor
+    masks: torch.Tensor | None
+
+
 class TDStepStats(NamedTuple):
     """What one gradient step of :meth:`EnsembleQPosterior.td_step` reports (0-d tensors).
 
@@ -120,7 +151,7 @@ class TDStepStats(NamedTuple):
         The summed loss of the ``K`` heads before the step.
     target_std : torch.Tensor
         Standard deviation of the TD targets ``y`` over the batch and the heads (the value
-        scale of the environment; :class:`~delight_gym.wrappers.BootstrappedDQN` can divide EI
+        scale of the environment; :class:`~delight_gym.sb3.BootstrappedDQN` can divide EI
         by its running average).
     """
 
@@ -204,6 +235,11 @@ class EnsembleQNetwork(nn.Module):
             self.obs_shape = tuple(int(d) for d in observation_space.shape)
             self.input_dim = int(np.prod(self.obs_shape)) if self.obs_shape else 1
             self.obs_start = 0
+            if self.input_dim == 0:
+                raise ValueError(
+                    "observation_space must hold at least one number, got a Box of shape "
+                    f"{self.obs_shape}"
+                )
         else:
             raise TypeError(
                 "observation_space must be a gymnasium Discrete or Box space, got "
@@ -212,6 +248,9 @@ class EnsembleQNetwork(nn.Module):
         if generator is None:
             generator = torch.Generator()
         sizes = (self.input_dim, *self.hidden_sizes, self.num_actions)
+        check_would_fit(
+            self.training_bytes(sizes, self.num_heads), self._size_description(sizes), "cpu"
+        )
         k = self.num_heads
         self.weights = nn.ParameterList()
         self.biases = nn.ParameterList()
@@ -226,6 +265,20 @@ class EnsembleQNetwork(nn.Module):
             self.register_buffer(f"frozen_weights_{i}", w.clone())
             self.register_buffer(f"frozen_biases_{i}", b.clone())
         self.num_layers = len(sizes) - 1
+
+    @staticmethod
+    def training_bytes(sizes: Sequence[int], num_heads: int) -> int:
+        """Bytes ``K`` heads of layer widths ``sizes`` (inputs, hidden..., actions) take while
+        training: float32 weights and biases six times over (trainable, target, prior,
+        gradient and Adam's two moments)."""
+        per_head = sum(fan_in * fan_out + fan_out for fan_in, fan_out in itertools.pairwise(sizes))
+        return 6 * 4 * num_heads * per_head
+
+    def _size_description(self, sizes: Sequence[int]) -> str:
+        return (
+            f"num_heads={self.num_heads} with hidden_sizes={self.hidden_sizes}, "
+            f"{sizes[0]} inputs (observation_space) and {sizes[-1]} actions"
+        )
 
     # -- frozen layers ---------------------------------------------------------------------------
 
@@ -255,7 +308,10 @@ class EnsembleQNetwork(nn.Module):
         return self.weights[0].device
 
     def encode(self, observations: Any, name: str = "observations") -> torch.Tensor:
-        """A batch of observations as the first layer's input.
+        """A batch of observations as the first layer's input, checked.
+
+        Numpy arrays and CPU tensors are checked in numpy (cheaper for small batches), a GPU
+        tensor on its device; the checks and the encoding are the same either way.
 
         Parameters
         ----------
@@ -273,61 +329,42 @@ class EnsembleQNetwork(nn.Module):
 
         Raises
         ------
+        TypeError
+            If the observations are not numbers.
         ValueError
-            On a wrong shape or a Discrete observation outside the space.
+            On a wrong shape, a non-finite value (also a float64 beyond float32's range), or a
+            Discrete observation that is not an integer of the space.
         """
-        if not torch.is_tensor(observations):
-            return self._encode_numpy(np.asarray(observations), name)
-        if observations.device.type == "cpu":  # numpy's checks are cheaper (no copy)
-            try:
-                as_numpy = observations.detach().numpy()
-            except TypeError:  # a dtype numpy lacks (bfloat16): checked in torch below
-                pass
-            else:
-                return self._encode_numpy(as_numpy, name)
-        x = observations.to(self.device)
+        x = host_view(observations)
         if x.ndim == 0:
             raise ValueError(f"{name} must be a batch with a leading axis, got a scalar")
-        n = x.shape[0]
+        n = int(x.shape[0])
+        kind = _dtype_kind(x)
+        if kind not in "biuf":
+            raise TypeError(f"{name} must be numbers, got dtype {x.dtype}")
         if self.encoding == "index":
             self._check_index_shape(tuple(x.shape), name)
-            if x.is_floating_point() and bool((x != x.round()).any()):
+            if kind == "f":
+                check_all_finite(x, name)
+            if kind == "b" or (kind == "f" and bool((x != x.round()).any())):
                 raise ValueError(f"{name} must be integers for a Discrete observation space")
-            idx = x.reshape(n).long() - self.obs_start
+            idx = _cast(x.reshape(n), "int64") - self.obs_start
             if bool(((idx < 0) | (idx >= self.input_dim)).any()):
                 raise ValueError(self._range_message(name))
-            return idx
+            return self._on_device(idx)
         self._check_box_shape(tuple(x.shape), name)
-        flat = x.reshape(n, self.input_dim).to(torch.float32)
+        flat = _cast(x.reshape(n, self.input_dim), "float32")
+        check_all_finite(flat, name)  # after the cast: beyond float32's range is inf
         if self.encoding == "one_hot":
-            count = (flat != 0).sum(dim=1)
-            if bool(((count <= 1) & (flat.sum(dim=1) == count)).all()):
-                return torch.where(count == 1, flat.argmax(dim=1), -1)
-        return flat
+            count = (flat != 0).sum(1)
+            if bool(((count <= 1) & (flat.sum(1) == count)).all()):
+                return self._on_device(_cast(_where(count == 1, flat.argmax(1), -1), "int64"))
+        return self._on_device(flat)
 
-    def _encode_numpy(self, x: np.ndarray, name: str) -> torch.Tensor:
-        """:meth:`encode` for a numpy batch: the checks in numpy (cheaper for a few rows)."""
-        if x.ndim == 0:
-            raise ValueError(f"{name} must be a batch with a leading axis, got a scalar")
-        n = x.shape[0]
-        if self.encoding == "index":
-            self._check_index_shape(x.shape, name)
-            if x.dtype.kind == "f" and np.any(x != np.round(x)):
-                raise ValueError(f"{name} must be integers for a Discrete observation space")
-            if x.dtype.kind not in "iuf":
-                raise ValueError(f"{name} must be integers for a Discrete observation space")
-            idx = x.reshape(n).astype(np.int64) - self.obs_start
-            if np.any((idx < 0) | (idx >= self.input_dim)):
-                raise ValueError(self._range_message(name))
-            return torch.from_numpy(idx).to(self.device)
-        self._check_box_shape(x.shape, name)
-        flat = np.asarray(x.reshape(n, self.input_dim), dtype=np.float32)
-        if self.encoding == "one_hot":
-            count = np.count_nonzero(flat, axis=1)
-            if np.all((count <= 1) & (flat.sum(axis=1) == count)):
-                idx = np.where(count == 1, flat.argmax(axis=1), -1)
-                return torch.from_numpy(idx.astype(np.int64)).to(self.device)
-        return torch.from_numpy(flat).to(self.device)
+    def _on_device(self, value: Any) -> torch.Tensor:
+        if isinstance(value, np.ndarray):
+            value = torch.from_numpy(value)
+        return value.to(self.device)
 
     def _check_index_shape(self, shape: tuple[int, ...], name: str) -> None:
         if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
@@ -410,15 +447,11 @@ class EnsembleQNetwork(nn.Module):
             The loss (0-d, with a graph to the trainable parameters) and the std of the TD
             targets (0-d, no graph).
         """
-        dev = self.device
-        b = len(actions)
-        x = self.encode(observations, "observations")
-        xn = self.encode(next_observations, "next_observations")
-        k = self.num_heads
+        x, xn, act, rew, done, m = self.check_transitions(
+            observations, actions, rewards, next_observations, terminated, masks
+        )
+        b, k = act.shape[0], self.num_heads
         q = self._mlp(x, self._trainable())  # (K, B, A), with a graph
-        act = _tensor(actions, dev).reshape(b).long()
-        rew = _tensor(rewards, dev).reshape(b).to(torch.float32)
-        done = _tensor(terminated, dev).reshape(b).to(torch.float32)
         with torch.no_grad():
             frozen = self._frozen()
             beta = self.prior_scale
@@ -428,12 +461,110 @@ class EnsembleQNetwork(nn.Module):
             y = rew + gamma * (1.0 - done) * next_q.max(dim=-1).values  # (K, B)
         q_sa = (q + beta * prior_s).gather(-1, act.expand(k, b)[..., None])[..., 0]
         sq = 0.5 * (q_sa - y) ** 2
-        if masks is not None:
-            m = _tensor(masks, dev).to(torch.float32)
-            if tuple(m.shape) != (b, k):
-                raise ValueError(f"masks must have shape ({b}, {k}), got {tuple(m.shape)}")
+        if m is not None:
             sq = sq * m.T
         return sq.mean(dim=1).sum(), y.std() if y.numel() > 1 else y.new_zeros(())
+
+    def check_transitions(
+        self,
+        observations: Any,
+        actions: Any,
+        rewards: Any,
+        next_observations: Any,
+        terminated: Any,
+        masks: Any = None,
+    ) -> Transitions:
+        """A batch of ``B`` transitions checked and on :attr:`device` (arguments as for
+        :meth:`td_loss`): every error names its argument, and nothing is computed from a batch
+        that fails.
+
+        Returns
+        -------
+        Transitions
+            ``observations`` and ``next_observations`` encoded (:meth:`encode`), ``actions``
+            int64 ``(B,)``, ``rewards`` and ``terminated`` float32 ``(B,)``, ``masks`` float32
+            ``(B, K)`` or ``None``.
+
+        Raises
+        ------
+        ValueError
+            On a shape that does not fit ``B`` rows, a non-finite observation, reward or mask,
+            an action outside ``[0, A)``, ``terminated`` not 0/1, or a negative mask.
+        TypeError
+            On non-numeric observations or rewards.
+        """
+        x = self.encode(observations, "observations")
+        b = int(x.shape[0])
+        xn = self.encode(next_observations, "next_observations")
+        if xn.shape[0] != b:
+            raise ValueError(
+                f"next_observations must hold one row per observation ({b}), got {xn.shape[0]}"
+            )
+        act = check_action_batch(_column(actions, b, "actions"), b, self.num_actions, "actions")
+        rew = _column(rewards, b, "rewards")
+        if _dtype_kind(rew) not in "iuf":
+            raise TypeError(f"rewards must be real numbers, got dtype {rew.dtype}")
+        check_all_finite(rew, "rewards")
+        done = _column(terminated, b, "terminated")
+        check_binary(done, "terminated")
+        m = None
+        if masks is not None:
+            m = host_view(masks)
+            if tuple(m.shape) != (b, self.num_heads):
+                raise ValueError(
+                    f"masks must have shape ({b}, {self.num_heads}), got {tuple(m.shape)}"
+                )
+            if _dtype_kind(m) not in "biuf":
+                raise TypeError(f"masks must be numbers, got dtype {m.dtype}")
+            check_all_finite(m, "masks")
+            if bool((m < 0).any()):
+                raise ValueError("masks must be >= 0 (weights of each transition in each head)")
+            m = self._on_device(_cast(m, "float32"))
+        return Transitions(
+            x,
+            xn,
+            self._on_device(act),
+            self._on_device(_cast(rew, "float32")),
+            self._on_device(_cast(done, "float32")),
+            m,
+        )
+
+
+def _column(value: Any, rows: int, name: str) -> Any:
+    """``value`` (:func:`~delight_gym._checks.host_view`) as ``(rows,)``; it may be ``(rows,)``
+    or ``(rows, 1)`` (SB3's replay samples)."""
+    x = host_view(value)
+    if tuple(x.shape) not in ((rows,), (rows, 1)):
+        raise ValueError(f"{name} must have shape ({rows},) or ({rows}, 1), got {tuple(x.shape)}")
+    return x.reshape(rows)
+
+
+def _dtype_kind(x: Any) -> str:
+    """numpy's dtype kind (``"b"``, ``"i"``, ``"u"``, ``"f"``, ``"c"``, ...) of an array or a
+    tensor."""
+    if isinstance(x, np.ndarray):
+        return str(x.dtype.kind)
+    if x.dtype == torch.bool:
+        return "b"
+    if x.dtype.is_floating_point:
+        return "f"
+    if x.dtype.is_complex:
+        return "c"
+    return "u" if x.dtype == torch.uint8 else "i"
+
+
+def _cast(x: Any, dtype: str) -> Any:
+    """``x`` (array or tensor) as ``"int64"`` or ``"float32"`` (no copy if it already is)."""
+    if isinstance(x, np.ndarray):
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, refused by the caller
+            return x.astype(dtype, copy=False)
+    return x.to(getattr(torch, dtype))
+
+
+def _where(condition: Any, x: Any, other: int) -> Any:
+    if isinstance(condition, np.ndarray):
+        return np.where(condition, x, other)
+    return torch.where(condition, x, other)
 
 
 def _tensor(value: Any, device: torch.device) -> torch.Tensor:
@@ -541,14 +672,17 @@ class EnsembleQPosterior:
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.buffer_size = check_positive_int(buffer_size, "buffer_size")
         self.learning_starts = check_positive_int(learning_starts, "learning_starts")
+        if self.learning_starts > self.buffer_size:
+            raise ValueError(
+                f"learning_starts={learning_starts} exceeds buffer_size={buffer_size}: the "
+                "buffer never holds that many transitions, so the heads would never train"
+            )
         self.sgd_period = check_positive_int(sgd_period, "sgd_period")
         self.target_update_period = check_positive_int(target_update_period, "target_update_period")
         self.mask_prob = check_positive_float(mask_prob, "mask_prob")
         if self.mask_prob > 1:
             raise ValueError(f"mask_prob must lie in (0, 1], got {mask_prob}")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
-            raise TypeError(f"seed must be an int or None, got {seed!r}")
-        self.seed = seed
+        self.seed = check_seed(seed)
         self.generator = torch.Generator()
         if seed is None:
             self.generator.seed()
@@ -557,9 +691,17 @@ class EnsembleQPosterior:
         dev = check_device(device)
         if "generator" in network_options:
             raise TypeError("generator is the posterior's own (seeded by seed); remove it")
-        self.network = EnsembleQNetwork(
+        network = EnsembleQNetwork(
             observation_space, self.num_actions, generator=self.generator, **network_options
-        ).to(dev)
+        )
+        if dev.type != "cpu":  # it was built on the CPU, and checked there
+            sizes = (network.input_dim, *network.hidden_sizes, self.num_actions)
+            check_would_fit(
+                network.training_bytes(sizes, network.num_heads),
+                network._size_description(sizes),
+                dev,
+            )
+        self.network = network.to(dev)
         self.num_heads = self.network.num_heads
         self.observation_space = observation_space
         self.optimizer = torch.optim.Adam(
@@ -610,11 +752,7 @@ class EnsembleQPosterior:
             ``(n,)``, finite.
         """
         q = self.head_values_tensor(observations).double()
-        base = torch.as_tensor(np.asarray(baseline, dtype=np.float64), device=q.device)
-        if tuple(base.shape) != (q.shape[1],):
-            raise ValueError(f"baseline must have shape ({q.shape[1]},), got {tuple(base.shape)}")
-        if not bool(torch.isfinite(base).all()):
-            raise ValueError("baseline must be finite (no NaN or inf)")
+        base = torch.as_tensor(check_baseline(baseline, q.shape[1]), device=q.device)
         return ensemble_expected_improvement(q, base).cpu().numpy()
 
     def evaluate(
@@ -627,7 +765,8 @@ class EnsembleQPosterior:
         observations : array_like
             ``(n, ...)``.
         host_probs : array_like
-            float ``(n, A)``: the host's probabilities (for ``baseline="host"``).
+            float ``(n, A)``: the host's probabilities, each row a distribution (finite,
+            non-negative, summing to 1); may be ``None`` for ``baseline="max"``.
         baseline : {"host", "max"}, default "host"
             See :func:`~delight_gym.posteriors.base.host_baseline`.
 
@@ -640,7 +779,11 @@ class EnsembleQPosterior:
             raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
         q = self.head_values_tensor(observations).double()
         n, a = q.shape[1], q.shape[2]
-        probs = torch.as_tensor(np.asarray(host_probs, dtype=np.float64), device=q.device)
+        if host_probs is None and baseline == "max":
+            host_probs = np.full((n, a), 1.0 / a)  # unused by the "max" baseline
+        checked = check_finite_array(host_probs, "host_probs", shape=(n, a))
+        check_probabilities(checked, "host_probs")
+        probs = torch.as_tensor(checked, device=q.device)
         means = q.mean(dim=0)
         base = host_baseline(means, probs, baseline)
         ei = ensemble_expected_improvement(q, base)
@@ -706,26 +849,29 @@ class EnsembleQPosterior:
         rewards : array_like
             float ``(n,)``, finite.
         terminated : array_like
-            bool ``(n,)``: ``True`` where the episode ended without truncation.
+            bool or 0/1 ``(n,)``: ``True`` where the episode ended without truncation.
         truncated : array_like, optional
             Ignored: a truncated transition bootstraps like any other.
+
+        Raises
+        ------
+        ValueError, TypeError
+            As :meth:`EnsembleQNetwork.check_transitions`, before anything is stored or
+            trained (a refused update changes nothing).
         """
         dev = self.device
         net = self.network
-        obs = net.encode(observations, "observations")
-        n = obs.shape[0]
-        net.encode(next_observations, "next_observations")  # validates
-        act = check_action_batch(actions, n, self.num_actions, "actions")
-        rew = check_finite_array(rewards, "rewards", shape=(n,))
-        term = np.asarray(terminated)
-        if term.shape != (n,):
-            raise ValueError(f"terminated must have shape ({n},), got {term.shape}")
+        checked = net.check_transitions(
+            observations, actions, rewards, next_observations, terminated
+        )
+        n = checked.actions.shape[0]
+        shape = (n, *net.obs_shape)  # (n,) for Discrete observations given as (n, 1)
         rows = {
-            "observations": _tensor(observations, dev),
-            "next_observations": _tensor(next_observations, dev),
-            "actions": torch.as_tensor(act, device=dev),
-            "rewards": torch.as_tensor(rew, dtype=torch.float32, device=dev),
-            "terminated": torch.as_tensor(term.astype(bool), device=dev),
+            "observations": _tensor(observations, dev).reshape(shape),
+            "next_observations": _tensor(next_observations, dev).reshape(shape),
+            "actions": checked.actions,
+            "rewards": checked.rewards,
+            "terminated": checked.terminated.bool(),
         }
         if self.mask_prob < 1:
             draw = torch.rand((n, self.num_heads), generator=self.generator)
@@ -754,6 +900,10 @@ class EnsembleQPosterior:
     def _store(self, rows: dict[str, torch.Tensor]) -> None:
         n = len(rows["actions"])
         if not self._buffer:
+            row_bytes = sum(v[0].numel() * v.element_size() for v in rows.values())
+            check_would_fit(
+                self.buffer_size * row_bytes, f"buffer_size={self.buffer_size}", self.device
+            )
             self._buffer = {
                 k: torch.zeros((self.buffer_size, *v.shape[1:]), dtype=v.dtype, device=v.device)
                 for k, v in rows.items()

@@ -1,0 +1,295 @@
+"""Bad input on the deep API: each case raises the right exception type, its message names the
+argument (and, for environment data, the timestep), and a refused update changes nothing."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+from delight_gym._checks import (
+    check_all_finite,
+    check_binary,
+    check_seed,
+    check_would_fit,
+    format_bytes,
+)
+from delight_gym.posteriors.ensemble import EnsembleQNetwork, EnsembleQPosterior
+
+BOX = spaces.Box(-1.0, 1.0, (3,), np.float32)
+N = 5
+
+
+def _posterior(**kwargs: Any) -> EnsembleQPosterior:
+    options: dict[str, Any] = {
+        "num_heads": 3,
+        "hidden_sizes": (8,),
+        "seed": 100,
+        "learning_starts": 1,
+    }
+    options.update(kwargs)
+    return EnsembleQPosterior(BOX, 2, batch_size=4, **options)
+
+
+def _batch(rng: np.random.Generator, n: int = N) -> dict[str, Any]:
+    return {
+        "observations": rng.uniform(-1, 1, (n, 3)).astype(np.float32),
+        "actions": rng.integers(0, 2, n),
+        "rewards": rng.normal(size=n),
+        "next_observations": rng.uniform(-1, 1, (n, 3)).astype(np.float32),
+        "terminated": np.zeros(n, dtype=bool),
+    }
+
+
+def _with(batch: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    out = {k: np.array(v, copy=True) for k, v in batch.items()}
+    out.update(changes)
+    return out
+
+
+def _nan_row(x: np.ndarray, row: int = 2, value: float = np.nan) -> np.ndarray:
+    x = np.array(x, dtype=np.float32, copy=True)
+    x[row, 1] = value
+    return x
+
+
+# -- posterior: one case per kind, the type and the argument's name ------------------------------
+
+
+def _bad_updates(b: dict[str, Any]) -> list[tuple[str, dict[str, Any], type, str]]:
+    nan_reward = np.array(b["rewards"], copy=True)
+    nan_reward[3] = np.nan
+    return [
+        (
+            "nan observation row",
+            _with(b, observations=_nan_row(b["observations"])),
+            ValueError,
+            "observations",
+        ),
+        (
+            "inf next observation",
+            _with(b, next_observations=_nan_row(b["next_observations"], value=np.inf)),
+            ValueError,
+            "next_observations",
+        ),
+        ("nan reward", _with(b, rewards=nan_reward), ValueError, "rewards"),
+        (
+            "float64 beyond float32",
+            _with(b, observations=np.full((N, 3), 1e39)),
+            ValueError,
+            "observations",
+        ),
+        (
+            "4 next observations for 5",
+            _with(b, next_observations=b["next_observations"][:4]),
+            ValueError,
+            "next_observations",
+        ),
+        (
+            "1 next observation for 5",
+            _with(b, next_observations=b["next_observations"][:1]),
+            ValueError,
+            "next_observations",
+        ),
+        ("action >= A", _with(b, actions=np.array([0, 1, 2, 0, 1])), ValueError, "actions"),
+        (
+            "float actions",
+            _with(b, actions=np.array([0.0, 1.0, 0.5, 0.0, 1.0])),
+            ValueError,
+            "actions",
+        ),
+        ("4 rewards for 5", _with(b, rewards=b["rewards"][:4]), ValueError, "rewards"),
+        (
+            "terminated not 0/1",
+            _with(b, terminated=np.array([0.3, -1.2, 2.5, 0, 1])),
+            ValueError,
+            "terminated",
+        ),
+        ("terminated shape", _with(b, terminated=np.zeros((N, 2), bool)), ValueError, "terminated"),
+        (
+            "string observations",
+            _with(b, observations=np.full((N, 3), "a")),
+            TypeError,
+            "observations",
+        ),
+    ]
+
+
+CASES = _bad_updates(_batch(np.random.default_rng(100)))
+
+
+def _snapshot(post: EnsembleQPosterior) -> dict[str, Any]:
+    return copy.deepcopy(post.state_dict())
+
+
+def _assert_same(before: dict[str, Any], after: dict[str, Any]) -> None:
+    assert before.keys() == after.keys()
+    for key in ("buffer_pos", "buffer_len", "transitions", "sgd_steps"):
+        assert before[key] == after[key], key
+    assert torch.equal(before["generator"], after["generator"])
+    for name, value in before["network"].items():
+        assert torch.equal(value, after["network"][name]), name
+    for k, v in before["buffer"].items():
+        assert torch.equal(v, after["buffer"][k]), k
+    assert repr(before["optimizer"]) == repr(after["optimizer"])
+
+
+@pytest.mark.parametrize(("label", "batch", "error", "name"), CASES, ids=[c[0] for c in CASES])
+def test_refused_update_names_the_argument_and_changes_nothing(
+    label: str, batch: dict[str, Any], error: type, name: str
+) -> None:
+    post = _posterior()
+    post.update(**_batch(np.random.default_rng(101)))  # optimizer state and buffer exist
+    assert post.sgd_steps > 0
+    before = _snapshot(post)
+    with pytest.raises(error, match=rf"\b{name}\b"):
+        post.update(**batch)
+    _assert_same(before, _snapshot(post))
+    # A good update still trains afterwards (nothing was left half-done).
+    post.update(**_batch(np.random.default_rng(102)))
+    assert post.transitions == 2 * N
+
+
+@pytest.mark.parametrize(("label", "batch", "error", "name"), CASES, ids=[c[0] for c in CASES])
+def test_refused_td_step_names_the_argument_and_changes_nothing(
+    label: str, batch: dict[str, Any], error: type, name: str
+) -> None:
+    post = _posterior()
+    post.td_step(**_batch(np.random.default_rng(101)))
+    weights = [p.detach().clone() for p in post.network.parameters()]
+    state = repr(post.optimizer.state_dict())
+    # SB3's replay samples are (B, 1) tensors: the same checks apply to them.
+    as_tensors = {
+        k: torch.as_tensor(np.asarray(v))
+        for k, v in batch.items()
+        if k != "observations" or np.asarray(v).dtype.kind != "U"
+    }
+    if "observations" not in as_tensors:
+        as_tensors["observations"] = batch["observations"]
+    for given in (batch, as_tensors):
+        with pytest.raises(error, match=rf"\b{name}\b"):
+            post.td_step(**given)
+    for before, after in zip(weights, post.network.parameters(), strict=True):
+        assert torch.equal(before, after)
+    assert repr(post.optimizer.state_dict()) == state
+
+
+def test_td_step_refuses_bad_masks_and_mismatched_batches() -> None:
+    post = _posterior()
+    b = _batch(np.random.default_rng(103))
+    with pytest.raises(ValueError, match="masks must have shape"):
+        post.td_step(**b, masks=np.ones((N, 2)))
+    with pytest.raises(ValueError, match="masks must be finite"):
+        post.td_step(**b, masks=np.full((N, 3), np.nan))
+    with pytest.raises(ValueError, match="masks must be >= 0"):
+        post.td_step(**b, masks=-np.ones((N, 3)))
+    with pytest.raises(ValueError, match="actions must have shape"):
+        post.td_step(**_with(b, actions=b["actions"][:3]))
+    # SB3's (B, 1) columns are accepted and give the loss of the (B,) ones.
+    loss = post.network.td_loss(**b, gamma=0.9)[0]
+    columns = {
+        k: (v[:, None] if k in ("actions", "rewards", "terminated") else v) for k, v in b.items()
+    }
+    assert torch.equal(post.network.td_loss(**columns, gamma=0.9)[0], loss)
+
+
+def test_values_refuse_non_finite_observations_and_host_probabilities() -> None:
+    post = _posterior()
+    obs = _nan_row(np.zeros((N, 3)))
+    for method in (post.head_values, post.mean):
+        with pytest.raises(ValueError, match="observations must be finite"):
+            method(obs)
+    with pytest.raises(ValueError, match=r"observations must be finite.*entry \(2, 1\)"):
+        post.expected_improvement(obs, np.zeros(N))
+    good = np.zeros((N, 3))
+    with pytest.raises(ValueError, match="host_probs must be finite"):
+        post.evaluate(good, np.full((N, 2), np.nan))
+    with pytest.raises(ValueError, match="host_probs must sum to 1"):
+        post.evaluate(good, np.full((N, 2), 5.0))
+    with pytest.raises(ValueError, match="host_probs must be non-negative"):
+        post.evaluate(good, np.tile([1.5, -0.5], (N, 1)))
+    with pytest.raises(ValueError, match=r"host_probs must have shape \(5, 2\)"):
+        post.evaluate(good, np.full((N, 3), 1 / 3))
+    # The "max" baseline does not use them: None is fine, and equals any distribution's.
+    values = post.evaluate(good, None, baseline="max")
+    np.testing.assert_array_equal(values.baseline, post.mean(good).max(axis=1))
+
+
+def test_discrete_observations_refuse_nan_and_bools() -> None:
+    post = EnsembleQPosterior(spaces.Discrete(4), 2, num_heads=2, seed=100)
+    with pytest.raises(ValueError, match="observations must be finite"):
+        post.head_values(np.array([0.0, np.nan]))
+    with pytest.raises(ValueError, match="observations must be integers"):
+        post.head_values(np.array([True, False]))
+    with pytest.raises(ValueError, match="observations must be integers"):
+        post.head_values(np.array([0.5]))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "name"),
+    [
+        ({"seed": -1}, ValueError, "seed"),
+        ({"seed": 2**64}, ValueError, "seed"),
+        ({"seed": 1.5}, TypeError, "seed"),
+        ({"buffer_size": 10, "learning_starts": 100}, ValueError, "learning_starts"),
+        ({"num_heads": 10**12}, ValueError, "num_heads"),
+        ({"hidden_sizes": (10**9, 10**9)}, ValueError, "hidden_sizes"),
+    ],
+)
+def test_bad_settings_name_the_argument(kwargs: dict[str, Any], error: type, name: str) -> None:
+    with pytest.raises(error, match=name):
+        EnsembleQPosterior(BOX, 2, **kwargs)
+
+
+def test_memory_limits_say_the_size_they_would_need() -> None:
+    # 10**12 heads of [64, 64] on 3 inputs and 2 actions: 6 float32 copies of each weight.
+    per_head = 3 * 64 + 64 + 64 * 64 + 64 + 64 * 2 + 2
+    need = 6 * 4 * 10**12 * per_head
+    with pytest.raises(ValueError, match=rf"num_heads=10+ .* would need {format_bytes(need)}"):
+        EnsembleQNetwork(BOX, 2, num_heads=10**12)
+    assert EnsembleQNetwork.training_bytes((3, 64, 64, 2), 10**12) == need
+    # The posterior's own replay buffer is allocated at the first update: refused there, with
+    # nothing stored.
+    post = _posterior(buffer_size=10**13)
+    row = 2 * 3 * 4 + 8 + 4 + 1  # two float32 observations, int64 action, reward, flag
+    with pytest.raises(
+        ValueError, match=rf"buffer_size=10+ would need {format_bytes(row * 10**13)}"
+    ):
+        post.update(**_batch(np.random.default_rng(104)))
+    assert post.transitions == 0 and post.state_dict()["buffer"] == {}
+
+
+def test_unusable_spaces_and_devices() -> None:
+    with pytest.raises(ValueError, match="observation_space must hold at least one number"):
+        EnsembleQPosterior(spaces.Box(-1, 1, (0,)), 2)
+    # A zero-dimensional Box (one number per observation) works.
+    scalar = EnsembleQPosterior(spaces.Box(-1, 1, ()), 2, num_heads=2, seed=100)
+    assert scalar.head_values(np.zeros(4)).shape == (2, 4, 2)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device 'cuda' is not usable"):
+            EnsembleQPosterior(BOX, 2, device="cuda")
+
+
+# -- the shared checks ---------------------------------------------------------------------------
+
+
+def test_shared_checks() -> None:
+    assert check_seed(None) is None and check_seed(np.int64(7)) == 7
+    with pytest.raises(TypeError, match="my_seed"):
+        check_seed(True, "my_seed")
+    check_all_finite(np.arange(3), "x")  # integers are always finite
+    with pytest.raises(ValueError, match=r"x must be finite \(no NaN or inf\) at t = 4; .*entry 1"):
+        check_all_finite(torch.tensor([0.0, float("inf")]), "x", where=" at t = 4")
+    check_binary(torch.tensor([0.0, 1.0]), "done")
+    with pytest.raises(ValueError, match=r"done must be bools or 0/1; entries \[1\] got \[0.5\]"):
+        check_binary(np.array([1.0, 0.5]), "done")
+    with pytest.raises(ValueError, match="done must be bools or 0/1"):
+        check_binary(np.array(["x"]), "done")
+    assert format_bytes(512) == "512 bytes" and format_bytes(1.5 * 2**30) == "1.5 GiB"
+    check_would_fit(1, "tiny")
+    with pytest.raises(ValueError, match=r"big=1 would need 8.0 EiB on cpu"):
+        check_would_fit(2**63, "big=1")
