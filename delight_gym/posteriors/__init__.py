@@ -12,10 +12,15 @@
 * :mod:`~delight_gym.posteriors.adapters` — the value-posterior adapters of the Beta, linear
   and tabular MDP posteriors;
 * :mod:`~delight_gym.posteriors.ensemble` — Q-heads with randomized priors (torch), the
-  default posterior of non-tabular Box spaces.
+  default posterior of non-tabular Box spaces;
+* :mod:`~delight_gym.posteriors.student_t` — Student-t EI (numpy/SciPy);
+* :mod:`~delight_gym.posteriors.linfull`, :mod:`~delight_gym.posteriors.neural_linear`,
+  :mod:`~delight_gym.posteriors.bandit_ensemble` — contextual-bandit posteriors (torch):
+  Normal-Inverse-Gamma regression on inputs or on a network's features, and a bandit
+  ensemble with randomized priors.
 
-The torch modules (``linear``, ``tabular``, ``ensemble``) are imported on first use of their
-names.
+The torch modules (``linear``, ``tabular``, ``ensemble``, ``linfull``, ``neural_linear``,
+``bandit_ensemble``) are imported on first use of their names.
 """
 
 from delight_gym._lazy import lazy_getattr
@@ -38,6 +43,7 @@ from delight_gym.posteriors.gaussian import (
     gaussian_expected_improvement,
     log_gaussian_expected_improvement,
 )
+from delight_gym.posteriors.student_t import student_t_expected_improvement
 from delight_gym.posteriors.value import TabularValuePosterior, default_posterior
 
 __all__ = [
@@ -45,6 +51,7 @@ __all__ = [
     "BetaBernoulliAdapter",
     "BetaBernoulliPosterior",
     "EnsembleQPosterior",
+    "LinFullPosterior",
     "LinearGaussianAdapter",
     "LinearGaussianPosterior",
     "PosteriorAdapter",
@@ -60,11 +67,13 @@ __all__ = [
     "gaussian_expected_improvement",
     "host_baseline",
     "log_gaussian_expected_improvement",
+    "student_t_expected_improvement",
 ]
 
 #: The torch posteriors and their modules, imported on first use (PEP 562).
 _LAZY = {
     "EnsembleQPosterior": "delight_gym.posteriors.ensemble",
+    "LinFullPosterior": "delight_gym.posteriors.linfull",
     "LinearGaussianPosterior": "delight_gym.posteriors.linear",
     "TabularMDPPosterior": "delight_gym.posteriors.tabular",
 }

@@ -1,0 +1,429 @@
+"""Contextual-bandit agents on learned posteriors, batched over seeds (torch, any device).
+
+Each round every row (seed) sees the inputs of its ``K`` arms, ``(batch, K, input_dim)``
+(the wheel: the context, repeated for every arm), plays one arm and observes its reward. The
+posterior is one of ``linfull`` (:class:`~delight_gym.posteriors.linfull.LinFullPosterior`),
+``neurallinear`` (:class:`~delight_gym.posteriors.neural_linear.NeuralLinearPosterior`) or
+``ensemble`` (:class:`~delight_gym.posteriors.bandit_ensemble.BanditEnsemblePosterior`), with
+one model per arm (``per_arm=True``) or one shared model (``per_arm=False``). Agents are named
+``RULE-POSTERIOR``: ``delight`` (DE, Algorithm 1, greedy host on the posterior mean, baseline
+``v = max_a`` mean, EI under the posterior of the mean reward, ``λ = gate_price·reward_scale``),
+``thompson`` (one posterior draw per round; ensemble: one random head), ``greedy`` (the host
+alone); plus ``egreedy`` (uniform arm with probability ``ε_t = M/(M + t)``, else greedy on the
+LinFull posterior mean) and ``uniform``. Row ``i`` of an agent with ``seed = s`` draws only
+from its own CPU generator, seeded from ``s + i``: a batch equals per-seed agents of batch 1.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+
+from delight_gym._checks import (
+    check_device,
+    check_flag,
+    check_nonnegative_float,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+)
+from delight_gym.agents.seeding import torch_seed
+from delight_gym.rule import (
+    DelightSettings,
+    epsilon_schedule,
+    sample_acting_on_explore_rows,
+)
+
+__all__ = [
+    "CONTEXTUAL_AGENTS",
+    "CONTEXTUAL_POSTERIORS",
+    "ContextualAgent",
+    "make_contextual_agent",
+    "row_generators",
+]
+
+#: Posteriors of the ``RULE-POSTERIOR`` agents.
+CONTEXTUAL_POSTERIORS: tuple[str, ...] = ("linfull", "neurallinear", "ensemble")
+#: Every agent name :func:`make_contextual_agent` takes.
+CONTEXTUAL_AGENTS: tuple[str, ...] = (
+    *(
+        f"{rule}-{post}"
+        for post in CONTEXTUAL_POSTERIORS
+        for rule in ("delight", "thompson", "greedy")
+    ),
+    "egreedy",
+    "uniform",
+)
+
+#: Mixed into every row's seed, so an agent's stream differs from an env seeded alike.
+_SALT = 0x5EED_C0DE
+
+
+def row_generators(seed: int, batch: int) -> list[torch.Generator]:
+    """``batch`` CPU generators, row ``i`` seeded from ``[seed + i, salt]`` (so the rows of a
+    batch with ``seed = s`` are the agents of batch 1 with seeds ``s, s + 1, …``)."""
+    gens = []
+    for i in range(batch):
+        g = torch.Generator()
+        g.manual_seed(torch_seed([seed + i, _SALT]))
+        gens.append(g)
+    return gens
+
+
+def _build_posterior(
+    kind: str,
+    batch: int,
+    groups: int,
+    input_dim: int,
+    generators: list[torch.Generator],
+    device: Any,
+    options: dict[str, Any],
+) -> Any:
+    if kind == "linfull":
+        from delight_gym.posteriors.linfull import LinFullPosterior
+
+        return LinFullPosterior(batch, groups, input_dim, device=device, **options)
+    if kind == "neurallinear":
+        from delight_gym.posteriors.neural_linear import NeuralLinearPosterior
+
+        return NeuralLinearPosterior(
+            batch, groups, input_dim, generators=generators, device=device, **options
+        )
+    from delight_gym.posteriors.bandit_ensemble import BanditEnsemblePosterior
+
+    return BanditEnsemblePosterior(
+        batch, groups, input_dim, generators=generators, device=device, **options
+    )
+
+
+class ContextualAgent:
+    """Base of the contextual agents: sizes, the posterior, the row generators and ``t``.
+
+    Parameters
+    ----------
+    batch : int
+        Rows (seeds) ``B``.
+    num_arms : int
+        ``K``.
+    input_dim : int
+        ``d`` of each arm's input.
+    per_arm : bool
+        One model per arm (``True``) or one shared model (``False``).
+    seed : int
+        Row ``i`` draws from a generator seeded from ``seed + i`` (:func:`row_generators`).
+    posterior : str or None
+        One of :data:`CONTEXTUAL_POSTERIORS` (``None``: no posterior, for ``uniform``).
+    device : torch.device or str, optional
+    **posterior_options
+        Keywords of the posterior (``lambda_prior``, ``hidden_sizes``, ``dtype``, …).
+
+    Attributes
+    ----------
+    posterior : LinFullPosterior, NeuralLinearPosterior, BanditEnsemblePosterior or None
+    generators : list of torch.Generator
+    t : int
+        Completed rounds.
+    overrides : torch.Tensor
+        int64 ``(B,)``: rounds where DE's override fired with a non-empty gate (zeros for the
+        other rules).
+    """
+
+    name: ClassVar[str] = "base"
+
+    def __init__(
+        self,
+        batch: int,
+        num_arms: int,
+        input_dim: int,
+        *,
+        per_arm: bool,
+        seed: int,
+        posterior: str | None = "linfull",
+        device: Any = None,
+        **posterior_options: Any,
+    ) -> None:
+        self.batch = check_positive_int(batch, "batch")
+        self.num_arms = check_positive_int(num_arms, "num_arms")
+        self.input_dim = check_positive_int(input_dim, "input_dim")
+        self.per_arm = check_flag(per_arm, "per_arm")
+        self.seed = check_nonnegative_int(seed, "seed")
+        self.generators = row_generators(self.seed, self.batch)
+        groups = self.num_arms if self.per_arm else 1
+        if posterior is None:
+            if posterior_options:
+                raise TypeError(f"unexpected keyword arguments {sorted(posterior_options)}")
+            self.posterior: Any = None
+            self.device = check_device(device)
+            self.dtype = torch.float64
+        else:
+            if posterior not in CONTEXTUAL_POSTERIORS:
+                raise ValueError(
+                    f"posterior must be one of {CONTEXTUAL_POSTERIORS}, got {posterior!r}"
+                )
+            self.posterior = _build_posterior(
+                posterior,
+                self.batch,
+                groups,
+                self.input_dim,
+                self.generators,
+                device,
+                posterior_options,
+            )
+            self.device = self.posterior.device
+            self.dtype = self.posterior.dtype
+        self._rows = torch.arange(self.batch, device=self.device)
+        self.t = 0
+        self.overrides = torch.zeros(self.batch, dtype=torch.int64, device=self.device)
+
+    # -- checks --------------------------------------------------------------------------------
+
+    def _check_inputs(self, inputs: Any) -> torch.Tensor:
+        x = torch.as_tensor(inputs, device=self.device)
+        if not x.is_floating_point():
+            raise TypeError(f"inputs must be a float tensor, got {x.dtype}")
+        shape = (self.batch, self.num_arms, self.input_dim)
+        if tuple(x.shape) != shape:
+            raise ValueError(f"inputs must have shape {shape}, got {tuple(x.shape)}")
+        x = x.to(self.dtype)
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError("inputs must be finite (no NaN or inf)")
+        return x
+
+    def _uniforms(self, count: int) -> torch.Tensor:
+        """``(B, count)`` uniforms, row ``i`` from its own generator (float64, on the device)."""
+        draws = [torch.rand(count, generator=g, dtype=torch.float64) for g in self.generators]
+        return torch.stack(draws).to(self.device)
+
+    def _random_arms(self) -> torch.Tensor:
+        draws = [torch.randint(self.num_arms, (1,), generator=g) for g in self.generators]
+        return torch.cat(draws).to(self.device)
+
+    # -- acting --------------------------------------------------------------------------------
+
+    def act(self, inputs: Any) -> torch.Tensor:
+        """One arm per row.
+
+        Parameters
+        ----------
+        inputs : torch.Tensor
+            float ``(B, K, input_dim)``: every arm's input this round.
+
+        Returns
+        -------
+        torch.Tensor
+            int64 ``(B,)`` arms in ``[0, K)``.
+        """
+        return self._act(self._check_inputs(inputs))
+
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _greedy(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.argmax(self.posterior.mean(x, validate=False), dim=-1)
+
+    def update(self, inputs: Any, actions: Any, rewards: Any) -> None:
+        """Feed back the rewards of the arms played.
+
+        Parameters
+        ----------
+        inputs : torch.Tensor
+            float ``(B, K, input_dim)``: the inputs the arms were chosen on.
+        actions : torch.Tensor
+            int ``(B,)`` in ``[0, K)``.
+        rewards : torch.Tensor
+            float ``(B,)``, finite.
+        """
+        x = self._check_inputs(inputs)
+        a = torch.as_tensor(actions, device=self.device)
+        if a.is_floating_point() or a.dtype == torch.bool:
+            raise TypeError(f"actions must be an integer tensor, got {a.dtype}")
+        if tuple(a.shape) != (self.batch,):
+            raise ValueError(f"actions must have shape ({self.batch},), got {tuple(a.shape)}")
+        if bool(((a < 0) | (a >= self.num_arms)).any()):
+            raise ValueError(f"actions must lie in [0, {self.num_arms})")
+        r = torch.as_tensor(rewards, device=self.device)
+        if tuple(r.shape) != (self.batch,):
+            raise ValueError(f"rewards must have shape ({self.batch},), got {tuple(r.shape)}")
+        r = r.to(self.dtype)
+        if not bool(torch.isfinite(r).all()):
+            raise ValueError("rewards must be finite (no NaN or inf)")
+        a = a.long()
+        if self.posterior is not None:
+            groups = a if self.per_arm else torch.zeros_like(a)
+            self.posterior.update(x[self._rows, a], groups, r)
+        self.t += 1
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(batch={self.batch}, num_arms={self.num_arms}, "
+            f"input_dim={self.input_dim}, per_arm={self.per_arm}, posterior={self.posterior!r})"
+        )
+
+
+class ContextualGreedyAgent(ContextualAgent):
+    """The host alone: the arm of largest posterior mean reward (lowest index on ties)."""
+
+    name = "greedy"
+
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
+        return self._greedy(x)
+
+
+class ContextualThompsonAgent(ContextualAgent):
+    """Thompson sampling: the best arm under one posterior draw per round and row."""
+
+    name = "thompson"
+
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
+        values = self.posterior.thompson_values(x, self.generators, validate=False)
+        return torch.argmax(values, dim=-1)
+
+
+class ContextualEpsilonGreedyAgent(ContextualAgent):
+    """Annealed ε-greedy: a uniform arm with probability ``ε_t = M/(M + t)``, else greedy.
+
+    Parameters
+    ----------
+    half_life : float, default 100
+        ``M > 0``.
+    """
+
+    name = "egreedy"
+
+    def __init__(self, *args: Any, half_life: float = 100.0, **kwargs: Any) -> None:
+        self.half_life = check_positive_float(half_life, "half_life")
+        super().__init__(*args, **kwargs)
+
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
+        eps = epsilon_schedule(self.t, self.half_life, validate=False)
+        u = self._uniforms(1)[:, 0]
+        random_arm = self._random_arms()
+        return torch.where(u < eps, random_arm, self._greedy(x))
+
+
+class ContextualUniformAgent(ContextualAgent):
+    """Uniform play: every arm with probability ``1/K`` (no posterior)."""
+
+    name = "uniform"
+
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
+        return self._random_arms()
+
+
+class ContextualDelightAgent(DelightSettings, ContextualAgent):
+    """Delight-gated exploration (Algorithm 1) with a greedy host on the posterior mean.
+
+    Baseline ``v = max_a`` posterior mean; EI of each arm's mean reward under the posterior;
+    the gate and the override are evaluated only on the rows that explore
+    (:func:`~delight_gym.rule.sample_acting_on_explore_rows`). ``gate_price`` arrives here
+    already multiplied by ``reward_scale`` (:func:`make_contextual_agent`).
+
+    Parameters
+    ----------
+    half_life, gate_price, surprisal_cap : float
+        ``M``, ``λ`` (reward units), ``L``.
+    """
+
+    name = "delight"
+
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
+        pred = self.posterior.predictive(x, validate=False)
+        mean = pred.mean
+        host_arm = torch.argmax(mean, dim=-1)
+        baseline = mean[self._rows, host_arm]
+        eps = epsilon_schedule(self.t, self.half_life, validate=False)
+        u = self._uniforms(2)
+
+        def decide(rows: torch.Tensor) -> Any:
+            host = torch.zeros((rows.shape[0], self.num_arms), dtype=mean.dtype, device=self.device)
+            host[torch.arange(rows.shape[0], device=self.device), host_arm[rows]] = 1.0
+            ei = pred.expected_improvement(baseline[rows], rows)
+            return self.decide(host, ei.to(mean.dtype), eps)
+
+        draw = sample_acting_on_explore_rows((u[:, 0], u[:, 1]), eps, decide, host_actions=host_arm)
+        if draw.decision is not None:
+            self.overrides[draw.rows] += (~draw.decision.gate_empty).to(torch.int64)
+        return draw.actions
+
+
+_RULES: dict[str, type[ContextualAgent]] = {
+    cls.name: cls
+    for cls in (
+        ContextualDelightAgent,
+        ContextualThompsonAgent,
+        ContextualGreedyAgent,
+        ContextualEpsilonGreedyAgent,
+        ContextualUniformAgent,
+    )
+}
+
+
+def make_contextual_agent(
+    name: str,
+    batch: int,
+    num_arms: int,
+    input_dim: int,
+    *,
+    per_arm: bool,
+    seed: int,
+    device: Any = None,
+    reward_scale: float = 1.0,
+    half_life: float = 100.0,
+    gate_price: float = 0.1,
+    surprisal_cap: float = 10.0,
+    **posterior_kwargs: Any,
+) -> ContextualAgent:
+    """Build a contextual agent by name (one of :data:`CONTEXTUAL_AGENTS`).
+
+    Parameters
+    ----------
+    name : str
+        ``RULE-POSTERIOR`` (``delight-linfull``, ``thompson-neurallinear``, …), ``egreedy``
+        or ``uniform``.
+    batch, num_arms, input_dim : int
+        ``B``, ``K``, ``d``.
+    per_arm : bool
+        One model per arm or one shared model.
+    seed : int
+        Row ``i`` is seeded from ``seed + i``.
+    device : torch.device or str, optional
+    reward_scale : float, default 1.0
+        The mean reward's range: DE's price is ``λ = gate_price · reward_scale``.
+    half_life, gate_price, surprisal_cap : float
+        ``M``, ``λ`` per unit of ``reward_scale``, ``L`` (the paper's 100, 0.1, 10); only DE
+        uses the last two, ``delight`` and ``egreedy`` the first.
+    **posterior_kwargs
+        Keywords of the posterior (``egreedy``: LinFull's).
+
+    Returns
+    -------
+    ContextualAgent
+
+    Raises
+    ------
+    ValueError
+        An unknown ``name`` (naming the choices) or a bad setting (naming it).
+    """
+    if name not in CONTEXTUAL_AGENTS:
+        raise ValueError(f"name must be one of {CONTEXTUAL_AGENTS}, got {name!r}")
+    scale = check_positive_float(reward_scale, "reward_scale")
+    common: dict[str, Any] = {"per_arm": per_arm, "seed": seed, "device": device}
+    if name == "uniform":
+        return ContextualUniformAgent(batch, num_arms, input_dim, posterior=None, **common)
+    if name == "egreedy":
+        return ContextualEpsilonGreedyAgent(
+            batch,
+            num_arms,
+            input_dim,
+            posterior="linfull",
+            half_life=half_life,
+            **common,
+            **posterior_kwargs,
+        )
+    rule, posterior = name.split("-", 1)
+    cls = _RULES[rule]
+    if cls is ContextualDelightAgent:
+        lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
+        common.update(half_life=half_life, gate_price=lam * scale, surprisal_cap=surprisal_cap)
+    return cls(batch, num_arms, input_dim, posterior=posterior, **common, **posterior_kwargs)

@@ -1,0 +1,379 @@
+"""Bayesian linear regression with unknown noise (Normal-Inverse-Gamma), batched over seeds.
+
+The Deep Bayesian Bandits Showdown's LinFullPost (Riquelme, Tucker & Snoek 2018): for each of
+``G`` independent models, reward ``y = x̃ᵀw + N(0, σ²)`` with ``x̃ = [x, 1]`` (or ``x``),
+``σ² ~ IG(a0, b0)`` and ``w | σ² ~ N(0, σ²/λ · I)``. After ``n`` observations ``(X̃, y)``:
+``Λ = λI + X̃ᵀX̃``, ``μ = Λ⁻¹X̃ᵀy``, ``a = a0 + n/2``, ``b = b0 + ½(yᵀy − μᵀΛμ)``. The mean
+reward ``f = x̃ᵀw`` of an input is then Student-t with ``2a`` degrees of freedom, location
+``x̃ᵀμ`` and scale ``√(b/a · x̃ᵀΛ⁻¹x̃)``; its expected improvement is
+:func:`~delight_gym.posteriors.student_t.student_t_expected_improvement`. A Thompson draw is
+``σ² ~ IG(a, b)``, ``w ~ N(μ, σ²Λ⁻¹)``. The sums ``X̃ᵀX̃``, ``X̃ᵀy``, ``yᵀy`` are accumulated
+exactly; after each update the touched models are refactorised (``O(D³)`` each).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import torch
+
+from delight_gym._checks import (
+    check_device,
+    check_float_dtype,
+    check_positive_float,
+    check_positive_int,
+)
+from delight_gym.posteriors.student_t import student_t_expected_improvement
+
+__all__ = [
+    "DEFAULT_A0",
+    "DEFAULT_B0",
+    "DEFAULT_LAMBDA_PRIOR",
+    "LinFullPosterior",
+    "StudentTPredictive",
+    "check_generators",
+]
+
+#: The showdown's LinFullPost and NeuralLinear prior (``example_main.py``): ``λ_prior``, ``a0``,
+#: ``b0``.
+DEFAULT_LAMBDA_PRIOR = 0.25
+DEFAULT_A0 = 6.0
+DEFAULT_B0 = 6.0
+
+#: Largest number of entries of a temporary the batched accumulation builds at once.
+_CHUNK_ENTRIES = 1 << 22
+
+
+class StudentTPredictive(NamedTuple):
+    """The posterior of the mean reward of ``K`` actions in each of ``B`` rows.
+
+    Attributes
+    ----------
+    mean : torch.Tensor
+        ``(B, K)`` location (the posterior mean reward).
+    scale : torch.Tensor
+        ``(B, K)`` Student-t scale, ``>= 0``.
+    dof : torch.Tensor
+        ``(B, K)`` degrees of freedom ``2a``.
+    """
+
+    mean: torch.Tensor
+    scale: torch.Tensor
+    dof: torch.Tensor
+
+    def expected_improvement(
+        self, baseline: torch.Tensor, rows: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """``E[(f(a) − baseline)^+]``, ``(r, K)``, for ``baseline`` ``(r,)`` on ``rows``
+        (int64 ``(r,)``; all ``B`` rows when ``None``)."""
+        m, s, nu = (self.mean, self.scale, self.dof)
+        if rows is not None:
+            m, s, nu = m[rows], s[rows], nu[rows]
+        return student_t_expected_improvement(m, s, nu, baseline[:, None], validate=False)
+
+
+def check_generators(generators: Any, batch_size: int) -> list[torch.Generator]:
+    """``generators`` as a list of ``batch_size`` CPU ``torch.Generator`` objects, one per row
+    (``TypeError``/``ValueError`` naming ``generators``)."""
+    if isinstance(generators, torch.Generator) or not isinstance(generators, Sequence):
+        raise TypeError("generators must be a sequence of torch.Generator, one per row")
+    gens = list(generators)
+    if len(gens) != batch_size:
+        raise ValueError(f"generators must hold {batch_size} generators, got {len(gens)}")
+    for g in gens:
+        if not isinstance(g, torch.Generator):
+            raise TypeError(f"generators must hold torch.Generator objects, got {type(g)}")
+        if g.device.type != "cpu":
+            raise ValueError("generators must be CPU generators")
+    return gens
+
+
+class LinFullPosterior:
+    """``G`` Normal-Inverse-Gamma linear regressions in each of ``B`` rows (seeds).
+
+    Parameters
+    ----------
+    batch_size : int
+        ``B`` independent rows.
+    num_groups : int
+        ``G`` independent models per row: one per arm (``G = K``) or one shared (``G = 1``).
+    input_dim : int
+        ``d``, the dimension of an input ``x``.
+    lambda_prior : float, default 0.25
+        ``λ > 0``: prior ``w | σ² ~ N(0, σ²/λ·I)``.
+    a0, b0 : float, default 6.0
+        Inverse-Gamma prior of the noise variance, both ``> 0``.
+    intercept : bool, default True
+        Regress on ``[x, 1]`` (``D = d + 1``) or on ``x`` (``D = d``).
+    device : torch.device or str, optional
+    dtype : torch.dtype, default torch.float64
+
+    Attributes
+    ----------
+    gram : torch.Tensor
+        ``(B, G, D, D)``: ``Λ = λI + X̃ᵀX̃``.
+    moment : torch.Tensor
+        ``(B, G, D)``: ``X̃ᵀy``.
+    sum_squares, count : torch.Tensor
+        ``(B, G)``: ``yᵀy`` and ``n``.
+    loc : torch.Tensor
+        ``(B, G, D)``: ``μ``.
+    whitener : torch.Tensor
+        ``(B, G, D, D)`` lower triangular ``W = L⁻¹`` with ``Λ = LLᵀ`` (so ``Λ⁻¹ = WᵀW``).
+    shape, rate : torch.Tensor
+        ``(B, G)``: ``a`` and ``b``.
+    """
+
+    def __init__(
+        self,
+        batch_size: int,
+        num_groups: int,
+        input_dim: int,
+        *,
+        lambda_prior: float = DEFAULT_LAMBDA_PRIOR,
+        a0: float = DEFAULT_A0,
+        b0: float = DEFAULT_B0,
+        intercept: bool = True,
+        device: Any = None,
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.num_groups = check_positive_int(num_groups, "num_groups")
+        self.input_dim = check_positive_int(input_dim, "input_dim")
+        self.lambda_prior = check_positive_float(lambda_prior, "lambda_prior")
+        self.a0 = check_positive_float(a0, "a0")
+        self.b0 = check_positive_float(b0, "b0")
+        if not isinstance(intercept, bool):
+            raise TypeError(f"intercept must be a bool, got {intercept!r}")
+        self.intercept = intercept
+        self.dim = self.input_dim + int(intercept)
+        self.device = check_device(device)
+        self.dtype = check_float_dtype(dtype)
+        self.reset()
+
+    def reset(self) -> None:
+        """Return every model to the prior."""
+        b, g, d = self.batch_size, self.num_groups, self.dim
+        kw: dict[str, Any] = {"dtype": self.dtype, "device": self.device}
+        eye = torch.eye(d, **kw)
+        self.gram = (self.lambda_prior * eye).expand(b, g, d, d).clone()
+        self.moment = torch.zeros(b, g, d, **kw)
+        self.sum_squares = torch.zeros(b, g, **kw)
+        self.count = torch.zeros(b, g, **kw)
+        self.loc = torch.zeros(b, g, d, **kw)
+        self.whitener = (eye / self.lambda_prior**0.5).expand(b, g, d, d).clone()
+        self.shape = torch.full((b, g), self.a0, **kw)
+        self.rate = torch.full((b, g), self.b0, **kw)
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def design(self, inputs: torch.Tensor) -> torch.Tensor:
+        """``x̃``: ``inputs`` ``(..., d)`` with a trailing 1 if ``intercept``: ``(..., D)``."""
+        if not self.intercept:
+            return inputs
+        return torch.cat([inputs, torch.ones_like(inputs[..., :1])], dim=-1)
+
+    def _check_observations(
+        self, inputs: Any, groups: Any, targets: Any
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        x = torch.as_tensor(inputs, dtype=self.dtype, device=self.device)
+        single = x.ndim == 2
+        if single:
+            x = x[:, None]
+        if x.ndim != 3 or x.shape[0] != self.batch_size or x.shape[2] != self.input_dim:
+            raise ValueError(
+                f"inputs must have shape ({self.batch_size}, {self.input_dim}) or "
+                f"({self.batch_size}, n, {self.input_dim}), got {tuple(x.shape)}"
+            )
+        n = x.shape[1]
+        g = torch.as_tensor(groups, device=self.device)
+        if g.is_floating_point() or g.dtype == torch.bool:
+            raise TypeError(f"groups must be an integer tensor, got {g.dtype}")
+        g = g.reshape(self.batch_size, -1) if g.numel() == self.batch_size * n else g
+        if tuple(g.shape) != (self.batch_size, n):
+            raise ValueError(f"groups must have {self.batch_size * n} entries, got {g.numel()}")
+        if bool(((g < 0) | (g >= self.num_groups)).any()):
+            raise ValueError(f"groups must lie in [0, {self.num_groups})")
+        y = torch.as_tensor(targets, dtype=self.dtype, device=self.device)
+        if y.numel() != self.batch_size * n:
+            raise ValueError(f"targets must have {self.batch_size * n} entries, got {y.numel()}")
+        y = y.reshape(self.batch_size, n)
+        for name, t in (("inputs", x), ("targets", y)):
+            if not bool(torch.isfinite(t).all()):
+                raise ValueError(f"{name} must be finite (no NaN or inf)")
+        return x, g.long(), y
+
+    # -- updates -------------------------------------------------------------------------------
+
+    def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
+        """Absorb observations: row ``i`` saw ``targets[i]`` for ``inputs[i]`` in model
+        ``groups[i]``.
+
+        Parameters
+        ----------
+        inputs : torch.Tensor
+            ``(B, d)`` (one observation per row) or ``(B, n, d)``.
+        groups : torch.Tensor
+            int ``(B,)`` or ``(B, n)`` in ``[0, G)``.
+        targets : torch.Tensor
+            ``(B,)`` or ``(B, n)``, finite rewards.
+        validate : bool, default True
+            Check shapes, ranges and finiteness (``False``: tensors of the right dtype, device
+            and shape ``(B, n, d)``, ``(B, n)``, ``(B, n)``).
+        """
+        if validate:
+            x, g, y = self._check_observations(inputs, groups, targets)
+        else:
+            x, g, y = inputs, groups, targets
+        b, n = y.shape
+        if n == 0:
+            return
+        z = self.design(x)
+        d = self.dim
+        rows = torch.arange(b, device=self.device)[:, None].expand(b, n)
+        chunk = max(1, _CHUNK_ENTRIES // (b * d * d))
+        for start in range(0, n, chunk):
+            zs, gs, ys = (
+                z[:, start : start + chunk],
+                g[:, start : start + chunk],
+                y[:, start : start + chunk],
+            )
+            idx = (rows[:, start : start + chunk].reshape(-1), gs.reshape(-1))
+            zf = zs.reshape(-1, d)
+            self.gram.index_put_(idx, zf[:, :, None] * zf[:, None, :], accumulate=True)
+            self.moment.index_put_(idx, zf * ys.reshape(-1, 1), accumulate=True)
+            self.sum_squares.index_put_(idx, ys.reshape(-1) ** 2, accumulate=True)
+            self.count.index_put_(idx, torch.ones_like(ys.reshape(-1)), accumulate=True)
+        if n == 1:
+            self._refresh(rows[:, 0], g[:, 0])
+        else:
+            self._refresh(None, None)
+
+    def refit(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
+        """:meth:`reset`, then :meth:`update` with all ``(B, n, d)`` observations at once."""
+        self.reset()
+        self.update(inputs, groups, targets, validate=validate)
+
+    def _refresh(self, rows: torch.Tensor | None, groups: torch.Tensor | None) -> None:
+        """Refactorise the models ``(rows[j], groups[j])`` (all of them when ``None``)."""
+        if rows is None or groups is None:
+            idx: Any = (slice(None), slice(None))
+        else:
+            idx = (rows, groups)
+        gram = self.gram[idx]
+        chol = torch.linalg.cholesky(gram)
+        eye = torch.eye(self.dim, dtype=self.dtype, device=self.device)
+        white = torch.linalg.solve_triangular(chol, eye.expand_as(gram), upper=False)
+        proj = (white @ self.moment[idx][..., None])[..., 0]  # W X̃ᵀy
+        self.whitener[idx] = white
+        self.loc[idx] = (white.mT @ proj[..., None])[..., 0]
+        self.shape[idx] = self.a0 + 0.5 * self.count[idx]
+        self.rate[idx] = self.b0 + 0.5 * (self.sum_squares[idx] - (proj * proj).sum(-1))
+
+    # -- predictions ---------------------------------------------------------------------------
+
+    def _arm_groups(self, num_arms: int) -> bool:
+        """Whether arm ``k`` uses model ``k`` (``G = K``) rather than model 0 (``G = 1``)."""
+        if self.num_groups == 1:
+            return False
+        if self.num_groups == num_arms:
+            return True
+        raise ValueError(
+            f"inputs must hold 1 or num_groups = {self.num_groups} arms per row, got {num_arms}"
+        )
+
+    def check_inputs(self, inputs: Any) -> torch.Tensor:
+        """``inputs`` as a finite ``(B, K, d)`` tensor of this dtype and device (``ValueError``
+        naming ``inputs``)."""
+        x = torch.as_tensor(inputs, dtype=self.dtype, device=self.device)
+        if x.ndim != 3 or x.shape[0] != self.batch_size or x.shape[2] != self.input_dim:
+            raise ValueError(
+                f"inputs must have shape ({self.batch_size}, K, {self.input_dim}), "
+                f"got {tuple(x.shape)}"
+            )
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError("inputs must be finite (no NaN or inf)")
+        self._arm_groups(x.shape[1])
+        return x
+
+    def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:
+        """The Student-t posterior of the mean reward ``f(a) = x̃_aᵀw_{g(a)}`` of every arm.
+
+        Parameters
+        ----------
+        inputs : torch.Tensor
+            ``(B, K, d)``: arm ``a``'s input; it uses model ``a`` when ``G = K``, model 0 when
+            ``G = 1``.
+        validate : bool, default True
+
+        Returns
+        -------
+        StudentTPredictive
+            ``(B, K)`` mean, scale and degrees of freedom (``2a``).
+        """
+        x = self.check_inputs(inputs) if validate else inputs
+        z = self.design(x)
+        if self._arm_groups(z.shape[1]):
+            mean = (z * self.loc).sum(-1)
+            white = torch.einsum("bkij,bkj->bki", self.whitener, z)
+            shape, rate = self.shape, self.rate
+        else:
+            mean = z @ self.loc[:, 0, :, None]
+            mean = mean[..., 0]
+            white = z @ self.whitener[:, 0].mT
+            shape, rate = self.shape[:, :1], self.rate[:, :1]
+        var = (white * white).sum(-1) * (rate / shape)
+        return StudentTPredictive(mean, var.sqrt(), (2.0 * shape).expand_as(mean))
+
+    def mean(self, inputs: Any, *, validate: bool = True) -> torch.Tensor:
+        """Posterior mean reward of every arm, ``(B, K)`` (see :meth:`predictive`)."""
+        x = self.check_inputs(inputs) if validate else inputs
+        z = self.design(x)
+        if self._arm_groups(z.shape[1]):
+            return (z * self.loc).sum(-1)
+        return (z @ self.loc[:, 0, :, None])[..., 0]
+
+    def sample_weights(self, generators: Sequence[torch.Generator]) -> torch.Tensor:
+        """One posterior draw per model: ``σ² ~ IG(a, b)``, ``w ~ N(μ, σ²Λ⁻¹)``.
+
+        Parameters
+        ----------
+        generators : sequence of torch.Generator
+            ``B`` CPU generators; row ``i`` draws from ``generators[i]`` only.
+
+        Returns
+        -------
+        torch.Tensor
+            ``(B, G, D)``.
+        """
+        gens = check_generators(generators, self.batch_size)
+        shape = self.shape.to("cpu", torch.float64)
+        gammas, normals = [], []
+        for i, gen in enumerate(gens):
+            gammas.append(torch._standard_gamma(shape[i], generator=gen))
+            normals.append(
+                torch.randn((self.num_groups, self.dim), generator=gen, dtype=torch.float64)
+            )
+        gamma = torch.stack(gammas).to(self.device, self.dtype)
+        xi = torch.stack(normals).to(self.device, self.dtype)
+        sigma = (self.rate / gamma).sqrt()
+        return self.loc + sigma[..., None] * (self.whitener.mT @ xi[..., None])[..., 0]
+
+    def thompson_values(
+        self, inputs: Any, generators: Sequence[torch.Generator], *, validate: bool = True
+    ) -> torch.Tensor:
+        """Every arm's mean reward under one posterior draw (:meth:`sample_weights`): ``(B, K)``."""
+        x = self.check_inputs(inputs) if validate else inputs
+        z = self.design(x)
+        w = self.sample_weights(generators)
+        if self._arm_groups(z.shape[1]):
+            return (z * w).sum(-1)
+        return (z @ w[:, 0, :, None])[..., 0]
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(batch_size={self.batch_size}, num_groups={self.num_groups}, "
+            f"input_dim={self.input_dim}, lambda_prior={self.lambda_prior}, a0={self.a0}, "
+            f"b0={self.b0}, intercept={self.intercept}, device={self.device}, dtype={self.dtype})"
+        )

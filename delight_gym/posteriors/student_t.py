@@ -1,0 +1,144 @@
+"""Expected improvement ``E[(X − v)^+]`` of a Student-t variable ``X = m + s·T``, ``T ~ t_ν``.
+
+With ``d = m − v``, ``z = d/s`` and ``u = |z|``,
+
+.. math::
+
+    \\mathrm{EI} = d^+ + s\\,g(u), \\qquad
+    g(u) = \\mathbb{E}[(T - u)^+] = \\frac{ν + u^2}{ν - 1} f_ν(u) - u\\,S_ν(u),
+
+(``f_ν`` the density, ``S_ν`` the survival function of ``t_ν``; finite for ``ν > 1``). The
+survival is ``½ I_x(ν/2, ½)`` with ``x = ν/(ν + u²)``, taken from SciPy's regularized
+incomplete beta on whichever side of ``½`` keeps it accurate (``betaincc(½, ν/2, 1 − x)`` for
+``x ≥ ½``: ``stdtr`` and ``betainc`` lose up to ``1e-8`` relative at ``ν = 1e9``); the density's
+constant ``Γ((ν+1)/2)/Γ(ν/2)`` uses Stirling's series of the log ratio for ``ν ≥ 40`` (the
+difference of two ``gammaln`` loses ``4e-10`` at ``ν = 1e6``). The subtraction in ``g`` loses
+a factor ``min(ν, u²)`` of the inputs' ``~1e-14``: measured relative error against quadrature
+``≤ 2e-14`` for ``|z| ≤ 3``, ``≤ 4e-11`` for ``|z| ≤ 30``, ``ν ∈ [1.5, 1e9]``. Computed in
+float64 with numpy/SciPy; tensors are copied to the host and the result back to their device
+and dtype.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from delight_gym._checks import broadcast_named, check_finite_array
+
+__all__ = ["student_t_expected_improvement"]
+
+#: ``ν`` from which the log-gamma ratio comes from Stirling's series (error < 3e-16 there).
+_STIRLING_DOF = 40.0
+
+
+def _log_gamma_ratio(a: np.ndarray) -> np.ndarray:
+    """``log Γ(a + ½) − log Γ(a)`` for ``a > 0``, accurate to ulps of the result."""
+    big = a >= 0.5 * _STIRLING_DOF
+    safe = np.where(big, a, 0.5 * _STIRLING_DOF)
+    inv = 1.0 / safe
+    inv2 = inv * inv
+    series = 0.5 * np.log(safe) - inv * (
+        0.125 - inv2 * (1.0 / 192.0 - inv2 * (1.0 / 640.0 - inv2 * 17.0 / 14336.0))
+    )
+    small = np.where(big, 1.0, a)
+    return np.where(big, series, special.gammaln(small + 0.5) - special.gammaln(small))
+
+
+def _upper_tail_ei(u: np.ndarray, nu: np.ndarray) -> np.ndarray:
+    """``g(u) = E[(T − u)^+]`` for ``T ~ t_ν``, ``u ≥ 0``, ``ν > 1`` (float64 arrays)."""
+    u2 = u * u
+    denom = nu + u2
+    x = nu / denom
+    y = u2 / denom
+    survival = 0.5 * np.where(
+        x < 0.5, special.betainc(0.5 * nu, 0.5, x), special.betaincc(0.5, 0.5 * nu, y)
+    )
+    log_density = (
+        _log_gamma_ratio(0.5 * nu)
+        - 0.5 * np.log(nu * math.pi)
+        - 0.5 * (nu + 1.0) * np.log1p(u2 / nu)
+    )
+    out = denom / (nu - 1.0) * np.exp(log_density) - u * survival
+    return np.maximum(out, 0.0)
+
+
+def student_t_expected_improvement(
+    mean: Any, scale: Any, dof: Any, baseline: Any, *, validate: bool = True
+) -> Any:
+    """Expected improvement ``E[(X − v)^+]`` of ``X = mean + scale·T``, ``T ~ t_dof``.
+
+    In the posteriors of this package ``X`` is the *mean reward* of an action under a
+    Normal-Inverse-Gamma posterior (its marginal is Student-t with ``2a`` degrees of freedom),
+    not a noisy observation. ``scale = 0`` gives ``(mean − v)^+`` exactly; always
+    ``EI ≥ (mean − v)^+``.
+
+    Parameters
+    ----------
+    mean, scale, dof, baseline : torch.Tensor, numpy.ndarray or float
+        Broadcastable; finite; ``scale >= 0``; ``dof > 1`` (the mean of ``t_ν`` exists).
+        Tensors must share one device.
+    validate : bool, default True
+        Check finiteness, ``scale >= 0`` and ``dof > 1``.
+
+    Returns
+    -------
+    torch.Tensor or numpy.ndarray
+        The broadcast shape: a tensor on the inputs' device (their float dtype, float64 for
+        integer tensors) if any input is a tensor, else a float64 array.
+
+    Raises
+    ------
+    ValueError
+        Non-finite input, ``scale < 0``, ``dof <= 1``, shapes that do not broadcast (naming
+        the argument).
+
+    Examples
+    --------
+    >>> round(float(student_t_expected_improvement(0.0, 1.0, 3.0, 0.0)), 12)  # √3/π
+    0.551328895422
+    >>> float(student_t_expected_improvement(2.0, 0.0, 5.0, 0.5))
+    1.5
+    """
+    args = {"mean": mean, "scale": scale, "dof": dof, "baseline": baseline}
+    torch = sys.modules.get("torch")
+    tensors = [x for x in args.values() if torch is not None and isinstance(x, torch.Tensor)]
+    arrays: dict[str, np.ndarray] = {}
+    for name, value in args.items():
+        if tensors and isinstance(value, torch.Tensor):  # type: ignore[union-attr]
+            if value.device != tensors[0].device:
+                raise ValueError(
+                    f"{name} must be on the device of the other tensors, {tensors[0].device}"
+                )
+            if value.is_complex() or value.dtype == torch.bool:  # type: ignore[union-attr]
+                raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
+            arrays[name] = value.detach().to("cpu", torch.float64).numpy()  # type: ignore[union-attr]
+        elif validate:
+            arrays[name] = check_finite_array(value, name).astype(np.float64)
+        else:
+            arrays[name] = np.asarray(value, dtype=np.float64)
+    if validate:
+        for name, arr in arrays.items():
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} must be finite (no NaN or inf)")
+        if np.any(arrays["scale"] < 0):
+            raise ValueError(f"scale must be >= 0, got a minimum of {arrays['scale'].min()}")
+        if np.any(arrays["dof"] <= 1):
+            raise ValueError(f"dof must be > 1, got a minimum of {arrays['dof'].min()}")
+    m, s, nu, v = broadcast_named(arrays)
+    d = m - v
+    positive = s > 0
+    s_safe = np.where(positive, s, 1.0)
+    tail = s_safe * _upper_tail_ei(np.abs(d) / s_safe, nu)
+    out = np.where(positive, np.maximum(d, 0.0) + tail, np.maximum(d, 0.0))
+    if not tensors:
+        return np.asarray(out)
+    dtypes = [t.dtype for t in tensors if t.is_floating_point()]
+    dtype = dtypes[0] if dtypes else torch.float64  # type: ignore[union-attr]
+    for other in dtypes[1:]:
+        dtype = torch.promote_types(dtype, other)  # type: ignore[union-attr]
+    return torch.as_tensor(out, dtype=dtype).to(tensors[0].device)  # type: ignore[union-attr]
