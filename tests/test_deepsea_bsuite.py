@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from delight_gym.experiments.bsuite import (
+from delight_gym.experiments.deep_sea_bsuite import (
     BSUITE_AGENTS,
     DEEP_AGENTS,
     DeepSeaSolveCallback,
@@ -102,7 +102,7 @@ class _FakeStats:
 
 
 def test_override_count_survives_log_dump_resets() -> None:
-    from delight_gym.experiments.bsuite import _SolveState
+    from delight_gym.experiments.deep_sea_bsuite import _SolveState
 
     rng = np.random.default_rng(0)
     state = _SolveState(budget=10, early_stop=True)
@@ -122,7 +122,7 @@ def test_override_count_survives_log_dump_resets() -> None:
 def test_deep_de_overrides_match_every_recorded_decision(monkeypatch) -> None:
     """The run's override total equals the sum of the overridden flags of every decision the
     agent recorded (counted by wrapping ``record``, across SB3's log dumps)."""
-    from delight_gym.experiments import bsuite
+    from delight_gym.experiments import deep_sea_bsuite as bsuite
 
     seen: list[int] = []
     original = bsuite.make_deep_agent

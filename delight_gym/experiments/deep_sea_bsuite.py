@@ -1,50 +1,12 @@
 """One agent on one DeepSea size and seed, scored by bsuite's rule (the ``deepsea-bsuite`` family).
 
-bsuite's ``deep_sea`` experiment (DESIGN §7) asks of each size ``N`` one question: does the
-running fraction of bad episodes drop below bsuite's threshold within ``2**N + 100`` episodes
-(:mod:`delight_gym.experiments.scores`)? :func:`run_bsuite_deep_sea` plays one run — agent,
-size ``N``, seed ``s`` on the instance ``mapping_seed = s`` (bsuite's own mapping, so seed ``s``
-is the same grid for every agent) — feeds every finished episode's ``info["bad_episode"]`` to a
-:class:`~delight_gym.experiments.scores.SolveTracker`, and stops once the run is solved (its
-solve episode is then known; later episodes cannot change it) or at the episode budget
-:func:`~delight_gym.experiments.scores.deep_sea_episode_budget` (an unsolved run can no longer
-pass by then).
-
-Agents (:data:`BSUITE_AGENTS`)
-
-* ``dqn`` — SB3 :class:`~stable_baselines3.DQN` with ε-greedy, bsuite's DQN baseline settings
-  (``bsuite/baselines/*/dqn`` ``default_agent``): MLP ``[50, 50]``, Adam ``1e-3``, batch 32,
-  replay 10 000, 100 transitions before learning, one gradient step per environment step, target
-  update every 4 steps, ``ε = 0.05`` fixed, ``γ = 0.99``. SB3 counts the target period in
-  environment steps; with one gradient step per environment step that is bsuite's 4 SGD steps.
-  Differences that remain are SB3's: the Huber loss with gradient norm clipped at 10 (bsuite:
-  squared loss, no clipping) and uniformly random actions for the first 100 steps (SB3's warm-up
-  before ``learning_starts``; bsuite is ε-greedy from the first step).
-* ``boot_dqn`` — :class:`~delight_gym.wrappers.BootstrappedDQN` with its defaults (K = 10 heads
-  of ``[64, 64]``, ``prior_scale = 3``, batch 128, ...), the published anchor.
-* ``boot_dqn_de`` — the same with DE on top, host = the episode's head (``delight=True``).
-* ``boot_dqn_de_mean`` — DE with host greedy on the ensemble mean (``host="mean"``).
-* ``boot_dqn_de_commit`` — DE on the episode's head with ``commit=True`` (an extension beyond the
-  paper: an override also switches the episode's head).
-* ``delight_dqn`` — :class:`~delight_gym.wrappers.DelightDQN` (DQN settings as ``dqn``, no
-  ε-greedy) with an :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (its defaults,
-  trained from the DQN's replay buffer). DeepSea's observations are one-hot, for which
-  DelightDQN's default posterior would be the tabular one, so the ensemble is passed in.
-* ``psrl``, ``delight`` — the tabular reference agents of :mod:`delight_gym.agents.mdp` with the
-  priors of :func:`~delight_gym.experiments.deep_sea.run_deep_sea` (Beta(1, 1) rewards on
-  ``[−cost, 1]``, the default transition prior), one seed at a time.
-
-The DE agents take the rule's ``half_life``, ``gate_price`` and ``surprisal_cap`` (defaults
-``M = 100``, ``λ = 0.1``, ``L = 10``); in :class:`~delight_gym.wrappers.BootstrappedDQN` the clock
-of ``ε_t = M/(M + t)`` counts episodes, in :class:`~delight_gym.wrappers.DelightDQN` steps.
-
-Logging: the deep agents log to SB3's logger (pass ``tensorboard_log`` to watch a run in
-TensorBoard) ``deepsea/bad_episode`` (the last episode's flag), ``deepsea/bad_fraction``
-(running), ``deepsea/solve_episode`` (once solved), and the DE statistics of
-:mod:`delight_gym.wrappers.logging` (``rollout/exploration_rate``, ``delight/*``) at every dump.
-
-Overrides: decisions whose action came from a non-empty override ``q`` (the DE statistics'
-``overridden``), summed over the run; zeros for the agents without DE.
+:func:`run_bsuite_deep_sea` plays one run (agent, size ``N``, seed ``s`` on bsuite's instance
+``mapping_seed = s``), feeds every finished episode's ``info["bad_episode"]`` to a
+:class:`~delight_gym.experiments.scores.SolveTracker` and stops once the run is solved or at the
+episode budget :func:`~delight_gym.experiments.scores.deep_sea_episode_budget`. The agents are
+the family record's (:data:`~delight_gym.experiments.families.DEEP_SEA_BSUITE`);
+:func:`make_deep_agent` builds the deep ones. What each agent is, the settings taken from
+bsuite's baselines, and what the deep agents log: ``docs/reproduce/deepsea-bsuite.md``.
 """
 
 from __future__ import annotations
@@ -57,6 +19,18 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym.experiments.families import (
+    BOOT_DQN,
+    BOOT_DQN_DE,
+    BOOT_DQN_DE_COMMIT,
+    BOOT_DQN_DE_MEAN,
+    DEEP_SEA_BSUITE,
+    DELIGHT,
+    DELIGHT_DQN,
+    DQN_EGREEDY,
+    GATE_PRICE,
+    PSRL,
+)
 from delight_gym.experiments.scores import (
     BSUITE_NUM_EPISODES,
     DeepSeaSolve,
@@ -75,21 +49,21 @@ __all__ = [
     "run_bsuite_deep_sea",
 ]
 
-#: The deep (SB3) agents, in the order of the figure.
-DEEP_AGENTS = (
-    "dqn",
-    "boot_dqn",
-    "boot_dqn_de",
-    "boot_dqn_de_mean",
-    "boot_dqn_de_commit",
-    "delight_dqn",
-)
+#: Every agent :func:`run_bsuite_deep_sea` knows: the family record's, in its order.
+BSUITE_AGENTS = DEEP_SEA_BSUITE.agent_names
 #: The tabular reference agents (:mod:`delight_gym.agents.mdp`).
-TABULAR_AGENTS = ("psrl", "delight")
-#: Every agent :func:`run_bsuite_deep_sea` knows.
-BSUITE_AGENTS = DEEP_AGENTS + TABULAR_AGENTS
+TABULAR_AGENTS = (PSRL.name, DELIGHT.name)
+#: The deep (SB3) agents, built by :func:`make_deep_agent`.
+DEEP_AGENTS = tuple(name for name in BSUITE_AGENTS if name not in TABULAR_AGENTS)
 #: The agents that take DE's ``half_life``, ``gate_price`` and ``surprisal_cap``.
-DE_AGENTS = ("boot_dqn_de", "boot_dqn_de_mean", "boot_dqn_de_commit", "delight_dqn", "delight")
+DE_AGENTS = tuple(a.name for a in DEEP_SEA_BSUITE.agents if GATE_PRICE in a.parameters)
+#: The DE options of the :class:`~delight_gym.sb3.BootstrappedDQN` agents (``None``: no DE).
+_BOOT_DQN_DELIGHT: dict[str, dict[str, Any] | None] = {
+    BOOT_DQN.name: None,
+    BOOT_DQN_DE.name: {},
+    BOOT_DQN_DE_MEAN.name: {"host": "mean"},
+    BOOT_DQN_DE_COMMIT.name: {"commit": True},
+}
 
 #: bsuite's DQN baseline (``default_agent``) mapped onto SB3's DQN (module docstring).
 BSUITE_DQN_SETTINGS: dict[str, Any] = {
@@ -110,15 +84,24 @@ _DE_KEYS = ("half_life", "gate_price", "surprisal_cap")
 class BsuiteRun:
     """One run of :func:`run_bsuite_deep_sea`.
 
-    Attributes:
-        agent, size, seed: what was run (``seed`` is also the mapping seed).
-        budget: the episode budget of the run.
-        bad: bool ``(episodes,)``: each played episode's bad flag (``episodes <= budget``).
-        regret: float ``(episodes,)``: each episode's regret (optimal minus denoised return).
-        solve: the :class:`~delight_gym.experiments.scores.DeepSeaSolve` of the run (an unsolved
-            run reports its last logged episode).
-        overrides: DE's overridden decisions over the run (0 for the agents without DE).
-        seconds: wall-clock time of the run.
+    Attributes
+    ----------
+    agent : str
+    size, seed : int
+        What was run (``seed`` is also the mapping seed).
+    budget : int
+        The episode budget of the run.
+    bad : numpy.ndarray
+        bool ``(episodes,)``: each played episode's bad flag (``episodes <= budget``).
+    regret : numpy.ndarray
+        float ``(episodes,)``: each episode's regret (optimal minus denoised return).
+    solve : DeepSeaSolve
+        The run's :class:`~delight_gym.experiments.scores.DeepSeaSolve` (an unsolved run
+        reports its last logged episode).
+    overrides : int
+        DE's overridden decisions over the run (0 for the agents without DE).
+    seconds : float
+        Wall-clock time of the run, s.
     """
 
     agent: str
@@ -155,24 +138,30 @@ def make_deep_agent(
 ) -> Any:
     """Build the SB3 algorithm of a deep agent of :data:`DEEP_AGENTS` on ``env``.
 
-    Args:
-        agent: one of :data:`DEEP_AGENTS`.
-        env: a Gymnasium env or SB3 VecEnv (DeepSea).
-        seed: seeds the algorithm (and its posterior).
-        tensorboard_log: SB3's TensorBoard folder (``None``: no TensorBoard).
-        kwargs: the DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; any other
-            keyword goes to the algorithm's constructor (over the settings above).
+    Parameters
+    ----------
+    agent : str
+        One of :data:`DEEP_AGENTS`.
+    env : gymnasium.Env or VecEnv
+        DeepSea.
+    seed : int
+        Seeds the algorithm (and its posterior).
+    tensorboard_log : str, optional
+        SB3's TensorBoard folder (``None``: no TensorBoard).
+    **kwargs
+        The DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; any other keyword goes
+        to the algorithm's constructor (over bsuite's settings).
 
-    Returns:
-        A :class:`~stable_baselines3.DQN`, :class:`~delight_gym.wrappers.BootstrappedDQN` or
-        :class:`~delight_gym.wrappers.DelightDQN`.
+    Returns
+    -------
+    stable_baselines3.DQN or BootstrappedDQN or DelightDQN
     """
     if agent not in DEEP_AGENTS:
         raise ValueError(f"agent must be one of {list(DEEP_AGENTS)}, got {agent!r}")
     kwargs = dict(kwargs)
     de = _de_settings(agent, kwargs)
     common: dict[str, Any] = {"seed": seed, "device": "cpu", "tensorboard_log": tensorboard_log}
-    if agent == "dqn":
+    if agent == DQN_EGREEDY.name:
         from stable_baselines3 import DQN
 
         settings = {
@@ -182,9 +171,9 @@ def make_deep_agent(
             "exploration_final_eps": 0.05,
         }
         return DQN("MlpPolicy", env, **{**settings, **common, **kwargs})
-    if agent == "delight_dqn":
+    if agent == DELIGHT_DQN.name:
         from delight_gym.posteriors.ensemble import EnsembleQPosterior
-        from delight_gym.wrappers.dqn import DelightDQN
+        from delight_gym.sb3.delight_dqn import DelightDQN
 
         posterior = EnsembleQPosterior(
             env.observation_space, env.action_space, gamma=BSUITE_DQN_SETTINGS["gamma"], seed=seed
@@ -196,15 +185,10 @@ def make_deep_agent(
             **de,
             **{**BSUITE_DQN_SETTINGS, **common, **kwargs},
         )
-    from delight_gym.wrappers.bootstrapped_dqn import BootstrappedDQN
+    from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN
 
-    delight: dict[str, Any] | None = None
-    if agent != "boot_dqn":
-        delight = dict(de)
-        if agent == "boot_dqn_de_mean":
-            delight["host"] = "mean"
-        if agent == "boot_dqn_de_commit":
-            delight["commit"] = True
+    options = _BOOT_DQN_DELIGHT[agent]
+    delight = None if options is None else {**de, **options}
     return BootstrappedDQN("MlpPolicy", env, delight=delight, **{**common, **kwargs})
 
 
@@ -247,9 +231,12 @@ class DeepSeaSolveCallback(BaseCallback):
     overrides, logs ``deepsea/*`` and stops training once the run is solved (``early_stop``)
     or after ``budget`` episodes.
 
-    Args:
-        budget: the most episodes to play.
-        early_stop: stop once the solve episode is known.
+    Parameters
+    ----------
+    budget : int
+        The most episodes to play.
+    early_stop : bool, default True
+        Stop once the solve episode is known.
     """
 
     def __init__(self, budget: int, *, early_stop: bool = True) -> None:
@@ -357,22 +344,29 @@ def run_bsuite_deep_sea(
 ) -> BsuiteRun:
     """Run ``agent`` on DeepSea of size ``N`` with ``mapping_seed = seed`` under bsuite's rule.
 
-    Args:
-        agent: one of :data:`BSUITE_AGENTS`.
-        size: ``N``.
-        seed: the seed of the agent and the instance's ``mapping_seed``.
-        episodes: the most episodes (default and cap: bsuite's budget ``min(2**N + 100,
-            10 000)``, :func:`~delight_gym.experiments.scores.deep_sea_episode_budget`).
-        early_stop: stop once the run is solved (its solve episode is then known); ``False``
-            plays every episode of the budget.
-        tensorboard_log: the deep agents' TensorBoard folder (module docstring; needs the
-            ``tensorboard`` package).
-        agent_kwargs: the DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; for the
-            deep agents any constructor keyword, for the tabular ones any keyword of their
-            constructor.
+    Parameters
+    ----------
+    agent : str
+        One of :data:`BSUITE_AGENTS`.
+    size : int
+        ``N``.
+    seed : int
+        The seed of the agent and the instance's ``mapping_seed``.
+    episodes : int, optional
+        The most episodes (default and cap: bsuite's budget ``min(2**N + 100, 10 000)``,
+        :func:`~delight_gym.experiments.scores.deep_sea_episode_budget`).
+    early_stop : bool, default True
+        Stop once the run is solved (its solve episode is then known); ``False`` plays every
+        episode of the budget.
+    tensorboard_log : str, optional
+        The deep agents' TensorBoard folder (needs the ``tensorboard`` package).
+    **agent_kwargs
+        The DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; for the deep agents
+        any constructor keyword, for the tabular ones any keyword of their constructor.
 
-    Returns:
-        A :class:`BsuiteRun`.
+    Returns
+    -------
+    BsuiteRun
     """
     if agent not in BSUITE_AGENTS:
         raise ValueError(f"agent must be one of {list(BSUITE_AGENTS)}, got {agent!r}")

@@ -530,12 +530,12 @@ def deep_sea_bsuite_cell(
     agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
 ) -> BsuiteCellResult:
     """Cell of the ``deepsea-bsuite`` family:
-    :func:`~delight_gym.experiments.bsuite.run_bsuite_deep_sea` for seeds
+    :func:`~delight_gym.experiments.deep_sea_bsuite.run_bsuite_deep_sea` for seeds
     ``seed, …, seed + seeds − 1`` (seed ``s`` plays ``mapping_seed = s``), each for at most
     ``min(2**N + 100, horizon)`` episodes and stopped once solved; torch on one thread."""
     import torch
 
-    from delight_gym.experiments import bsuite
+    from delight_gym.experiments import deep_sea_bsuite
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -546,7 +546,7 @@ def deep_sea_bsuite_cell(
         solved = np.zeros(seeds, dtype=bool)
         seconds = 0.0
         for i in range(seeds):
-            run = bsuite.run_bsuite_deep_sea(
+            run = deep_sea_bsuite.run_bsuite_deep_sea(
                 agent, size, seed=seed + i, episodes=horizon, **agent_kwargs
             )
             cumulative[i, : run.episodes] = np.cumsum(run.regret)
