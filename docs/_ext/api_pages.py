@@ -9,11 +9,17 @@ with ``_``. The package page lists ``delight_gym.__all__`` (read statically from
 
 Used by ``mkdocs.yml`` (``hooks: - docs/_ext/api_pages.py``): ``on_config`` adds the pages
 to the "API reference" section of ``nav`` and ``on_files`` adds the generated files.
+
+The Markdown pages link the package's source (``[text](../delight_gym/envs/linear.py)``, or
+``...linear.py#LinearBanditEnv`` for one object), which works on GitHub; ``on_page_markdown``
+turns each such link into a link to the object's section of the generated API page.
 """
 
 from __future__ import annotations
 
 import ast
+import posixpath
+import re
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +131,46 @@ def on_files(files: Files, config: Any, **kwargs: Any) -> Files:
     for path, content in pages().items():
         files.append(File.generated(config, path, content=content))
     return files
+
+
+# An inline Markdown link's target: ](path) or ](path#fragment), without a scheme.
+SOURCE_LINK = re.compile(r"\]\((?![a-z]+:|#)([^)\s#]+)(?:#([^)\s]+))?\)")
+
+
+def api_target(source: Path, fragment: str | None) -> str | None:
+    """``api/PAGE.md#ANCHOR`` for a path in the package (a module or a package folder)."""
+    try:
+        parts = source.resolve().relative_to(ROOT).parts
+    except ValueError:
+        return None
+    if not parts or parts[0] != PACKAGE or any(p.startswith(".") for p in parts):
+        return None
+    if parts[-1] == "__init__.py":
+        parts = parts[:-1]
+    elif parts[-1].endswith(".py"):
+        parts = (*parts[:-1], parts[-1][:-3])
+    module = ".".join(parts)
+    page = "api/index.md" if len(parts) == 1 else f"api/{parts[1]}.md"
+    if len(parts) == 1 and not fragment:
+        return page  # the package page shows no heading for the package itself
+    anchor = f"{module}.{fragment}" if fragment else module
+    return f"{page}#{anchor}"
+
+
+def rewrite_source_links(markdown: str, page_path: str) -> str:
+    """Links to the package's source in the page at ``page_path`` (under ``docs/``) as links
+    to the generated API pages; every other link is left as it is."""
+    folder = posixpath.dirname(page_path)
+
+    def replace(match: re.Match[str]) -> str:
+        target = api_target(ROOT / "docs" / folder / match.group(1), match.group(2))
+        if target is None:
+            return match.group(0)
+        return f"]({posixpath.relpath(target, folder or '.')})"
+
+    return SOURCE_LINK.sub(replace, markdown)
+
+
+def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
+    """Point the page's links to package source files at the generated API pages."""
+    return rewrite_source_links(markdown, page.file.src_uri)
