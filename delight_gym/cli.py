@@ -1,51 +1,17 @@
 """The ``delight-gym`` command: reproduce the paper's figures, or run its agents on your own
 settings.
 
-``delight-gym --version`` prints the version.
+* ``delight-gym reproduce FIGURE [--quick] [--seeds N] [--out DIR] [--jobs N] ...`` redraws
+  one of the paper's figures (or ``all``, ``theory``, ``deepsea-bsuite``) and writes
+  ``summary.csv``, ``curves.csv`` and the figure into ``--out``;
+* ``delight-gym run FAMILY [settings] [--horizon T | --episodes E] [--agents a,b] ...`` runs
+  every agent on every combination of one family's settings (built from
+  :data:`delight_gym.experiments.families.FAMILIES`).
 
-``delight-gym reproduce FIGURE [--quick] [--seeds N] [--horizon T] [--seed S] [--batch-size B]
-[--out DIR] [--overwrite] [--jobs N] [--backend local|ray] [--no-progress] [--no-plot]``
-
-runs one of the paper's figures — ``bernoulli-arms``, ``bernoulli-curves``, ``bernoulli-tune``,
-``linear-dim``, ``linear-noise``, ``linear-tune``, ``deepsea-regret``, ``deepsea-curves``, or
-``all`` of them — at paper scale, or a small version with ``--quick``, and writes
-``summary.csv``, ``curves.csv`` and ``FIGURE.{png,pdf}`` into ``--out`` (default
-``results/FIGURE``; with ``all``, ``--out`` (default ``results``) gets one folder per figure and
-a ``cells/`` folder they share). ``delight-gym reproduce theory [--quick] [--seed S]`` runs the
-paper's structural claims as checks instead (one PASS/FAIL line each; exit status 1 if one
-fails) and writes ``claims.csv``, ``reservoir.csv`` and ``reservoir_rates.{png,pdf}``.
-``delight-gym reproduce deepsea-bsuite [--quick]`` (beyond the paper, not part of ``all``) runs
-deep agents on DeepSea scored by bsuite's rule (:mod:`delight_gym.experiments.scores`).
-
-``delight-gym run FAMILY [settings] [--horizon T | --episodes E] [--agents a,b] [--seeds N]
-[--seed S] [--batch-size B] [--half-life M] [--gate-price λ] [--surprisal-cap L] [--out DIR]
-[--overwrite] [--jobs N] [--backend local|ray] [--no-progress] [--no-plot]``
-
-runs every agent on every combination of the settings of one experiment family
-(:data:`delight_gym.experiments.families.FAMILIES`, from whose records this command is built):
-
-* ``run bernoulli --arms 10,100,1000``: K-armed Bernoulli bandits;
-* ``run linear --arms 100 --dim 10,30 --noise 1``: linear-Gaussian bandits (then prints DE's
-  selected-override rounds against the paper's budget);
-* ``run deepsea --size 10 --episodes 1000``: bsuite's DeepSea;
-
-and writes ``DIR/summary.csv``, ``DIR/curves.csv`` and ``DIR/regret_curves.{png,pdf}``
-(default ``DIR``: ``results/FAMILY``).
-
-Both commands run their cells (agent × setting × batch of at most ``--batch-size`` seeds) on
-``--jobs`` processes (default: all cores; ``1``: in this process) or on Ray
-(``--backend ray``), save each finished cell atomically under ``cells/``, so that a killed run
-re-run with the same arguments resumes where it stopped (a damaged cell file is recomputed
-with a warning), and print the summary table. Each output folder records the settings of its
-results in ``run.json``: a re-run with the same settings resumes; a run with other settings
-into the same ``--out`` (which would overwrite ``summary.csv``, ``curves.csv`` and the figure)
-is refused with a message naming what differs, unless ``--overwrite`` is given (the finished
-cells under ``cells/`` are kept either way: their file names are hashes of what determines
-them). Tiny sweeps run in this process alone: worker processes start only after a second of
-work (:func:`~delight_gym.experiments.runner.run_experiment`). Bad arguments —
-a setting the agents would refuse (checked with the agents' own checks), an ``--out`` folder
-that cannot be written — end the command with one line naming the option and exit status 2,
-before anything runs.
+Both resume a killed run, refuse to overwrite results of other settings without
+``--overwrite``, and end with one line naming the option (exit status 2) on bad arguments.
+``delight-gym --help`` lists every option; the documentation's "Results files, resume, Ray"
+page describes them in full.
 """
 
 from __future__ import annotations

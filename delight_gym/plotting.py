@@ -1,20 +1,12 @@
 """Figures: the package's one matplotlib setup (:func:`new_figure`) and :func:`save_figure`.
 
-Every figure the package draws — the paper's figures (:mod:`delight_gym.experiments.figures`),
-the learning curves of ``delight-gym run`` and the theory's reservoir rates
-(:mod:`delight_gym.theory.report`) — is made by :func:`new_figure` and written by
-:func:`save_figure`, as ``.png`` and ``.pdf``.
-
-:func:`new_figure` draws on a :class:`matplotlib.figure.Figure` with its own Agg canvas, not
-through ``pyplot``: our figures are rendered headless whatever the machine, and the package
-never selects a backend for the process (no ``matplotlib.use``), so importing or using it leaves
-a user's matplotlib as it was (a notebook keeps its inline backend, a desktop session its GUI
-one) and needs no display on a server. matplotlib is imported on the first figure only.
-
-A command that computes and then draws (``delight-gym run``, ``reproduce``) draws through a
-:class:`FigureProcess`: a process started with the command, which imports matplotlib and
-renders a first (throw-away) figure while the command computes, so that the second or so this
-costs is not added to the command's time.
+Every figure the package draws is made by :func:`new_figure` and written by
+:func:`save_figure`, as ``.png`` and ``.pdf``. :func:`new_figure` draws on a
+:class:`matplotlib.figure.Figure` with its own Agg canvas, not through ``pyplot``: figures
+render headless, and the package never selects a backend for the process (no
+``matplotlib.use``), so a user's matplotlib stays as it was. matplotlib is imported on the
+first figure only. Commands that compute and then draw use a :class:`FigureProcess`, which
+imports matplotlib in a process of its own while the command computes.
 """
 
 from __future__ import annotations

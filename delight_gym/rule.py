@@ -5,18 +5,13 @@ For one decision with actions ``a = 1..A`` (paper §2.1, Algorithm 1):
 * surprisal under the host, ``ℓ(a) = min([−log π(a) − min_b(−log π(b))]_+, L)``: the host's
   favourite gets 0 and, for a greedy host, every other action gets exactly ``L``;
 * prospective delight ``χ(a) = EI(a)·ℓ(a)``;
-* gate ``G = {a : χ(a) ≥ λ, χ(a) > 0}``;
+* gate ``G = {a : χ(a) ≥ λ, χ(a) > 0}`` (the extra ``χ(a) > 0`` only matters at ``λ = 0``);
 * override ``q(a) ∝ χ(a)·1{a ∈ G}``, or ``q = π`` when ``G`` is empty;
 * acting distribution ``(1 − ε)·π + ε·q`` with ``ε_t = M / (M + t)``.
 
-The extra condition ``χ(a) > 0`` in the gate only matters for ``λ = 0``: it keeps ``q``
-well defined (the paper's code would divide by zero there) and is the ``λ → 0`` limit of the
-rule. For every ``λ > 0`` the gate is exactly the paper's.
-
 Every function is batched over any leading dimensions (the last axis indexes actions) and
-accepts either numpy arrays or torch tensors; the result has the input's type, dtype and
-device. Agents, wrappers and experiments all call these functions; no other copy of the rule
-exists in the package.
+accepts numpy arrays or torch tensors; the result has the input's type, dtype and device.
+Agents, wrappers and experiments all call these functions.
 """
 
 from __future__ import annotations

@@ -125,3 +125,25 @@ def test_the_checker_flags_google_sections_and_passes_numpy_ones():
     assert style_problems(numpy.replace("    -------\n", "    ----\n")) == [
         "line 9: dash line under 'Returns' is mis-sized"
     ]
+
+
+def _doctest_modules() -> list[str]:
+    """Dotted names of the modules whose docstrings hold doctest examples."""
+    return [
+        ".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts)
+        for p in MODULES
+        if ">>>" in p.read_text(encoding="utf-8")
+    ]
+
+
+@pytest.mark.parametrize("module", _doctest_modules())
+def test_docstring_examples_run(module):
+    """The ``Examples`` sections are doctests: each prints what its docstring says."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(
+        importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE
+    )
+    assert result.attempted > 0
+    assert result.failed == 0

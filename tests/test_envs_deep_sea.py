@@ -179,7 +179,7 @@ def test_any_action_sequence_equals_bsuite_transcription(
 
 
 def test_optimal_path_rewards_at_size_ten() -> None:
-    # DESIGN.md: nine times -0.001, then 0.999; always exactly N steps.
+    # bsuite's deep_sea at N = 10: nine times -0.001, then 0.999; always exactly N steps.
     env = DeepSeaEnv(size=10, mapping_seed=42)
     env.reset(seed=0)
     rewards, infos = [], []

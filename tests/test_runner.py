@@ -183,7 +183,7 @@ def test_paper_figure_specs_match_the_issue():
 
     for name, figure in FIGURES.items():
         assert work(figure.quick) <= work(figure.full) / 4
-        if name != "deepsea-bsuite":  # beyond the paper (DESIGN §7), with its own protocol
+        if name != "deepsea-bsuite":  # beyond the paper, with its own protocol
             assert figure.quick.seeds == 10
 
 

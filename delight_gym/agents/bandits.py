@@ -1,40 +1,17 @@
 """Fast Bernoulli-bandit agents, batched over seeds, with cost and memory flat in ``K``.
 
-Every agent acts on a batch of ``batch_size`` independent ``K``-armed Bernoulli bandits: one
-:meth:`~BernoulliAgent.act` returns an arm per row and one :meth:`~BernoulliAgent.update`
-feeds the rewards back, each a handful of array operations for the whole batch (no Python
-loop over seeds). Arms have independent ``Beta(prior_alpha, prior_beta)`` priors (default the
-paper's ``Beta(1, 1)``); each agent owns one ``numpy.random.Generator``, so the same ``seed``
-gives the same arms for the same rewards.
+Every agent acts on a batch of ``batch_size`` independent ``K``-armed Bernoulli bandits
+(:meth:`~BernoulliAgent.act` returns an arm per row, :meth:`~BernoulliAgent.update` feeds the
+rewards back), with independent ``Beta(prior_alpha, prior_beta)`` priors (default
+``Beta(1, 1)``) and one ``numpy.random.Generator`` per agent.
 
-**Untried arms are one column.** All untried arms of a row have the same posterior (the
-prior), so they are interchangeable: these agents keep posteriors only for the arms tried so
-far and treat the ``u = K − n_tried`` untried ones as a block. Untried arms are introduced in
-index order — when an agent plays "an untried arm" it plays the lowest-index one, arm
-``n_tried`` — so the tried arms of a row are always ``0 … n_tried − 1`` and a step costs
-``O(batch · n_tried)``, not ``O(batch · K)``. Because the arms of every experiment are i.i.d.,
-playing the lowest-index untried arm rather than a uniformly random one changes nothing in
-distribution. The dense agents of :mod:`delight_gym.agents.dense` (every arm, every step) are
-the reference: greedy and UCB1 choose identical arms; DE, Thompson sampling and ε-greedy match
-in distribution (tested, and benchmarked in ``benchmarks/bench_bernoulli.py``).
-
-* DE decides over ``n_tried + 2`` columns with :func:`delight_gym.rule.delight_rule`'s
-  ``multiplicity``: the tried arms, the first untried arm (which may be the host's choice) and
-  the ``u − 1`` other untried arms, whose shared EI is computed once per row. Tried arms
-  whose second-moment bound ``L·Var/(v − m)`` is below ``λ`` cannot pass the gate and get no
-  EI evaluation (their EI is reported as 0).
-* Thompson sampling draws the best of ``u`` untried arms in one draw: the maximum of ``u``
-  i.i.d. prior draws is ``F⁻¹(U^{1/u})`` (``U^{1/u}`` under ``Beta(1, 1)``).
-* ε-greedy explores uniformly over all ``K`` arms; a draw that falls on an untried arm plays
-  the lowest-index untried arm.
-
-Time index: ``t`` counts completed rounds (``ε_0 = 1``). Ties: the greedy host plays the
-lowest-index arm of maximal posterior mean (the paper's ``argmax``), so a tried arm wins a tie
-with the untried block.
-
-:meth:`BernoulliAgent.update` must be given, per row, a tried arm or the next untried arm
-``n_tried`` (as :meth:`BernoulliAgent.act` returns); use the dense agents to feed arbitrary
-arms.
+**Untried arms are one column.** Untried arms share the prior, so they are kept as one block
+and opened in index order: the tried arms of a row are always ``0 … n_tried − 1`` and a step
+costs ``O(batch · n_tried)``. :meth:`BernoulliAgent.update` must therefore be given, per row,
+a tried arm or the next untried arm ``n_tried`` (as :meth:`BernoulliAgent.act` returns); the
+dense agents of :mod:`delight_gym.agents.dense` accept any arm and are the reference these
+agents are tested against. ``t`` counts completed rounds (``ε_0 = 1``); ties go to the lowest
+index. How each agent decides over the untried block is on the documentation's Agents page.
 """
 
 from __future__ import annotations

@@ -1,33 +1,15 @@
 """Dense reference Bernoulli-bandit agents: every arm, every step.
 
-This module is a deliberate second implementation of the Bernoulli agents of
-:mod:`delight_gym.agents.bandits`, kept simple on purpose: it is the slow reference the fast
-agents are tested and benchmarked against, so it must not share their fast paths (untried-arm
-blocks, pruning, the explore-rows draw). Code that looks repeated between the two modules is
-this reference, not a copy to factor out.
+These agents keep a ``(batch, K)`` posterior and evaluate every arm at every step, exactly as
+Algorithm 1 is written, and accept any arm in :meth:`DenseBernoulliAgent.update`. They are a
+deliberate second implementation of the agents of :mod:`delight_gym.agents.bandits`, kept
+simple on purpose: the slow reference the fast agents are tested and benchmarked against, so
+they must not share the fast paths (untried-arm blocks, pruning, the explore-rows draw). Code
+that looks repeated between the two modules is this reference, not a copy to factor out.
 
-These agents keep a ``(batch, K)`` posterior and evaluate every arm at every step, exactly
-as Algorithm 1 is written. They are the reference that the fast agents of
-:mod:`delight_gym.agents.bandits` are tested and benchmarked against, and they accept any arm
-in :meth:`DenseBernoulliAgent.update`. Use them for small ``K`` or when you need arm-for-arm
-equality with the paper's code; use the fast agents otherwise.
-
-Every agent here acts on a batch of ``batch_size`` independent ``K``-armed Bernoulli bandits
-at once: one :meth:`DenseBernoulliAgent.act` returns an action per row and one
-:meth:`DenseBernoulliAgent.update` feeds the rewards back, each as a handful of array
-operations for the whole batch (no Python loop over seeds).
-All agents keep independent Beta posteriors (prior ``Beta(prior_alpha, prior_beta)``, by
-default the paper's ``Beta(1, 1)``) and own one ``numpy.random.Generator``: the same ``seed``
-gives the same actions for the same rewards.
-
-Time index: ``t`` counts completed rounds, so the first decision has ``t = 0`` and
-``ε_0 = M / (M + 0) = 1``.
-
-Tie-breaking: the greedy host (``delight``, ``greedy``, ``egreedy``) plays the *lowest-index*
-arm among those with the largest posterior mean, exactly as ``argmax`` in the paper's code.
-Arm means are i.i.d. across arms in every experiment, so this is equal in distribution to
-breaking ties uniformly at random, and it makes runs reproducible arm for arm. Thompson
-sampling and UCB1 break (probability-zero, resp. exact) ties the same way.
+Use them for small ``K`` or for arm-for-arm equality with the paper's code. Batching, priors,
+the generator, the time index (``t = 0`` on the first decision, ``ε_0 = 1``) and tie-breaking
+(lowest index) are as for the fast agents.
 """
 
 from __future__ import annotations

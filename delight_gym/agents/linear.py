@@ -6,18 +6,10 @@ and one ``torch.Generator`` on the posterior's device. :meth:`LinearAgent.act` t
 features of every row, shape ``(batch, K, D)``, and returns one arm per row;
 :meth:`LinearAgent.update` feeds back the rewards of those arms.
 
-* ``greedy``: the arm of largest posterior mean reward ``φ(a)ᵀμ`` (lowest index on ties).
-* ``delight``: DE (Algorithm 1) with that greedy host, baseline ``v = max_a φ(a)ᵀμ`` and the
-  Gaussian EI of ``f(a) = φ(a)ᵀθ`` (``posteriors.gaussian.gaussian_expected_improvement``);
-  ``gate_rounds`` counts, per row, the rounds where the override fired with a non-empty gate
-  (the paper's selected-override budget).
-* ``thompson``: exact linear Thompson sampling (one posterior draw of θ through the Cholesky
-  factor, then the best arm under it).
-* ``egreedy``: annealed ε-greedy with ``ε_t = M/(M+t)``, uniform over all K arms.
-* ``ucb``: Bayes-UCB (Kaufmann, Cappé and Garivier, 2012): the ``1 − 1/(t+2)`` posterior
-  quantile of ``f(a)``, i.e. ``φᵀμ + Φ⁻¹(1 − 1/(t+2))·s(a)``.
-
-``t`` counts completed rounds (``ε_0 = 1``).
+Agents: ``greedy`` (largest posterior mean, lowest index on ties), ``delight`` (DE with that
+greedy host and the Gaussian EI of ``f(a) = φ(a)ᵀθ``), ``thompson`` (exact linear Thompson
+sampling), ``egreedy`` (annealed ε-greedy, uniform over all ``K`` arms) and ``ucb`` (Bayes-UCB,
+Kaufmann, Cappé and Garivier 2012). ``t`` counts completed rounds (``ε_0 = 1``).
 """
 
 from __future__ import annotations

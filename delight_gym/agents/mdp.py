@@ -1,48 +1,18 @@
 """Tabular MDP agents (DeepSea and other finite-horizon MDPs) in torch, batched over seeds.
 
-Every agent treats its environment as an unknown tabular MDP: a state is an index in
-``[0, S)`` (for DeepSea, the index of the one-hot observation, ``S = N²``), there are ``A``
-actions and a known horizon ``H`` (every episode has exactly ``H`` steps). It keeps a
-:class:`~delight_gym.posteriors.tabular.TabularMDPPosterior` (Dirichlet transitions over all
-``S`` states, Beta or Normal rewards; every prior is an argument, defaults documented there) and
-does **not** use DeepSea's layered structure. A batch of ``B`` independent environments, all at
-the same step ``h``, is driven by::
+Every agent treats its environment as an unknown tabular MDP (a state is an index in
+``[0, S)``, ``A`` actions, a known horizon ``H``), keeps a
+:class:`~delight_gym.posteriors.tabular.TabularMDPPosterior` and does **not** use DeepSea's
+layered structure. A batch of ``B`` environments, all at step ``h``, is driven by
+``agent.begin_episode()``, then for each ``h``: ``actions = agent.act(states, h)``, step the
+environments, ``agent.observe(states, actions, rewards, next_states, h)``.
 
-    agent.begin_episode()
-    for h in range(H):
-        actions = agent.act(states, h)
-        ... step the B environments ...
-        agent.observe(states, actions, rewards, next_states, h)
-
-``next_states`` is ignored at ``h = H - 1`` (the episode ends by the known horizon, ``V_H = 0``).
-
-Randomness: one ``torch.Generator`` per seed, seeded from ``numpy.random.SeedSequence(seed)``'s
-``B`` children, so row ``b`` behaves identically whether it runs in a batch of 1 or of 30. At the
-start of each episode every row draws its two uniforms per step, ``u1`` (override or not) and
-``u2`` (inverse-CDF draw of the action), in the order of :func:`~delight_gym.rule.sample_acting`:
-the action is ``sample_categorical(q, u2)`` where ``u1 < ε`` and ``sample_categorical(π, u2)``
-elsewhere (:func:`~delight_gym.rule.sample_acting_on_explore_rows`), the same actions as
-``sample_acting`` on the full decision. Evaluating the gate only on the rows
-that explore is what keeps DE cheap: its evaluator ``Q_post`` needs a re-plan.
-
-Agents (ties between actions go to the lowest index wherever an argmax is taken):
-
-* ``psrl``: posterior sampling (Strens 2000; Osband et al. 2013): one MDP drawn from the
-  posterior and planned at each episode start, then greedy in the sampled ``Q_h``.
-* ``delight``: DE on DeepSea (paper §3.3, DESIGN §5). At each episode start the posterior-mean
-  plan ``Q_plan`` is frozen; the host is ``π(·|s) = softmax(Q_plan_h(s, ·)/τ)`` with ``τ = 0.01``;
-  the posterior is updated after every step; ``EI(s, a) = (Q_post_h(s, a) - V_plan_h(s))_+`` with
-  ``V_plan_h(s) = Σ_b π(b|s) Q_plan_h(s, b)`` and ``Q_post`` the exact posterior-mean ``Q_h`` at
-  that moment (re-planned from scratch, steps ``H-1..h``, for the exploring rows only; at ``h = 0``
-  nothing has changed since the freeze and ``Q_post = Q_plan``); surprisal under the frozen
-  host; then :func:`~delight_gym.rule.delight_rule` with ``M = 100``, ``λ = 0.1``, ``L = 10``.
-* ``egreedy``: annealed ε-greedy: uniform over actions with probability ``ε_t``, otherwise the
-  argmax of the frozen posterior-mean plan.
-* ``greedy``: the DE host alone (Boltzmann over the frozen posterior-mean plan), no override.
-
-The override clock ``t`` of ``ε_t = M/(M + t)`` (:func:`~delight_gym.rule.epsilon_schedule`) is
-``epsilon_clock="step"`` (default; the number of decisions taken so far, the bandits'
-convention) or ``"episode"`` (the number of completed episodes).
+Agents: ``psrl`` (posterior sampling, Strens 2000; Osband et al. 2013), ``delight`` (DE on
+DeepSea, paper §3.3: a Boltzmann host over the posterior-mean plan frozen at each episode
+start, EI from the exact posterior-mean ``Q`` re-planned on the exploring rows only),
+``egreedy`` and ``greedy`` (the DE host alone). One ``torch.Generator`` per seed, so row ``b``
+behaves identically in a batch of 1 or of 30. The details are on the documentation's Agents
+page.
 """
 
 from __future__ import annotations

@@ -1,21 +1,15 @@
 """What the environment families share: argument checks, per-sub-env seeding, the instance
 life cycle, and the one-step bandit bases.
 
-Every env of :mod:`delight_gym.envs` has an *instance* (bandit arm means, linear features
-and ``θ*``, DeepSea's action mapping, Pandora's priors and costs, a reservoir's arm values)
-that is drawn from the env's own generator at the first ``reset``, kept for the env's life,
-and redrawn on ``reset(options={"resample": True})``. :class:`InstanceEnv` holds that
-``reset`` once for the single envs and :class:`InstanceVectorEnv` for the native vector envs
-(one generator per sub-env, seeded as ``num_envs`` single envs would be, with Gymnasium's
-``SAME_STEP`` autoreset). :class:`OneStepBanditEnv` and :class:`OneStepBanditVectorEnv` add
-the one-pull bandit (``Discrete(K)`` arms, a one-step episode, pseudo-regret infos) on top;
-the Bernoulli and linear families only say how an instance is drawn, what a pull pays and
-what is observed.
-
-The lazy Bernoulli env (:mod:`delight_gym.envs.lazy`) draws afresh at every reset and shares
-only the seeding, the option check and the ``SAME_STEP`` infos. The names here are public
-within the package (family modules import them); users import the env classes from
-:mod:`delight_gym.envs`.
+Every env of :mod:`delight_gym.envs` has an *instance* (arm means, features and ``θ*``,
+DeepSea's action mapping, ...) drawn from the env's own generator at the first ``reset``,
+kept for the env's life, and redrawn on ``reset(options={"resample": True})``.
+:class:`InstanceEnv` holds that ``reset`` for the single envs and :class:`InstanceVectorEnv`
+for the native vector envs (one generator per sub-env, seeded as ``num_envs`` single envs
+would be, with Gymnasium's ``SAME_STEP`` autoreset). :class:`OneStepBanditEnv` and
+:class:`OneStepBanditVectorEnv` add the one-pull bandit (``Discrete(K)`` arms, a one-step
+episode, pseudo-regret infos). The names here are public within the package (family modules
+import them); users import the env classes from :mod:`delight_gym.envs`.
 """
 
 from __future__ import annotations

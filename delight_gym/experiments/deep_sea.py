@@ -1,23 +1,13 @@
 """Run tabular MDP agents on batches of DeepSea instances (per-episode regret).
 
 Seed ``i`` of a run with base ``seed`` plays the instance of
-``DeepSeaVectorEnv(...).reset(seed=seed + i)`` (its action mapping is drawn from that seed), so
-every agent faces the same instances; each agent's ``B`` per-seed generators come from
-``SeedSequence([seed, AGENT_SEED_SALT])``. The agents see the state index of the one-hot
-observation (``S = N²``), ``A = 2`` and the horizon ``H = N``, and nothing of the layered
-structure.
-
-Regret of an episode is ``optimal_return − denoised_return``: for the deterministic variant this
-is the optimal return minus the realised (= expected) return of the episode's actions; for the
-stochastic one it is the noise-free return of the realised trajectory (rewards without the
-``N(0, 1)`` noise, failed moves as they happened), an unbiased estimate of the expected return
-of the policy played.
-
-Reward priors: the deterministic variant uses the posterior's Beta(1, 1) on rewards rescaled
-from the exact range ``[−cost, 1]`` (``cost = 0.01/N``; unvisited pairs look worth about 0.5);
-the stochastic variant's rewards are unbounded, so it uses the Normal model with known noise
-``σ = 1`` and a ``N(0, 1)`` prior on mean rewards. Both can be overridden through
-``agent_kwargs``, as can the transition prior (default total mass 0.1, ``α0 = 0.1/N²``).
+``DeepSeaVectorEnv(...).reset(seed=seed + i)``, so every agent faces the same instances; the
+agents see the state index (``S = N²``), ``A = 2`` and ``H = N``, nothing of the layered
+structure. Regret of an episode is ``optimal_return − denoised_return`` (for the stochastic
+variant, an unbiased estimate of the expected return's shortfall). Reward priors: Beta(1, 1)
+on rewards rescaled from ``[−0.01/N, 1]`` (deterministic), a Normal model with known noise
+``σ = 1`` (stochastic); both, and the transition prior, can be overridden through
+``agent_kwargs``. Details: the documentation's DeepSea results page.
 """
 
 from __future__ import annotations

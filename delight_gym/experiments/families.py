@@ -1,49 +1,17 @@
 """Experiment families: one record per kind of experiment (bsuite's ``experiments/<name>/``).
 
 A :class:`Family` says everything the package needs to run, sweep and draw one kind of
-experiment, and nothing else repeats it:
+experiment, and nothing else repeats it: its **cell function** (module-level, with the
+runner's protocol ``fn(agent, horizon, seeds, *, seed, **setting)``), its **agents**
+(:class:`Agent`: name, label, colour, line style and the :class:`Parameter` records they
+take), its **instance parameters** (each with its check and the values ``delight-gym run``
+sweeps by default) and the command line's defaults. The command line
+(:mod:`delight_gym.cli`), the figure specs (:mod:`delight_gym.experiments.specs`), the
+runner and the figures all read :data:`FAMILIES`.
 
-* its **cell function**, as an object: a module-level function (so that the process pool and
-  Ray pickle it by reference) with the runner's protocol ``fn(agent, horizon, seeds, *, seed,
-  **setting)`` returning an object with ``cumulative`` ``(seeds, horizon)``, ``seconds``,
-  ``overrides`` ``(seeds,)`` and optionally the arrays of
-  :data:`~delight_gym.experiments.results.OPTIONAL_PER_SEED`;
-* its **agents** (:class:`Agent`: name, legend label, colour, line style and the tunable
-  :class:`Parameter` records the agent takes);
-* its **instance parameters** (the setting keys every agent gets, e.g. ``arms``), each with the
-  check that validates it and the values ``delight-gym run FAMILY`` sweeps by default;
-* the command line's defaults: horizon (called ``--horizon`` or ``--episodes``), seeds and seeds
-  per cell, the default agents, the figure title; and an optional ``report`` printed after a
-  ``run`` (the linear family's override budget).
-
-The command line (:mod:`delight_gym.cli`) builds ``delight-gym run FAMILY`` from
-:data:`FAMILIES`, the figure specs (:mod:`delight_gym.experiments.specs`) build their sweeps with
-:meth:`~delight_gym.experiments.specs.ExperimentSpec.for_family`, the runner calls
-``family.cell`` and the figures take labels and colours from the agent records.
-
-Validation
-    A :class:`Parameter`'s ``check`` is the :mod:`delight_gym._checks` function the agents'
-    constructors call on the same argument (``gate_price``:
-    ``check_nonnegative_float(..., allow_inf=True)``, ``half_life`` and ``surprisal_cap``:
-    ``check_positive_float``, which refuses ``inf``). A spec checks each setting once when it is
-    built (:meth:`Family.check_setting`; the command line reports its errors under the option's
-    name), the agent checks once more when it is constructed, and nothing checks per step. So
-    whatever ``delight-gym run`` accepts, the agents accept, and what they refuse it refuses
-    with their message.
-
-Override counts
-    Every family's cells report ``overrides`` (and the runner's rows keep that name): per seed,
-    the decisions where DE's override was drawn with a non-empty gate, zeros for the other
-    agents. The runners read it from the agents (the Bernoulli agents' per-decision
-    ``last_info["overridden"]``, the linear agents' ``gate_rounds``, the MDP agents'
-    ``override_count``).
-
-Adding a family
-    Write its cell function and a :class:`Family` record here (the runner of the environment
-    loop may live in a module of its own, imported inside the cell function so that importing
-    this module stays light), then add the record to :data:`FAMILIES`. ``delight-gym run NAME``
-    and :meth:`ExperimentSpec.for_family <delight_gym.experiments.specs.ExperimentSpec.for_family>`
-    then work with no other change.
+A :class:`Parameter`'s ``check`` is the one the agents' constructors call, so whatever
+``delight-gym run`` accepts the agents accept. Validation, override counts and how to add a
+family: the documentation's "Results files, resume, Ray" page.
 """
 
 from __future__ import annotations
@@ -496,7 +464,7 @@ DEEP_SEA = Family(
 )
 
 
-# -- deepsea-bsuite: deep agents on DeepSea, scored by bsuite's rule (DESIGN §7) --------------
+# -- deepsea-bsuite: deep agents on DeepSea, scored by bsuite's rule (beyond the paper) --------
 
 
 @dataclass

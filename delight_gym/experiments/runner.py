@@ -1,41 +1,14 @@
 """Sweep runner: execute an :class:`~delight_gym.experiments.specs.ExperimentSpec`'s cells,
 save each finished cell atomically, resume, and combine the results tables.
 
-``run_experiment(spec, out)``
-
-1. expands the spec into cells (agent × setting × seed batch) and loads every cell already
-   stored under ``<cache>/cells`` (``cache`` defaults to ``out``);
-2. runs the others, on one of three backends:
-
-   * ``jobs=1`` (or a single cell to run): in this process, one cell after the other;
-   * ``backend="local"`` with ``jobs > 1``: in this process, cheapest cells first; as soon as
-     the work left is estimated at ``serial_seconds`` of CPU time or more (default
-     :data:`SERIAL_SECONDS`; the CPU time of the cells done so far, scaled to the cells left by
-     a rough cost model; CPU, not wall, time, so that the decision follows the work, not the
-     machine's load), ``jobs - 1`` worker processes start and take the longest cells left
-     while this process goes on with the cheapest (``spawn`` start method; each worker exits
-     by itself if this process dies, even by ``SIGKILL``). A small sweep thus never pays for
-     starting a worker (each imports the package and the cell's modules, about a second of
-     CPU, and two processes on a busy pair of cores each compute slower), and a worker's
-     start-up overlaps this process's work;
-   * ``backend="ray"``: one ``ray.remote`` task per cell on the Ray cluster that
-     ``ray.init()`` finds (``RAY_ADDRESS``) or on a local one started for the run; at most
-     ``jobs`` tasks in flight when ``jobs`` is given. Workers need ``delight_gym`` importable
-     (install it on every node, or pass a ``runtime_env`` to ``ray.init`` yourself first).
-
-   The family's cell function (a module-level function, pickled by reference) is called
-   inside the worker; its results come back to this process (the driver), which alone writes
-   the cell files — so every backend stores exactly the same files;
-3. concatenates each (agent, setting)'s batches in seed order and writes ``summary.csv`` and
-   ``curves.csv`` into ``out`` (columns as in DESIGN §4; ``seconds`` is the summed compute
-   time of the batches).
-
-A sweep killed at any moment (Ctrl-C or ``SIGKILL``) and re-run with the same arguments loses
-only the cells that were running and recomputes nothing that finished. Because a cell's key
-does not include the total number of seeds, raising ``seeds`` later reuses the finished
-batches. A cell file that cannot be read back (truncated by a full disk or a partial copy) or
-that holds arrays of the wrong shape is recomputed, with a :class:`DamagedCellWarning` naming
-the file.
+:func:`run_experiment` expands the spec into cells (agent × setting × seed batch), loads the
+cells already stored under ``<cache>/cells``, runs the others in this process, on local worker
+processes (started only once the work left is worth ``serial_seconds`` of CPU time) or on Ray,
+and writes ``summary.csv`` and ``curves.csv`` into ``out``. Only this process (the driver)
+writes cell files, so every backend stores the same files. A sweep killed at any moment and
+re-run with the same arguments recomputes nothing that finished; a cell file that cannot be
+read back is recomputed with a :class:`DamagedCellWarning`. Details: the documentation's
+"Results files, resume, Ray" page.
 """
 
 from __future__ import annotations

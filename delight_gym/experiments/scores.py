@@ -1,28 +1,15 @@
 """bsuite's DeepSea yardstick: the solve episode of a run and the score over sizes.
 
-This is the rule of ``bsuite/experiments/deep_sea/analysis.py`` (bsuite 0.3.6), written
-without pandas (bsuite's own code calls ``Series.append``, removed in pandas 2):
-
-* bsuite logs a run's statistics only at *logged* episodes, ``1, 2, …, 10, 12, 14, 17, 20,
-  25, 30, 40, …, 100, 120, …`` (its ``_logarithmic_logging``: ratios ``1, 1.2, 1.4, 1.7, 2,
-  2.5, 3, …, 10`` of each power of ten that land on an integer);
-* a run is **solved** at the first logged episode ``e ≤ num_episodes`` whose running fraction
-  of bad episodes ``total_bad_episodes / e`` is **below** ``threshold``; an unsolved run is
-  reported at its last logged episode;
-* a size ``N`` **passes** when it is solved at an episode ``< 2**N + forgiveness``
-  (``forgiveness = 100``), and the **score** is the fraction of runs (sizes) that pass.
-
-``threshold``: bsuite's code uses ``thresh=0.8`` (:data:`BSUITE_THRESHOLD`), although its
-plots' axis label reads "#episodes until < 90% bad episodes" and our design notes quoted 0.9.
-We follow the code, which is what produced the published scores, and keep the threshold an
-argument. A bad episode in the deterministic DeepSea is one without the treasure
-(``info["bad_episode"]`` of :class:`delight_gym.envs.DeepSeaEnv`).
+The rule of ``bsuite/experiments/deep_sea/analysis.py`` (bsuite 0.3.6), without pandas: a run
+is **solved** at the first *logged* episode whose running fraction of bad episodes is below
+``threshold`` (bsuite's code: 0.8, :data:`BSUITE_THRESHOLD`); a size ``N`` **passes** when
+solved before episode ``2**N + forgiveness``; the **score** is the fraction that pass.
 
 Examples
 --------
 >>> flags = [True] * 5 + [False] * 20
 >>> solve_episode(flags)
-DeepSeaSolve(solved=True, episode=20, finished=True)
+DeepSeaSolve(solved=True, episode=7, finished=True)
 >>> deep_sea_passes(4, solve_episode(flags))
 True
 """

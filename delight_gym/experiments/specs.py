@@ -1,31 +1,15 @@
 """The paper's experiments as data: one small spec per figure (bsuite-sweep style).
 
 An :class:`ExperimentSpec` says *what* to run — the experiment :class:`family
-<delight_gym.experiments.families.Family>` (whose record names the cell function, the agents
-and their parameters), agents, a list of settings (dicts with keys such as ``arms``,
-``half_life``, ``gate_price``), seeds, horizon and the setting columns of the results tables.
-The sweep runner (:mod:`delight_gym.experiments.runner`) executes its cells;
-:mod:`.figures` draws them.
-
-Cells
-    A spec expands to cells ``agent × setting × seed batch`` (:meth:`ExperimentSpec.cells`).
-    A setting applies to an agent only through the parameters that agent takes (its
-    :class:`~delight_gym.experiments.families.Agent` record): ``half_life`` reaches ``delight``
-    and ``egreedy``, ``gate_price`` and ``surprisal_cap`` only ``delight``; instance keys
-    (``arms``) reach every agent. Settings that become equal once restricted to an agent
-    (Thompson sampling at two values of ``λ``) are run once. A parameter an agent takes but the
-    setting leaves out is filled with its default, so a cell's key names every number that
-    determines it. Every setting is checked once, when the spec is built
-    (:meth:`Family.check_setting <delight_gym.experiments.families.Family.check_setting>`).
-
-Seed batches
-    The ``seeds`` instances are split into batches of at most ``batch_size``: batch ``j``
-    covers seed indices ``[j·b, (j+1)·b)`` and calls the cell function with
-    ``seeds = b_j`` and ``seed = seed + j·b``. Environment instance ``i`` is therefore always
-    seeded ``seed + i`` whatever the batching (every agent faces the same instances), but an
-    agent's own random draws are seeded per batch (``run_bernoulli`` seeds the agent with the
-    batch's base seed), so results are reproducible *for a given batch size*; a different
-    ``batch_size`` gives statistically equivalent, not identical, numbers for randomised agents.
+<delight_gym.experiments.families.Family>`, agents, a list of settings (dicts with keys such
+as ``arms``, ``half_life``, ``gate_price``), seeds, horizon and the setting columns of the
+results tables. The sweep runner (:mod:`delight_gym.experiments.runner`) executes its cells
+(``agent × setting × seed batch``, :meth:`ExperimentSpec.cells`); :mod:`.figures` draws them.
+A setting reaches an agent only through the parameters that agent takes, and every setting is
+checked once, when the spec is built. Environment instance ``i`` is always seeded
+``seed + i`` whatever the batching; an agent's own draws are seeded per batch, so results are
+reproducible for a given ``batch_size``. Details: the documentation's "Results files, resume,
+Ray" page.
 """
 
 from __future__ import annotations
@@ -436,7 +420,7 @@ FIGURES: Mapping[str, FigureSpec] = {
             panel_label="N",
             xlabel="episode",
         ),
-        # Deep agents under bsuite's yardstick (beyond the paper; DESIGN §7): the issue's grid,
+        # Deep agents under bsuite's yardstick (beyond the paper; docs/reproduce/deepsea-bsuite.md):
         # 5 seeds (seed s plays mapping_seed = s), each run stopped once solved or after
         # min(2^N + 100, 10 000) episodes. Quick: N ∈ {6, 8}, 2 seeds, at most 200 episodes.
         FigureSpec(

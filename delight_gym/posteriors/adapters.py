@@ -3,20 +3,12 @@
 
 Each adapted posterior names its adapter through its ``as_value_posterior`` method, which
 :func:`~delight_gym.posteriors.base.adapt_posterior` calls (so the wrapper takes the posteriors
-as they are):
-
-* :class:`BetaBernoulliAdapter` — :class:`~delight_gym.posteriors.BetaBernoulliPosterior`
-  (Bernoulli bandits, exact Beta EI; numpy);
-* :class:`LinearGaussianAdapter` — :class:`~delight_gym.posteriors.LinearGaussianPosterior`
-  (linear bandits, exact Gaussian EI; torch, with a one-copy
-  :meth:`~LinearGaussianAdapter.evaluate`);
-* :class:`TabularMDPAdapter` — :class:`~delight_gym.posteriors.TabularMDPPosterior`
-  (finite-horizon tabular MDPs, the paper's mean-surrogate EI; torch, with a one-copy
-  :meth:`~TabularMDPAdapter.evaluate`).
-
-They share :class:`PosteriorAdapter` (the type check, ``num_actions``, the row map of batched
-posteriors, host-to-device conversion). This module imports torch only inside the torch
-adapters' methods.
+as they are): :class:`BetaBernoulliAdapter` (Bernoulli bandits, exact Beta EI; numpy),
+:class:`LinearGaussianAdapter` (linear bandits, exact Gaussian EI; torch) and
+:class:`TabularMDPAdapter` (finite-horizon tabular MDPs, the paper's mean-surrogate EI;
+torch). They share :class:`PosteriorAdapter` (the type check, ``num_actions``, the row map of
+batched posteriors, host-to-device conversion). This module imports torch only inside the
+torch adapters' methods.
 """
 
 from __future__ import annotations

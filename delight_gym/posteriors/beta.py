@@ -1,60 +1,17 @@
-"""Beta posteriors for Bernoulli bandits and the exact expected improvement of a Beta variable.
+r"""Beta posteriors for Bernoulli bandits and the exact expected improvement of a Beta variable.
 
 The expected improvement of ``X ~ Beta(a, b)`` over a baseline ``v`` is
 
 .. math::
 
-    \\mathrm{EI}(v) = \\mathbb{E}[(X - v)^+] = (m - v)\\,Q + D,
+    \mathrm{EI}(v) = \mathbb{E}[(X - v)^+] = (m - v)\,Q + D,
 
-with ``m = a/(a+b)``, ``Q = P(X > v) = I_{1-v}(b, a)`` (the upper regularized incomplete beta
-function) and ``D = v^a (1-v)^b / ((a+b) B(a,b)) = v (1-v) f(v) / (a+b)``, where ``f`` is the
-Beta density. (Proof: ``x f(x; a, b) = m f(x; a+1, b)`` and
-``I_v(a+1, b) = I_v(a, b) - v^a (1-v)^b / (a B(a, b))``.)
-
-Numerics (relative error ``<= 1e-10`` for ``a, b`` in ``[1, 1e6]`` wherever ``EI > 1e-300``;
-worst measured against 50-digit mpmath ``4e-12``, see ``tests/test_posterior_beta.py``):
-
-* ``v <= m``: both terms of the identity are non-negative and it is used as is. ``m - v`` is
-  formed as ``(a (1-v) - b v)/(a+b)``, which stays accurate when ``m`` is within a few ulps
-  of 0 or 1 (``a/(a+b)`` itself carries an absolute error of ``~1e-16``, which is a relative
-  error of ``1e-9`` in ``v - m`` for ``Beta(1e6, 1)``).
-* ``v > m``: the identity is the difference ``D - (v-m) Q = D (1 - r)`` with
-  ``r = (v-m) Q / D``; it multiplies the error of ``Q`` by ``r/(1-r)``. It is used while
-  ``r <= R_SWITCH = 0.5``. Beyond that ``EI`` is computed without cancellation from the
-  continued fraction of ``I_{1-v}(b, a)``: writing that fraction as
-  ``1 + d_1/(1 + d_2/(1 + ...))`` and ``T_2 = 1 + d_3/(1 + d_4/(1 + ...))``,
-
-  .. math::
-
-      \\mathrm{EI} = \\frac{v (1-v)^2 f(v)}{b}
-                     \\cdot \\frac{T_2 + g}{T_2 (1 + w) + g},
-      \\qquad g = \\frac{(a-1)(1-v)}{b+2}, \\quad w = b v - a (1-v) = (a+b)(v-m).
-
-  ``T_2`` is tiny (``~ 1 - (a+b)(1-v)/b``) near the mean, and evaluating it as
-  ``1 + d_3/(...)`` would cancel (and amplify the rounding of ``1 - v``), so it is evaluated
-  as the even contraction ``T_2 = e_1 + c_1/(β_1 + c_2/(β_2 + ...))`` with
-  ``e_k = 1 + d_{2k+1} = [b(2k+1) + k(3k+2) + (b+k)(w + k v)] / ((b+2k)(b+2k+1))`` expanded
-  into positive terms, ``c_k = -d_{2k+1} d_{2k+2}`` and ``β_k = e_{k+1} + d_{2k+2}``
-  (modified Lentz, vectorized over the elements that use it; it terminates after ``a``
-  steps for integer ``a``, and otherwise takes ``<~ 70`` steps for ``z = (v-m)/sd >= 3``
-  and up to a few hundred near ``r = 0.5`` when ``a, b ~ 1e6``).
-  Points with ``z >= Z_PRESCREEN = 3`` go to it directly, without computing ``Q``.
-* The threshold ``r = 0.5`` is measured: against mpmath on ~15,000 random points with
-  ``v > m`` (log-uniform ``a, b`` in ``[1, 1e6]``, many with integer ``a``), the identity's
-  worst relative error is ``8e-13`` for ``r <= 0.5``, ``6e-12`` for ``r`` in ``(0.5, 0.7]``,
-  ``1.3e-11`` at ``r <= 0.9``, ``1.5e-10`` at ``r <= 0.99`` and ``5e-9`` beyond, while the
-  continued fraction stays below ``4e-12`` for every ``r``.
-* The density ``f(v)`` comes from Boost (``scipy.stats.beta.pdf``), accurate to ``~5e-12``
-  relative for ``a, b ~ 1e6`` (this is the error floor above);
-  ``exp((a-1) log v + (b-1) log1p(-v) - betaln(a, b))`` would lose about 10 digits there.
-  ``Q`` comes from ``scipy.special.betaincc`` (not ``1 - betainc``, which
-  underflows to 0 in the tail): ``~3e-14`` relative in general, but up to ``~4e-12`` for
-  integer ``a < 40`` with non-integer ``b`` (Boost's "a-step" path), which is why the
-  switch is at ``r = 0.5`` rather than ``0.9``.
-
-The positive hypergeometric series ``EI = v^2 (1-v)^2 f(v) 2F1(a+b+1, 2; b+2; 1-v)/(b (b+1))``
-is exact too, but it converges like ``((1-v)/(1-m))^n``: for ``a = 10``, ``b = 1e6``,
-``v = 2.6 m`` (``r = 0.92``) it needs millions of terms, so it is not used.
+with ``m = a/(a+b)``, ``Q = P(X > v)`` and ``D = v (1-v) f(v) / (a+b)`` (``f`` the Beta
+density). Where the identity would cancel (``v`` well above ``m``) EI comes from a continued
+fraction instead, switched at ``R_SWITCH`` and ``Z_PRESCREEN``. Relative error ``<= 1e-10``
+for ``a, b`` in ``[1, 1e6]`` wherever ``EI > 1e-300`` (worst measured against 50-digit mpmath:
+``4e-12``). The derivation and the measurements are on the documentation's Posteriors page
+("How each posterior computes").
 """
 
 from __future__ import annotations

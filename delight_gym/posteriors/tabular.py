@@ -1,78 +1,17 @@
 """Tabular MDP posteriors (batched over seeds, torch) and a fast finite-horizon planner.
 
-Model. A batch of ``B`` independent unknown MDPs with ``S`` states, ``A`` actions and a known
-horizon ``H`` (every episode has exactly ``H`` steps, ``h = 0..H-1``). The dynamics are
-time-homogeneous; values are time-indexed: ``Q_h(s, a) = r(s, a) + Σ_s' P(s'|s, a) V_{h+1}(s')``,
-``V_h(s) = max_a Q_h(s, a)`` and ``V_H = 0``. The episode end is therefore handled by the known
-horizon alone: the last step's successor (DeepSea's all-zero observation) is not a state and is
-never recorded — pass ``next_states=None`` (or ``-1`` entries) to :meth:`TabularMDPPosterior.update`
-for it; the reward of that step is recorded.
+A batch of ``B`` unknown MDPs with ``S`` states, ``A`` actions and a known horizon ``H``
+(time-homogeneous dynamics, time-indexed values, ``V_H = 0``: the last step's successor is
+never recorded). Transitions have a symmetric ``Dirichlet(α0·1_S)`` prior over all states
+(default total mass ``S·α0 = 0.1``, ``DEFAULT_TRANSITION_MASS``), stored sparsely, so a
+backup of the mean model costs ``O(S·A·K)`` per seed (``K`` distinct successors per pair).
+Rewards are ``reward_model="beta"`` (bounded, rescaled from ``reward_range``; default prior
+``Beta(1, 1)``) or ``"normal"`` (known noise). PSRL samples are exact in distribution,
+drawn by stick-breaking without an ``S × S`` matrix (``sampler="sparse"``, with a dense
+fallback). Tensors live on ``device``; randomness only from the generators passed in.
 
-Transitions. Each ``P(·|s, a)`` has a symmetric Dirichlet prior ``Dirichlet(α0·1_S)`` over all
-``S`` states (``α0 = transition_prior``), so the posterior is ``Dirichlet(α0·1_S + n(s, a, ·))``.
-Its mean is ``P̄(s'|s, a) = (α0 + n(s, a, s'))/(S·α0 + n(s, a))``. Observed counts are stored
-sparsely, per ``(seed, s, a)``, in ``K`` padded successor slots (``K`` = the largest number of
-distinct successors observed for any pair, grown by doubling when needed; ``K = 1`` on
-deterministic DeepSea, ``2`` on the stochastic one), so a backup of the mean model,
-
-``P̄(·|s, a)·V = (α0·Σ_s' V(s') + Σ_k n_k V(s'_k)) / (S·α0 + n(s, a))``,
-
-costs ``O(S·A·K)`` per seed instead of the dense ``O(S²·A)`` (the prior's rank-one part is one
-sum over states shared by every pair).
-
-Default prior: ``transition_prior=None`` means ``α0 = DEFAULT_TRANSITION_MASS/S = 0.1/S``, a
-prior of total mass ``S·α0 = 0.1`` pseudo-transitions whatever the number of states (``α0 = 1e-3``
-at DeepSea ``N = 10``, ``4e-5`` at ``N = 50``). Why: the total mass decides how much one observed
-transition is trusted (after one visit the observed successor has mean probability
-``(1 + α0)/(1 + S·α0)``, ``0.91`` here at every size). A fixed per-state ``α0`` makes the prior
-stronger as ``S`` grows: with ``α0 = 1`` over all ``N²`` DeepSea states an agent never believes its
-observations (``S·α0 = 2500`` at ``N = 50``) and PSRL barely solves ``N = 10`` in 1000 episodes
-(DESIGN §5); ``α0 ≈ 1e-3`` is the value reported to work there, which our default equals at
-``N = 10``. Exact PSRL samples also cost ``O(S·α0·log(1/tol))`` sticks per pair (below): a fixed
-``α0 = 1e-3`` at ``N = 50`` (mass 2.5) needs ~53 sticks per pair: sampling and planning a
-30-seed batch took 4 s on one CPU core, against 0.35 s with the default. Pass a float to fix
-``α0`` instead; the experiments state the value used.
-
-Rewards. ``reward_model="beta"`` (default): rewards lie in a known ``reward_range = (low, high)``
-and are rescaled to ``r' = (r - low)/(high - low) ∈ [0, 1]``; a ``Beta(a0, b0)`` prior
-(``reward_prior``, default ``(1, 1)``) gets the fractional conjugate update ``a += r'``,
-``b += 1 - r'`` (exact for Bernoulli rewards, the standard choice for bounded ones). An unvisited
-pair's mean reward is ``low + (high - low)·a0/(a0 + b0)`` (``0.5`` for the defaults: the
-optimism that makes a posterior-mean planner explore like a count bonus). ``reward_model="normal"``
-(for noisy rewards): known noise ``σ = reward_noise`` and a ``N(m0, s0²)`` prior on the mean
-reward (``reward_prior = (m0, s0)``, default ``(0, 1)``); the posterior of the mean is Gaussian
-with precision ``1/s0² + n/σ²``.
-
-Posterior samples (PSRL). A sample MDP draws every reward mean from its posterior and every
-``P(·|s, a)`` from its Dirichlet, exactly in distribution, without forming an ``S × S`` matrix
-(``sampler="sparse"``). By the Gamma representation, ``Dirichlet(α0·1_S + n) ∝ G`` with
-independent ``G_s' ~ Gamma(α0 + n_s')``, and ``Gamma(α0 + n) = Gamma(α0) + Gamma(n)`` (independent
-summands), so ``G = T0·D + G^obs`` with
-
-* ``G^obs_k ~ Gamma(n_k)`` on the ``K`` observed successors (0 elsewhere);
-* ``T0 ~ Gamma(c)``, ``c = S·α0``, the total of the prior part, independent of
-* ``D ~ Dirichlet(α0·1_S)``, which is the law of a Dirichlet process ``DP(c, uniform on S)``
-  evaluated on the ``S`` states, hence the stick-breaking series ``D = Σ_i w_i δ_{x_i}`` with
-  ``w_i = β_i Π_{j<i}(1 - β_j)``, ``β_i ~ Beta(1, c)`` (``1 - β_i = U_i^{1/c}``) and atoms
-  ``x_i`` i.i.d. uniform on the states.
-
-Then ``P = f·D + (1 - f)·G^obs/ΣG^obs`` with ``f = T0/(T0 + ΣG^obs)`` (``f = 1`` for an unvisited
-pair). Each pair's series is drawn in chunks of ``m = ⌈c·log(1/tol)⌉ + 1`` sticks until its
-leftover mass ``Π_i (1 - β_i)`` is below ``stick_tolerance`` (default ``1e-9``); sticks whose
-weight in ``P`` (``f·w_i``) is below ``stick_tolerance`` are dropped. The leftover and the
-dropped mass are put on the uniform distribution (the mean of ``D``), so the sample's mean
-transition matrix is exact and its law is perturbed by at most ``(1 + sticks)·stick_tolerance``
-in total variation per pair. The first chunk of every pair lives in the ``J`` padded slots
-(``J`` = the most heavy sticks of any pair in the first chunk, plus ``K``); the further chunks
-of the few pairs that need them go to an overflow list (``TabularModel.extra``), so a backup
-costs ``O(S·A·(K + m))`` plus the overflow. The number of sticks is ``1 + Poisson(c·log(1/tol))``
-in law (``c = 0.1``: mean 3.1 with the default prior, at every ``N``; ``c = 2.5``, i.e.
-``α0 = 1e-3`` at ``N = 50``: about 53). For a large ``c`` (e.g. ``α0 = 1``: ``c = S``) this would
-exceed ``S`` and ``sampler="auto"`` falls back to a dense draw (``S`` Gamma variates per pair,
-``O(S²·A)`` memory and time per seed); ``"dense"`` forces it.
-
-All tensors live on ``device`` (CPU or CUDA); the dtype is float64 by default (float32 also
-works). Randomness comes only from the generators passed in (one per seed, or one for all).
+The model, the default prior's rationale and the sampler's derivation are on the
+documentation's Posteriors page ("How each posterior computes").
 """
 
 from __future__ import annotations

@@ -2,20 +2,12 @@
 
 Agents act on the observation of :class:`~delight_gym.envs.pandora.PandoraBoxesEnv`
 (``(K, 3)``: opened flag, revealed value, cost) and return an action in ``0..K`` (``K`` =
-stop).
-
-* :class:`WeitzmanAgent` opens the closed box of largest reservation value ``z_a``
-  (``E[(X_a − z_a)^+] = c_a``) while it exceeds the best value in hand, then stops
-  (Weitzman 1979: optimal in expectation).
-* :class:`DelightPandoraAgent` is DE in the search model: each box gets the surprisal
-  ``ℓ_a = λ/c_a`` (a host that prefers to stop, ``π(a) ∝ exp(−ℓ_a)``, ``π(stop) ∝ 1``), its
-  expected improvement over the best value in hand is its prior's partial expectation, and the
-  gate comes from :func:`delight_gym.rule.delight_rule`. The override is unthrottled
-  (``ε = 1``) and picks the gated box of largest delight reservation index ``z^λ_a``; an
-  empty gate means the host's choice, stop. Proposition 1 says the two agents act
-  identically.
-* :class:`OrderedSearchAgent` opens boxes in any fixed priority order with Weitzman's stopping
-  rule: the naive orders the optimal one is compared with.
+stop). :class:`WeitzmanAgent` opens the closed box of largest reservation value while it
+exceeds the best value in hand (Weitzman 1979: optimal in expectation).
+:class:`DelightPandoraAgent` is DE in the search model (surprisal ``ℓ_a = λ/c_a``, a host that
+prefers to stop, an unthrottled override); Proposition 1 says the two act identically.
+:class:`OrderedSearchAgent` opens boxes in a fixed order with Weitzman's stopping rule. The
+documentation's Theory page gives the details.
 """
 
 from __future__ import annotations

@@ -1,29 +1,13 @@
 """Reservation values: the delight gate as Pandora's rule (paper §2.2 and §4.4).
 
-For a prior ``X ~ F`` let ``g(z) = E[(X − z)^+]`` (the *partial expectation*; continuous,
-convex and non-increasing, with ``g'(z) = −P(X > z)``). The paper's objects are
-
-* the delight reservation index (eq. ``delight_reservation``)
-  ``z^λ = sup{z : ℓ·g(z) ≥ λ}``: an action with surprisal ``ℓ`` passes the gate at baseline
-  ``v`` exactly when ``v ≤ z^λ`` (Proposition 1). With ``ℓ = 1`` and ``λ = c`` it is
-  Weitzman's reservation value of a box with inspection cost ``c``;
-* the fresh-arm threshold (eq. ``general_reservation``) ``v_λ = sup{v : g(v) ≥ λ/L}``, the
-  index of an untried arm under a greedy host (surprisal ``L``); for ``Beta(1, 1)`` it is
-  ``v_off = 1 − sqrt(2λ/L)``;
-* for an infinite reservoir of fresh arms with values in ``[a, b]`` and tail
-  ``p(y) = P(X ≥ b − y)``: the threshold ``y_T`` minimising the reservation-policy regret
-  bound ``1/(ε p(y)) + T y`` (eq. ``threshold_regret``; ``ε = 1`` unthrottled) and the horizon
-  price ``λ_T = L·g(b − y_T) = L ∫_0^{y_T} p(s) ds`` (eq. ``tail_price``). For a uniform prior
-  ``y_T = 1/sqrt(εT)`` and ``λ_T = L/(2εT)``; for ``Beta(1, α)`` (``p(y) = y^α``)
-  ``y_T = (α/(εT))^{1/(α+1)}``.
-
-Closed forms are used where they exist: ``g`` for uniform, normal, exponential and beta priors
-(the beta one is :func:`delight_gym.posteriors.beta.beta_expected_improvement`, the normal one
-:func:`delight_gym.posteriors.gaussian.gaussian_expected_improvement`), and ``z^λ`` itself for
-uniform and exponential priors. Otherwise ``z^λ`` is the root of ``g(z) = λ/ℓ`` by Newton's
-method from the left (exact for a convex decreasing ``g``: every iterate stays left of the root
-and the convergence is quadratic), vectorised over all elements; ``g`` of any other continuous
-prior is ``∫_z^∞ P(X > x) dx`` by quadrature.
+For a prior ``X ~ F`` let ``g(z) = E[(X − z)^+]`` (the *partial expectation*). This module
+computes the delight reservation index ``z^λ = sup{z : ℓ·g(z) ≥ λ}`` (an action passes the
+gate at baseline ``v`` exactly when ``v ≤ z^λ``, Proposition 1), the fresh-arm threshold
+``v_λ = sup{v : g(v) ≥ λ/L}`` (``1 − sqrt(2λ/L)`` for ``Beta(1, 1)``), and, for an infinite
+reservoir of fresh arms, the threshold ``y_T`` and the horizon price ``λ_T`` (``L/(2εT)`` for
+a uniform prior). Closed forms are used where they exist; otherwise ``z^λ`` is found by
+Newton's method from the left (exact for a convex decreasing ``g``), with ``g`` by quadrature
+for priors without a closed form. The documentation's Theory page gives the details.
 """
 
 from __future__ import annotations

@@ -1,25 +1,14 @@
 """Horizon-priced search in an infinite reservoir of fresh arms (paper §4.4, Theorem
 ``tail_rate``).
 
-Fresh arms have revealed values ``X ~ Beta(1, α)`` (``P(X ≥ 1 − y) = y^α``); regret is
-``R_T = E Σ_t (1 − X_{A_t})``. Two agents, batched over seeds, act on arm indices as
-:class:`~delight_gym.envs.reservoir.ReservoirEnv` (``reward_mode="revealed"``) numbers them: a
-fresh arm is the next untried index, and "exploit" replays the best revealed arm.
-
-* :class:`ReservationAgent`: inspect fresh arms until one reaches ``1 − y_T``, then exploit
-  (``y_T`` minimises the bound ``1/p(y) + T y``; see
-  :func:`~delight_gym.theory.reservation.horizon_threshold`).
-* :class:`ReservoirDelightAgent`: DE with a greedy host (the best revealed arm, or a fresh arm
-  while nothing revealed beats the prior mean ``E[X]``), the fresh arm's expected improvement
-  ``E[(X − v)^+]`` over the host's value ``v`` and surprisal ``L``, the horizon price
-  ``λ_T = L·E[(X − (1 − y_T))^+]`` and :func:`~delight_gym.rule.delight_rule`. Its override
-  probability is constant (``override_rate``; ``1`` = unthrottled, which makes it the
-  reservation policy, Proposition 1) or the annealed ``M/(M + t)``; for a constant ``ε`` the
-  price is ``λ_T(ε)`` (``y_T ≍ (εT)^{−1/(α+1)}``), as in the theorem.
-
-:func:`simulate_reservoir` plays an agent for ``T`` rounds on lazily drawn i.i.d. values (equal
-in distribution to the env) and returns each seed's regret; :func:`reservoir_rates` sweeps
-``T`` and fits the log–log slope that the theorem predicts to be ``α/(α+1)``.
+Fresh arms have revealed values ``X ~ Beta(1, α)``; regret is ``R_T = E Σ_t (1 − X_{A_t})``.
+Two agents, batched over seeds, act on arm indices as
+:class:`~delight_gym.envs.reservoir.ReservoirEnv` (``reward_mode="revealed"``) numbers them:
+:class:`ReservationAgent` (inspect fresh arms until one reaches ``1 − y_T``, then exploit) and
+:class:`ReservoirDelightAgent` (DE with a greedy host and the horizon price ``λ_T``).
+:func:`simulate_reservoir` plays an agent for ``T`` rounds and returns each seed's regret;
+:func:`reservoir_rates` sweeps ``T`` and fits the log–log slope the theorem predicts to be
+``α/(α+1)``. The documentation's Theory page gives the details.
 """
 
 from __future__ import annotations
