@@ -47,7 +47,7 @@ killed run where it stopped when re-run with the same arguments."""
 
 _EPILOG = """\
 examples:
-  delight-gym reproduce bernoulli-arms --quick      a figure of the paper, small (~1 min)
+  delight-gym reproduce bernoulli-arms --quick      a figure of the paper, small (10 seeds)
   delight-gym reproduce all --out results           every figure at paper scale
   delight-gym run bernoulli --arms 1000 --seeds 100 --agents delight,thompson
   delight-gym run linear --dim 10,30 --noise 1      settings of your own
@@ -272,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
         "figure", type=_figure, metavar="FIGURE", help=f"one of {', '.join(FIGURE_NAMES)}"
     )
     rep.add_argument(
-        "--quick", action="store_true", help="a small version (about a minute; 10 seeds)"
+        "--quick", action="store_true", help="a small version (10 seeds, fewer settings)"
     )
     _add_sweep_options(rep, None)
     rep.add_argument(

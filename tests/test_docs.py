@@ -198,4 +198,14 @@ def test_site_builds_strict(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "index.html").exists()
-    assert (tmp_path / "api" / "rule" / "index.html").exists()
+    rule_page = (tmp_path / "api" / "rule" / "index.html").read_text(encoding="utf-8")
+    # numpy-style sections render as tables (a Google "Args:" would be a plain paragraph).
+    assert 'doc-section-title">Parameters:' in rule_page and "<table>" in rule_page
+    assert "Args:" not in rule_page
+
+
+def test_getting_started_states_the_ci_command():
+    """docs/getting-started.md gives the same test command as the README: .ci/run's."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1].strip()
+    commands = [b.code.strip() for b in code_blocks(ROOT / "docs" / "getting-started.md")]
+    assert ci in commands, "docs/getting-started.md must state .ci/run's test command"

@@ -283,7 +283,7 @@ class FigureSpec:
     full
         the paper-scale experiment.
     quick
-        a small version (about a minute on two cores).
+        a small version (10 seeds, fewer settings).
     plot
         name of the drawing function in :mod:`delight_gym.experiments.figures`.
     plot_options
