@@ -6,11 +6,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
 from gymnasium import spaces
 
+import delight_gym  # noqa: F401  (registers DeepSea-v0)
 from delight_gym._checks import (
     check_all_finite,
     check_binary,
@@ -293,3 +295,171 @@ def test_shared_checks() -> None:
     check_would_fit(1, "tiny")
     with pytest.raises(ValueError, match=r"big=1 would need 8.0 EiB on cpu"):
         check_would_fit(2**63, "big=1")
+
+
+# -- SB3 algorithms, the wrapper and the VecEnv adapter: env data is checked where it comes in ---
+
+
+class _Poisoned(gym.Wrapper):
+    """CartPole whose ``what`` (``"reward"``, ``"observation"`` or ``"reset"``) turns NaN or
+    inf every ``every`` steps (counted over episodes)."""
+
+    def __init__(self, what: str, every: int = 25, value: float = np.nan) -> None:
+        super().__init__(gym.make("CartPole-v1"))
+        self.what, self.every, self.value, self.count = what, every, value, 0
+
+    def reset(self, **kwargs: Any) -> Any:
+        obs, info = self.env.reset(**kwargs)
+        if self.what == "reset":
+            obs = np.full_like(obs, self.value)
+        return obs, info
+
+    def step(self, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        self.count += 1
+        if self.count % self.every == 0:
+            if self.what == "reward":
+                reward = self.value
+            elif self.what == "observation":
+                obs = obs.copy()
+                obs[2] = self.value
+        return obs, reward, terminated, truncated, info
+
+
+def _bootstrapped(env: Any, **kwargs: Any) -> Any:
+    from delight_gym.sb3 import BootstrappedDQN
+
+    options: dict[str, Any] = {
+        "num_heads": 2,
+        "learning_starts": 8,
+        "batch_size": 8,
+        "seed": 100,
+        "device": "cpu",
+        "policy_kwargs": {"net_arch": (8,)},
+    }
+    options.update(kwargs)
+    return BootstrappedDQN("MlpPolicy", env, **options)
+
+
+def _delight_dqn(env: Any, **kwargs: Any) -> Any:
+    from delight_gym.sb3 import DelightDQN
+
+    return DelightDQN(
+        "MlpPolicy",
+        env,
+        learning_starts=8,
+        batch_size=8,
+        seed=100,
+        device="cpu",
+        policy_kwargs={"net_arch": [8]},
+        posterior_kwargs={"num_heads": 2, "hidden_sizes": (8,)},
+        **kwargs,
+    )
+
+
+@pytest.mark.parametrize("make", [_bootstrapped, _delight_dqn], ids=["bootdqn", "delightdqn"])
+@pytest.mark.parametrize(
+    ("what", "value", "message"),
+    [
+        ("reward", np.nan, r"stopped at timestep 25: the environment's reward must be finite"),
+        ("observation", np.inf, r"stopped at timestep 25: the environment's observation must be"),
+        ("reset", np.nan, r"stopped at reset \(timestep 0\): the environment's observation"),
+    ],
+)
+def test_algorithms_stop_at_the_first_non_finite_env_value(
+    make: Any, what: str, value: float, message: str
+) -> None:
+    model = make(_Poisoned(what, value=value))
+    with pytest.raises(ValueError, match=message):
+        model.learn(60)
+    # Nothing from the poisoned step reached the networks: every weight is still finite.
+    for param in model.policy.parameters():
+        assert torch.isfinite(param).all()
+    if what != "reset":
+        assert model.replay_buffer.size() == 24  # the 24 good steps, not the 25th
+
+
+def test_bootstrapped_predict_refuses_heads_out_of_range() -> None:
+    model = _bootstrapped(gym.make("CartPole-v1"))
+    obs = np.zeros((2, 4), np.float32)
+    _, state = model.predict(obs)
+    assert state is not None and state[0].shape == (2,)
+    with pytest.raises(ValueError, match=r"state \(the heads\) must lie in \[0, 1\]"):
+        model.predict(obs, state=(np.array([0, 2]),))
+    with pytest.raises(ValueError, match=r"state \(the heads\) must be integers"):
+        model.predict(obs, state=(np.array([0.0, 1.5]),))
+    with pytest.raises(ValueError, match="state must hold one head per observation"):
+        model.predict(obs, state=(np.array([0, 1, 1]),))
+    with pytest.raises(ValueError, match="episode_start must hold one flag per observation"):
+        model.predict(obs, state=state, episode_start=np.array([True]))
+
+
+def test_bootstrapped_settings_that_cannot_work_are_refused() -> None:
+    env = gym.make("CartPole-v1")
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        _bootstrapped(env, seed=-1)
+    with pytest.raises(ValueError, match=r"num_heads=10+ .*would need"):
+        _bootstrapped(env, num_heads=10**12)
+    # CartPole: 4 float32 numbers an observation, int64 actions, three float32 flags and values.
+    row = 2 * 4 * 4 + 8 + 12
+    with pytest.raises(
+        ValueError,
+        match=rf"buffer_size=10+ with n_envs=1 would need "
+        rf"{format_bytes(row * 10**13)}",
+    ):
+        _bootstrapped(env, buffer_size=10**13)
+
+
+def test_wrapper_checks_observations_rewards_and_flags() -> None:
+    from delight_gym.wrappers import DelightExplorationWrapper
+
+    box = spaces.Box(-5, 5, (3,), np.float32)
+    de = DelightExplorationWrapper(
+        lambda obs: np.tile([0.5, 0.5], (len(obs), 1)),
+        observation_space=box,
+        action_space=spaces.Discrete(2),
+        posterior_kwargs={"num_heads": 2, "hidden_sizes": (8,)},
+        seed=100,
+    )
+    obs = np.zeros(3, np.float32)
+    de.observe(obs, 0, 1.0, obs, False, False)
+    with pytest.raises(ValueError, match=r"observation must be finite \(no NaN or inf\) at t = 1"):
+        de.predict(np.array([0.0, np.nan, 0.0]))
+    with pytest.raises(ValueError, match=r"next_obs must be finite .* at t = 1"):
+        de.observe(obs, 0, 1.0, np.full(3, np.inf), False, False)
+    with pytest.raises(ValueError, match=r"reward must be finite .* at t = 1"):
+        de.observe(obs, 0, np.nan, obs, False, False)
+    with pytest.raises(ValueError, match="terminated must be bools or 0/1"):
+        de.observe(
+            np.zeros((3, 3)), [0, 1, 0], [1, 1, 1], np.zeros((3, 3)), [0.3, -1.2, 2.5], [0, 0, 0]
+        )
+    with pytest.raises(ValueError, match="truncated must be bools or 0/1"):
+        de.observe(obs, 0, 1.0, obs, False, 0.5)
+    assert de.t == 1
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        DelightExplorationWrapper(
+            lambda o: np.tile([0.5, 0.5], (len(o), 1)),
+            observation_space=box,
+            action_space=spaces.Discrete(2),
+            seed=-1,
+        )
+    with pytest.raises(ValueError, match="learning_starts=100 exceeds buffer_size=10"):
+        DelightExplorationWrapper(
+            lambda o: np.tile([0.5, 0.5], (len(o), 1)),
+            observation_space=box,
+            action_space=spaces.Discrete(2),
+            posterior_kwargs={"buffer_size": 10, "learning_starts": 100},
+        )
+
+
+def test_vec_env_adapter_refuses_the_wrong_number_of_actions() -> None:
+    from delight_gym.sb3 import SB3VecEnvAdapter
+
+    venv = SB3VecEnvAdapter(gym.make_vec("DeepSea-v0", num_envs=2, size=4))
+    venv.reset()
+    with pytest.raises(ValueError, match=r"actions must hold one action per sub-env, shape \(2,\)"):
+        venv.step(np.array([0, 1, 1]))
+    with pytest.raises(ValueError, match="actions must hold one action per sub-env"):
+        venv.step(np.array(0))
+    obs, rewards, _, _ = venv.step(np.array([[0], [1]]))  # SB3's (n_envs, 1) is fine
+    assert isinstance(obs, np.ndarray) and obs.shape == (2, 4, 4) and rewards.shape == (2,)

@@ -13,8 +13,11 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+from stable_baselines3.common.type_aliases import MaybeCallback
 
+from delight_gym._checks import check_all_finite
 from delight_gym.wrappers.stats import DelightStats
 
 __all__ = ["DelightAlgorithmMixin", "PredictState", "Prediction", "StoredTransition"]
@@ -107,12 +110,59 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         dones: np.ndarray,
         infos: list[dict[str, Any]],
     ) -> None:
-        """Store as the base class does, then :meth:`_transition_stored`."""
+        """Check the environment's data (:meth:`_check_from_env`), store as the base class
+        does, then :meth:`_transition_stored`."""
+        when = f"at timestep {self.num_timesteps}"
+        self._check_from_env(reward, "reward", when)
+        self._check_from_env(new_obs, "observation", when)
+        for i, info in enumerate(infos):
+            if dones[i] and info.get("terminal_observation") is not None:
+                self._check_from_env(info["terminal_observation"], "terminal observation", when)
         observations = self._last_obs
         super()._store_transition(replay_buffer, buffer_action, new_obs, reward, dones, infos)
         self._transition_stored(
             StoredTransition(observations, buffer_action, new_obs, reward, dones, infos)
         )
+
+    def _setup_learn(
+        self,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        reset_num_timesteps: bool = True,
+        tb_log_name: str = "run",
+        progress_bar: bool = False,
+    ) -> tuple[int, BaseCallback]:
+        """The base class's setup, then :meth:`_check_from_env` on the observation to act on
+        (the reset's, for a fresh start)."""
+        out = super()._setup_learn(
+            total_timesteps, callback, reset_num_timesteps, tb_log_name, progress_bar
+        )
+        when = f"at reset (timestep {self.num_timesteps})"
+        self._check_from_env(self._last_obs, "observation", when)
+        return out
+
+    def _check_from_env(self, value: Any, name: str, when: str) -> None:
+        """Stop training with a ``ValueError`` the first time the environment hands over a
+        non-finite observation or reward (SB3's ``VecCheckNan`` is the model), instead of
+        storing it and training every network to NaN.
+
+        Parameters
+        ----------
+        value : numpy.ndarray or dict
+            ``(n_envs, ...)`` (a Dict observation: each of its arrays).
+        name : str
+            ``"reward"``, ``"observation"`` or ``"terminal observation"``.
+        when : str
+            Where it came in (``"at timestep 25"``).
+        """
+        for part in value.values() if isinstance(value, dict) else (value,):
+            try:
+                check_all_finite(part, f"the environment's {name}")
+            except ValueError as exc:
+                raise ValueError(
+                    f"{type(self).__name__} stopped {when}: {exc} (the first index is the "
+                    "env's). Nothing from this step was stored or trained on."
+                ) from None
 
     def predict(
         self,

@@ -64,12 +64,16 @@ from gymnasium import spaces
 from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.policies import BasePolicy
+from stable_baselines3.common.preprocessing import get_action_dim, get_obs_shape
 from stable_baselines3.common.type_aliases import ReplayBufferSamples, Schedule
 
 from delight_gym._checks import (
+    check_action_batch,
     check_positive_float,
     check_positive_int,
     check_probability,
+    check_seed,
+    check_would_fit,
 )
 from delight_gym.posteriors.base import BASELINES, host_baseline
 from delight_gym.posteriors.ensemble import (
@@ -217,6 +221,18 @@ class BootstrapReplayBuffer(ReplayBuffer):
     ) -> None:
         if optimize_memory_usage:
             raise ValueError("optimize_memory_usage is not supported by BootstrapReplayBuffer")
+        size = check_positive_int(buffer_size, "buffer_size")
+        heads = check_positive_int(num_heads, "num_heads")
+        masked = check_probability(mask_prob, "mask_prob") < 1
+        obs_bytes = int(np.prod(get_obs_shape(observation_space)))  # type: ignore[arg-type]
+        obs_bytes *= np.dtype(observation_space.dtype).itemsize
+        # Per stored step of each env: observation and next one, int64 actions, float32 reward,
+        # done and timeout flags, and the masks' bools.
+        row = 2 * obs_bytes + 8 * get_action_dim(action_space) + 12 + (heads if masked else 0)
+        what = f"buffer_size={size} with n_envs={n_envs}" + (
+            f", num_heads={heads}" if masked else ""
+        )
+        check_would_fit(size * n_envs * row, what)
         super().__init__(
             buffer_size,
             observation_space,
@@ -424,6 +440,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         device: torch.device | str = "auto",
         _init_setup_model: bool = True,
     ) -> None:
+        check_seed(seed)
         self.delight = DelightSettings.make(delight)
         self.target_update_interval = check_positive_int(
             target_update_interval, "target_update_interval"
@@ -593,13 +610,20 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         if state is None:
             heads = self._draw_heads(n)
         else:
-            heads = np.asarray(state[0], dtype=np.int64).reshape(-1).copy()
-            if heads.shape != (n,):
+            given = np.asarray(state[0])
+            if given.size != n:
                 raise ValueError(
-                    f"state must hold one head per observation ({n}), got {heads.shape}"
+                    f"state must hold one head per observation ({n}), got {given.shape}"
                 )
+            heads = check_action_batch(given.reshape(n), n, self.num_heads, "state (the heads)")
             if episode_start is not None:
-                start = np.asarray(episode_start, dtype=bool).reshape(-1)
+                start = np.asarray(episode_start).reshape(-1)
+                if start.shape != (n,):
+                    raise ValueError(
+                        f"episode_start must hold one flag per observation ({n}), got "
+                        f"{np.shape(episode_start)}"
+                    )
+                start = start.astype(bool)
                 if start.any():
                     heads[start] = self._draw_heads(int(start.sum()))
         actions, heads = self._act(obs, heads, record=False)

@@ -156,8 +156,21 @@ class SB3VecEnvAdapter(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Store ``actions`` (``num_envs`` actions) for :meth:`step_wait`."""
-        self._actions = actions
+        """Store ``actions`` (``num_envs`` actions) for :meth:`step_wait`.
+
+        Raises
+        ------
+        ValueError
+            Naming ``actions``, unless they hold one action of the action space's shape per
+            sub-env (``(num_envs, 1)`` is accepted for ``Discrete``, as SB3 stores them).
+        """
+        arr = np.asarray(actions)
+        shape = (self.num_envs, *(self.action_space.shape or ()))
+        if arr.ndim == 0 or arr.shape[0] != self.num_envs or arr.size != int(np.prod(shape)):
+            raise ValueError(
+                f"actions must hold one action per sub-env, shape {shape}; got {arr.shape}"
+            )
+        self._actions = arr.reshape(shape)
 
     def step_wait(self) -> VecEnvStepReturn:
         """Step every sub-env; finished ones are already restarted (see the class docstring).

@@ -53,7 +53,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from delight_gym._checks import check_finite_array, check_nonnegative_int, check_probabilities
+from delight_gym._checks import (
+    check_all_finite,
+    check_binary,
+    check_finite_array,
+    check_nonnegative_int,
+    check_probabilities,
+    check_seed,
+)
 from delight_gym.posteriors.base import (
     BASELINES,
     ValuePosterior,
@@ -78,9 +85,12 @@ from delight_gym.wrappers.stats import DelightStats
 __all__ = ["BASELINES", "DelightExplorationWrapper"]
 
 
-def _as_batch(observation: Any, space: Any, name: str) -> tuple[np.ndarray, bool]:
-    """``(batch, single)``: the observation as a batch ``(n, ...)`` and whether it was one."""
+def _as_batch(observation: Any, space: Any, name: str, where: str) -> tuple[np.ndarray, bool]:
+    """``(batch, single)``: the observation as a batch ``(n, ...)`` and whether it was one;
+    a ``ValueError`` naming ``name`` (and ``where``, e.g. ``" at t = 7"``) on a wrong shape or a
+    non-finite value."""
     obs = np.asarray(observation)
+    check_all_finite(obs, name, where=where)
     if isinstance(space, spaces.Discrete):
         if obs.ndim == 0:
             return obs.reshape(1), True
@@ -270,7 +280,7 @@ class DelightExplorationWrapper(DelightSettings):
             params = {}  # type: ignore[assignment]
         self._update_takes_truncated = "truncated" in params
         self.t = 0
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
         self.last_info: dict[str, Any] = {}
         self.stats = DelightStats()
 
@@ -340,7 +350,9 @@ class DelightExplorationWrapper(DelightSettings):
         (numpy.ndarray, state)
             int64 actions of shape ``()`` for one observation, ``(n,)`` for a batch.
         """
-        obs, single = _as_batch(observation, self.observation_space, "observation")
+        obs, single = _as_batch(
+            observation, self.observation_space, "observation", f" at t = {self.t}"
+        )
         n = len(obs)
         probs = self.host_probs(obs)
         if deterministic:
@@ -431,8 +443,9 @@ class DelightExplorationWrapper(DelightSettings):
         keyword (episode-aware ones such as
         :class:`~delight_gym.posteriors.adapters.TabularMDPAdapter`); others ignore it.
         """
-        batch, _ = _as_batch(obs, self.observation_space, "obs")
-        nxt, _ = _as_batch(next_obs, self.observation_space, "next_obs")
+        where = f" at t = {self.t}"
+        batch, _ = _as_batch(obs, self.observation_space, "obs", where)
+        nxt, _ = _as_batch(next_obs, self.observation_space, "next_obs", where)
         n = len(batch)
         if len(nxt) != n:
             raise ValueError(f"next_obs holds {len(nxt)} observations, obs holds {n}")
@@ -440,9 +453,14 @@ class DelightExplorationWrapper(DelightSettings):
         a = self.posterior.num_actions
         if np.any(act != np.round(act)) or np.any(act < 0) or np.any(act >= a):
             raise ValueError(f"action must be integers in [0, {a})")
-        rew = check_finite_array(_row_vector(reward, n, "reward", np.float64), "reward")
-        term = _row_vector(terminated, n, "terminated", bool)
-        trunc = _row_vector(truncated, n, "truncated", bool)
+        rew = _row_vector(reward, n, "reward", np.float64)
+        check_all_finite(rew, "reward", where=where)
+        flags = {}
+        for name, value in (("terminated", terminated), ("truncated", truncated)):
+            flag = _row_vector(value, n, name, np.asarray(value).dtype)
+            check_binary(flag, name)  # 0.3 is not a flag: never rounded to True
+            flags[name] = flag.astype(bool)
+        term, trunc = flags["terminated"], flags["truncated"]
         update: Any = self.posterior.update  # the protocol's update, maybe with `truncated`
         if self._update_takes_truncated:
             update(batch, act.astype(np.int64), rew, nxt, term, truncated=trunc)
