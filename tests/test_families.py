@@ -47,11 +47,23 @@ def _bsuite_agent(name: str, **kw: object) -> object:
     return None
 
 
+def _contextual_agent(name: str, **kw: object) -> object:
+    """A ``wheel`` / ``neural-width`` agent; the parameters belong to the rule, so
+    ``RULE-POSTERIOR`` is built on the LinFull posterior (``delight``: ``delight-linfull``)."""
+    from delight_gym.agents.contextual import make_contextual_agent
+
+    rule, _, posterior = name.partition("-")
+    agent = f"{rule}-linfull" if posterior or name == "delight" else name
+    return make_contextual_agent(agent, 1, 3, 2, per_arm=True, seed=0, **kw)
+
+
 BUILD = {
     "bernoulli": lambda name, **kw: make_bandit_agent(name, 1, 2, **kw),
     "linear": lambda name, **kw: make_linear_agent(name, 1, 2, 2, noise=1.0, **kw),
     "deepsea": lambda name, **kw: make_mdp_agent(name, 1, 4, 2, 2, **kw),
     "deepsea-bsuite": _bsuite_agent,
+    "wheel": _contextual_agent,
+    "neural-width": _contextual_agent,
 }
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "NeuralBanditVectorEnv",
     "WheelBanditEnv",
     "WheelBanditVectorEnv",
+    "check_neural_reward",
     "neural_mean_reward",
     "wheel_means",
 ]
@@ -104,11 +105,9 @@ def neural_mean_reward(projection: NDArray[np.float64], reward: str) -> NDArray[
 
     ``"quadratic"``: ``10 s²`` (in ``[0, 10]``); ``"cosine"``: ``cos(3 s)`` (in ``[-1, 1]``).
     """
-    if reward == "quadratic":
+    if check_neural_reward(reward) == "quadratic":
         return 10.0 * projection * projection
-    if reward == "cosine":
-        return np.cos(3.0 * projection)
-    raise ValueError(f"reward must be one of {list(NEURAL_REWARDS)}, got {reward!r}")
+    return np.cos(3.0 * projection)
 
 
 def _draw_disk_point(rng: np.random.Generator) -> NDArray[np.float64]:
@@ -126,10 +125,12 @@ def _draw_unit_sphere(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArr
     return z / np.sqrt(np.sum(z * z, axis=-1, keepdims=True))
 
 
-def _check_reward(reward: Any) -> str:
-    if not isinstance(reward, str) or reward not in NEURAL_REWARDS:
-        raise ValueError(f"reward must be one of {list(NEURAL_REWARDS)}, got {reward!r}")
-    return reward
+def check_neural_reward(value: Any, name: str = "reward") -> str:
+    """Return ``value`` if it names a mean-reward function of :data:`NEURAL_REWARDS`; raise a
+    ``ValueError`` naming ``name`` otherwise."""
+    if not isinstance(value, str) or value not in NEURAL_REWARDS:
+        raise ValueError(f"{name} must be one of {list(NEURAL_REWARDS)}, got {value!r}")
+    return value
 
 
 def _context_box(shape: tuple[int, ...]) -> spaces.Space[NDArray[np.float32]]:
@@ -181,7 +182,7 @@ class _NeuralSettings:
         self.num_arms = check_positive_int(num_arms, "num_arms")
         self.dim = check_positive_int(dim, "dim")
         self.context_dim = check_nonnegative_int(context_dim, "context_dim")
-        self.reward = _check_reward(reward)
+        self.reward = check_neural_reward(reward)
         self.noise = check_nonnegative_float(noise, "noise")
 
     @property
@@ -227,6 +228,11 @@ class ContextualBanditEnv(OneStepBanditEnv[NDArray[np.float32]]):
     _obs: NDArray[np.float32] | None
     noise: float
 
+    @property
+    def reward_scale(self) -> float:
+        """Width of an interval holding every mean reward (set by each family)."""
+        raise NotImplementedError
+
     def _draw_context(self) -> None:
         raise NotImplementedError
 
@@ -266,6 +272,11 @@ class ContextualBanditVectorEnv(OneStepBanditVectorEnv):
 
     _obs: NDArray[np.float32] | None
     noise: float
+
+    @property
+    def reward_scale(self) -> float:
+        """Width of an interval holding every mean reward (set by each family)."""
+        raise NotImplementedError
 
     def _draw_contexts(self) -> None:
         raise NotImplementedError

@@ -26,8 +26,10 @@ import numpy as np
 
 from delight_gym._checks import (
     check_nonnegative_float,
+    check_nonnegative_int,
     check_positive_float,
     check_positive_int,
+    check_probability,
 )
 from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
 
@@ -43,7 +45,9 @@ __all__ = [
     "GATE_PRICE",
     "HALF_LIFE",
     "LINEAR",
+    "NEURAL_WIDTH",
     "SURPRISAL_CAP",
+    "WHEEL",
     "Agent",
     "BsuiteCellResult",
     "DeepSeaCellResult",
@@ -55,6 +59,9 @@ __all__ = [
     "deep_sea_bsuite_cell",
     "deep_sea_cell",
     "linear_cell",
+    "neural_cell",
+    "uniform_relative_report",
+    "wheel_cell",
 ]
 
 
@@ -75,7 +82,7 @@ class Parameter:
     name
         the keyword of the cell function and of the agents (``gate_price``).
     kind
-        ``int`` or ``float`` (how the command line parses it).
+        ``int``, ``float`` or ``str`` (how the command line parses it).
     check
         ``check(value, name) -> number``: the :mod:`delight_gym._checks` function the
         agents call on the same argument; raises ``ValueError``/``TypeError`` naming
@@ -92,10 +99,10 @@ class Parameter:
     """
 
     name: str
-    kind: type[int] | type[float]
+    kind: type[int] | type[float] | type[str]
     check: Callable[[Any, str], Any]
     default: float | None = None
-    sweep: tuple[float, ...] = ()
+    sweep: tuple[float | str, ...] = ()
     symbol: str = ""
     help: str = ""
 
@@ -110,8 +117,9 @@ class Parameter:
         return self.symbol or self.name
 
     def format(self, value: Any) -> str:
-        """``symbol=value`` for labels: ints as they are, floats in ``%g``."""
-        shown = str(value) if isinstance(value, (int, np.integer)) else f"{float(value):g}"
+        """``symbol=value`` for labels: ints and strings as they are, floats in ``%g``."""
+        exact = isinstance(value, (int, np.integer, str))
+        shown = str(value) if exact else f"{float(value):g}"
         return f"{self.short}={shown}"
 
 
@@ -598,5 +606,179 @@ DEEP_SEA_BSUITE = Family(
     report=bsuite_score_report,
 )
 
+# -- contextual bandits with learned posteriors: the wheel and many-armed neural bandits ------
+
+
+def wheel_cell(
+    agent: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int,
+    delta: float,
+    noise: float,
+    **agent_kwargs: Any,
+) -> Any:
+    """Cell of the ``wheel`` family: :func:`~delight_gym.experiments.contextual.run_wheel`
+    (a :class:`~delight_gym.experiments.bandit.BanditResult`)."""
+    from delight_gym.experiments import contextual
+
+    return contextual.run_wheel(
+        agent, delta, horizon, seeds, seed=seed, noise=noise, **agent_kwargs
+    )
+
+
+def neural_cell(
+    agent: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int,
+    arms: int,
+    reward: str,
+    dim: int,
+    context_dim: int,
+    noise: float,
+    **agent_kwargs: Any,
+) -> Any:
+    """Cell of the ``neural-width`` family: :func:`~delight_gym.experiments.contextual.run_neural`
+    (a :class:`~delight_gym.experiments.bandit.BanditResult`)."""
+    from delight_gym.experiments import contextual
+
+    return contextual.run_neural(
+        agent,
+        arms,
+        reward,
+        horizon,
+        seeds,
+        seed=seed,
+        dim=dim,
+        context_dim=context_dim,
+        noise=noise,
+        **agent_kwargs,
+    )
+
+
+def uniform_relative_report(result: ExperimentResult) -> list[str]:
+    """The showdown's metric for each setting: every agent's cumulative regret divided by
+    ``uniform``'s (:func:`~delight_gym.experiments.contextual.relative_to_uniform`)."""
+    from delight_gym.experiments.contextual import relative_to_uniform
+
+    columns = list(result.spec.setting_columns)
+    table = relative_to_uniform(result.summary, columns)
+    if table.empty:
+        return []
+    lines = ["cumulative regret relative to uniform play (the showdown's metric):"]
+    for _, row in table.iterrows():
+        setting = " ".join(result.spec.family.parameters[c].format(row[c]) for c in columns)
+        lines.append(
+            f"  {setting} {row['agent']}: {row['relative_regret']:.4f} ± {row['relative_se']:.4f}"
+        )
+    return lines
+
+
+def _check_neural_reward(value: Any, name: str) -> str:
+    from delight_gym.envs.contextual import check_neural_reward
+
+    return check_neural_reward(value, name)
+
+
+def _contextual_agents() -> tuple[Agent, ...]:
+    """``RULE-POSTERIOR`` for the three rules and the three learned posteriors, then the
+    paper's annealed ε-greedy and uniform play (the names of
+    :data:`~delight_gym.agents.contextual.CONTEXTUAL_AGENTS`)."""
+    posteriors = {"linfull": "LinFull", "neurallinear": "NeuralLinear", "ensemble": "ensemble"}
+    colors = {
+        "delight": ("#d62728", "#e377c2", "#8c564b"),
+        "thompson": ("#1f77b4", "#17becf", "#9467bd"),
+        "greedy": ("#7f7f7f", "#bcbd22", "#393b79"),
+    }
+    rules = {"delight": "DE", "thompson": "Thompson", "greedy": "greedy"}
+    agents = []
+    for rule, label in rules.items():
+        for (post, post_label), color in zip(posteriors.items(), colors[rule], strict=True):
+            agents.append(
+                Agent(
+                    f"{rule}-{post}",
+                    f"{label} ({post_label})",
+                    color,
+                    linestyle="--" if rule == "greedy" else "-",
+                    parameters=DE_PARAMETERS if rule == "delight" else (),
+                )
+            )
+    uniform = Agent("uniform", "uniform play", "#000000", linestyle=":")
+    return (*agents, EGREEDY, uniform)
+
+
+_CONTEXTUAL_AGENTS = _contextual_agents()
+_CONTEXTUAL_NAMES = tuple(a.name for a in _CONTEXTUAL_AGENTS)
+
+#: The Deep Bayesian Bandits Showdown's wheel (``WheelBandit-v0``): one model per arm on the
+#: context; DE's λ = gate_price × 49 (the mean-reward range), fixed before any result.
+WHEEL = Family(
+    name="wheel",
+    help="the Deep Bayesian Bandits Showdown's wheel bandit (WheelBandit-v0)",
+    cell=wheel_cell,
+    agents=_CONTEXTUAL_AGENTS,
+    instance=(
+        Parameter(
+            "delta",
+            float,
+            check_probability,
+            sweep=(0.5, 0.7, 0.9, 0.95, 0.99),
+            symbol="δ",
+            help="radii δ beyond which the quadrant's arm pays 50",
+        ),
+        Parameter(
+            "noise", float, check_nonnegative_float, sweep=(0.01,), symbol="σ", help="noise σ"
+        ),
+    ),
+    default_agents=_CONTEXTUAL_NAMES,
+    horizon=2000,
+    seeds=20,
+    batch_size=20,
+    title="Wheel bandit",
+    report=uniform_relative_report,
+)
+
+#: Many persistent arms with nonlinear means (``NeuralBandit-v0``): one shared model on every
+#: arm's row; DE's λ = gate_price × the mean-reward range (10 quadratic, 2 cosine).
+NEURAL_WIDTH = Family(
+    name="neural-width",
+    help="K persistent arms with nonlinear means 10 (xᵀθ)² or cos(3 xᵀθ) (NeuralBandit-v0)",
+    cell=neural_cell,
+    agents=_CONTEXTUAL_AGENTS,
+    instance=(
+        dataclasses.replace(_ARMS, sweep=(10, 100, 1000)),
+        Parameter(
+            "reward",
+            str,
+            _check_neural_reward,
+            sweep=("quadratic", "cosine"),
+            symbol="h",
+            help="mean-reward functions h (quadratic: 10 s², cosine: cos(3 s))",
+        ),
+        Parameter("dim", int, check_positive_int, sweep=(20,), symbol="D", help="arm dimensions"),
+        Parameter(
+            "context_dim",
+            int,
+            check_nonnegative_int,
+            sweep=(0,),
+            symbol="C",
+            help="per-round context dimensions",
+        ),
+        Parameter(
+            "noise", float, check_nonnegative_float, sweep=(0.1,), symbol="σ", help="noise σ"
+        ),
+    ),
+    default_agents=_CONTEXTUAL_NAMES,
+    horizon=1000,
+    seeds=10,
+    batch_size=10,
+    title="Neural bandits",
+)
+
 #: Every family, by name (``delight-gym run NAME``).
-FAMILIES: Mapping[str, Family] = {f.name: f for f in (BERNOULLI, LINEAR, DEEP_SEA, DEEP_SEA_BSUITE)}
+FAMILIES: Mapping[str, Family] = {
+    f.name: f for f in (BERNOULLI, LINEAR, DEEP_SEA, DEEP_SEA_BSUITE, WHEEL, NEURAL_WIDTH)
+}

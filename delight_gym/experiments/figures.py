@@ -40,6 +40,7 @@ __all__ = [
     "plot_curves",
     "plot_final_regret",
     "plot_regret_curves",
+    "plot_regret_panels",
     "plot_tune",
 ]
 
@@ -500,10 +501,90 @@ def plot_bsuite_deep_sea(
     return save_figure(fig, path_stem)
 
 
+def plot_regret_panels(
+    summary: pd.DataFrame,
+    curves: pd.DataFrame | None,
+    path_stem: Path,
+    *,
+    title: str = "",
+    x: str = "arms",
+    xlabel: str = "number of arms K",
+    panel: str | None = None,
+    log_x: bool = True,
+    log_y: bool = False,
+    relative_to: str | None = None,
+) -> list[Path]:
+    """Final regret vs a setting, one panel per value of ``panel`` (``neural-width``: one per
+    reward function), optionally as a ratio to one agent's regret on the same setting
+    (``wheel``: relative to ``uniform``, the Deep Bayesian Bandits Showdown's metric).
+
+    Parameters
+    ----------
+    summary : pd.DataFrame
+        a ``summary.csv`` frame with columns ``x`` and ``panel``; its setting columns are
+        those between ``agent`` and ``horizon``.
+    curves : pd.DataFrame | None
+        unused (uniform signature).
+    path_stem : Path
+        output path without extension.
+    title, x, xlabel, log_x : str, str, str, bool
+        as :func:`plot_final_regret`.
+    panel : str | None
+        the setting column whose values make the panels (default: one panel).
+    log_y : bool
+        logarithmic vertical axis.
+    relative_to : str | None
+        an agent name: every agent's mean and s.e. are divided by that agent's mean on the
+        same setting (:func:`~delight_gym.experiments.contextual.relative_to_uniform`).
+    """
+    columns = list(summary.columns)
+    settings = columns[columns.index("agent") + 1 : columns.index("horizon")]
+    ylabel = _horizon_label(summary)
+    if relative_to is not None:
+        from delight_gym.experiments.contextual import relative_to_uniform
+
+        ratios = relative_to_uniform(summary, settings, baseline=relative_to)
+        summary = ratios.rename(
+            columns={"relative_regret": "regret_mean", "relative_se": "regret_se"}
+        )
+        ylabel += f" / {AGENT_LABELS.get(relative_to, relative_to)}'s"
+    values = [None] if panel is None else sorted(summary[panel].unique())
+    fig, axes = new_figure(
+        1, len(values), figsize=(4.2 * len(values) + 3.0, 4.0), layout="constrained"
+    )
+    for ax, value in zip(axes[0], values, strict=True):
+        rows = summary if panel is None else summary[summary[panel] == value]
+        for agent, group in rows.groupby("agent", sort=False):
+            group = group.sort_values(x)
+            name = str(agent)
+            _mean_band(
+                ax,
+                group[x],
+                group["regret_mean"],
+                group["regret_se"],
+                label=AGENT_LABELS.get(name, name),
+                **agent_style(name),
+            )
+        if log_x:
+            _log_ticks(ax, rows[x])
+        if log_y:
+            ax.set_yscale("log")
+        if panel is not None:
+            ax.set_title(f"{panel} = {value}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, which="both")
+    _legend(fig, axes[0])
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path_stem)
+
+
 _PLOTTERS: dict[str, Callable[..., list[Path]]] = {
     "plot_bsuite_deep_sea": plot_bsuite_deep_sea,
     "plot_final_regret": plot_final_regret,
     "plot_regret_curves": plot_regret_curves,
+    "plot_regret_panels": plot_regret_panels,
     "plot_tune": plot_tune,
 }
 

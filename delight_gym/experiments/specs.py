@@ -27,6 +27,8 @@ from delight_gym.experiments.families import (
     DEEP_SEA,
     DEEP_SEA_BSUITE,
     LINEAR,
+    NEURAL_WIDTH,
+    WHEEL,
     Family,
 )
 from delight_gym.experiments.results import cell_key
@@ -332,6 +334,17 @@ _TUNE_SPEC = {"agents": ("delight", "thompson", "greedy")}
 _TUNE_GRID = ((10, 30, 100, 300, 1000), (0.01, 0.03, 0.1, 0.3, 1.0))
 _TUNE_QUICK_GRID = ((10, 100, 1000), (0.01, 0.1, 1.0))
 _DEEP_SEA_QUICK = {"horizon": 200}
+_WHEEL_QUICK: dict[str, Any] = {"horizon": 300, "seeds": 10, "batch_size": 10}
+_NEURAL_FULL: dict[str, Any] = {"horizon": 1000, "seeds": 10, "batch_size": 10}
+_NEURAL_QUICK: dict[str, Any] = {"horizon": 200, "seeds": 10, "batch_size": 10}
+
+
+def _neural_grid(*arms: int) -> tuple[dict[str, Any], ...]:
+    """The ``neural-width`` settings: ``arms`` × both reward functions, the env's defaults."""
+    return setting_grid(
+        arms=arms, reward=("quadratic", "cosine"), dim=(20,), context_dim=(0,), noise=(0.1,)
+    )
+
 
 #: The figures ``delight-gym reproduce`` knows, by name.
 FIGURES: Mapping[str, FigureSpec] = {
@@ -439,6 +452,38 @@ FIGURES: Mapping[str, FigureSpec] = {
                 horizon=200,
             ),
             "plot_bsuite_deep_sea",
+        ),
+        # Learned posteriors on the showdown's wheel and on many-armed neural bandits (beyond
+        # the paper; docs/reproduce/contextual.md says how the sizes were chosen).
+        FigureSpec(
+            "wheel",
+            "Wheel bandit: cumulative regret relative to uniform play vs δ",
+            ExperimentSpec.for_family(
+                WHEEL, "wheel", setting_grid(delta=WHEEL.instance[0].sweep, noise=(0.01,))
+            ),
+            ExperimentSpec.for_family(
+                WHEEL, "wheel", setting_grid(delta=(0.5, 0.95), noise=(0.01,)), **_WHEEL_QUICK
+            ),
+            "plot_regret_panels",
+            {
+                "x": "delta",
+                "xlabel": "radius δ of the low-reward disk",
+                "log_x": False,
+                "log_y": True,
+                "relative_to": "uniform",
+            },
+        ),
+        FigureSpec(
+            "neural-width",
+            "Neural bandits: regret vs number of arms K",
+            ExperimentSpec.for_family(
+                NEURAL_WIDTH, "neural-width", _neural_grid(10, 100, 1000, 10_000), **_NEURAL_FULL
+            ),
+            ExperimentSpec.for_family(
+                NEURAL_WIDTH, "neural-width", _neural_grid(10, 100), **_NEURAL_QUICK
+            ),
+            "plot_regret_panels",
+            {"x": "arms", "panel": "reward"},
         ),
     )
 }

@@ -1,0 +1,234 @@
+"""Run contextual-bandit agents on batches of ``WheelBandit-v0`` / ``NeuralBandit-v0``.
+
+Seeding as for the other bandit runs: instance ``i`` of a run with base ``seed`` is the env
+reset with ``seed + i``, so every agent faces the same instances and contexts; the agent's row
+``i`` is seeded from ``seed + i`` too (its own salted generator). Regret is cumulative
+pseudo-regret under each round's context. DE's gate price is ``gate_price × reward_scale`` of
+the env (0.1 × the width of the mean-reward range by default). :func:`relative_to_uniform` is
+the showdown's metric: each agent's cumulative regret divided by uniform play's. torch and
+the agents are imported when a run starts, so the metric and the figures import light.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym.envs.contextual import (
+    ContextualBanditVectorEnv,
+    NeuralBanditVectorEnv,
+    WheelBanditVectorEnv,
+)
+from delight_gym.experiments.bandit import BanditResult
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import torch
+
+__all__ = ["relative_to_uniform", "run_contextual", "run_neural", "run_wheel"]
+
+
+def _inputs(obs: np.ndarray, num_arms: int, per_arm: bool) -> torch.Tensor:
+    """The agents' ``(batch, K, d)`` inputs from the vector env's observation: the wheel's
+    ``(batch, 2)`` context repeated for every arm, or the neural bandit's rows as they are."""
+    import torch
+
+    x = torch.from_numpy(obs)
+    if per_arm:
+        return x.unsqueeze(1).expand(x.shape[0], num_arms, x.shape[1])
+    return x
+
+
+def run_contextual(
+    agent: str,
+    envs: ContextualBanditVectorEnv,
+    horizon: int,
+    *,
+    per_arm: bool,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+    callback: Callable[[int], object] | None = None,
+    **agent_kwargs: Any,
+) -> BanditResult:
+    """Play ``agent`` for ``horizon`` rounds on every sub-env of ``envs``.
+
+    Parameters
+    ----------
+    agent : str
+        A name of :data:`~delight_gym.agents.contextual.CONTEXTUAL_AGENTS`.
+    envs : ContextualBanditVectorEnv
+        A wheel or neural vector env (reset here with ``seed``).
+    horizon : int
+        Rounds ``T``.
+    per_arm : bool
+        One model per arm on the context (the wheel, whose observation is the context) or
+        one shared model on every arm's row (the neural bandit).
+    seed : int
+        Sub-env ``i`` and the agent's row ``i`` are seeded from ``seed + i``.
+    device : str or torch.device, optional
+        Where the agent lives.
+    callback : Callable[[int], object], optional
+        Called with 1 after each round (progress bars).
+    **agent_kwargs
+        ``half_life``, ``gate_price`` (per unit of ``envs.reward_scale``), ``surprisal_cap``
+        and the posterior's keywords.
+
+    Returns
+    -------
+    BanditResult
+        Per-round pseudo-regret and actions ``(seeds, T)``, the seconds spent and DE's
+        override rounds per seed (zeros for the other agents).
+    """
+    import torch
+
+    from delight_gym.agents.contextual import make_contextual_agent
+
+    horizon = check_positive_int(horizon, "horizon")
+    seed = check_nonnegative_int(seed, "seed")
+    obs, _ = envs.reset(seed=seed)
+    n, k = envs.num_envs, envs.num_arms
+    bandit = make_contextual_agent(
+        agent,
+        n,
+        k,
+        int(obs.shape[-1]),
+        per_arm=per_arm,
+        seed=seed,
+        device=device,
+        reward_scale=envs.reward_scale,
+        **agent_kwargs,
+    )
+    regret = np.empty((n, horizon))
+    actions = np.empty((n, horizon), dtype=np.int64)
+    start = time.perf_counter()
+    for t in range(horizon):
+        inputs = _inputs(obs, k, per_arm)
+        a = bandit.act(inputs)
+        a_np = a.cpu().numpy()
+        obs, rewards, _, _, info = envs.step(a_np)
+        bandit.update(inputs, a, torch.from_numpy(rewards))
+        regret[:, t] = info["regret"]
+        actions[:, t] = a_np
+        if callback is not None:
+            callback(1)
+    seconds = time.perf_counter() - start
+    envs.close()
+    overrides = bandit.overrides.cpu().numpy()
+    return BanditResult(agent, k, regret, actions, seconds, overrides)
+
+
+def run_wheel(
+    agent: str,
+    delta: float,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int = 0,
+    noise: float = 0.01,
+    mean_safe: float = 1.2,
+    mean_other: float = 1.0,
+    mean_large: float = 50.0,
+    device: str | torch.device | None = None,
+    callback: Callable[[int], object] | None = None,
+    **agent_kwargs: Any,
+) -> BanditResult:
+    """:func:`run_contextual` on ``seeds`` wheel bandits (one model per arm on the context).
+
+    The env keywords (``delta``, ``noise``, ``mean_*``) are those of
+    :class:`~delight_gym.envs.contextual.WheelBanditEnv`; the rest as :func:`run_contextual`.
+    """
+    envs = WheelBanditVectorEnv(
+        check_positive_int(seeds, "seeds"),
+        delta=delta,
+        mean_safe=mean_safe,
+        mean_other=mean_other,
+        mean_large=mean_large,
+        noise=noise,
+    )
+    return run_contextual(
+        agent,
+        envs,
+        horizon,
+        per_arm=True,
+        seed=seed,
+        device=device,
+        callback=callback,
+        **agent_kwargs,
+    )
+
+
+def run_neural(
+    agent: str,
+    num_arms: int,
+    reward: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int = 0,
+    dim: int = 20,
+    context_dim: int = 0,
+    noise: float = 0.1,
+    device: str | torch.device | None = None,
+    callback: Callable[[int], object] | None = None,
+    **agent_kwargs: Any,
+) -> BanditResult:
+    """:func:`run_contextual` on ``seeds`` neural bandits (one shared model on the arms' rows).
+
+    The env keywords (``num_arms``, ``reward``, ``dim``, ``context_dim``, ``noise``) are those
+    of :class:`~delight_gym.envs.contextual.NeuralBanditEnv`; the rest as
+    :func:`run_contextual`.
+    """
+    envs = NeuralBanditVectorEnv(
+        check_positive_int(seeds, "seeds"),
+        num_arms=num_arms,
+        dim=dim,
+        context_dim=context_dim,
+        reward=reward,
+        noise=noise,
+    )
+    return run_contextual(
+        agent,
+        envs,
+        horizon,
+        per_arm=False,
+        seed=seed,
+        device=device,
+        callback=callback,
+        **agent_kwargs,
+    )
+
+
+def relative_to_uniform(
+    summary: pd.DataFrame, setting_columns: list[str], baseline: str = "uniform"
+) -> pd.DataFrame:
+    """The showdown's metric: each agent's mean cumulative regret divided by ``baseline``'s
+    on the same setting (so ``uniform`` is 1).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A ``summary.csv`` frame (``agent``, the setting columns, ``regret_mean``,
+        ``regret_se``).
+    setting_columns : list of str
+        The columns that identify a setting (``["delta", "noise"]``).
+    baseline : str
+        The agent whose regret is the unit.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``agent``, the setting columns, ``relative_regret`` and ``relative_se`` (the ratio's
+        standard error, the agent's s.e. over the baseline's mean; the baseline's own
+        uncertainty is ignored); rows of settings without the baseline are dropped.
+    """
+    base = summary[summary["agent"] == baseline][[*setting_columns, "regret_mean"]]
+    base = base.rename(columns={"regret_mean": "_baseline"})
+    merged = summary.merge(base, on=setting_columns, how="inner")
+    out = merged[["agent", *setting_columns]].copy()
+    out["relative_regret"] = merged["regret_mean"] / merged["_baseline"]
+    out["relative_se"] = merged["regret_se"] / merged["_baseline"]
+    return out.reset_index(drop=True)
