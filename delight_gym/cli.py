@@ -389,6 +389,10 @@ def _report(result: ExperimentResult, out: Path, cache: Path, files: Sequence[Pa
     )
     names = ["summary.csv", "curves.csv", *(p.name for p in files)]
     print(f"wrote {', '.join(str(out / n) for n in names)}")
+    report = result.spec.family.report  # the family's own lines (wheel: the showdown's metric)
+    lines = report(result) if report is not None else []
+    if lines:
+        print("\n" + "\n".join(lines))
 
 
 def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -505,9 +509,6 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
                 panel_label="",
             )
     _report(result, out, out, files)
-    lines = family.report(result) if family.report is not None else []
-    if lines:
-        print("\n" + "\n".join(lines))
     return 0
 
 
