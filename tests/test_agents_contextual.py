@@ -169,7 +169,24 @@ def test_batched_rows_equal_per_seed_agents(name: str) -> None:
     _batched_equals_per_seed(name, 40)
 
 
-@pytest.mark.parametrize("name", FAST)
+@pytest.mark.parametrize("name", NEURAL)
+def test_batched_rows_equal_per_seed_neural_agents(name: str) -> None:
+    # Small networks, retrained every 5 rounds: 12 rounds cover two retrainings.
+    _batched_equals_per_seed(name, 12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NEURAL)
+def test_neural_agents_learn_a_tiny_per_arm_problem(name: str) -> None:
+    theta = _problem(8, 4, 2, 101)
+    _, regret = _run(make_contextual_agent(name, 8, 4, 2, per_arm=True, seed=100), theta, 300, 102)
+    _, uniform = _run(
+        make_contextual_agent("uniform", 8, 4, 2, per_arm=True, seed=100), theta, 300, 102
+    )
+    assert regret < 0.5 * uniform
+
+
+@pytest.mark.parametrize("name", FAST + NEURAL)
 def test_same_seed_same_actions(name: str) -> None:
     theta = _problem(2, 3, 2, 106)
     first, _ = _run(

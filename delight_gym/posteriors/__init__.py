@@ -50,10 +50,12 @@ __all__ = [
     "BASELINES",
     "BetaBernoulliAdapter",
     "BetaBernoulliPosterior",
+    "BanditEnsemblePosterior",
     "EnsembleQPosterior",
     "LinFullPosterior",
     "LinearGaussianAdapter",
     "LinearGaussianPosterior",
+    "NeuralLinearPosterior",
     "PosteriorAdapter",
     "PosteriorValues",
     "TabularMDPAdapter",
@@ -72,9 +74,11 @@ __all__ = [
 
 #: The torch posteriors and their modules, imported on first use (PEP 562).
 _LAZY = {
+    "BanditEnsemblePosterior": "delight_gym.posteriors.bandit_ensemble",
     "EnsembleQPosterior": "delight_gym.posteriors.ensemble",
     "LinFullPosterior": "delight_gym.posteriors.linfull",
     "LinearGaussianPosterior": "delight_gym.posteriors.linear",
+    "NeuralLinearPosterior": "delight_gym.posteriors.neural_linear",
     "TabularMDPPosterior": "delight_gym.posteriors.tabular",
 }
 

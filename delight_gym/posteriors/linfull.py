@@ -174,17 +174,20 @@ class LinFullPosterior:
             return inputs
         return torch.cat([inputs, torch.ones_like(inputs[..., :1])], dim=-1)
 
-    def _check_observations(
-        self, inputs: Any, groups: Any, targets: Any
+    def check_observations(
+        self, inputs: Any, groups: Any, targets: Any, input_dim: int | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(inputs, groups, targets)`` checked and shaped ``(B, n, d)``, int64 ``(B, n)``,
+        ``(B, n)`` (``ValueError``/``TypeError`` naming the argument); ``input_dim`` defaults
+        to this posterior's ``d``."""
+        dim = self.input_dim if input_dim is None else input_dim
         x = torch.as_tensor(inputs, dtype=self.dtype, device=self.device)
-        single = x.ndim == 2
-        if single:
+        if x.ndim == 2:
             x = x[:, None]
-        if x.ndim != 3 or x.shape[0] != self.batch_size or x.shape[2] != self.input_dim:
+        if x.ndim != 3 or x.shape[0] != self.batch_size or x.shape[2] != dim:
             raise ValueError(
-                f"inputs must have shape ({self.batch_size}, {self.input_dim}) or "
-                f"({self.batch_size}, n, {self.input_dim}), got {tuple(x.shape)}"
+                f"inputs must have shape ({self.batch_size}, {dim}) or "
+                f"({self.batch_size}, n, {dim}), got {tuple(x.shape)}"
             )
         n = x.shape[1]
         g = torch.as_tensor(groups, device=self.device)
@@ -223,7 +226,7 @@ class LinFullPosterior:
             and shape ``(B, n, d)``, ``(B, n)``, ``(B, n)``).
         """
         if validate:
-            x, g, y = self._check_observations(inputs, groups, targets)
+            x, g, y = self.check_observations(inputs, groups, targets)
         else:
             x, g, y = inputs, groups, targets
         b, n = y.shape

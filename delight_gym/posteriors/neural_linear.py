@@ -1,0 +1,239 @@
+"""NeuralLinear (Riquelme, Tucker & Snoek 2018, "Deep Bayesian Bandits Showdown"): Bayesian
+linear regression on a network's last hidden layer, batched over seeds.
+
+One :class:`~delight_gym.posteriors.batched_mlp.BatchedMLP` holds a network per row (seed); it
+maps an input to features ``z`` (the last hidden layer, after its ReLU) and has one output per
+model group (per arm, or 1 shared), trained on the squared error of the observed group's output
+(the showdown's loss, ``Σ (ŷ − y)² / batch_size``). A
+:class:`~delight_gym.posteriors.linfull.LinFullPosterior` on ``z`` (no intercept) gives the
+Student-t posterior of the mean reward. Every ``train_every`` updates the networks are trained
+``train_steps`` minibatch steps on all data so far (minibatches drawn with replacement), then
+the regression is refitted on every datum's new features. Defaults are the showdown's
+``example_main.py`` NeuralLinear settings (layer ``[50]``, RMSProp, lr 0.1 with inverse-time
+decay 0.5, gradient-norm clip 5, batch 512, 100 steps every 50 rounds, uniform init ±0.3,
+``λ_prior = 0.25``, ``a0 = b0 = 6``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from delight_gym._checks import (
+    check_flag,
+    check_float_dtype,
+    check_positive_float,
+    check_positive_int,
+)
+from delight_gym.posteriors.batched_mlp import BatchedMLP, ObservationBuffer, rmsprop_step
+from delight_gym.posteriors.linfull import (
+    DEFAULT_A0,
+    DEFAULT_B0,
+    DEFAULT_LAMBDA_PRIOR,
+    LinFullPosterior,
+    StudentTPredictive,
+    check_generators,
+)
+
+__all__ = ["NeuralLinearPosterior"]
+
+
+class NeuralLinearPosterior:
+    """NeuralLinear posteriors of ``G`` reward models in each of ``B`` rows.
+
+    Parameters
+    ----------
+    batch_size, num_groups, input_dim : int
+        ``B``, ``G`` (``K`` per-arm or 1 shared), ``d``.
+    generators : sequence of torch.Generator
+        ``B`` CPU generators: row ``i``'s initial weights and minibatches.
+    hidden_sizes : sequence of int, default (50,)
+        The last is the feature dimension.
+    train_every : int, default 50
+        Updates between retrainings (showdown ``training_freq_network``).
+    train_steps : int, default 100
+        Minibatch steps per retraining (showdown ``training_epochs``).
+    train_batch_size : int, default 512
+    learning_rate : float, default 0.1
+        Initial RMSProp step ``lr_0``; step ``k`` uses ``lr_0/(1 + lr_decay_rate·k)``.
+    lr_decay_rate : float, default 0.5
+    reset_lr : bool, default True
+        ``k`` restarts at 0 at each retraining (the showdown's ``reset_lr``) or keeps counting.
+    max_grad_norm : float, default 5.0
+    init_scale : float, default 0.3
+    lambda_prior, a0, b0 : float
+        The regression's prior (0.25, 6, 6).
+    device : torch.device or str, optional
+    dtype : torch.dtype, default torch.float64
+        The regression's dtype; ``network_dtype`` (default float32) is the network's.
+
+    Attributes
+    ----------
+    network : BatchedMLP
+    regression : LinFullPosterior
+    data : ObservationBuffer
+    num_updates, trainings : int
+    """
+
+    def __init__(
+        self,
+        batch_size: int,
+        num_groups: int,
+        input_dim: int,
+        *,
+        generators: Sequence[torch.Generator],
+        hidden_sizes: Sequence[int] = (50,),
+        train_every: int = 50,
+        train_steps: int = 100,
+        train_batch_size: int = 512,
+        learning_rate: float = 0.1,
+        lr_decay_rate: float = 0.5,
+        reset_lr: bool = True,
+        max_grad_norm: float = 5.0,
+        init_scale: float = 0.3,
+        lambda_prior: float = DEFAULT_LAMBDA_PRIOR,
+        a0: float = DEFAULT_A0,
+        b0: float = DEFAULT_B0,
+        device: Any = None,
+        dtype: torch.dtype = torch.float64,
+        network_dtype: torch.dtype = torch.float32,
+    ) -> None:
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.num_groups = check_positive_int(num_groups, "num_groups")
+        self.input_dim = check_positive_int(input_dim, "input_dim")
+        self.generators = check_generators(generators, self.batch_size)
+        hidden = tuple(check_positive_int(h, "hidden_sizes") for h in hidden_sizes)
+        if not hidden:
+            raise ValueError("hidden_sizes must hold at least one layer")
+        self.train_every = check_positive_int(train_every, "train_every")
+        self.train_steps = check_positive_int(train_steps, "train_steps")
+        self.train_batch_size = check_positive_int(train_batch_size, "train_batch_size")
+        self.learning_rate = check_positive_float(learning_rate, "learning_rate")
+        self.lr_decay_rate = check_positive_float(lr_decay_rate, "lr_decay_rate")
+        self.reset_lr = check_flag(reset_lr, "reset_lr")
+        self.max_grad_norm = check_positive_float(max_grad_norm, "max_grad_norm")
+        self.network_dtype = check_float_dtype(network_dtype, "network_dtype")
+        self.regression = LinFullPosterior(
+            self.batch_size,
+            self.num_groups,
+            hidden[-1],
+            lambda_prior=lambda_prior,
+            a0=a0,
+            b0=b0,
+            intercept=False,
+            device=device,
+            dtype=dtype,
+        )
+        self.device = self.regression.device
+        self.dtype = self.regression.dtype
+        self.network = BatchedMLP(
+            self.batch_size,
+            (self.input_dim, *hidden, self.num_groups),
+            generators=self.generators,
+            init="uniform",
+            init_scale=init_scale,
+            device=self.device,
+            dtype=self.network_dtype,
+        )
+        self._mean_squares = [torch.ones_like(p) for p in self.network.parameters()]
+        self.data = ObservationBuffer(
+            self.batch_size, self.input_dim, device=self.device, dtype=self.dtype
+        )
+        self.num_updates = 0
+        self.trainings = 0
+        self.sgd_steps = 0
+
+    # -- features ------------------------------------------------------------------------------
+
+    def features(self, inputs: torch.Tensor) -> torch.Tensor:
+        """The networks' last hidden layer: ``(B, n, d)`` → ``(B, n, h)`` in the regression's
+        dtype (no graph)."""
+        with torch.no_grad():
+            return self.network.hidden(inputs.to(self.network_dtype)).to(self.dtype)
+
+    def check_inputs(self, inputs: Any) -> torch.Tensor:
+        """``inputs`` as a finite ``(B, K, d)`` tensor (``ValueError`` naming ``inputs``)."""
+        x = torch.as_tensor(inputs, dtype=self.dtype, device=self.device)
+        if x.ndim != 3 or x.shape[0] != self.batch_size or x.shape[2] != self.input_dim:
+            raise ValueError(
+                f"inputs must have shape ({self.batch_size}, K, {self.input_dim}), "
+                f"got {tuple(x.shape)}"
+            )
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError("inputs must be finite (no NaN or inf)")
+        return x
+
+    def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:
+        """Student-t posterior of every arm's mean reward (``(B, K, d)`` → ``(B, K)`` each);
+        see :meth:`LinFullPosterior.predictive`."""
+        x = self.check_inputs(inputs) if validate else inputs
+        return self.regression.predictive(self.features(x), validate=validate)
+
+    def mean(self, inputs: Any, *, validate: bool = True) -> torch.Tensor:
+        """Posterior mean reward of every arm, ``(B, K)``."""
+        x = self.check_inputs(inputs) if validate else inputs
+        return self.regression.mean(self.features(x), validate=validate)
+
+    def thompson_values(
+        self, inputs: Any, generators: Sequence[torch.Generator], *, validate: bool = True
+    ) -> torch.Tensor:
+        """Every arm's mean reward under one draw of the regression weights, ``(B, K)``."""
+        x = self.check_inputs(inputs) if validate else inputs
+        return self.regression.thompson_values(self.features(x), generators, validate=validate)
+
+    # -- updates -------------------------------------------------------------------------------
+
+    def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
+        """Absorb one observation per row, and retrain every ``train_every`` updates.
+
+        Parameters
+        ----------
+        inputs : torch.Tensor
+            ``(B, d)``.
+        groups : torch.Tensor
+            int ``(B,)`` in ``[0, G)``.
+        targets : torch.Tensor
+            ``(B,)`` rewards.
+        validate : bool, default True
+        """
+        if validate:
+            x, g, y = self.regression.check_observations(inputs, groups, targets, self.input_dim)
+        else:
+            x, g, y = inputs[:, None], groups[:, None], targets[:, None]
+        if x.shape[1] != 1:
+            raise ValueError("inputs must hold one observation per row, shape (B, d)")
+        self.data.add(x[:, 0], g[:, 0], y[:, 0])
+        self.num_updates += 1
+        if self.num_updates % self.train_every == 0:
+            self.train()
+            data = self.data
+            self.regression.refit(self.features(data.inputs), data.groups, data.targets)
+        else:
+            self.regression.update(self.features(x), g, y, validate=False)
+
+    def train(self) -> None:
+        """``train_steps`` RMSProp steps of every row's network on minibatches of its data."""
+        steps, size = self.train_steps, self.train_batch_size
+        picks = self.data.sample(self.generators, steps, size)
+        params = list(self.network.parameters())
+        start = 0 if self.reset_lr else self.sgd_steps
+        for k in range(steps):
+            x, g, y = self.data.batch(picks[:, k])
+            pred = self.network(x.to(self.network_dtype), g)
+            err = pred - y.to(self.network_dtype)
+            loss = err.square().sum() / size  # rows' losses summed: independent gradients
+            self.network.zero_grad(set_to_none=False)
+            loss.backward()
+            lr = self.learning_rate / (1.0 + self.lr_decay_rate * (start + k))
+            rmsprop_step(params, self._mean_squares, lr, max_grad_norm=self.max_grad_norm)
+        self.sgd_steps += steps
+        self.trainings += 1
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(batch_size={self.batch_size}, num_groups={self.num_groups}, "
+            f"input_dim={self.input_dim}, sizes={self.network.sizes}, "
+            f"train_every={self.train_every}, device={self.device})"
+        )
