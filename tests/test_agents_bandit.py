@@ -8,6 +8,7 @@ distribution everywhere, and match the independent reference at paper scale (slo
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -17,6 +18,8 @@ from delight_gym.agents.bandits import BANDIT_AGENTS, DelightAgent, make_bandit_
 from delight_gym.agents.dense import DenseDelightAgent, make_dense_bandit_agent
 from delight_gym.envs.bandits import BernoulliBanditVectorEnv
 from delight_gym.experiments.bandit import AGENT_SEED_SALT, run_bernoulli
+from delight_gym.posteriors.beta import beta_expected_improvement
+from delight_gym.rule import delight_rule, epsilon_schedule, sample_acting
 from tests.paper_reference import run_reference
 
 AGENTS = sorted(BANDIT_AGENTS)
@@ -249,3 +252,68 @@ def test_incremental_greedy_host_equals_full_argmax(prior):
         np.testing.assert_array_equal(
             baseline, np.where(expect_fresh, agent.prior_mean, masked.max(axis=1))
         )
+
+
+def plain_delight_actions(agent: DelightAgent) -> np.ndarray:
+    """The arms ``agent.act()`` must play next, decided the plain way from its state: a full
+    argmax for the host, the exact EI of every tried arm (no screening), the rule over all
+    tried arms plus the untried block, and the agent's next two uniforms (a copy of its
+    generator)."""
+    post, n_tried, rows = agent.posterior, agent.n_tried, np.arange(agent.batch_size)
+    width = max(int(n_tried.max()), 1)
+    alpha, beta = post.alpha[:, :width], post.beta[:, :width]
+    tried = np.arange(width) < n_tried[:, None]
+    means = np.where(tried, alpha / (alpha + beta), -np.inf)
+    best = np.argmax(means, axis=1)
+    untried = agent.num_arms - n_tried
+    fresh = (untried > 0) & (agent.prior_mean > means.max(axis=1))
+    v = np.where(fresh, agent.prior_mean, means.max(axis=1))
+    ei = np.zeros((agent.batch_size, width + 2))
+    ei[:, :width] = beta_expected_improvement(alpha, beta, v[:, None])
+    ei[:, width:] = beta_expected_improvement(agent.prior_alpha, agent.prior_beta, v)[:, None]
+    multiplicity = np.concatenate(
+        [tried, (untried > 0)[:, None], np.maximum(untried - 1, 0)[:, None]], axis=1
+    ).astype(float)
+    host = np.zeros_like(ei)
+    host[rows, np.where(fresh, width, best)] = 1.0
+    eps = epsilon_schedule(agent.t, agent.half_life)
+    decision = delight_rule(
+        host,
+        ei,
+        eps,
+        gate_price=agent.gate_price,
+        surprisal_cap=agent.surprisal_cap,
+        multiplicity=multiplicity,
+    )
+    column, _ = sample_acting(decision, copy.deepcopy(agent.rng))
+    return np.where(column < width, column, n_tried)
+
+
+@pytest.mark.parametrize(
+    ("num_arms", "settings"),
+    [
+        (4, {}),
+        (60, {}),
+        (500, {}),
+        (3000, {}),
+        (300, {"gate_price": 0.02}),
+        (300, {"gate_price": 0.5, "half_life": 1000.0}),
+        (300, {"gate_price": 0.0}),
+        (200, {"prior_alpha": 2.0, "prior_beta": 3.0}),
+        (150, {"prior_alpha": 0.5, "prior_beta": 1.5}),  # the density bound's path
+    ],
+)
+def test_screened_delight_decides_as_the_plain_rule(num_arms, settings):
+    """The fast DE agent (incremental greedy arm, per-arm Scarf reach, EI only where it can
+    clear the gate) plays exactly the arms of the plain rule over every tried arm."""
+    agent = DelightAgent(24, num_arms, seed=[9, 1], **settings)
+    env = BernoulliBanditVectorEnv(24, num_arms=num_arms)
+    env.reset(seed=9)
+    overridden = 0
+    for _ in range(300):
+        expected = plain_delight_actions(agent)
+        actions = agent.act()
+        np.testing.assert_array_equal(actions, expected)
+        overridden += int(agent.last_info["overridden"].sum())
+        agent.update(actions, env.step(actions)[1])
+    assert overridden > 50  # the override (not only the host) was exercised

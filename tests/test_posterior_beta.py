@@ -30,6 +30,7 @@ from scipy import special, stats
 import delight_gym.posteriors.beta as beta_mod
 from delight_gym.posteriors.beta import (
     BetaBernoulliPosterior,
+    beta_ei_flat,
     beta_expected_improvement,
     prior_expected_improvement,
 )
@@ -407,6 +408,26 @@ def test_vectorized_equals_elementwise() -> None:
     batch = beta_expected_improvement(a, b, v)
     single = np.array([beta_expected_improvement(*t) for t in zip(a, b, v, strict=True)])
     np.testing.assert_allclose(batch, single, rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("floor", [1e-6, 1e-3, 1e-2, 0.05])
+def test_skip_below_returns_exact_ei_or_a_proved_zero(floor: float) -> None:
+    """``beta_ei_flat(..., skip_below=f)``: each element is its exact EI, or 0 where the exact
+    EI is below ``f``; the small-integer elements are never skipped."""
+    rng = np.random.default_rng(11)
+    n = 600
+    a = np.concatenate([rng.integers(1, 40, n // 2), 10 ** rng.uniform(-0.5, 4, n // 2)])
+    b = np.concatenate([rng.integers(1, 400, n // 2), 10 ** rng.uniform(-0.5, 4, n // 2)])
+    a, b = a.astype(float), b.astype(float)
+    m, sd = a / (a + b), np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
+    v = np.clip(m + rng.uniform(-2, 12, n) * sd, -0.1, 1.1)
+    exact = beta_expected_improvement(a, b, v)
+    got = beta_ei_flat(a, b, v, skip_below=floor)
+    skipped = got != exact
+    np.testing.assert_array_equal(got[skipped], 0.0)
+    assert np.all(exact[skipped] < floor)
+    assert not skipped[: n // 2].any()  # integer parameters: the exact EI costs no more
+    assert skipped.sum() > 10  # the screen did skip something
 
 
 def test_iteration_cap_raises(monkeypatch: pytest.MonkeyPatch) -> None:

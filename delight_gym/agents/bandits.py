@@ -28,7 +28,6 @@ from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delig
 from delight_gym.posteriors.beta import (
     BetaBernoulliPosterior,
     beta_ei_flat,
-    beta_ei_upper_bound,
     prior_expected_improvement,
 )
 from delight_gym.rule import (
@@ -155,6 +154,10 @@ class BernoulliAgent(BetaBernoulliAgentBase):
         self.n_tried += arms == self.n_tried
         self.t += 1
         self._track_best(arms)
+        self._arms_updated(arms)
+
+    def _arms_updated(self, arms: np.ndarray) -> None:
+        """Hook called by :meth:`update` after the posterior of ``arms`` (one per row) changed."""
 
     def _track_best(self, arms: np.ndarray) -> None:
         """Bring the greedy host's ``(_best_arm, _best_mean)`` up to date after ``arms``."""
@@ -280,64 +283,94 @@ class DelightAgent(DelightSettings, BernoulliAgent):
 
     name = "delight"
 
+    def reset(self, seed: SeedLike = None) -> None:
+        """Forget everything (see :meth:`BernoulliAgent.reset`); no arm can reach the gate."""
+        super().reset(seed)
+        # Per tried arm, the largest baseline v at which Scarf's bound still lets it reach
+        # the gate (-inf for untried columns), refreshed for the arm each update changes.
+        self._reach = np.full(self.posterior.alpha.shape, -np.inf)
+
+    def _arms_updated(self, arms: np.ndarray) -> None:
+        if self._reach.shape[1] < self.posterior.num_arms:
+            grown = np.full(self.posterior.alpha.shape, -np.inf)
+            grown[:, : self._reach.shape[1]] = self._reach
+            self._reach = grown
+        a = self.posterior.alpha[self._rows, arms]
+        b = self.posterior.beta[self._rows, arms]
+        self._reach[self._rows, arms] = self._scarf_reach(a, b)
+
+    def _scarf_reach(self, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+        """The baseline up to which an arm ``Beta(alpha, beta)`` may be in the gate, shape ``(n,)``.
+
+        Scarf's bound ``EI <= (sqrt(Var + d^2) - d)/2`` (``d = v - m``; the largest EI of any
+        law with that mean and variance) reaches ``c = λ/L`` exactly when
+        ``d <= Var/(4c) - c``, so ``L·EI >= λ`` needs ``v <= m + max(Var/(4c) - c, 0)``
+        (``d <= 0`` always qualifies). The value returned is enlarged by ``1e-9`` relative
+        and absolute, far above its rounding error: an arm with ``v`` above it is outside
+        the gate for certain.
+        """
+        total = alpha + beta
+        mean = alpha / total
+        var = mean * (beta / total) / (total + 1.0)
+        if self.gate_price == 0.0:
+            return np.full(alpha.shape, np.inf)
+        if np.isinf(self.gate_price):
+            return np.full(alpha.shape, -np.inf)  # the gate is always empty
+        c = self.gate_price / self.surprisal_cap
+        reach = mean + np.maximum(var / (4.0 * c) - c, 0.0)
+        return reach + 1e-9 * (1.0 + np.abs(reach))
+
     def _candidates(
         self, rows: np.ndarray, host_arm: np.ndarray, host_fresh: np.ndarray, baseline: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Tried arms of ``rows`` whose delight may reach λ, plus the host's arm, compacted.
+        """The host's tried arm and the tried arms of ``rows`` whose delight may reach λ,
+        compacted.
 
         Parameters
         ----------
-        rows : np.ndarray
-            the batch rows to evaluate, shape ``(r,)``; ``host_arm``, ``host_fresh`` and
-            ``baseline`` are given for those rows, shape ``(r,)``.
+        rows : numpy.ndarray
+            The batch rows to evaluate, int64 ``(r,)``.
+        host_arm, host_fresh, baseline : numpy.ndarray
+            The greedy host's arm, whether it is untried, and ``v``, for those rows, ``(r,)``.
 
         Returns
         -------
-        tuple[np.ndarray, np.ndarray, np.ndarray]
+        tuple of numpy.ndarray
             ``(cols, present, ei)``, each ``(r, c)``: the arm of each compacted column
             (ascending within a row), whether the column is in use, and the exact EI of the
-            non-host candidates (0 for the host, whose surprisal is 0). An arm is left out when
-            Scarf's bound ``EI ≤ (√(Var + d²) − d)/2`` (``d = v − m``; the largest EI of any law
-            with that mean and variance) gives ``L·EI < λ``: such an arm is outside the gate
-            and the greedy host gives it probability 0, so its acting probability is exactly
-            0 and leaving it out changes nothing.
+            non-host candidates (0 for the host, whose surprisal is 0). Every arm whose delight
+            can reach λ is a column: an arm is left out only when a bound puts ``L·EI`` below
+            λ (such an arm is outside the gate and the greedy host gives it probability 0, so
+            leaving it out changes nothing). Scarf's bound screens the arms, as a threshold on
+            ``v`` kept per arm (:meth:`_scarf_reach`); then
+            :func:`~delight_gym.posteriors.beta.beta_ei_flat` skips the arms whose density
+            bound is below ``λ/L``.
         """
-        w = self.width
-        alpha = self.posterior.alpha[rows, :w]
-        beta = self.posterior.beta[rows, :w]
-        total = alpha + beta
-        means = alpha / total
-        var = means * (beta / total) / (total + 1.0)
-        valid = np.arange(w) < self.n_tried[rows, None]
-        d = baseline[:, None] - means
-        # (√(Var + d²) − d)/2 = Var / (2(√(Var + d²) + d)) for d > 0, without cancellation.
-        keep = valid & (
-            (d <= 0)
-            | (self.surprisal_cap * var >= 2.0 * self.gate_price * (np.sqrt(var + d * d) + d))
-        )
-        is_host = np.zeros_like(keep)
+        w = int(self.n_tried[rows].max()) if rows.size else 0
+        keep = self._reach[rows, :w] >= baseline[:, None]
         tried_host = np.flatnonzero(~host_fresh)
-        is_host[tried_host, host_arm[tried_host]] = True
-        keep |= is_host
+        keep[tried_host, host_arm[tried_host]] = True
         r_idx, c_idx = np.nonzero(keep)
-        counts = keep.sum(axis=1)
+        ei = np.zeros(r_idx.size)
+        need = np.flatnonzero(host_fresh[r_idx] | (c_idx != host_arm[r_idx]))  # not the host
+        if need.size:
+            arm_rows, arms = rows[r_idx[need]], c_idx[need]
+            ei[need] = beta_ei_flat(
+                self.posterior.alpha[arm_rows, arms],
+                self.posterior.beta[arm_rows, arms],
+                baseline[r_idx[need]],
+                skip_below=self.gate_price / self.surprisal_cap,
+            )
+        counts = np.bincount(r_idx, minlength=rows.size)
         c = int(counts.max()) if counts.size else 0
         pos = np.arange(r_idx.size) - (np.cumsum(counts) - counts)[r_idx]
         cols = np.zeros((rows.size, c), dtype=np.int64)
         present = np.zeros((rows.size, c), dtype=bool)
-        ei = np.zeros((rows.size, c))
+        cand_ei = np.zeros((rows.size, c))
         cols[r_idx, pos] = c_idx
         present[r_idx, pos] = True
-        need = ~is_host[r_idx, c_idx]
-        rr, cc, pp = r_idx[need], c_idx[need], pos[need]
-        if rr.size:
-            # Second filter, tight in the upper tail: EI ≤ D (beta_ei_upper_bound).
-            bound = beta_ei_upper_bound(alpha[rr, cc], beta[rr, cc], baseline[rr])
-            hot = self.surprisal_cap * bound >= self.gate_price
-            rr, cc, pp = rr[hot], cc[hot], pp[hot]
-        if rr.size:
-            ei[rr, pp] = beta_ei_flat(alpha[rr, cc], beta[rr, cc], baseline[rr])
-        return cols, present, ei
+        cand_ei[r_idx, pos] = ei
+        return cols, present, cand_ei
 
     def act(self) -> np.ndarray:
         host_arm, baseline, host_fresh = self._greedy()

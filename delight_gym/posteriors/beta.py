@@ -256,11 +256,23 @@ def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
     return beta_ei_flat(a.ravel(), b.ravel(), x.ravel()).reshape(shape)
 
 
-def beta_ei_flat(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+def beta_ei_flat(
+    a: np.ndarray, b: np.ndarray, x: np.ndarray, *, skip_below: float = 0.0
+) -> np.ndarray:
     """:func:`beta_expected_improvement` for equal-length 1-D float64 arrays, unvalidated.
 
     The same computation without the argument checks and broadcasting, for hot loops whose
     inputs are valid by construction (agents' posterior parameters).
+
+    Parameters
+    ----------
+    a, b, x : numpy.ndarray
+        ``alpha``, ``beta`` and ``v``, float64 ``(n,)``.
+    skip_below : float, default 0.0
+        Elements that :func:`beta_ei_upper_bound` proves to have ``EI < skip_below`` (with
+        a ``1e-9`` relative margin) may be returned as 0 instead of their EI: an agent that
+        only needs the EI able to clear a gate skips the costly ones (the bound is tried
+        only where the exact EI costs more than it). Every other element is exact.
     """
     out = np.zeros(a.size)
     below = x <= 0.0
@@ -269,17 +281,15 @@ def beta_ei_flat(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
         out[below] = ab / (ab + b[below]) - x[below]
     inside = (x > 0.0) & (x < 1.0)
     small = inside & _small_integer_parameters(a, b)
+    if small.all():
+        return _ei_small_integer(a, b, x)
     if small.any():
-        # The many a <= 16 elements go through Horner's loop; the rare larger a do not make
-        # it iterate longer.
-        few = small & (a > SMALL_A_SPLIT)
-        small &= ~few
-        if small.any():
-            out[small] = _ei_small_integer(a[small], b[small], x[small])
-        if few.any():  # few elements, long sums: one vectorized log-space pass, no loop
-            af, nf, xf = a[few], a[few] + b[few], x[few]
-            out[few] = np.exp(nf * np.log1p(-xf) + _log_binomial_sum(af, nf, xf)) / nf
-        inside &= ~(small | few)
+        out[small] = _ei_small_integer(a[small], b[small], x[small])
+        inside &= ~small
+    if skip_below > 0.0 and inside.any():
+        costly = np.flatnonzero(inside)
+        bound = beta_ei_upper_bound(a[costly], b[costly], x[costly])
+        inside[costly[bound < skip_below * (1.0 - 1e-9)]] = False
     if inside.all():
         out = _ei_interior(a, b, x)
     elif inside.any():
@@ -300,7 +310,7 @@ def prior_expected_improvement(prior_alpha: float, prior_beta: float, v: np.ndar
 
 
 #: The finite binomial sum is used for integer ``a <= SMALL_A_MAX`` and ``a + b <= SMALL_N_MAX``
-#: (in two passes, split at ``SMALL_A_SPLIT``).
+#: (its terms in two matrix passes, split at ``SMALL_A_SPLIT``).
 SMALL_A_MAX = 128
 SMALL_A_SPLIT = 16
 SMALL_N_MAX = 1000
@@ -319,7 +329,7 @@ def _ei_small_integer(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray
         EI = (1/n) Σ_{i=0}^{a-1} (a - i) C(n, i) v^i (1 - v)^(n - i)
            = (1 - v)^n / n · Σ_{i=0}^{a-1} (a - i) Π_{k<i} ρ_k,   ρ_k = (n-k)/(k+1) · v/(1-v),
 
-    evaluated by Horner's rule (all terms positive: relative error ``<~ 4a`` ulps) and
+    its terms formed as cumulative products (all positive: relative error ``<~ 2a`` ulps) and
     ``exp(n·log1p(-v) + log(sum))``, so ``(1 - v)^n`` never underflows on its own; with
     ``a <= 128`` and ``n <= 1000`` the relative error stays below ``1e-12``. Elements whose
     sum overflows (``v`` within ~1e-15 of 1) are summed in log space instead. Bernoulli
@@ -329,11 +339,22 @@ def _ei_small_integer(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray
     """
     n = a + b
     odds = v / (1.0 - v)
-    acc = np.zeros_like(v)
     with np.errstate(over="ignore", invalid="ignore"):
-        for k in range(int(a.max()) - 1, -1, -1):
-            # acc <- (a - k)^+ + ρ_k·acc; terms with k >= a have coefficient 0 and acc = 0.
-            acc = np.maximum(a - k, 0.0) + ((n - k) / (k + 1.0) * odds) * acc
+        # The sum is 1 for a = 1 and 2 + ρ_0 for a = 2 (most elements); for a > 2 its terms
+        # are cumulative products of ρ_k, summed with weights (a - i) in one matrix pass.
+        # Those passes are split at a = SMALL_A_SPLIT, so that the rare long sums do not
+        # widen the matrix of the many short ones.
+        acc = np.where(a == 1.0, 1.0, 2.0 + n * odds)
+        for big in (
+            np.flatnonzero((a > 2.0) & (a <= SMALL_A_SPLIT)),
+            np.flatnonzero(a > SMALL_A_SPLIT),
+        ):
+            if big.size:
+                a_big = a[big]
+                k = np.arange(int(a_big.max()) - 1)
+                rho = (n[big, None] - k) / (k + 1.0) * odds[big, None]
+                weights = np.maximum(a_big[:, None] - 1.0 - k, 0.0)  # (a - i) for i = k + 1
+                acc[big] = a_big + (weights * np.cumprod(rho, axis=1)).sum(axis=1)
         log_sum = np.log(acc)
     bad = ~np.isfinite(log_sum)
     if bad.any():
@@ -361,8 +382,9 @@ def beta_ei_upper_bound(alpha: np.ndarray, beta: np.ndarray, v: np.ndarray) -> n
 
     For ``v > m`` it is the density term ``D = v (1-v) f(v) / (a+b)`` of the identity
     ``EI = D - (v - m) Q`` (``(v - m) Q >= 0`` there), which is tight in the upper tail where
-    the second-moment bounds are loose; for ``v <= m`` it is ``+inf`` (no pruning). Agents use
-    it to skip the exact :func:`beta_expected_improvement` of arms that cannot pass a gate.
+    the second-moment bounds are loose; for ``v <= m`` it is ``+inf`` (no pruning).
+    :func:`beta_ei_flat` uses it (``skip_below``) to skip the exact EI of arms that cannot
+    pass a gate.
     Inputs are 1-D float arrays of equal shape (not validated: a hot-path helper).
     """
     y = 1.0 - v
