@@ -25,3 +25,18 @@ def test_check_cuda_script_self_check_passes():
     assert out.stdout.count("  PASS  ") == 4 + 1 + 2 * 9
     for name in ("LinearGaussianPosterior", "TabularMDPPosterior", "EnsembleQPosterior"):
         assert name in out.stdout
+
+
+def test_bench_contextual_smoke_times_both_and_rows_agree():
+    script = str(ROOT / "benchmarks" / "bench_contextual.py")
+    out = subprocess.run(
+        [sys.executable, script, "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    # The per-seed loop plays the batched agent's actions (its rows are those agents).
+    assert "same actions: True" in out.stdout
+    assert "ratio" in out.stdout and "load average" in out.stdout
