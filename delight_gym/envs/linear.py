@@ -8,7 +8,7 @@ are those of every one-step bandit (:mod:`delight_gym.envs._base`).
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -123,16 +123,56 @@ def _resolve_shape(
     return (DEFAULT_LINEAR_NUM_ARMS if k is None else k, DEFAULT_DIM if d is None else d)
 
 
-def _fixed_reason(fixed_features: bool, fixed_theta: bool) -> str | None:
-    """Why ``resample`` is refused: only when both parts of the instance were given."""
-    return (
-        "this env was built with fixed features and theta"
-        if fixed_features and fixed_theta
-        else None
-    )
+class _LinearBanditParameters:
+    """The arguments shared by :class:`LinearBanditEnv` and :class:`LinearBanditVectorEnv`
+    (``num_arms``, ``dim``, ``noise``, ``features``, ``theta``, ``render_mode``), checked once
+    by :meth:`_set_parameters`, and what follows from them alone."""
+
+    family: ClassVar[str] = "LinearBandit"
+    metadata: dict[str, Any]
+    render_mode: str | None
+    num_arms: int
+    dim: int
+    noise: float
+
+    def _set_parameters(
+        self,
+        num_arms: Any,
+        dim: Any,
+        noise: Any,
+        features: ArrayLike | None,
+        theta: ArrayLike | None,
+        render_mode: str | None,
+        num_envs: int | None = None,
+    ) -> tuple[NDArray[np.float64] | None, NDArray[np.float64] | None]:
+        """Check and store the arguments (``num_envs`` None: the single env's shapes, else
+        the vector env's, where a single ``(K, D)`` / ``(D,)`` is shared by all sub-envs).
+
+        Returns
+        -------
+        tuple
+            The given ``features`` and ``theta`` as float64 copies (``None`` where drawn).
+        """
+        fixed_features = None if features is None else _check_features(features, num_envs)
+        fixed_theta = None if theta is None else _check_theta(theta, num_envs)
+        self.num_arms, self.dim = _resolve_shape(num_arms, dim, fixed_features, fixed_theta)
+        self.noise = check_nonnegative_float(noise, "noise")
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self._fixed_features = fixed_features is not None
+        self._fixed_theta = fixed_theta is not None
+        return fixed_features, fixed_theta
+
+    def _fixed_reason(self) -> str | None:
+        """Why ``resample`` is refused: only when both parts of the instance were given."""
+        if self._fixed_features and self._fixed_theta:
+            return "this env was built with fixed features and theta"
+        return None
+
+    def _render_shape(self) -> str:
+        return f"K={self.num_arms} D={self.dim}"
 
 
-class LinearBanditEnv(OneStepBanditEnv[NDArray[np.float32]]):
+class LinearBanditEnv(_LinearBanditParameters, OneStepBanditEnv[NDArray[np.float32]]):
     """A ``K``-armed linear-Gaussian bandit: arm ``a`` pays ``φ(a)ᵀθ* + σ·N(0, 1)``.
 
     ## Description
@@ -239,8 +279,6 @@ class LinearBanditEnv(OneStepBanditEnv[NDArray[np.float32]]):
     - v0: initial version (delight_gym 0.1.0).
     """
 
-    family = "LinearBandit"
-
     def __init__(
         self,
         num_arms: int | None = None,
@@ -250,16 +288,12 @@ class LinearBanditEnv(OneStepBanditEnv[NDArray[np.float32]]):
         theta: ArrayLike | None = None,
         render_mode: str | None = None,
     ) -> None:
-        fixed_features = None if features is None else _check_features(features, None)
-        fixed_theta = None if theta is None else _check_theta(theta, None)
-        self.num_arms, self.dim = _resolve_shape(num_arms, dim, fixed_features, fixed_theta)
-        self.noise = check_nonnegative_float(noise, "noise")
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        fixed_features, fixed_theta = self._set_parameters(
+            num_arms, dim, noise, features, theta, render_mode
+        )
         self.action_space = spaces.Discrete(self.num_arms)
         self.observation_space = _obs_space((self.num_arms, self.dim))
-        self._fixed_features = fixed_features is not None
-        self._fixed_theta = fixed_theta is not None
-        self._fixed_instance = _fixed_reason(self._fixed_features, self._fixed_theta)
+        self._fixed_instance = self._fixed_reason()
         self._features: NDArray[np.float64] | None = fixed_features
         self._theta: NDArray[np.float64] | None = fixed_theta
         self._means = None
@@ -308,11 +342,8 @@ class LinearBanditEnv(OneStepBanditEnv[NDArray[np.float32]]):
     def _reward(self, expected: float) -> float:
         return expected + self.noise * float(self.np_random.standard_normal())
 
-    def _render_shape(self) -> str:
-        return f"K={self.num_arms} D={self.dim}"
 
-
-class LinearBanditVectorEnv(OneStepBanditVectorEnv):
+class LinearBanditVectorEnv(_LinearBanditParameters, OneStepBanditVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent linear bandits, stepped together without subprocesses.
 
     Sub-env ``i`` behaves exactly like a :class:`LinearBanditEnv` reset with seed ``seed + i``
@@ -380,8 +411,6 @@ class LinearBanditVectorEnv(OneStepBanditVectorEnv):
     array([0.   , 1.493, 0.08 ])
     """
 
-    family = "LinearBandit"
-
     def __init__(
         self,
         num_envs: int,
@@ -393,17 +422,12 @@ class LinearBanditVectorEnv(OneStepBanditVectorEnv):
         render_mode: str | None = None,
     ) -> None:
         self.num_envs = check_positive_int(num_envs, "num_envs")
-        fixed_features = None if features is None else _check_features(features, self.num_envs)
-        fixed_theta = None if theta is None else _check_theta(theta, self.num_envs)
-        self.num_arms, self.dim = _resolve_shape(num_arms, dim, fixed_features, fixed_theta)
-        self.noise = check_nonnegative_float(noise, "noise")
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
-
+        fixed_features, fixed_theta = self._set_parameters(
+            num_arms, dim, noise, features, theta, render_mode, self.num_envs
+        )
         n, k, d = self.num_envs, self.num_arms, self.dim
         set_vector_spaces(self, spaces.Discrete(k), _obs_space((k, d)))
 
-        self._fixed_features = fixed_features is not None
-        self._fixed_theta = fixed_theta is not None
         self._features = np.zeros((n, k, d)) if fixed_features is None else fixed_features
         self._theta = np.zeros((n, d)) if fixed_theta is None else fixed_theta
         self._means = None
@@ -413,7 +437,7 @@ class LinearBanditVectorEnv(OneStepBanditVectorEnv):
             self._means = _arm_means(self._features, self._theta)
             self._optimal = self._means.max(axis=1)
             self._obs = self._features.astype(np.float32)
-        self._init_bandit_state(_fixed_reason(self._fixed_features, self._fixed_theta))
+        self._init_bandit_state(self._fixed_reason())
 
     # ----------------------------------------------------------------- instance
     @property
@@ -458,6 +482,3 @@ class LinearBanditVectorEnv(OneStepBanditVectorEnv):
     ) -> NDArray[np.float64]:
         normals = np.array([rng.standard_normal() for rng in rngs], dtype=np.float64)
         return expected + self.noise * normals
-
-    def _render_shape(self) -> str:
-        return f"K={self.num_arms} D={self.dim}"
