@@ -9,9 +9,9 @@ import numpy as np
 from delight_gym import BetaBernoulliPosterior, DelightExplorationWrapper
 from delight_gym.wrappers import BetaBernoulliAdapter
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--horizon", type=int, default=1000)
-parser.add_argument("--smoke", action="store_true", help="100 rounds")
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--horizon", type=int, default=1000, help="rounds played (default %(default)s)")
+parser.add_argument("--smoke", action="store_true", help="tiny run: 100 rounds")
 args = parser.parse_args()
 horizon = 100 if args.smoke else args.horizon
 

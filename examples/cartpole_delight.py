@@ -146,12 +146,29 @@ def evaluate(act: Callable[[np.ndarray], Any], env: gym.Env, episodes: int) -> n
 
 def main(argv: list[str] | None = None, default_env: str = "CartPole-v1") -> dict[str, np.ndarray]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", default=default_env, choices=sorted(ZOO))
-    parser.add_argument("--steps", type=int, default=None, help="default: RL-Zoo's budget")
-    parser.add_argument("--seeds", type=int, default=Args.seeds)
-    parser.add_argument("--eval-episodes", type=int, default=Args.eval_episodes)
-    parser.add_argument("--agents", default=Args.agents)
-    parser.add_argument("--smoke", action="store_true", help="tiny run (seconds)")
+    parser.add_argument(
+        "--env", default=default_env, choices=sorted(ZOO), help="task (default %(default)s)"
+    )
+    parser.add_argument(
+        "--steps", type=int, default=None, help="training steps per seed (default: RL-Zoo's)"
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=Args.seeds, help="seeds 0 .. N-1 (default %(default)s)"
+    )
+    parser.add_argument(
+        "--eval-episodes",
+        type=int,
+        default=Args.eval_episodes,
+        help="evaluation episodes per seed (default %(default)s)",
+    )
+    parser.add_argument(
+        "--agents",
+        default=Args.agents,
+        help="comma-separated, from " + ", ".join(AGENTS) + " (default: all)",
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny run (seconds): 300 steps, 1 seed"
+    )
     ns = parser.parse_args(argv)
     zoo = ZOO[ns.env]
     args = Args(
@@ -186,8 +203,9 @@ def main(argv: list[str] | None = None, default_env: str = "CartPole-v1") -> dic
     print(f"{'agent':<12} {'return':>9} {'s.e.':>7}  per seed")
     for name, means in per_seed.items():
         mean, se = mean_se(means)
+        se_txt = f"{float(se):.2f}" if len(means) > 1 else "n/a"  # one seed: no s.e.
         seeds = " ".join(f"{m:.1f}" for m in means)
-        print(f"{name:<12} {float(mean):>9.2f} {float(se):>7.2f}  {seeds}")
+        print(f"{name:<12} {float(mean):>9.2f} {se_txt:>7}  {seeds}")
     return per_seed
 
 

@@ -67,10 +67,22 @@ def run(agent_name: str, args: Args) -> tuple[np.ndarray, np.ndarray]:
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=Args.size)
-    parser.add_argument("--episodes", type=int, default=Args.episodes)
-    parser.add_argument("--seeds", type=int, default=Args.seeds)
-    parser.add_argument("--smoke", action="store_true", help="tiny run (seconds)")
+    parser.add_argument("--size", type=int, default=Args.size, help="N (default %(default)s)")
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        default=Args.episodes,
+        help="episodes per seed (default %(default)s)",
+    )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=Args.seeds,
+        help="seeds; seed i plays mapping_seed i (default %(default)s)",
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny run (seconds): N = 4, 20 episodes, 2 seeds"
+    )
     ns = parser.parse_args(argv)
     args = Args(ns.size, ns.episodes, ns.seeds, ns.smoke)
     if args.smoke:
@@ -87,10 +99,11 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
         found = int(np.isfinite(first).sum())
         median = float(np.median(first))
         median_txt = f"{median:.0f}" if np.isfinite(median) else f"> {args.episodes}"
-        se = float(regret.std(ddof=1) / np.sqrt(len(regret))) if len(regret) > 1 else 0.0
+        se = regret.std(ddof=1) / np.sqrt(len(regret)) if len(regret) > 1 else None
+        se_txt = "n/a" if se is None else f"{se:.1f}"  # one seed: no s.e.
         print(
             f"{name:<8} {found:>3}/{args.seeds:<3} {median_txt:>24} {regret.mean():>11.1f} ± "
-            f"{se:<6.1f}  ({time.perf_counter() - t0:.0f} s)",
+            f"{se_txt:<6}  ({time.perf_counter() - t0:.0f} s)",
             flush=True,
         )
         summary[name] = {"found": found, "median_first": median, "regret_mean": regret.mean()}

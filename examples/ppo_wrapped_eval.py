@@ -74,11 +74,30 @@ def evaluate(act, env: gym.Env, episodes: int, seed: int, observe=None) -> tuple
 
 def main(argv: list[str] | None = None) -> dict[str, tuple[int, float]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=Args.size)
-    parser.add_argument("--train-steps", type=int, default=Args.train_steps)
-    parser.add_argument("--eval-episodes", type=int, default=Args.eval_episodes)
-    parser.add_argument("--seed", type=int, default=Args.seed)
-    parser.add_argument("--smoke", action="store_true", help="tiny run (seconds)")
+    parser.add_argument("--size", type=int, default=Args.size, help="N (default %(default)s)")
+    parser.add_argument(
+        "--train-steps",
+        type=int,
+        default=Args.train_steps,
+        help="PPO training steps (default %(default)s)",
+    )
+    parser.add_argument(
+        "--eval-episodes",
+        type=int,
+        default=Args.eval_episodes,
+        help="evaluation episodes per policy (default %(default)s)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=Args.seed,
+        help="PPO's and the wrapper's seed, and the instance's mapping_seed (default %(default)s)",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny run (seconds): N = 4, 1024 PPO steps, 20 episodes",
+    )
     ns = parser.parse_args(argv)
     args = Args(ns.size, ns.train_steps, ns.eval_episodes, ns.seed, ns.smoke)
     if args.smoke:

@@ -17,7 +17,7 @@ so returns are exact). ``--smoke`` runs a tiny version in seconds.
 
 Run: ``python examples/sb3_dqn_deep_sea.py [--size 10] [--episodes 1000] [--seeds 5]``.
 
-Measured once with the defaults (CPU, about 4 minutes): ``dqn-egreedy`` found the treasure in
+Measured once with the defaults (CPU): ``dqn-egreedy`` found the treasure in
 2/5 seeds (episodes 35 and 469), regret 890.0 ± 86.1; ``delight-dqn`` in 1/5 (episode 419),
 regret 932.0 ± 59.9. See ``docs/sb3.md`` for why DE does not help a greedy DQN host here.
 """
@@ -98,11 +98,28 @@ def run(agent: str, size: int, episodes: int, seed: int, exploration_fraction: f
 
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=Args.size)
-    parser.add_argument("--episodes", type=int, default=Args.episodes)
-    parser.add_argument("--seeds", type=int, default=Args.seeds)
-    parser.add_argument("--exploration-fraction", type=float, default=Args.exploration_fraction)
-    parser.add_argument("--smoke", action="store_true", help="tiny run (seconds)")
+    parser.add_argument("--size", type=int, default=Args.size, help="N (default %(default)s)")
+    parser.add_argument(
+        "--episodes",
+        type=int,
+        default=Args.episodes,
+        help="training episodes per seed (default %(default)s)",
+    )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=Args.seeds,
+        help="seeds; seed s plays mapping_seed s (default %(default)s)",
+    )
+    parser.add_argument(
+        "--exploration-fraction",
+        type=float,
+        default=Args.exploration_fraction,
+        help="dqn-egreedy: fraction of training over which ε falls to 0.05 (default %(default)s)",
+    )
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny run (seconds): N = 4, 30 episodes, 2 seeds"
+    )
     ns = parser.parse_args(argv)
     args = Args(ns.size, ns.episodes, ns.seeds, ns.exploration_fraction, ns.smoke)
     if args.smoke:
@@ -125,11 +142,12 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
         median = float(np.median(censored))
         median_txt = f"{median:.0f}" if np.isfinite(median) else f"> {args.episodes}"
         per_seed = ",".join(str(f) if f is not None else "-" for f in firsts)
-        se = float(np.std(regrets, ddof=1) / np.sqrt(len(regrets))) if len(regrets) > 1 else 0.0
+        se = np.std(regrets, ddof=1) / np.sqrt(len(regrets)) if len(regrets) > 1 else None
+        se_txt = "n/a" if se is None else f"{se:.1f}"  # one seed: no s.e.
         mean = float(np.mean(regrets))
         print(
             f"{agent:<13} {len(found):>3}/{args.seeds:<3} {median_txt:>24} "
-            f"{mean:>11.1f} ± {se:<6.1f}  (first per seed: {per_seed}; "
+            f"{mean:>11.1f} ± {se_txt:<6}  (first per seed: {per_seed}; "
             f"{time.perf_counter() - t0:.0f} s)",
             flush=True,
         )

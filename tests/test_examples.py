@@ -20,6 +20,7 @@ own bookkeeping, and compare them to the printed precision:
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -161,6 +162,29 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, di
 
 def test_every_example_is_covered() -> None:
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(SCRIPTS)
+
+
+def _options_without_help(source: str) -> list[str]:
+    """The ``add_argument`` calls of ``source`` that give no ``help=`` (their first argument)."""
+    missing = []
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+            and not any(k.arg == "help" for k in node.keywords)
+        ):
+            first = node.args[0] if node.args else None
+            missing.append(first.value if isinstance(first, ast.Constant) else "?")
+    return missing
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_describes_every_option(script: str) -> None:
+    """``--help`` says what each option does: every ``add_argument`` has a ``help=``."""
+    source = (EXAMPLES / script).read_text(encoding="utf-8")
+    assert _options_without_help(source) == []
+    assert _options_without_help('p.add_argument("--x", type=int)') == ["--x"]  # the check bites
 
 
 # -- independent recomputations ------------------------------------------------------------
@@ -394,7 +418,7 @@ def test_deep_agent_comparison_tables(
     )
     assert m is not None, text
     seeds, episodes = int(m[2]) + 1, int(m[3])
-    rows = re.findall(r"^(\S+)\s+(-?[\d.]+)\s+(nan|[\d.]+)\s+(.+)$", text, re.MULTILINE)
+    rows = re.findall(r"^(\S+)\s+(-?[\d.]+)\s+(n/a|[\d.]+)\s+(.+)$", text, re.MULTILINE)
     rows = [r for r in rows if r[0] in ("dqn", "delight-dqn", "bootdqn")]
     assert [r[0] for r in rows] == ["dqn", "delight-dqn", "bootdqn"], text
     # The evaluation envs are the ones reset with seeds 10**6, 10**6 + 1, ... (agent by agent,
@@ -418,9 +442,31 @@ def test_deep_agent_comparison_tables(
         assert abs(float(mean) - values.mean()) <= 0.005 + 1e-9
         if seeds > 1:
             assert abs(float(se) - values.std(ddof=1) / np.sqrt(seeds)) <= 0.005 + 1e-9
-        else:
-            assert se == "nan"
+        else:  # one seed (the smoke run): no standard error, and no "nan" printed for it
+            assert se == "n/a"
+            assert "nan" not in text
 
 
 if __name__ == "__main__":
     _run_recorded(sys.argv[1], sys.argv[2])
+
+
+def test_one_seed_prints_no_standard_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """With one seed the DeepSea table says ``n/a`` for the s.e. (not ``nan``, not 0)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "deep_sea_agents", EXAMPLES / "deep_sea_agents.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass looks its module up there
+    try:
+        spec.loader.exec_module(module)
+        module.main(["--size", "3", "--episodes", "4", "--seeds", "1"])
+    finally:
+        del sys.modules[spec.name]
+    text = capsys.readouterr().out
+    for agent in ("psrl", "delight", "egreedy"):
+        assert re.search(rf"^{agent}\s+\d+/1\s+.* ± n/a\s", text, re.MULTILINE), text
+    assert "nan" not in text
