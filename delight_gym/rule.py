@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from delight_gym._arrays import array_namespace, is_torch
 from delight_gym._checks import (
     check_nonnegative_float,
     check_positive_float,
@@ -56,18 +57,8 @@ DEFAULT_SURPRISAL_CAP = 10.0
 Array = Any  # numpy.ndarray or torch.Tensor
 
 
-def _is_torch(x: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)
-
-
-def _xp(x: Any) -> Any:
-    """The array namespace of ``x``: ``torch`` for tensors, ``numpy`` otherwise."""
-    return sys.modules["torch"] if _is_torch(x) else np
-
-
 def _check_host_probs(host_probs: Array, *, atol: float) -> None:
-    xp = _xp(host_probs)
+    xp = array_namespace(host_probs)
     if host_probs.ndim == 0 or host_probs.shape[-1] == 0:
         raise ValueError("host_probs must have at least one action on its last axis")
     if not bool(xp.all(xp.isfinite(host_probs))):
@@ -123,7 +114,7 @@ def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE, *, validate: 
     if np.isscalar(t):
         tt = check_nonnegative_float(t, "t")
         return m / (m + tt)
-    xp = _xp(t)
+    xp = array_namespace(t)
     if bool(xp.any(t < 0)) or not bool(xp.all(xp.isfinite(t))):
         raise ValueError("t must be finite and non-negative")
     return m / (m + t)
@@ -150,7 +141,7 @@ def surprisal(host_probs: Array, surprisal_cap: float = DEFAULT_SURPRISAL_CAP) -
 
 def _surprisal(host_probs: Array, cap: float) -> Array:
     """:func:`surprisal` without the check of ``cap``."""
-    xp = _xp(host_probs)
+    xp = array_namespace(host_probs)
     if xp is np:
         with np.errstate(divide="ignore"):
             log_p = np.log(host_probs)
@@ -254,7 +245,7 @@ def delight_rule(
         lam, cap = check_gate_settings(gate_price, surprisal_cap)
     else:
         lam, cap = gate_price, surprisal_cap
-    xp = _xp(host_probs)
+    xp = array_namespace(host_probs)
     if multiplicity is not None:
         if validate and (
             bool(xp.any(multiplicity < 0)) or not bool(xp.all(xp.isfinite(multiplicity)))
@@ -423,7 +414,7 @@ def sample_categorical(probs: Array, uniforms: Array) -> Array:
         Integer actions of shape ``(...)``. Only actions with positive probability are drawn,
         even when rounding leaves the last cumulative sum slightly below ``u``.
     """
-    xp = _xp(probs)
+    xp = array_namespace(probs)
     cum = xp.cumsum(probs, axis=-1)
     u = uniforms[..., None]
     idx = (cum <= u).sum(axis=-1)
@@ -463,7 +454,7 @@ def sample_acting(
     """
     shape = decision.gate_empty.shape
     host = decision.host
-    if _is_torch(decision.probs):
+    if is_torch(decision.probs):
         torch = sys.modules["torch"]
         dev = decision.probs.device
         gen_device = rng.device if isinstance(rng, torch.Generator) else None
@@ -583,13 +574,13 @@ def sample_acting_on_explore_rows(
         raise TypeError("give exactly one of host_probs and host_actions")
     u1, u2 = uniforms
     explored = u1 < epsilon
-    if _is_torch(explored):
+    if is_torch(explored):
         rows = sys.modules["torch"].nonzero(explored).flatten()
     else:
         rows = np.flatnonzero(explored)
     if host_actions is not None:
-        actions = host_actions.clone() if _is_torch(host_actions) else np.array(host_actions)
-    elif _is_torch(host_probs):
+        actions = host_actions.clone() if is_torch(host_actions) else np.array(host_actions)
+    elif is_torch(host_probs):
         actions = sample_categorical(host_probs, u2.to(host_probs.dtype))  # type: ignore[union-attr]
     else:
         actions = sample_categorical(host_probs, u2)
@@ -598,12 +589,12 @@ def sample_acting_on_explore_rows(
     out = decide(rows)
     decision, columns = (out, None) if isinstance(out, DelightDecision) else out
     u_rows = u2[rows]
-    if _is_torch(decision.override):
+    if is_torch(decision.override):
         u_rows = u_rows.to(decision.override.dtype)
     chosen = sample_categorical(decision.override, u_rows)
     if columns is None:
         actions[rows] = chosen
-    elif _is_torch(columns):
+    elif is_torch(columns):
         actions[rows] = columns.gather(-1, chosen[:, None])[:, 0]
     else:
         actions[rows] = np.take_along_axis(columns, chosen[:, None], axis=-1)[:, 0]

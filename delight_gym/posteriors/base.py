@@ -17,11 +17,11 @@ three on its device and copies to the host once per decision).
 
 from __future__ import annotations
 
-import sys
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from delight_gym._arrays import is_torch
 from delight_gym._checks import check_finite_array
 
 __all__ = [
@@ -56,11 +56,6 @@ class PosteriorValues(NamedTuple):
     expected_improvement: np.ndarray
 
 
-def _is_torch(x: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)
-
-
 def host_baseline(means: Any, host_probs: Any, kind: str = "host") -> Any:
     """The EI baseline ``v_s`` of every row.
 
@@ -90,7 +85,7 @@ def host_baseline(means: Any, host_probs: Any, kind: str = "host") -> Any:
     if kind not in BASELINES:
         raise ValueError(f"kind must be one of {BASELINES}, got {kind!r}")
     if kind == "max":
-        return means.amax(dim=-1) if _is_torch(means) else np.max(means, axis=-1)
+        return means.amax(dim=-1) if is_torch(means) else np.max(means, axis=-1)
     if tuple(means.shape) != tuple(host_probs.shape):
         raise ValueError(
             f"host_probs must have the shape of means {tuple(means.shape)}, got "

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from delight_gym._arrays import is_torch
 from delight_gym._checks import broadcast_named, check_finite_array
 
 __all__ = [
@@ -40,15 +41,10 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 
 
-def _is_torch(x: Any) -> bool:
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)
-
-
 def _namespace(x: Any) -> tuple[Any, Any]:
     """``(xp, erfcx)`` for ``x``: ``torch`` and ``torch.special.erfcx`` for a tensor, numpy and
     ``scipy.special.erfcx`` otherwise."""
-    if _is_torch(x):
+    if is_torch(x):
         torch = sys.modules["torch"]
         return torch, torch.special.erfcx
     return np, special.erfcx
@@ -158,7 +154,7 @@ def _prepare_numpy(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]
 def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> Any:
     """EI (``log=False``) or log EI of the broadcast inputs, in the inputs' array type."""
     args = {"mean": mean, "std": std, "baseline": baseline}
-    if any(_is_torch(x) for x in args.values()):
+    if any(is_torch(x) for x in args.values()):
         m, s, v = _prepare_torch(args, validate)
         return _log_ei(m, s, v) if log else _ei(m, s, v)
     m, s, v = _prepare_numpy(args, validate)  # checks that the shapes broadcast
