@@ -121,7 +121,9 @@ def test_benchmark_script_prints_a_row_per_cell():
     assert "load average" in lines[0] and lines[-1].startswith("done")
     rows = [line.split() for line in lines[2:-1]]
     assert [row[:2] for row in rows] == [["delight", "3"], ["thompson", "3"]]
-    for row in rows:  # compile s; paper s, cpu s; ours s, cpu s; ratio; 2 × "mean ± se"; z
-        assert len(row) == 15 and row[7].endswith("x") and row[9] == row[12] == "±"
+    for row in rows:  # compile s; paper s, cpu s; ours s, cpu s; ratio; 2 × "mean ± se"; z; load
+        assert len(row) == 16 and row[7].endswith("x") and row[9] == row[12] == "±"
         assert float(row[7].rstrip("x")) > 0 and np.isfinite(float(row[14]))
+        assert float(row[15]) >= 0
         assert all(float(x) >= 0 for x in row[2:7])
+    assert "delight K=3" in lines[-1] and "thompson K=3" in lines[-1]

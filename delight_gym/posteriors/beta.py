@@ -47,30 +47,102 @@ Z_PRESCREEN = 3.0
 #: r = 0.5 with both parameters huge: ~320 for a = b = 1e6 and ~1060 for a = b = 1e12.
 _CF_MAX_ITER = 5000
 _EPS = float(np.finfo(np.float64).eps)
-#: Below this ``v`` Boost's density is evaluated at ``_V_TINY`` and rescaled (it may raise).
+#: Below this ``v`` the density is evaluated at ``_V_TINY`` and rescaled.
 _V_TINY = 1e-280
 
 
+#: Stirling-series coefficients of ``stirlerr`` (Loader, "Fast and accurate computation of
+#: binomial probabilities", 2000).
+_STIRLING = (1.0 / 12.0, 1.0 / 360.0, 1.0 / 1260.0, 1.0 / 1680.0, 1.0 / 1188.0)
+_LOG_SQRT_2PI = 0.5 * float(np.log(2.0 * np.pi))
+
+
+def _stirlerr(n: np.ndarray) -> np.ndarray:
+    """``log(n!) - log(sqrt(2 pi n) (n/e)^n)`` for ``n > 0``, elementwise."""
+    out = np.empty(n.shape)
+    big = n > 15.0
+    nb = n[big]
+    r = 1.0 / (nb * nb)
+    s0, s1, s2, s3, s4 = _STIRLING
+    out[big] = (s0 - (s1 - (s2 - (s3 - s4 * r) * r) * r) * r) / nb
+    ns = n[~big]
+    out[~big] = special.gammaln(ns + 1.0) - (ns + 0.5) * np.log(ns) + ns - _LOG_SQRT_2PI
+    return out
+
+
+def _bd0(x: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``x log(x/m) + m - x`` for ``x, m > 0`` without cancellation when ``x ~ m`` (Loader)."""
+    out = x * np.log(x / m) + m - x
+    near = np.flatnonzero(np.abs(x - m) < 0.1 * (x + m))
+    if near.size:
+        xn, mn = x[near], m[near]
+        v = (xn - mn) / (xn + mn)
+        s = (xn - mn) * v
+        term = 2.0 * xn * v
+        v2 = v * v
+        for j in range(1, 200):  # |v| < 0.1: about 8 terms reach double precision
+            term = term * v2
+            s_next = s + term / (2 * j + 1)
+            if np.array_equal(s_next, s):
+                break
+            s = s_next
+        out[near] = s
+    return out
+
+
 def _beta_pdf(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Beta density (Boost, through ``scipy.stats.beta.pdf``), elementwise, for 1-D ``x``
-    strictly inside ``(0, 1)``.
+    """Beta density, elementwise, for 1-D ``x`` strictly inside ``(0, 1)``.
 
-    Boost raises ``OverflowError`` (instead of returning ``inf``) for some inputs with
-    subnormal ``x``; those elements are returned as ``inf`` for the caller to replace.
-    ``scipy.stats`` is imported on first use (it is slow to import).
+    For ``a, b > 2`` it is ``(a+b-1)`` times the binomial probability of ``a - 1`` successes in
+    ``a + b - 2`` trials, by Loader's saddle-point form (Stirling-series remainders and a
+    cancellation-free ``x log(x/m) + m - x``), as R's ``dbeta`` computes it: relative error
+    about ``1e-13`` for parameters up to ``1e6`` (tested against 40-digit mpmath). Otherwise
+    ``exp((a-1) log x + (b-1) log1p(-x) - log B(a, b))``, accurate there since ``log B`` is
+    small. Elements whose density overflows are ``inf``, for the caller to replace. Only
+    ``scipy.special`` is used (``scipy.stats`` takes a second to import).
     """
-    from scipy import stats
+    out = np.empty(x.shape)
+    loader = (a > 2.0) & (b > 2.0)
+    with np.errstate(over="ignore", divide="ignore"):
+        if loader.any():
+            k, nk, xl = a[loader] - 1.0, b[loader] - 1.0, x[loader]
+            n = k + nk
+            lc = (
+                _stirlerr(n)
+                - _stirlerr(k)
+                - _stirlerr(nk)
+                - _bd0(k, n * xl)
+                - _bd0(nk, n * (1.0 - xl))
+            )
+            out[loader] = (n + 1.0) * np.exp(lc) * np.sqrt(n / (2.0 * np.pi * k * nk))
+        rest = ~loader
+        if rest.any():
+            ar, br, xr = a[rest], b[rest], x[rest]
+            out[rest] = np.exp(
+                (ar - 1.0) * np.log(xr) + (br - 1.0) * np.log1p(-xr) - _log_beta_small(ar, br)
+            )
+    return out
 
-    try:
-        return np.asarray(stats.beta.pdf(x, a, b), dtype=np.float64)
-    except OverflowError:
-        out = np.empty(x.shape)
-        for i in range(x.size):  # rare: only reached for extreme inputs
-            try:
-                out[i] = stats.beta.pdf(x[i], a[i], b[i])
-            except OverflowError:
-                out[i] = np.inf
-        return out
+
+def _log_beta_small(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``log B(a, b)`` for ``min(a, b) <= 2``, elementwise: with ``p <= q`` the parameters,
+    ``lgamma(p) + c(q) - c(p+q) + p - p log(p+q) + (q - 1/2) log1p(-p/(p+q))`` for ``q >= 10``
+    (``c`` the Stirling remainder, as R's ``lbeta``; ``scipy.special.betaln`` loses up to
+    ``3e-9`` relative there) and the sum of ``lgamma`` terms otherwise."""
+    p, q = np.minimum(a, b), np.maximum(a, b)
+    out = special.gammaln(p) + special.gammaln(q) - special.gammaln(p + q)
+    big = q >= 10.0
+    if big.any():
+        pb, qb = p[big], q[big]
+        corr = _stirlerr(qb) - _stirlerr(pb + qb)
+        out[big] = (
+            special.gammaln(pb)
+            + corr
+            + pb
+            - pb * np.log(pb + qb)
+            + (qb - 0.5) * np.log1p(-pb / (pb + qb))
+        )
+    return out
 
 
 def _positive_array(value: Any, name: str) -> np.ndarray:
@@ -152,7 +224,7 @@ def _density_term(a: np.ndarray, b: np.ndarray, v: np.ndarray, y: np.ndarray) ->
             ar, br, vr = a[regular], b[regular], v[regular]
             d[regular] = (vr * y[regular] / (ar + br)) * _beta_pdf(vr, ar, br)
     if not regular.all():
-        # Boost's density may raise for (near-)subnormal v: anchor it at _V_TINY instead,
+        # (Near-)subnormal v: anchor the density at _V_TINY instead,
         # f(v) = f(v0) (v/v0)^(a-1) ((1-v)/(1-v0))^(b-1), with log1p(-x) = -x at this scale.
         tiny = ~regular
         at, bt, vt = a[tiny], b[tiny], v[tiny]
