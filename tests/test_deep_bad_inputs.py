@@ -463,3 +463,38 @@ def test_vec_env_adapter_refuses_the_wrong_number_of_actions() -> None:
         venv.step(np.array(0))
     obs, rewards, _, _ = venv.step(np.array([[0], [1]]))  # SB3's (n_envs, 1) is fine
     assert isinstance(obs, np.ndarray) and obs.shape == (2, 4, 4) and rewards.shape == (2,)
+
+
+# -- the command line refuses sizes that cannot run before any cell starts -----------------------
+
+
+@pytest.mark.parametrize(
+    ("family", "size", "message"),
+    [
+        ("deepsea-bsuite", "1000000", "--size: size=1000000 is too large: DeepSea holds N x N"),
+        ("deepsea", "4097", "size must be <= 4096"),
+    ],
+)
+def test_cli_refuses_deep_sea_sizes_up_front(
+    family: str, size: str, message: str, tmp_path: Any, capsys: Any
+) -> None:
+    from delight_gym import cli
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", family, "--size", size, "--seeds", "1", "--out", str(tmp_path)])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # nothing ran
+
+
+def test_bsuite_size_refuses_a_replay_that_would_not_fit(monkeypatch: Any) -> None:
+    from delight_gym import _checks
+    from delight_gym.experiments.families import BSUITE_REPLAY_SIZE, check_bsuite_size
+
+    assert check_bsuite_size(50, "size") == 50
+    # On a machine with 1 GiB, N = 120 needs 10 000 x 2 x 120**2 x 4 bytes = 1.07 GiB.
+    monkeypatch.setattr(_checks, "memory_size", lambda device="cpu": 2**30)
+    need = format_bytes(BSUITE_REPLAY_SIZE * 2 * 120**2 * 4)
+    with pytest.raises(ValueError, match=rf"--size=120 \(the deep agents' replay .* {need}"):
+        check_bsuite_size(120, "--size")
+    assert check_bsuite_size(110, "--size") == 110

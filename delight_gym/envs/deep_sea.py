@@ -49,6 +49,7 @@ __all__ = [
     "MAX_DEEP_SEA_SIZE",
     "DeepSeaEnv",
     "DeepSeaVectorEnv",
+    "check_deep_sea_size",
     "deep_sea_expected_return",
     "deep_sea_optimal_return",
 ]
@@ -76,18 +77,19 @@ _AGENT = np.array([255, 255, 255], dtype=np.uint8)
 
 
 # ------------------------------------------------------------------------- helpers
-def _check_size(value: Any, num_envs: int = 1) -> int:
-    """``size`` as an int ``>= 1`` with ``num_envs * size**2`` at most
-    :data:`MAX_DEEP_SEA_CELLS`; a ``ValueError`` naming ``size`` otherwise."""
-    n = check_positive_int(value, "size")
+def check_deep_sea_size(value: Any, name: str = "size", num_envs: int = 1) -> int:
+    """``value`` as an int ``>= 1`` with ``num_envs * value**2`` at most
+    :data:`MAX_DEEP_SEA_CELLS` (what the envs accept); a ``ValueError``/``TypeError`` naming
+    ``name`` otherwise (the command line checks its ``--size`` with it up front)."""
+    n = check_positive_int(value, name)
     cells = num_envs * n * n
     if cells > MAX_DEEP_SEA_CELLS:
         largest = math.isqrt(MAX_DEEP_SEA_CELLS // num_envs)
         envs = "" if num_envs == 1 else f" for num_envs={num_envs}"
         raise ValueError(
-            f"size={n} is too large: DeepSea holds N x N arrays (the action mapping and every "
+            f"{name}={n} is too large: DeepSea holds N x N arrays (the action mapping and every "
             f"observation), {cells} cells in all, more than MAX_DEEP_SEA_CELLS = "
-            f"{MAX_DEEP_SEA_CELLS}; size must be <= {largest}{envs}"
+            f"{MAX_DEEP_SEA_CELLS}; {name} must be <= {largest}{envs}"
         )
     return n
 
@@ -281,7 +283,7 @@ class _DeepSeaParameters:
         render_mode: str | None,
         num_envs: int = 1,
     ) -> None:
-        self._size = _check_size(size, num_envs)
+        self._size = check_deep_sea_size(size, "size", num_envs)
         self._deterministic = check_flag(deterministic, "deterministic")
         self._unscaled_move_cost = check_nonnegative_float(unscaled_move_cost, "unscaled_move_cost")
         self._randomize_actions = check_flag(randomize_actions, "randomize_actions")

@@ -30,7 +30,9 @@ from delight_gym._checks import (
     check_positive_float,
     check_positive_int,
     check_probability,
+    check_would_fit,
 )
+from delight_gym.envs.deep_sea import check_deep_sea_size
 from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
 
 if TYPE_CHECKING:
@@ -462,7 +464,9 @@ DEEP_SEA = Family(
     help="DeepSea-v0 (bsuite's deep_sea), the agents' default priors",
     cell=deep_sea_cell,
     agents=(DELIGHT, PSRL, EGREEDY, GREEDY),
-    instance=(Parameter("size", int, check_positive_int, sweep=(10,), symbol="N", help="sizes N"),),
+    instance=(
+        Parameter("size", int, check_deep_sea_size, sweep=(10,), symbol="N", help="sizes N"),
+    ),
     default_agents=("delight", "psrl", "egreedy", "greedy"),
     horizon_option="--episodes",
     time_label="episode",
@@ -556,6 +560,26 @@ def bsuite_score_report(result: ExperimentResult) -> list[str]:
     return lines
 
 
+#: Transitions the deep agents of ``deepsea-bsuite`` keep in replay: bsuite's 10 000 (the
+#: ``buffer_size`` its DQN and bootstrapped DQN agents are built with).
+BSUITE_REPLAY_SIZE = 10_000
+
+
+def check_bsuite_size(value: Any, name: str) -> int:
+    """``size`` of the ``deepsea-bsuite`` family, checked before any cell runs: what DeepSea
+    accepts (:func:`~delight_gym.envs.deep_sea.check_deep_sea_size`), and a replay buffer of
+    :data:`BSUITE_REPLAY_SIZE` transitions (two ``N x N`` float32 observations each) that fits
+    in the machine's memory; a ``ValueError`` naming ``name`` and the size it would need
+    otherwise."""
+    n = check_deep_sea_size(value, name)
+    check_would_fit(
+        BSUITE_REPLAY_SIZE * 2 * n * n * 4,
+        f"{name}={n} (the deep agents' replay of {BSUITE_REPLAY_SIZE} transitions, two N x N "
+        "float32 observations each)",
+    )
+    return n
+
+
 DQN_EGREEDY = Agent("dqn", "DQN, ε = 0.05 (SB3, bsuite's settings)", "#2ca02c")
 BOOT_DQN = Agent("boot_dqn", "BootDQN + priors (K=10)", "#1f77b4")
 BOOT_DQN_DE = Agent(
@@ -593,7 +617,7 @@ DEEP_SEA_BSUITE = Family(
     agents=_BSUITE_AGENTS,
     instance=(
         Parameter(
-            "size", int, check_positive_int, sweep=(10, 12, 14, 16, 20), symbol="N", help="sizes N"
+            "size", int, check_bsuite_size, sweep=(10, 12, 14, 16, 20), symbol="N", help="sizes N"
         ),
     ),
     default_agents=tuple(a.name for a in _BSUITE_AGENTS),
