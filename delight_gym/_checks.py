@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from delight_gym._arrays import is_torch
+
 if TYPE_CHECKING:
     import torch
 
@@ -276,8 +278,7 @@ def host_view(value: Any) -> Any:
     tensor on another device (or of a dtype numpy lacks, such as bfloat16) detached but
     unchanged: what the array checks operate on, so that a GPU tensor is checked where it
     lives and everything else in numpy (cheaper than torch for small batches)."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(value, torch.Tensor):
+    if is_torch(value):
         if value.device.type == "cpu":
             try:
                 return value.detach().numpy()

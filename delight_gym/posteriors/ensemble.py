@@ -53,6 +53,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
+from delight_gym._arrays import array_namespace
 from delight_gym._checks import (
     check_action_batch,
     check_all_finite,
@@ -358,7 +359,8 @@ class EnsembleQNetwork(nn.Module):
         if self.encoding == "one_hot":
             count = (flat != 0).sum(1)
             if bool(((count <= 1) & (flat.sum(1) == count)).all()):
-                return self._on_device(_cast(_where(count == 1, flat.argmax(1), -1), "int64"))
+                idx = array_namespace(flat).where(count == 1, flat.argmax(1), -1)
+                return self._on_device(_cast(idx, "int64"))
         return self._on_device(flat)
 
     def _on_device(self, value: Any) -> torch.Tensor:
@@ -559,12 +561,6 @@ def _cast(x: Any, dtype: str) -> Any:
         with np.errstate(over="ignore"):  # beyond float32's range: inf, refused by the caller
             return x.astype(dtype, copy=False)
     return x.to(getattr(torch, dtype))
-
-
-def _where(condition: Any, x: Any, other: int) -> Any:
-    if isinstance(condition, np.ndarray):
-        return np.where(condition, x, other)
-    return torch.where(condition, x, other)
 
 
 def _tensor(value: Any, device: torch.device) -> torch.Tensor:
