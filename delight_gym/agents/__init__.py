@@ -1,7 +1,8 @@
 """Agents: DE and the baselines the paper compares with, batched over seeds.
 
 Every public name of :mod:`delight_gym.agents.bandits` (its ``__all__``) is re-exported here.
-The torch-based tabular MDP agents (``agents.mdp``) are imported on first use of their names.
+The torch-based tabular MDP agents (``agents.mdp``) and contextual-bandit agents
+(``agents.contextual``) are imported on first use of their names.
 """
 
 from typing import TYPE_CHECKING
@@ -13,18 +14,25 @@ from delight_gym.agents.dense import DENSE_BANDIT_AGENTS, make_dense_bandit_agen
 from delight_gym.agents.seeding import SeedLike
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers
+    from delight_gym.agents.contextual import CONTEXTUAL_AGENTS, make_contextual_agent
     from delight_gym.agents.mdp import MDP_AGENTS, make_mdp_agent
 
 __all__ = [
+    "CONTEXTUAL_AGENTS",
     "DENSE_BANDIT_AGENTS",
     "MDP_AGENTS",
     "SeedLike",
+    "make_contextual_agent",
     "make_dense_bandit_agent",
     "make_mdp_agent",
 ]
 __all__ += bandits.__all__
 
-# The torch-based MDP agents, imported on first use (PEP 562).
+# The torch-based MDP and contextual agents, imported on first use (PEP 562).
 __getattr__ = lazy_getattr(
-    __name__, dict.fromkeys(("MDP_AGENTS", "make_mdp_agent"), f"{__name__}.mdp")
+    __name__,
+    {
+        **dict.fromkeys(("MDP_AGENTS", "make_mdp_agent"), f"{__name__}.mdp"),
+        **dict.fromkeys(("CONTEXTUAL_AGENTS", "make_contextual_agent"), f"{__name__}.contextual"),
+    },
 )

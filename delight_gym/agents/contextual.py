@@ -28,6 +28,7 @@ from delight_gym._checks import (
     check_positive_float,
     check_positive_int,
 )
+from delight_gym.agents.base import agent_registry
 from delight_gym.agents.seeding import torch_seed
 from delight_gym.rule import (
     DelightSettings,
@@ -347,16 +348,13 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
         return draw.actions
 
 
-_RULES: dict[str, type[ContextualAgent]] = {
-    cls.name: cls
-    for cls in (
-        ContextualDelightAgent,
-        ContextualThompsonAgent,
-        ContextualGreedyAgent,
-        ContextualEpsilonGreedyAgent,
-        ContextualUniformAgent,
-    )
-}
+_RULES: dict[str, type[ContextualAgent]] = agent_registry(
+    ContextualDelightAgent,
+    ContextualThompsonAgent,
+    ContextualGreedyAgent,
+    ContextualEpsilonGreedyAgent,
+    ContextualUniformAgent,
+)
 
 
 def make_contextual_agent(
