@@ -94,20 +94,27 @@ class BernoulliBanditEnv(OneStepBanditEnv[np.int64]):
 
     ``reset`` returns an empty ``info``.
 
-    ## Arguments
-
-    - ``num_arms`` (int >= 1, optional): ``K``. Defaults to 10 when ``means`` is not given,
-      and to ``len(means)`` when it is; if both are given they must agree.
-    - ``means`` (array-like of shape ``(K,)``, optional): fixes the instance. Entries must be
-      finite and in ``[0, 1]``. With ``means`` given, ``resample`` is an error.
-    - ``render_mode`` (``None`` or ``"ansi"``): ``"ansi"`` makes :meth:`render` return a
-      one-line text summary of the instance and the last pull.
-
     Bad arguments raise ``TypeError`` (wrong type) or ``ValueError`` (bad value) naming the
     argument. ``optimal_arm`` breaks ties by the lowest index.
 
-    ## Example
+    ## Version History
 
+    - v0: initial version (delight_gym 0.1.0).
+
+    Parameters
+    ----------
+    num_arms : int | None
+        int >= 1, optional: ``K``. Defaults to 10 when ``means`` is not given, and to ``len(means)``
+        when it is; if both are given they must agree.
+    means : ArrayLike | None
+        array-like of shape ``(K,)``, optional: fixes the instance. Entries must be finite and in
+        ``[0, 1]``. With ``means`` given, ``resample`` is an error.
+    render_mode : str | None
+        ``None`` or ``"ansi"``: ``"ansi"`` makes :meth:`render` return a one-line text summary of
+        the instance and the last pull.
+
+    Examples
+    --------
     >>> from delight_gym.envs import BernoulliBanditEnv
     >>> env = BernoulliBanditEnv(num_arms=4)
     >>> obs, info = env.reset(seed=42)
@@ -129,10 +136,6 @@ class BernoulliBanditEnv(OneStepBanditEnv[np.int64]):
     With the ids registered (``import delight_gym``), ``gym.make("BernoulliBandit-v0",
     num_arms=100)`` builds it and ``gym.make_vec("BernoulliBandit-v0", num_envs=64)`` builds
     :class:`BernoulliBanditVectorEnv`.
-
-    ## Version History
-
-    - v0: initial version (delight_gym 0.1.0).
     """
 
     family = "BernoulliBandit"
@@ -202,18 +205,22 @@ class BernoulliBanditVectorEnv(OneStepBanditVectorEnv):
     True), ``truncated`` (all False) and ``infos`` holding float64 arrays
     ``expected_reward``, ``optimal_expected_reward`` and ``regret``.
 
-    ## Arguments
-
-    - ``num_envs`` (int >= 1).
-    - ``num_arms`` (int >= 1, optional): as in :class:`BernoulliBanditEnv`.
-    - ``means`` (array-like, shape ``(num_envs, K)`` or ``(K,)`` shared by all, optional).
-    - ``render_mode`` (``None`` or ``"ansi"``): :meth:`render` returns a tuple of strings.
-
     ``reset(options={"resample": ...})`` takes a bool (all sub-envs) or a bool array of shape
     ``(num_envs,)`` (those sub-envs).
 
-    ## Example
+    Parameters
+    ----------
+    num_envs : int
+        int >= 1.
+    num_arms : int | None
+        int >= 1, optional: as in :class:`BernoulliBanditEnv`.
+    means : ArrayLike | None
+        array-like, shape ``(num_envs, K)`` or ``(K,)`` shared by all, optional.
+    render_mode : str | None
+        ``None`` or ``"ansi"``: :meth:`render` returns a tuple of strings.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from delight_gym.envs import BernoulliBanditVectorEnv
     >>> envs = BernoulliBanditVectorEnv(num_envs=3, num_arms=4)

@@ -435,30 +435,41 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
     ``N = 6``), and a good episode's regret against bsuite's number can be slightly negative.
     :meth:`reset` returns an empty ``info``.
 
-    ## Arguments
-
-    - ``size`` (int in ``[1, MAX_DEEP_SEA_SIZE]`` = ``[1, 4096]``, default 10): ``N``. The
-      env holds ``N x N`` arrays (the action mapping, drawn whole as bsuite draws it, and
-      every observation), so a larger ``size`` is refused with a ``ValueError`` naming it
-      instead of failing later with a ``MemoryError``.
-    - ``deterministic`` (bool, default True): the variant.
-    - ``unscaled_move_cost`` (float >= 0, default 0.01): "right" costs this ``/ N``.
-    - ``randomize_actions`` (bool, default True): False makes action 1 "right" everywhere
-      (bsuite's debugging mode; then ``mapping_seed`` must be None).
-    - ``mapping_seed`` (int in ``[0, 2**32 - 1]`` or None): fixes the mapping to bsuite's
-      for that seed. None: a mapping seed is drawn as
-      ``self.np_random.integers(0, 2**32)`` at the first :meth:`reset` and the mapping is
-      made from it the bsuite way (so :attr:`mapping_seed` rebuilds the same instance in
-      bsuite); it is kept for the env's life and redrawn on
-      ``reset(options={"resample": True})`` (an error when the mapping is fixed).
-    - ``render_mode`` (None, ``"ansi"`` or ``"rgb_array"``): ``"ansi"`` renders the grid as
-      text (``@`` the agent, ``$`` the treasure cell), ``"rgb_array"`` as an RGB image.
-
     Bad arguments raise ``TypeError`` (wrong type) or ``ValueError`` (bad value) naming the
     argument.
 
-    ## Example
+    ## Version History
 
+    - v0: initial version (delight_gym 0.1.0), faithful to bsuite 0.3.6. Later additions
+      that change no observation, reward or termination: ``info["is_success"]`` on the
+      terminal step, and the ``size`` limit (:data:`MAX_DEEP_SEA_SIZE`).
+
+    Parameters
+    ----------
+    size : int
+        int in ``[1, MAX_DEEP_SEA_SIZE]`` = ``[1, 4096]``, default 10: ``N``. The env holds ``N x
+        N`` arrays (the action mapping, drawn whole as bsuite draws it, and every observation), so a
+        larger ``size`` is refused with a ``ValueError`` naming it instead of failing later with a
+        ``MemoryError``.
+    deterministic : bool
+        bool, default True: the variant.
+    unscaled_move_cost : float
+        float >= 0, default 0.01: "right" costs this ``/ N``.
+    randomize_actions : bool
+        bool, default True: False makes action 1 "right" everywhere (bsuite's debugging mode; then
+        ``mapping_seed`` must be None).
+    mapping_seed : int | None
+        int in ``[0, 2**32 - 1]`` or None: fixes the mapping to bsuite's for that seed. None: a
+        mapping seed is drawn as ``self.np_random.integers(0, 2**32)`` at the first :meth:`reset`
+        and the mapping is made from it the bsuite way (so :attr:`mapping_seed` rebuilds the same
+        instance in bsuite); it is kept for the env's life and redrawn on
+        ``reset(options={"resample": True})`` (an error when the mapping is fixed).
+    render_mode : str | None
+        None, ``"ansi"`` or ``"rgb_array"``: ``"ansi"`` renders the grid as text (``@`` the agent,
+        ``$`` the treasure cell), ``"rgb_array"`` as an RGB image.
+
+    Examples
+    --------
     >>> from delight_gym.envs import DeepSeaEnv
     >>> env = DeepSeaEnv(size=3, mapping_seed=42)
     >>> env.action_mapping
@@ -483,12 +494,6 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
     With the ids registered (``import delight_gym``), ``gym.make("DeepSea-v0", size=20)``
     builds it, ``gym.make("DeepSeaStochastic-v0")`` the stochastic variant, and
     ``gym.make_vec("DeepSea-v0", num_envs=30)`` builds :class:`DeepSeaVectorEnv`.
-
-    ## Version History
-
-    - v0: initial version (delight_gym 0.1.0), faithful to bsuite 0.3.6. Later additions
-      that change no observation, reward or termination: ``info["is_success"]`` on the
-      terminal step, and the ``size`` limit (:data:`MAX_DEEP_SEA_SIZE`).
     """
 
     # Gymnasium reads ``metadata`` from the class (``gym.make`` checks render modes there).
@@ -652,20 +657,22 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
     (bool, as in :class:`DeepSeaEnv`) is in ``final_info`` and at the top level, with mask
     ``terminated``, in the steps where some sub-env's episode ended.
 
-    ## Arguments
-
-    - ``num_envs`` (int >= 1).
-    - ``size``, ``deterministic``, ``unscaled_move_cost``, ``randomize_actions``,
-      ``render_mode``: as in :class:`DeepSeaEnv`, shared by all sub-envs;
-      ``num_envs * size**2`` may be at most ``MAX_DEEP_SEA_CELLS`` (``2**24``).
-    - ``mapping_seed``: None (each sub-env draws its own at the first reset), an int (every
-      sub-env gets bsuite's mapping for it) or a sequence of ``num_envs`` ints.
-
     ``reset(options={"resample": ...})`` takes a bool (all sub-envs) or a bool array of shape
     ``(num_envs,)`` (those sub-envs). ``render()`` returns a tuple with one frame per sub-env.
 
-    ## Example
+    Parameters
+    ----------
+    num_envs : int
+        int >= 1.
+    size, deterministic, unscaled_move_cost, randomize_actions, render_mode
+        as in :class:`DeepSeaEnv`, shared by all sub-envs; ``num_envs * size**2`` may be at most
+        ``MAX_DEEP_SEA_CELLS`` (``2**24``).
+    mapping_seed : int | list[int] | tuple[int, ...] | None
+        None (each sub-env draws its own at the first reset), an int (every sub-env gets bsuite's
+        mapping for it) or a sequence of ``num_envs`` ints.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from delight_gym.envs import DeepSeaVectorEnv
     >>> envs = DeepSeaVectorEnv(num_envs=2, size=2, mapping_seed=[0, 1])

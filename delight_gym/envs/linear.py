@@ -227,25 +227,34 @@ class LinearBanditEnv(_LinearBanditParameters, OneStepBanditEnv[NDArray[np.float
 
     ``reset`` returns an empty ``info``.
 
-    ## Arguments
-
-    - ``num_arms`` (int >= 1, optional): ``K``. Defaults to 100 (the paper's K), or to the
-      number of rows of ``features`` when that is given; if both are given they must agree.
-    - ``dim`` (int >= 1, optional): ``D``. Defaults to 10, or to what ``features`` /
-      ``theta`` imply; given ones must agree.
-    - ``noise`` (float >= 0, finite): the reward noise's standard deviation ``σ``. Default 1.
-    - ``features`` (array-like ``(K, D)``, finite and within the float32 range, optional):
-      fixes ``Φ``.
-    - ``theta`` (array-like ``(D,)``, finite, optional): fixes ``θ*``. With both ``features``
-      and ``theta`` given, ``resample`` is an error.
-    - ``render_mode`` (``None`` or ``"ansi"``): ``"ansi"`` makes :meth:`render` return a
-      one-line text summary of the instance and the last pull.
-
     Bad arguments raise ``TypeError`` (wrong type) or ``ValueError`` (bad value) naming the
     argument. ``optimal_arm`` breaks ties by the lowest index.
 
-    ## Example
+    ## Version History
 
+    - v0: initial version (delight_gym 0.1.0).
+
+    Parameters
+    ----------
+    num_arms : int | None
+        int >= 1, optional: ``K``. Defaults to 100 (the paper's K), or to the number of rows of
+        ``features`` when that is given; if both are given they must agree.
+    dim : int | None
+        int >= 1, optional: ``D``. Defaults to 10, or to what ``features`` / ``theta`` imply; given
+        ones must agree.
+    noise : float
+        float >= 0, finite: the reward noise's standard deviation ``σ``. Default 1.
+    features : ArrayLike | None
+        array-like ``(K, D)``, finite and within the float32 range, optional: fixes ``Φ``.
+    theta : ArrayLike | None
+        array-like ``(D,)``, finite, optional: fixes ``θ*``. With both ``features`` and ``theta``
+        given, ``resample`` is an error.
+    render_mode : str | None
+        ``None`` or ``"ansi"``: ``"ansi"`` makes :meth:`render` return a one-line text summary of
+        the instance and the last pull.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> from delight_gym.envs import LinearBanditEnv
     >>> env = LinearBanditEnv(num_arms=4, dim=2, noise=0.5)
@@ -273,10 +282,6 @@ class LinearBanditEnv(_LinearBanditParameters, OneStepBanditEnv[NDArray[np.float
     With the ids registered (``import delight_gym``), ``gym.make("LinearBandit-v0",
     dim=30, noise=1.0)`` builds it and ``gym.make_vec("LinearBandit-v0", num_envs=64)`` builds
     :class:`LinearBanditVectorEnv`.
-
-    ## Version History
-
-    - v0: initial version (delight_gym 0.1.0).
     """
 
     def __init__(
@@ -379,19 +384,24 @@ class LinearBanditVectorEnv(_LinearBanditParameters, OneStepBanditVectorEnv):  #
     ``expected_reward``, ``optimal_expected_reward`` and ``regret``. The only per-sub-env
     Python work is the normal draw from each sub-env's own generator.
 
-    ## Arguments
-
-    - ``num_envs`` (int >= 1).
-    - ``num_arms``, ``dim``, ``noise``: as in :class:`LinearBanditEnv`.
-    - ``features`` (array-like, ``(num_envs, K, D)`` or ``(K, D)`` shared by all, optional).
-    - ``theta`` (array-like, ``(num_envs, D)`` or ``(D,)`` shared by all, optional).
-    - ``render_mode`` (``None`` or ``"ansi"``): :meth:`render` returns a tuple of strings.
-
     ``reset(options={"resample": ...})`` takes a bool (all sub-envs) or a bool array of shape
     ``(num_envs,)`` (those sub-envs).
 
-    ## Example
+    Parameters
+    ----------
+    num_envs : int
+        int >= 1.
+    num_arms, dim, noise
+        as in :class:`LinearBanditEnv`.
+    features : ArrayLike | None
+        array-like, ``(num_envs, K, D)`` or ``(K, D)`` shared by all, optional.
+    theta : ArrayLike | None
+        array-like, ``(num_envs, D)`` or ``(D,)`` shared by all, optional.
+    render_mode : str | None
+        ``None`` or ``"ansi"``: :meth:`render` returns a tuple of strings.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> from delight_gym.envs import LinearBanditVectorEnv
     >>> envs = LinearBanditVectorEnv(num_envs=3, num_arms=4, dim=2, noise=0.5)

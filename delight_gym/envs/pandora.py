@@ -82,17 +82,23 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
     the episode ends, ``"payoff"`` (best value minus all costs paid), ``"best_value"`` and
     ``"values"`` (all ``K`` hidden values, for analysis). ``reset`` returns an empty ``info``.
 
-    ## Arguments
+    ## Version History
 
-    - ``num_boxes`` (int >= 1): ``K`` (default 5, or the length of the priors when given).
-    - ``alphas``, ``betas``, ``costs`` (positive arrays of shape ``(K,)``): fix the instance;
-      give all three or none.
-    - ``outside_option`` (float in ``[0, 1]``, default 0): the value kept if nothing better is
-      revealed.
-    - ``max_steps`` (int, optional): the truncation limit.
+    - v0: initial version (delight_gym 0.1.0).
 
-    ## Example
+    Parameters
+    ----------
+    num_boxes : int | None
+        int >= 1: ``K`` (default 5, or the length of the priors when given).
+    alphas, betas, costs : ArrayLike | None
+        positive arrays of shape ``(K,)``: fix the instance; give all three or none.
+    outside_option : float
+        float in ``[0, 1]``, default 0: the value kept if nothing better is revealed.
+    max_steps : int | None
+        int, optional: the truncation limit.
 
+    Examples
+    --------
     >>> env = PandoraBoxesEnv(alphas=[1.0, 2.0], betas=[1.0, 1.0], costs=[0.01, 0.05])
     >>> obs, info = env.reset(seed=0)
     >>> obs.shape
@@ -103,10 +109,6 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
     >>> obs, reward, terminated, truncated, info = env.step(2)  # stop
     >>> terminated, round(info["payoff"], 3) == round(float(obs[0, 1]) - 0.01, 3)
     (True, True)
-
-    ## Version History
-
-    - v0: initial version (delight_gym 0.1.0).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012

@@ -65,23 +65,26 @@ class ReservoirEnv(InstanceEnv[np.int64]):
     of the support (the paper measures reservoir regret against it, ``R_T = E Σ (1 − X_{A_t})``,
     not against the best of the finitely many arms drawn); ``"regret"``: ``1 − X_a``.
 
-    ## Arguments
+    ## Version History
 
-    - ``tail_exponent`` (float > 0, default 1): ``α``.
-    - ``num_arms`` (int >= 1, default 1000): the reservoir's size; use at least the horizon.
-    - ``reward_mode``: ``"revealed"`` or ``"bernoulli"``.
+    - v0: initial version (delight_gym 0.1.0).
 
-    ## Example
+    Parameters
+    ----------
+    tail_exponent : float
+        float > 0, default 1: ``α``.
+    num_arms : int
+        int >= 1, default 1000: the reservoir's size; use at least the horizon.
+    reward_mode : str
+        ``"revealed"`` or ``"bernoulli"``.
 
+    Examples
+    --------
     >>> env = ReservoirEnv(tail_exponent=2.0, num_arms=10)
     >>> _ = env.reset(seed=3)
     >>> obs, reward, terminated, truncated, info = env.step(0)
     >>> reward == info["expected_reward"], terminated, info["optimal_expected_reward"]
     (True, True, 1.0)
-
-    ## Version History
-
-    - v0: initial version (delight_gym 0.1.0).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
