@@ -73,7 +73,12 @@ class _ZeroVariance:
 
     def predictive(self, x: torch.Tensor, *, validate: bool = True) -> StudentTPredictive:
         pred = self.inner.predictive(x, validate=validate)
-        return StudentTPredictive(pred.mean, torch.zeros_like(pred.scale), pred.dof)
+
+        def spread(rows: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+            scale, dof = pred.spread(rows)
+            return torch.zeros_like(scale), dof
+
+        return StudentTPredictive(pred.mean, spread)
 
 
 def test_zero_variance_and_infinite_price_give_the_greedy_host() -> None:

@@ -13,8 +13,8 @@ exactly; after each update the touched models are refactorised (``O(D³)`` each)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -45,31 +45,45 @@ DEFAULT_B0 = 6.0
 _CHUNK_ENTRIES = 1 << 22
 
 
-class StudentTPredictive(NamedTuple):
-    """The posterior of the mean reward of ``K`` actions in each of ``B`` rows.
+class StudentTPredictive:
+    """The posterior of the mean reward of ``K`` actions in each of ``B`` rows: its location
+    for all rows, its Student-t scale and degrees of freedom computed on demand for the rows
+    asked (DE needs them only on the rows that explore).
 
-    Attributes
+    Parameters
     ----------
     mean : torch.Tensor
         ``(B, K)`` location (the posterior mean reward).
-    scale : torch.Tensor
-        ``(B, K)`` Student-t scale, ``>= 0``.
-    dof : torch.Tensor
-        ``(B, K)`` degrees of freedom ``2a``.
+    spread : callable
+        ``spread(rows) -> (scale, dof)``, each ``(r, K)``, for int64 ``rows`` ``(r,)`` (all
+        ``B`` rows for ``None``); ``scale >= 0``, ``dof > 1``.
     """
 
-    mean: torch.Tensor
-    scale: torch.Tensor
-    dof: torch.Tensor
+    def __init__(
+        self,
+        mean: torch.Tensor,
+        spread: Callable[[torch.Tensor | None], tuple[torch.Tensor, torch.Tensor]],
+    ) -> None:
+        self.mean = mean
+        self.spread = spread
+
+    @property
+    def scale(self) -> torch.Tensor:
+        """``(B, K)`` Student-t scale."""
+        return self.spread(None)[0]
+
+    @property
+    def dof(self) -> torch.Tensor:
+        """``(B, K)`` degrees of freedom ``2a``."""
+        return self.spread(None)[1]
 
     def expected_improvement(
         self, baseline: torch.Tensor, rows: torch.Tensor | None = None
     ) -> torch.Tensor:
         """``E[(f(a) − baseline)^+]``, ``(r, K)``, for ``baseline`` ``(r,)`` on ``rows``
         (int64 ``(r,)``; all ``B`` rows when ``None``)."""
-        m, s, nu = (self.mean, self.scale, self.dof)
-        if rows is not None:
-            m, s, nu = m[rows], s[rows], nu[rows]
+        m = self.mean if rows is None else self.mean[rows]
+        s, nu = self.spread(rows)
         return student_t_expected_improvement(m, s, nu, baseline[:, None], validate=False)
 
 
@@ -313,21 +327,28 @@ class LinFullPosterior:
         Returns
         -------
         StudentTPredictive
-            ``(B, K)`` mean, scale and degrees of freedom (``2a``).
+            ``(B, K)`` mean; scale and degrees of freedom (``2a``) on demand.
         """
         x = self.check_inputs(inputs) if validate else inputs
         z = self.design(x)
-        if self._arm_groups(z.shape[1]):
+        per_arm = self._arm_groups(z.shape[1])
+        if per_arm:
             mean = (z * self.loc).sum(-1)
-            white = torch.einsum("bkij,bkj->bki", self.whitener, z)
-            shape, rate = self.shape, self.rate
         else:
-            mean = z @ self.loc[:, 0, :, None]
-            mean = mean[..., 0]
-            white = z @ self.whitener[:, 0].mT
-            shape, rate = self.shape[:, :1], self.rate[:, :1]
-        var = (white * white).sum(-1) * (rate / shape)
-        return StudentTPredictive(mean, var.sqrt(), (2.0 * shape).expand_as(mean))
+            mean = (z @ self.loc[:, 0, :, None])[..., 0]
+
+        def spread(rows: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+            idx: Any = slice(None) if rows is None else rows
+            zr, shape, rate = z[idx], self.shape[idx], self.rate[idx]
+            if per_arm:
+                white = torch.einsum("bkij,bkj->bki", self.whitener[idx], zr)
+            else:
+                white = zr @ self.whitener[idx, 0].mT
+                shape, rate = shape[:, :1], rate[:, :1]
+            var = (white * white).sum(-1) * (rate / shape)
+            return var.sqrt(), (2.0 * shape).expand_as(var)
+
+        return StudentTPredictive(mean, spread)
 
     def mean(self, inputs: Any, *, validate: bool = True) -> torch.Tensor:
         """Posterior mean reward of every arm, ``(B, K)`` (see :meth:`predictive`)."""
