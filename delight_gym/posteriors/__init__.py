@@ -1,26 +1,17 @@
 """Every posterior of the package, each in its own module, and the protocol they speak.
 
-* :mod:`~delight_gym.posteriors.base` — :class:`ValuePosterior` (mean, EI, update),
-  :func:`host_baseline`, :func:`evaluate_posterior`, :func:`adapt_posterior`;
-* :mod:`~delight_gym.posteriors.beta` — Beta–Bernoulli bandits, exact Beta EI (numpy/SciPy);
-* :mod:`~delight_gym.posteriors.gaussian` — Gaussian EI and log EI (numpy, or torch for
-  tensors);
-* :mod:`~delight_gym.posteriors.value` — the tabular Gaussian value posterior (numpy), the
-  wrapper's default;
-* :mod:`~delight_gym.posteriors.linear` — Bayesian linear regression (torch);
-* :mod:`~delight_gym.posteriors.tabular` — tabular MDPs, Dirichlet transitions (torch);
-* :mod:`~delight_gym.posteriors.adapters` — the value-posterior adapters of the Beta, linear
-  and tabular MDP posteriors;
-* :mod:`~delight_gym.posteriors.ensemble` — Q-heads with randomized priors (torch), the
-  default posterior of non-tabular Box spaces;
-* :mod:`~delight_gym.posteriors.student_t` — Student-t EI (numpy/SciPy);
-* :mod:`~delight_gym.posteriors.linfull`, :mod:`~delight_gym.posteriors.neural_linear`,
-  :mod:`~delight_gym.posteriors.bandit_ensemble` — contextual-bandit posteriors (torch):
-  Normal-Inverse-Gamma regression on inputs or on a network's features, and a bandit
-  ensemble with randomized priors.
+* :mod:`~delight_gym.posteriors.base`: the :class:`ValuePosterior` protocol, :func:`host_baseline`,
+  :func:`evaluate_posterior`, :func:`adapt_posterior`; :mod:`~delight_gym.posteriors.adapters`
+  makes the bandit and MDP posteriors speak it;
+* EI of one law: :mod:`~delight_gym.posteriors.beta` (with Beta–Bernoulli bandits),
+  :mod:`~delight_gym.posteriors.gaussian` (and log EI), :mod:`~delight_gym.posteriors.student_t`;
+* :mod:`~delight_gym.posteriors.linear` (Bayesian linear regression),
+  :mod:`~delight_gym.posteriors.tabular` (tabular MDPs), :mod:`~delight_gym.posteriors.value`
+  (tabular values, the wrapper's default), :mod:`~delight_gym.posteriors.ensemble` (Q-heads
+  with randomized priors) and, for contextual bandits, :mod:`~delight_gym.posteriors.linfull`,
+  :mod:`~delight_gym.posteriors.neural_linear`, :mod:`~delight_gym.posteriors.bandit_ensemble`.
 
-The torch modules (``linear``, ``tabular``, ``ensemble``, ``linfull``, ``neural_linear``,
-``bandit_ensemble``) are imported on first use of their names.
+The torch modules are imported on first use of their names.
 """
 
 from delight_gym._lazy import lazy_getattr
@@ -48,9 +39,9 @@ from delight_gym.posteriors.value import TabularValuePosterior, default_posterio
 
 __all__ = [
     "BASELINES",
+    "BanditEnsemblePosterior",
     "BetaBernoulliAdapter",
     "BetaBernoulliPosterior",
-    "BanditEnsemblePosterior",
     "EnsembleQPosterior",
     "LinFullPosterior",
     "LinearGaussianAdapter",
