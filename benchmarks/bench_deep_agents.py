@@ -84,7 +84,13 @@ def make_bootdqn(env: gym.Env, seed: int, heads: int, device: str) -> Any:
     from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN
 
     return BootstrappedDQN(
-        "MlpPolicy", env, num_heads=heads, net_arch=HIDDEN, seed=seed, device=device, **COMMON
+        "MlpPolicy",
+        env,
+        num_heads=heads,
+        policy_kwargs={"net_arch": list(HIDDEN)},
+        seed=seed,
+        device=device,
+        **COMMON,
     )
 
 
@@ -96,7 +102,7 @@ def make_bootdqn_de(env: gym.Env, seed: int, heads: int, device: str) -> Any:
         "MlpPolicy",
         env,
         num_heads=heads,
-        net_arch=HIDDEN,
+        policy_kwargs={"net_arch": list(HIDDEN)},
         delight=True,
         seed=seed,
         device=device,

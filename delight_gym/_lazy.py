@@ -26,7 +26,8 @@ def lazy_getattr(
     package : str
         The package's ``__name__`` (used in the ``AttributeError`` message).
     table : mapping of str to str
-        Each lazy name and the absolute name of the module that defines it.
+        Each lazy name and the absolute name of the module that defines it
+        (``"module:other"`` when it is defined there as ``other``: a renamed name).
     moved : bool, default False
         The names moved away from ``package``: each access warns (``DeprecationWarning``,
         naming the new home) before it is imported from there.
@@ -34,14 +35,16 @@ def lazy_getattr(
 
     def __getattr__(name: str) -> object:
         if name in table:
+            module, _, attr = table[name].partition(":")
+            attr = attr or name
             if moved:
                 warnings.warn(
-                    f"{package}.{name} moved to {table[name]}.{name}; the old path will be "
-                    "removed in the next release",
+                    f"{package}.{name} moved to {module}.{attr}; the old path will be removed "
+                    "in the next release",
                     DeprecationWarning,
                     stacklevel=2,
                 )
-            return getattr(importlib.import_module(table[name]), name)
+            return getattr(importlib.import_module(module), attr)
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     __getattr__.__doc__ = f"Import the names of {package} that are loaded on first use (PEP 562)."

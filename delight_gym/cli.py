@@ -479,8 +479,6 @@ def _run_spec(
 def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``delight-gym run FAMILY``: every agent on every setting; learning curves (one panel per
     setting) and the summary table, then the family's report if it has one."""
-    from delight_gym.experiments.figures import plot_curves
-    from delight_gym.experiments.runner import run_experiment
     from delight_gym.plotting import FigureProcess
 
     family = FAMILIES[args.family]
@@ -489,7 +487,13 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     _prepare_out(parser, out)
     _claim_out(parser, out, spec, args.overwrite)
     files: list[Path] = []
-    with FigureProcess([plot_curves.__module__], enabled=not args.no_plot) as drawing:
+    # The figure process starts before this one imports the figures' module (and pandas with
+    # it), so that its own imports overlap these.
+    figures_module = "delight_gym.experiments.figures"
+    with FigureProcess([figures_module], enabled=not args.no_plot) as drawing:
+        from delight_gym.experiments.figures import plot_curves
+        from delight_gym.experiments.runner import run_experiment
+
         result = run_experiment(
             spec, out, jobs=args.jobs, backend=args.backend, progress=not args.no_progress
         )

@@ -124,7 +124,7 @@ def make_agent(name: str, env: gym.Env, seed: int, zoo: dict[str, Any], steps: i
             "MlpPolicy",
             env,
             target_update_interval=max(zoo["gradient_steps"], 1),
-            net_arch=tuple(zoo["net_arch"]),
+            policy_kwargs={"net_arch": zoo["net_arch"]},
             **common,
         )
     raise ValueError(f"unknown agent {name!r}; known: {AGENTS}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -16,14 +18,15 @@ from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
 
 import delight_gym  # noqa: E402, F401  (registers DeepSea-v0)
 from delight_gym.rule import delight_rule, sample_acting  # noqa: E402
-from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN, DelightSettings  # noqa: E402
+from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN  # noqa: E402
+from delight_gym.wrappers.options import DelightOptions  # noqa: E402
 from delight_gym.wrappers.stats import DelightStats  # noqa: E402
 
 SMALL = {
     "learning_starts": 32,
     "batch_size": 16,
     "num_heads": 4,
-    "net_arch": (16, 16),
+    "policy_kwargs": {"net_arch": [16, 16]},
     "device": "cpu",
 }
 
@@ -213,7 +216,7 @@ def test_save_load_round_trip(tmp_path) -> None:
     for key, value in state["state"].items():
         assert torch.equal(value["exp_avg"], loaded_state["state"][key]["exp_avg"])
     assert loaded.rng.bit_generator.state == model.rng.bit_generator.state
-    assert loaded.delight == model.delight == DelightSettings(clock="step", commit=True)
+    assert loaded.delight == model.delight == DelightOptions(clock="step", commit=True, host="head")
     assert (loaded.episodes, loaded.steps, loaded._n_updates) == (
         model.episodes,
         model.steps,
@@ -237,8 +240,8 @@ def test_replay_buffer_masks_and_own_generator() -> None:
     assert masks.shape == (50, 2, 40)
     assert abs(masks.mean() - 0.25) < 0.04  # 4000 draws: s.e. 0.007
     state = np.random.get_state()[1].copy()  # noqa: NPY002
-    samples, batch_masks = buf.sample_with_masks(8)
-    assert batch_masks.shape == (8, 40) and samples.observations.shape == (8, 4)
+    samples = buf.sample(8)
+    assert samples.masks.shape == (8, 40) and samples.observations.shape == (8, 4)
     untouched = np.random.get_state()[1]  # noqa: NPY002
     np.testing.assert_array_equal(untouched, state)  # the global RNG is untouched
 
@@ -292,6 +295,9 @@ def test_auto_value_scale_tracks_td_targets() -> None:
         ({"mask_prob": 0.0}, ValueError, "mask_prob"),
         ({"mask_prob": 2.0}, ValueError, "mask_prob"),
         ({"replay_buffer_class": ReplayBuffer}, TypeError, "replay_buffer_class"),
+        ({"policy_kwargs": {"num_heads": 3}}, ValueError, "num_heads"),
+        ({"policy_kwargs": {"net_arch": [8]}, "net_arch": [8]}, ValueError, "net_arch"),
+        ({"delight": {"clock": "weeks"}}, ValueError, "clock"),
     ],
 )
 def test_bad_arguments_name_themselves(kwargs, error, match) -> None:
@@ -357,7 +363,7 @@ def test_seeded_run_matches_the_run_recorded_before_the_speed_ups(env_id: str) -
         "MlpPolicy",
         gym.make(env_id, **kw),
         num_heads=4,
-        net_arch=(16, 16),
+        policy_kwargs={"net_arch": [16, 16]},
         delight=delight,
         seed=0,
         learning_starts=50,
@@ -372,3 +378,110 @@ def test_seeded_run_matches_the_run_recorded_before_the_speed_ups(env_id: str) -
     params = [p.detach().double() for p in model.ensemble.network.parameters()]
     checksums = [float(sum(p.sum() for p in params)), float(sum((p**2).sum() for p in params))]
     np.testing.assert_allclose(checksums, pinned_heads, rtol=1e-6)
+
+
+# -- SB3's conventions -------------------------------------------------------------------------
+
+
+def _mask_sample_reference(buf, batch_inds: np.ndarray, env_inds: np.ndarray) -> dict:
+    """The transitions at these indices, read straight from the buffer's arrays."""
+    return {
+        "observations": buf.observations[batch_inds, env_inds],
+        "actions": buf.actions[batch_inds, env_inds],
+        "rewards": buf.rewards[batch_inds, env_inds].reshape(-1, 1),
+        "masks": buf.masks[batch_inds, env_inds],
+    }
+
+
+def test_buffer_samples_its_masks_with_the_transitions() -> None:
+    """``sample`` returns each transition with its own slot's mask: the same draws replayed on a
+    copy of the buffer's generator pick the same rows, read directly from its arrays."""
+    env = make_vec_env("CartPole-v1", n_envs=3, seed=1)
+    model = BootstrappedDQN("MlpPolicy", env, seed=3, mask_prob=0.5, **SMALL)
+    model.learn(90)
+    buf = model.replay_buffer
+    rng = np.random.Generator(type(buf.rng.bit_generator)())
+    rng.bit_generator.state = buf.rng.bit_generator.state
+    batch_inds = rng.integers(0, buf.pos, size=64)
+    env_inds = rng.integers(0, 3, size=64)
+    got = buf.sample(64)
+    want = _mask_sample_reference(buf, batch_inds, env_inds)
+    for name, value in want.items():
+        np.testing.assert_array_equal(getattr(got, name).cpu().numpy(), value, err_msg=name)
+    assert got.masks.dtype == torch.bool
+
+
+def test_load_without_env(tmp_path) -> None:
+    """``BootstrappedDQN.load(path)`` with no env, as ``DQN.load(path)``: same greedy and
+    exploring actions as the saved model."""
+    env = gym.make("CartPole-v1")
+    model = BootstrappedDQN("MlpPolicy", env, seed=0, delight=True, **SMALL)
+    model.learn(64)
+    model.save(tmp_path / "boot")
+    loaded = BootstrappedDQN.load(tmp_path / "boot", device="cpu")
+    assert loaded.env is None and loaded.delight == model.delight
+    obs = np.random.default_rng(0).normal(size=(16, 4)).astype(np.float32)
+    np.testing.assert_array_equal(
+        loaded.predict(obs, deterministic=True)[0], model.predict(obs, deterministic=True)[0]
+    )
+    heads = (np.arange(16) % 4,)
+    np.testing.assert_array_equal(loaded.predict(obs, heads)[0], model.predict(obs, heads)[0])
+
+
+def test_continuing_training_keeps_each_envs_head() -> None:
+    """``learn(..., reset_num_timesteps=False)`` goes on with the envs where they are, so each
+    env keeps the head of its unfinished episode (SB3 passes ``_setup_learn``'s arguments by
+    position)."""
+    env = make_vec_env("CartPole-v1", n_envs=4, seed=0)
+    model = BootstrappedDQN("MlpPolicy", env, seed=1, **{**SMALL, "num_heads": 1000})
+    model.learn(37)
+    heads = model.episode_heads.copy()
+    last_obs = np.array(model._last_obs, copy=True)
+    model.learn(0, reset_num_timesteps=False)
+    np.testing.assert_array_equal(model._last_obs, last_obs)  # the envs were not reset
+    np.testing.assert_array_equal(model.episode_heads, heads)
+    assert model.ensemble.transitions == 0  # the heads train from SB3's buffer, no copy of it
+    model.learn(0)  # reset_num_timesteps=True resets the envs: new episodes, new heads
+    assert not np.array_equal(model.episode_heads, heads)  # 1000 heads: P(equal) = 1e-12
+
+
+@pytest.mark.parametrize("cls_name", ["BootstrappedDQN", "DelightDQN"])
+def test_tensorboard_runs_are_named_after_the_algorithm(
+    tmp_path, monkeypatch, cls_name: str
+) -> None:
+    """SB3 names a run's TensorBoard folder ``<tb_log_name>_<i>``, ``tb_log_name`` defaulting
+    to the algorithm's name in its ``learn`` (``DQN_1`` would mix DelightDQN's runs with DQN's)."""
+    from stable_baselines3.common import utils
+    from stable_baselines3.common.logger import configure
+
+    from delight_gym import sb3
+
+    names: list[str] = []
+
+    def configure_logger(verbose, tensorboard_log, tb_log_name, reset_num_timesteps=True):
+        names.append(tb_log_name)
+        return configure(None, [])
+
+    monkeypatch.setattr(utils, "configure_logger", configure_logger)
+    cls = getattr(sb3, cls_name)
+    kw = SMALL if cls_name == "BootstrappedDQN" else {"learning_starts": 32, "device": "cpu"}
+    model = cls("MlpPolicy", "CartPole-v1", seed=0, tensorboard_log=str(tmp_path), **kw)
+    model.learn(8)
+    assert names == [cls_name]
+    if importlib.util.find_spec("tensorboard") is not None:  # the folder itself
+        monkeypatch.undo()
+        model.learn(8)
+        assert [p.name for p in tmp_path.iterdir()] == [f"{cls_name}_1"]
+
+
+def test_net_arch_is_taken_through_policy_kwargs() -> None:
+    model = BootstrappedDQN(
+        "MlpPolicy",
+        "CartPole-v1",
+        policy_kwargs={"net_arch": [8]},
+        **{k: v for k, v in SMALL.items() if k != "policy_kwargs"},
+    )
+    assert model.policy.net_arch == (8,)
+    with pytest.warns(DeprecationWarning, match=r"policy_kwargs=dict\(net_arch"):
+        old = BootstrappedDQN("MlpPolicy", "CartPole-v1", net_arch=(8,), device="cpu")
+    assert old.policy.net_arch == (8,) and old.policy_kwargs["net_arch"] == [8]

@@ -45,7 +45,8 @@ def test_the_issue_snippets_run_and_train_with_no_posterior_argument() -> None:
         wrapper.observe(obs, action, reward, nxt, term, trunc)
         obs = nxt if not (term or trunc) else env.reset()[0]
     # The ensemble trains on its own replay: one gradient step per transition once 128 are in.
-    assert wrapper.posterior.transitions == wrapper.t == 150
+    # The clock started where PPO's training stopped.
+    assert wrapper.posterior.transitions == wrapper.t - model.num_timesteps == 150
     assert wrapper.posterior.sgd_steps == 150 - 128 + 1
 
     dqn = DelightDQN("MlpPolicy", "CartPole-v1", seed=0, **SMALL)
@@ -136,6 +137,8 @@ def _episode_lengths_of_host(model, episodes: int) -> list[int]:
 def test_evaluate_policy_on_the_wrapper() -> None:
     model = _ppo_cartpole()
     wrapper = DelightExplorationWrapper(model, seed=0)
+    t0 = model.num_timesteps  # the clock starts where PPO's training stopped
+    assert wrapper.t == t0 > 0
 
     def vec_env():
         from stable_baselines3.common.vec_env import DummyVecEnv
@@ -149,13 +152,13 @@ def test_evaluate_policy_on_the_wrapper() -> None:
         wrapper, vec_env(), n_eval_episodes=3, deterministic=True, return_episode_rewards=True
     )
     assert lengths == _episode_lengths_of_host(model, 3) and rewards == lengths
-    assert wrapper.t == 0 and wrapper.stats.steps == 0
+    assert wrapper.t == t0 and wrapper.stats.steps == 0
     # deterministic=False: DE frozen at the current ε and posterior (nothing is learned).
     heads = {k: v.clone() for k, v in wrapper.posterior.network.state_dict().items()}
     rewards, lengths = evaluate_policy(
         wrapper, vec_env(), n_eval_episodes=3, deterministic=False, return_episode_rewards=True
     )
-    assert wrapper.t == 0 and wrapper.stats.steps >= sum(lengths)
+    assert wrapper.t == t0 and wrapper.stats.steps >= sum(lengths)
     for key, value in wrapper.posterior.network.state_dict().items():
         assert torch.equal(value, heads[key])
     # With the evaluation callback: online DE, every evaluation transition observed.
@@ -168,9 +171,9 @@ def test_evaluate_policy_on_the_wrapper() -> None:
         return_episode_rewards=True,
         callback=wrapper.evaluation_callback(),
     )
-    assert wrapper.t == sum(lengths) == wrapper.posterior.transitions
+    assert wrapper.t - t0 == sum(lengths) == wrapper.posterior.transitions
     assert wrapper.stats.steps == sum(lengths)
-    assert wrapper.epsilon == pytest.approx(100 / (100 + sum(lengths)))
+    assert wrapper.epsilon == pytest.approx(100 / (100 + t0 + sum(lengths)))
 
 
 @pytest.mark.parametrize("cls", [DelightDQN, BootstrappedDQN])

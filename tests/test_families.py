@@ -38,11 +38,11 @@ def _bsuite_agent(name: str, **kw: object) -> object:
 
         from delight_gym.sb3 import DelightDQN
 
-        return DelightDQN("MlpPolicy", gym.make("DeepSea-v0", size=4), **kw).delight
+        return DelightDQN("MlpPolicy", gym.make("DeepSea-v0", size=4), delight=kw).delight
     if name.startswith("boot_dqn_de"):
-        from delight_gym.sb3.bootstrapped_dqn import DelightSettings
+        from delight_gym.wrappers import DelightOptions
 
-        return DelightSettings(**kw)  # type: ignore[arg-type]
+        return DelightOptions(**kw)  # type: ignore[arg-type]
     assert not kw, f"{name} takes no tunable parameters"
     return None
 

@@ -414,7 +414,7 @@ def test_pinned_actions_wrapper_lazy_gate():
         observation_space=spaces.Discrete(5),
         action_space=spaces.Discrete(3),
         seed=11,
-        half_life=8.0,
+        delight={"half_life": 8.0},
         lazy_gate=True,
     )
     env_rng = np.random.default_rng(6)

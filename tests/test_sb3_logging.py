@@ -45,6 +45,21 @@ def test_stats_arithmetic_by_hand() -> None:
     assert s["rollout/exploration_rate"] == 0.25
     sink = _Sink()
     assert stats.log(sink) is True and sink.values == s and stats.steps == 0
+    # The totals are never reset; a window with no evaluated gate and no override logs no mean
+    # over nothing (no NaN, no made-up 0).
+    assert (stats.total_steps, stats.total_overridden) == (4, 2)
+    assert (stats.total_evaluated, stats.total_gate_empty) == (3, 1)
+    stats.record(
+        np.array([False]),
+        np.array([-1]),
+        np.array([False]),
+        np.array([]),
+        0.2,
+        evaluated=np.array([False]),
+    )
+    assert stats.summary() == {"rollout/exploration_rate": 0.2, "delight/override_rate": 0.0}
+    assert (stats.total_steps, stats.total_evaluated) == (5, 3)
+    assert DelightStats().summary() == {}
     with pytest.raises(ValueError, match="overridden_ei"):
         stats.record(np.array([True]), np.array([1]), np.array([False]), np.array([]), 0.1)
     with pytest.raises(ValueError, match="evaluated"):
@@ -96,7 +111,7 @@ def _expected(infos: list[dict], actions: list[np.ndarray]) -> dict[str, float]:
         "delight/override_rate": over.mean(),
         "delight/gate_size": gate.mean(),
         "delight/gate_empty_rate": (gate == 0).mean(),
-        "delight/overridden_ei": chosen_ei[over].mean() if over.any() else 0.0,
+        **({"delight/overridden_ei": chosen_ei[over].mean()} if over.any() else {}),
     }
 
 
@@ -132,8 +147,11 @@ def test_delight_dqn_logs_epsilon_and_delight_stats_to_csv(tmp_path: Path) -> No
         # ε of the interval's last decision, M/(M + t) at t = end - 1: never SB3's 0.
         assert row["rollout/exploration_rate"] == pytest.approx(100 / (100 + end - 1))
         assert row["rollout/exploration_rate"] > 0
-        for key, value in want.items():
-            assert row[key] == pytest.approx(value, rel=1e-6), key
+        for key in LOG_KEYS:
+            if key in want:
+                assert row[key] == pytest.approx(want[key], rel=1e-6), key
+            else:
+                assert np.isnan(row[key]), key  # left blank: nothing to average
         start = end
 
 
@@ -178,8 +196,42 @@ def test_wrapper_logs_each_evaluation_episode(tmp_path: Path) -> None:
         callback=wrapper.evaluation_callback(logger),
     )
     log = pd.read_csv(tmp_path / "progress.csv")
-    assert set(LOG_KEYS) <= set(log.columns) and len(log) == 3
+    logged = set(LOG_KEYS) & set(log.columns)
+    assert len(log) == 3 and set(LOG_KEYS) - logged <= {"delight/overridden_ei"}
+    # The overridden EI is a mean over the overridden decisions: logged only if there were some.
+    assert ("delight/overridden_ei" in logged) == (wrapper.stats.total_overridden > 0)
     ends = np.cumsum(lengths)
     # One row per episode, at the step count so far; ε of its last decision, t = end - 1.
     np.testing.assert_allclose(log["rollout/exploration_rate"], 100 / (100 + ends - 1))
     assert (log["delight/override_rate"] >= 0).all()
+
+
+def test_no_nan_reaches_the_logger_when_no_decision_explored() -> None:
+    """With the lazy gate and ε_t tiny, whole log windows have no evaluated gate: their gate
+    statistics are left out (they used to be logged as NaN)."""
+    model = DelightDQN(
+        "MlpPolicy",
+        "CartPole-v1",
+        delight={"half_life": 1e-3},
+        seed=0,
+        learning_starts=10_000,
+        device="cpu",
+    )
+    recorded: list[tuple[str, float]] = []
+    model.set_logger(configure(None, []))
+    record = model.logger.record
+
+    def spy(key: str, value: object, exclude: object = None) -> None:
+        recorded.append((key, value))  # type: ignore[arg-type]
+        record(key, value, exclude)
+
+    model.logger.record = spy  # type: ignore[method-assign]
+    model.learn(300, log_interval=1)
+    stats = model.delight_stats
+    assert stats.total_steps == model.num_timesteps == 300
+    assert stats.total_evaluated < 300  # some windows evaluated no gate at all
+    de_values = [v for k, v in recorded if k.startswith("delight/")]
+    assert de_values and all(np.isfinite(v) for v in de_values)
+    gate_logged = sum(k == "delight/gate_size" for k, _ in recorded)
+    rate_logged = sum(k == "delight/override_rate" for k, _ in recorded)
+    assert gate_logged < rate_logged

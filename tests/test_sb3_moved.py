@@ -44,6 +44,17 @@ def test_old_path_warns_and_gives_the_new_object(old: str, name: str, new: str) 
     assert value is getattr(importlib.import_module(new), name)
 
 
+@pytest.mark.parametrize(
+    "old", ["delight_gym.sb3.bootstrapped_dqn", "delight_gym.wrappers.bootstrapped_dqn"]
+)
+def test_the_renamed_options_record_warns_under_its_old_name(old: str) -> None:
+    from delight_gym.wrappers import DelightOptions
+
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=r"DelightSettings moved to .*DelightOptions"):
+        assert module.DelightSettings is DelightOptions
+
+
 def test_from_import_warns_at_the_caller() -> None:
     with pytest.warns(DeprecationWarning) as record:
         from delight_gym.wrappers.dqn import DelightDQN  # noqa: F401

@@ -28,6 +28,7 @@ from delight_gym import DelightExplorationWrapper
 from delight_gym.posteriors import BetaBernoulliPosterior
 from delight_gym.wrappers import (
     BetaBernoulliAdapter,
+    DelightOptions,
     LinearGaussianAdapter,
     TabularValuePosterior,
     ValuePosterior,
@@ -119,7 +120,7 @@ def test_empty_gate_plays_the_host_and_is_not_an_override() -> None:
 )
 def test_baseline_conventions(baseline: str, expected: float) -> None:
     post = MockPosterior([0.3, 0.9, 0.5], [0.1, 0.1, 0.1])
-    de = _wrapper(post, baseline=baseline)
+    de = _wrapper(post, delight={"baseline": baseline})
     de.predict(np.array([0, 1]))
     np.testing.assert_allclose(post.baselines[-1], [expected, expected], rtol=1e-15)
 
@@ -196,7 +197,7 @@ def test_no_override_when_delight_is_below_the_price(host, ei_scale, t, seed) ->
 
 def test_observe_feeds_the_posterior_and_advances_epsilon() -> None:
     post = MockPosterior([0.0] * 3, [0.1] * 3)
-    de = _wrapper(post, half_life=10.0)
+    de = _wrapper(post, delight=DelightOptions(half_life=10.0))
     assert de.epsilon == 1.0
     de.observe(0, 2, 1.0, 1, False, False)
     de.observe(
@@ -276,13 +277,25 @@ def test_bad_arguments_raise() -> None:
     with pytest.raises(TypeError, match="host must be"):
         DelightExplorationWrapper(42, post, observation_space=spaces.Discrete(2))
     with pytest.raises(ValueError, match="gate_price"):
-        _wrapper(post, gate_price=-1.0)
+        _wrapper(post, delight={"gate_price": -1.0})
     with pytest.raises(ValueError, match="surprisal_cap"):
-        _wrapper(post, surprisal_cap=0.0)
+        _wrapper(post, delight={"surprisal_cap": 0.0})
     with pytest.raises(ValueError, match="half_life"):
-        _wrapper(post, half_life=0.0)
+        _wrapper(post, delight={"half_life": 0.0})
     with pytest.raises(ValueError, match="baseline"):
-        _wrapper(post, baseline="mean")
+        _wrapper(post, delight={"baseline": "mean"})
+    with pytest.raises(TypeError, match=r"delight: .*nope"):
+        _wrapper(post, delight={"nope": 1})
+    with pytest.raises(ValueError, match="clock"):
+        _wrapper(post, delight={"clock": "episode"})
+    with pytest.raises(ValueError, match="commit"):
+        _wrapper(post, delight={"commit": True})
+    with pytest.raises(ValueError, match="value_scale"):
+        _wrapper(post, delight={"value_scale": "auto"})
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        _wrapper(post, gate_prices=0.1)
+    with pytest.raises(TypeError, match="either"):
+        _wrapper(post, delight={}, gate_price=0.1)
     with pytest.raises(TypeError, match="host_temperature"):
         _wrapper(post, host_temperature=0.1)
     with pytest.raises(ValueError, match="observation must have shape"):
@@ -518,3 +531,45 @@ def test_package_posteriors_are_adapted_automatically() -> None:
     obs, _ = sea.reset(seed=0)
     action, _ = de.predict(obs)
     assert action in (0, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# DE's options: delight=, the deprecated keywords, value_scale; where the clock starts
+# ---------------------------------------------------------------------------------------------
+
+
+def test_deprecated_keywords_warn_and_equal_delight_options() -> None:
+    post = MockPosterior([0.0, 0.0, 0.0], [0.05, 0.2, 0.01])
+    with pytest.warns(DeprecationWarning, match="delight=DelightOptions"):
+        old = _wrapper(post, gate_price=0.2, half_life=7.0, baseline="max", seed=1)
+    new = _wrapper(post, delight=DelightOptions(gate_price=0.2, half_life=7.0, baseline="max"))
+    assert old.delight == new.delight == DelightOptions(
+        gate_price=0.2, half_life=7.0, baseline="max", clock="step"
+    )
+    assert (old.gate_price, old.half_life, old.baseline) == (0.2, 7.0, "max")
+
+
+def test_value_scale_divides_ei_before_the_gate() -> None:
+    # EI (0.05, 0.2, 0.01) with value_scale 4 is (0.0125, 0.05, 0.0025): χ(1) = 0.05 log 3.5
+    # = 0.0626 < λ = 0.1, so nothing is gated, where value_scale 1 gates action 1.
+    post = MockPosterior([0.0, 0.0, 0.0], [0.05, 0.2, 0.01])
+    scaled = _wrapper(post, delight={"value_scale": 4.0}, seed=0)
+    scaled.predict(0)
+    np.testing.assert_allclose(
+        scaled.last_info["expected_improvement"], [0.0125, 0.05, 0.0025], rtol=1e-15
+    )
+    assert scaled.last_info["gate_size"] == 0
+    plain = _wrapper(post, seed=0)
+    plain.predict(0)
+    assert plain.last_info["gate_size"] == 1
+
+
+def test_clock_starts_at_start_step_for_a_callable() -> None:
+    post = MockPosterior([0.0] * 3, [0.1] * 3)
+    de = _wrapper(post, delight={"half_life": 10.0}, start_step=30)
+    assert (de.t, de.epsilon) == (30, 0.25)  # 10 / (10 + 30)
+    de.observe(0, 1, 0.0, 1, False, False)
+    assert de.t == 31
+    assert _wrapper(post).t == 0
+    with pytest.raises(ValueError, match="start_step"):
+        _wrapper(post, start_step=-1)

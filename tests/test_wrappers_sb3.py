@@ -156,9 +156,7 @@ def test_delight_dqn_save_and_load(tmp_path: Path) -> None:
         learning_starts=20,
         device="cpu",
         buffer_size=500,
-        gate_price=0.2,
-        surprisal_cap=5.0,
-        half_life=50.0,
+        delight={"gate_price": 0.2, "surprisal_cap": 5.0, "half_life": 50.0},
         host_temperature=0.1,
         posterior_kwargs={"noise_std": 0.3},
     )
@@ -192,7 +190,55 @@ def test_delight_dqn_bad_arguments() -> None:
     with pytest.raises(TypeError, match="exploration_fraction"):
         DelightDQN("MlpPolicy", _env(), exploration_fraction=0.5)
     with pytest.raises(ValueError, match="gate_price"):
-        DelightDQN("MlpPolicy", _env(), gate_price=-0.1)
+        DelightDQN("MlpPolicy", _env(), delight={"gate_price": -0.1})
+    with pytest.raises(ValueError, match="clock"):
+        DelightDQN("MlpPolicy", _env(), delight={"clock": "episode"})
+    with pytest.raises(ValueError, match="host"):
+        DelightDQN("MlpPolicy", _env(), delight={"host": "mean"})
+    with pytest.raises(ValueError, match="delight=False"):
+        DelightDQN("MlpPolicy", _env(), delight=False)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        DelightDQN("MlpPolicy", _env(), gate_prize=0.1)
+
+
+def test_delight_dqn_lists_dqns_keywords() -> None:
+    """``help(DelightDQN)`` shows DQN's keywords, each with DQN's default, in DQN's order;
+    only ``exploration_*`` (DE replaces ε-greedy) are left out."""
+    import inspect
+
+    dqn = inspect.signature(DQN.__init__).parameters
+    ours = inspect.signature(DelightDQN.__init__).parameters
+    kept = [name for name in dqn if not name.startswith("exploration_")]
+    assert list(ours)[: len(kept)] == kept
+    for name in kept:
+        assert ours[name].default == dqn[name].default, name
+        assert ours[name].kind == dqn[name].kind, name
+    assert not set(ours) & {"exploration_fraction", "exploration_initial_eps"}
+    de = ["delight", "posterior", "posterior_kwargs", "host_temperature", "lazy_gate"]
+    assert [n for n in ours if ours[n].kind is inspect.Parameter.KEYWORD_ONLY] == de
+
+
+def test_delight_dqn_old_keywords_warn_and_one_seed_seeds_de() -> None:
+    with pytest.warns(DeprecationWarning, match="delight=DelightOptions"):
+        old = DelightDQN("MlpPolicy", _env(), gate_price=0.2, half_life=50.0, seed=3)
+    new = DelightDQN("MlpPolicy", _env(), delight={"gate_price": 0.2, "half_life": 50.0}, seed=3)
+    assert old.delight is not None and new.delight is not None
+    assert old.delight.delight == new.delight.delight
+    obs = _all_states()
+    np.testing.assert_array_equal(old.predict(obs)[0], new.predict(obs)[0])  # seed seeds DE
+    with pytest.warns(DeprecationWarning, match="delight_seed"):
+        DelightDQN("MlpPolicy", _env(), delight_seed=1)
+
+
+@pytest.mark.parametrize("cls", [PPO, DQN])
+def test_wrapper_clock_starts_where_the_hosts_training_stopped(cls) -> None:
+    """A wrapped trained model is explored at ``ε_t`` of its training steps, not at ``ε_0 = 1``
+    as if it were new."""
+    model = _make(cls).learn(48)
+    assert model.num_timesteps == 48
+    de = DelightExplorationWrapper(model, seed=0)
+    assert (de.t, de.epsilon) == (48, 100 / 148)
+    assert DelightExplorationWrapper(model, start_step=0).epsilon == 1.0
 
 
 def test_registration_and_sb3_env_ids() -> None:

@@ -182,7 +182,7 @@ def make_deep_agent(
             "MlpPolicy",
             env,
             posterior=posterior,
-            **de,
+            delight=de,
             **{**BSUITE_DQN_SETTINGS, **common, **kwargs},
         )
     from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN

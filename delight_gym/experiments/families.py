@@ -439,6 +439,9 @@ BERNOULLI = Family(
     agents=_BANDIT_AGENTS,
     instance=(_ARMS,),
     default_agents=_DEFAULT_AGENTS,
+    # All 100 seeds in one batch (a few MB at K = 10^4): a step's array operations then serve
+    # 100 seeds at once, 2.5x cheaper than four batches of 25.
+    batch_size=100,
     title="Bernoulli bandits",
 )
 

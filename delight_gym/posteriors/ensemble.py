@@ -80,6 +80,7 @@ __all__ = [
     "TDStepStats",
     "Transitions",
     "ensemble_expected_improvement",
+    "ensemble_values",
 ]
 
 #: Input encodings of :class:`EnsembleQNetwork`: ``"auto"`` (Discrete → ``"index"``, Box with
@@ -117,6 +118,34 @@ def ensemble_expected_improvement(head_values: Any, baseline: Any) -> Any:
     if isinstance(gap, torch.Tensor):
         return gap.clamp_min(0.0).mean(dim=0)
     return np.maximum(gap, 0.0).mean(axis=0)
+
+
+def ensemble_values(
+    head_values: Any, host_probs: Any, baseline: str = "host"
+) -> tuple[Any, Any, Any]:
+    """What one DE decision needs from an ensemble's head values: the heads' mean, the baseline
+    ``v_s`` (:func:`~delight_gym.posteriors.base.host_baseline`) and the exact EI
+    (:func:`ensemble_expected_improvement`). The one path from head values to a decision's
+    inputs, used by :meth:`EnsembleQPosterior.evaluate` and
+    :class:`~delight_gym.sb3.BootstrappedDQN`.
+
+    Parameters
+    ----------
+    head_values : numpy.ndarray or torch.Tensor
+        ``(K, n, A)``.
+    host_probs : numpy.ndarray or torch.Tensor
+        ``(n, A)``, same type as ``head_values`` (unused for ``baseline="max"``).
+    baseline : {"host", "max"}, default "host"
+
+    Returns
+    -------
+    tuple
+        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``, the type of
+        ``head_values``.
+    """
+    means = head_values.mean(0)
+    base = host_baseline(means, host_probs, baseline)
+    return means, base, ensemble_expected_improvement(head_values, base)
 
 
 class Transitions(NamedTuple):
@@ -780,9 +809,7 @@ class EnsembleQPosterior:
         checked = check_finite_array(host_probs, "host_probs", shape=(n, a))
         check_probabilities(checked, "host_probs")
         probs = torch.as_tensor(checked, device=q.device)
-        means = q.mean(dim=0)
-        base = host_baseline(means, probs, baseline)
-        ei = ensemble_expected_improvement(q, base)
+        means, base, ei = ensemble_values(q, probs, baseline)
         out = torch.cat([means, base[:, None], ei], dim=1).cpu().numpy()  # one copy
         return PosteriorValues(out[:, :a], out[:, a], out[:, a + 1 :].reshape(n, a))
 

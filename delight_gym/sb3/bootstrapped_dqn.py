@@ -1,115 +1,77 @@
-"""``BootstrappedDQN``: bsuite's bootstrapped DQN with randomized priors as an SB3 algorithm,
-optionally with Delight-gated exploration (DE) on top.
+"""``BootstrappedDQN``: bootstrapped DQN with randomized priors as an SB3 algorithm (Osband et
+al. 2016, 2018; bsuite's ``boot_dqn``), optionally with Delight-gated exploration (DE) on top.
 
-**The agent** (Osband et al. 2016, 2018; bsuite's ``boot_dqn``, the published deep-exploration
-anchor): ``K`` Q-heads with randomized priors
-(:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior`, its
-:class:`~delight_gym.posteriors.ensemble.EnsembleQNetwork` batched over heads); at the start of
-each episode every environment of the VecEnv draws a head uniformly and acts greedily on it for
-the whole episode (Thompson sampling over heads — the commitment deep exploration needs). The
-heads are trained by Q-learning from SB3's replay buffer: one gradient step per environment step
-once ``learning_starts`` transitions are stored, every head on the same batch (with bootstrap
-masks when ``mask_prob < 1``), a hard target update every ``target_update_interval`` gradient
-steps. Defaults are bsuite's (DESIGN §7) where sensible: Adam ``1e-3``, batch 128, ``γ = 0.99``,
-replay 10 000, learning starts at 128, target update every 4 gradient steps, ``mask_prob = 1``,
-``K = 10`` heads of ``[64, 64]`` with ``prior_scale = 3``. Like bsuite, actions come from the
-heads from the first step (SB3's uniform warm-up before ``learning_starts`` is not used).
-
-**DE on top** (``delight=True`` or a :class:`DelightSettings`/dict): the host is the episode's
-head (``host="head"``, greedy) or greedy on the ensemble mean (``host="mean"``); the baseline is
-:func:`~delight_gym.posteriors.base.host_baseline` of the ensemble mean under the host
-(``v_s = m(s, host's action)`` by default); EI is exact for the ensemble,
-``(1/K) Σ_k (Q_k(s, a) − v_s)^+``, divided by ``value_scale`` (below); then the one DE rule,
-:func:`~delight_gym.rule.delight_rule`, with the paper's ``λ = 0.1``, ``L = 10``, ``M = 100``
-and the two-stage draw :func:`~delight_gym.rule.sample_acting`. The clock ``t`` of
-``ε_t = M/(M + t)`` counts completed episodes by default (``clock="episode"``): this agent
-explores by committing a head for a whole episode, so the episode is its unit of exploration;
-counting steps would make ``ε`` decay ``N`` times faster on a DeepSea of depth ``N`` and
-switch DE off before the heads have seen the deep rows. ``clock="step"`` counts environment
-steps (the bandits' convention).
-
-**λ has units** (reward × surprisal, DESIGN §7). EI is divided by ``value_scale`` before the
-gate: ``1.0`` (default) leaves the paper's rule unchanged, which is right for unit-scale returns
-such as DeepSea's; a float fixes the environment's value unit (e.g. ~100 for CartPole);
-``"auto"`` uses a running average (exponential, rate 0.01) of the standard deviation of the
-TD targets of the training batches (1.0 until the first gradient step).
-
-**Commit** (``commit=True``; an extension *beyond the paper*, DESIGN §7, off by default): an
-override to action ``b`` at state ``s`` also switches that environment's head to one drawn with
-probability ∝ ``(Q_k(s, b) − v_s)^+``, so an override starts an excursion that the new head
-carries on, instead of a single step.
-
-**Statistics** of every DE step live in :attr:`BootstrappedDQN.delight_stats`
-(:class:`~delight_gym.wrappers.stats.DelightStats`, the accumulator shared with
-:class:`~delight_gym.sb3.DelightDQN` and the wrapper): overridden flag, gate size, gate
-empty, EI of the overridden action, ε; they are logged as ``rollout/exploration_rate`` and
-``delight/*`` at each SB3 log dump, then reset.
-
-Randomness: the algorithm's own ``numpy.random.Generator`` (:attr:`BootstrappedDQN.rng`: head
-draws, DE draws, commits), the replay buffer's own generator (samples, masks) and the
-ensemble's ``torch.Generator`` (initial weights), all from ``seed``. SB3 itself still seeds the
-global generators in ``set_random_seed``, as it does for every algorithm; nothing here draws from
-them.
+``K`` Q-heads with randomized priors (:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior`)
+are trained by Q-learning from SB3's replay buffer (:class:`BootstrapReplayBuffer`, with
+bootstrap masks when ``mask_prob < 1``); each environment of the VecEnv draws a head at the start
+of every episode and acts greedily on it for the whole episode (Thompson sampling over heads).
+With ``delight=`` (:class:`~delight_gym.wrappers.options.DelightOptions`) DE overrides on top of
+that host, with the ensemble's exact EI (:func:`~delight_gym.posteriors.ensemble.ensemble_values`,
+then :func:`~delight_gym.wrappers.exploration.decide_on_values`, the path the wrapper uses).
+Randomness comes from the algorithm's own generators, all seeded from ``seed``. Defaults, the
+episode clock, ``value_scale`` and ``commit``: ``docs/sb3.md``.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import warnings
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 import torch
 from gymnasium import spaces
 from stable_baselines3.common.buffers import ReplayBuffer
+from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.preprocessing import get_action_dim, get_obs_shape
-from stable_baselines3.common.type_aliases import ReplayBufferSamples, Schedule
+from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
+from stable_baselines3.common.vec_env import VecNormalize
 
 from delight_gym._checks import (
     check_action_batch,
-    check_positive_float,
     check_positive_int,
     check_probability,
     check_seed,
     check_would_fit,
 )
-from delight_gym.posteriors.base import BASELINES, host_baseline
+from delight_gym._lazy import lazy_getattr
+from delight_gym.posteriors.base import PosteriorValues
 from delight_gym.posteriors.ensemble import (
     DEFAULT_HIDDEN_SIZES,
     DEFAULT_NUM_HEADS,
     DEFAULT_PRIOR_SCALE,
     EnsembleQPosterior,
-    ensemble_expected_improvement,
+    ensemble_values,
 )
-from delight_gym.rule import (
-    DEFAULT_GATE_PRICE,
-    DEFAULT_HALF_LIFE,
-    DEFAULT_SURPRISAL_CAP,
-    apply_delight_rule,
-    check_gate_settings,
-    epsilon_schedule,
-    sample_acting,
-)
+from delight_gym.rule import epsilon_schedule, sample_acting
 from delight_gym.sb3.base import (
     DelightAlgorithmMixin,
     Prediction,
     PredictState,
     StoredTransition,
 )
+from delight_gym.wrappers.exploration import decide_on_values
+from delight_gym.wrappers.options import HOSTS, DelightOptions
 from delight_gym.wrappers.stats import DelightStats
 
 __all__ = [
     "BootstrapReplayBuffer",
+    "BootstrapReplayBufferSamples",
     "BootstrappedDQN",
     "BootstrappedDQNPolicy",
-    "DelightSettings",
 ]
 
-_HOSTS = ("head", "mean")
-_CLOCKS = {"episode": "episode", "episodes": "episode", "step": "step", "steps": "step"}
+SelfBootstrappedDQN = TypeVar("SelfBootstrappedDQN", bound="BootstrappedDQN")
+
 _AUTO_RATE = 0.01
+
+#: ``DelightSettings``, this module's options record until this release, is
+#: :class:`~delight_gym.wrappers.options.DelightOptions` (the old name warns).
+__getattr__ = lazy_getattr(
+    __name__, {"DelightSettings": "delight_gym.wrappers.options:DelightOptions"}, moved=True
+)
 
 
 def _spawn_rng(seed: int | None, stream: int) -> np.random.Generator:
@@ -117,80 +79,36 @@ def _spawn_rng(seed: int | None, stream: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
 
 
-@dataclasses.dataclass(frozen=True)
-class DelightSettings:
-    """DE's settings in :class:`BootstrappedDQN` (see the module docstring).
+class BootstrapReplayBufferSamples(NamedTuple):
+    """SB3's ``ReplayBufferSamples`` with the sampled transitions' bootstrap masks.
 
     Attributes
     ----------
-    gate_price, surprisal_cap, half_life : float
-        ``λ >= 0``, ``L > 0``, ``M > 0`` (defaults 0.1, 10, 100).
-    host : {"head", "mean"}
-        Greedy on the episode's head, or on the ensemble mean.
-    baseline : {"host", "max"}
-        :func:`~delight_gym.posteriors.base.host_baseline`'s ``kind``.
-    clock : {"episode", "step"}
-        What ``t`` of ``ε_t = M/(M + t)`` counts (``"episodes"``/``"steps"`` accepted).
-    commit : bool
-        Beyond the paper: an override also switches the head (module docstring).
-    value_scale : float or "auto"
-        EI is divided by it before the gate (``1.0``: the paper's rule).
+    observations, actions, next_observations, dones, rewards : torch.Tensor
+        As in SB3's ``ReplayBufferSamples`` (``B`` rows).
+    discounts : None
+        SB3's n-step field (unused).
+    masks : torch.Tensor or None
+        bool ``(B, K)``: which heads train on each transition (``None`` without masking).
     """
 
-    gate_price: float = DEFAULT_GATE_PRICE
-    surprisal_cap: float = DEFAULT_SURPRISAL_CAP
-    half_life: float = DEFAULT_HALF_LIFE
-    host: str = "head"
-    baseline: str = "host"
-    clock: str = "episode"
-    commit: bool = False
-    value_scale: float | str = 1.0
-
-    def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        gate_price, surprisal_cap = check_gate_settings(self.gate_price, self.surprisal_cap)
-        set_(self, "gate_price", gate_price)
-        set_(self, "surprisal_cap", surprisal_cap)
-        set_(self, "half_life", check_positive_float(self.half_life, "half_life"))
-        if self.host not in _HOSTS:
-            raise ValueError(f"host must be one of {_HOSTS}, got {self.host!r}")
-        if self.baseline not in BASELINES:
-            raise ValueError(f"baseline must be one of {BASELINES}, got {self.baseline!r}")
-        if self.clock not in _CLOCKS:
-            raise ValueError(f"clock must be 'episode' or 'step', got {self.clock!r}")
-        set_(self, "clock", _CLOCKS[self.clock])
-        if not isinstance(self.commit, bool):
-            raise TypeError(f"commit must be a bool, got {self.commit!r}")
-        if self.commit and self.host != "head":
-            raise ValueError("commit switches the episode's head: it needs host='head'")
-        if self.value_scale != "auto":
-            if isinstance(self.value_scale, str):
-                raise ValueError(
-                    f"value_scale must be a positive float or 'auto', got {self.value_scale!r}"
-                )
-            set_(self, "value_scale", check_positive_float(self.value_scale, "value_scale"))
-
-    @classmethod
-    def make(cls, value: Any) -> DelightSettings | None:
-        """``None``/``False`` → no DE; ``True`` → defaults; a dict or settings as given."""
-        if value is None or value is False:
-            return None
-        if value is True:
-            return cls()
-        if isinstance(value, cls):
-            return value
-        if isinstance(value, dict):
-            try:
-                return cls(**value)
-            except TypeError as exc:
-                raise TypeError(f"delight: {exc}") from None
-        raise TypeError(
-            f"delight must be None, a bool, a dict or DelightSettings, got {type(value).__name__}"
-        )
+    observations: torch.Tensor
+    actions: torch.Tensor
+    next_observations: torch.Tensor
+    dones: torch.Tensor
+    rewards: torch.Tensor
+    discounts: torch.Tensor | None = None
+    masks: torch.Tensor | None = None
 
 
 class BootstrapReplayBuffer(ReplayBuffer):
-    """SB3's replay buffer with bootstrap masks and its own random generator.
+    """SB3's replay buffer with bootstrap masks and its own random generators.
+
+    It extends :class:`stable_baselines3.common.buffers.ReplayBuffer` as SB3's
+    ``NStepReplayBuffer`` does, in ``_get_samples`` (which also returns the masks), plus
+    ``sample``, which draws the indices from the buffer's generator instead of numpy's global
+    one. Each slot of the buffer holds a fixed mask drawn at construction: the transition stored
+    in a slot gets its mask, independently of its content, which is what a bootstrap needs.
 
     Parameters
     ----------
@@ -200,9 +118,10 @@ class BootstrapReplayBuffer(ReplayBuffer):
     num_heads : int, default 10
     mask_prob : float, default 1.0
         Each stored transition is in head ``k``'s bootstrap sample with this probability
-        (masks are stored only when it is below 1).
+        (masks are kept only when it is below 1).
     seed : int, optional
-        Seed of the buffer's generator (samples and masks; never the global one).
+        Seed of the buffer's generators (samples, masks; independent streams; never the global
+        one).
     """
 
     def __init__(
@@ -249,40 +168,34 @@ class BootstrapReplayBuffer(ReplayBuffer):
         self.rng = _spawn_rng(seed, 1)
         self.masks: np.ndarray | None = None
         if self.mask_prob < 1:
-            self.masks = np.ones((self.buffer_size, self.n_envs, self.num_heads), dtype=bool)
+            shape = (self.buffer_size, self.n_envs, self.num_heads)
+            self.masks = _spawn_rng(seed, 2).random(shape) < self.mask_prob
 
-    def add(self, *args: Any, **kwargs: Any) -> None:
-        """Store a transition (as SB3 does) and draw its masks."""
-        if self.masks is not None:
-            self.masks[self.pos] = self.rng.random((self.n_envs, self.num_heads)) < self.mask_prob
-        super().add(*args, **kwargs)
-
-    def sample_with_masks(
-        self, batch_size: int, env: Any = None
-    ) -> tuple[ReplayBufferSamples, torch.Tensor | None]:
-        """``batch_size`` transitions drawn uniformly with replacement, and their ``(B, K)``
-        masks (``None`` without masking)."""
+    def sample(  # type: ignore[override]
+        self, batch_size: int, env: VecNormalize | None = None
+    ) -> BootstrapReplayBufferSamples:
+        """``batch_size`` transitions drawn uniformly with replacement by the buffer's own
+        generator, with their masks."""
         upper = self.buffer_size if self.full else self.pos
         if upper == 0:
             raise RuntimeError("the replay buffer is empty")
-        batch_inds = self.rng.integers(0, upper, size=batch_size)
-        env_inds = self.rng.integers(0, self.n_envs, size=batch_size)
+        return self._get_samples(self.rng.integers(0, upper, size=batch_size), env=env)
+
+    def _get_samples(  # type: ignore[override]
+        self, batch_inds: np.ndarray, env: VecNormalize | None = None
+    ) -> BootstrapReplayBufferSamples:
+        env_inds = self.rng.integers(0, self.n_envs, size=len(batch_inds))
+        done = self.dones[batch_inds, env_inds] * (1 - self.timeouts[batch_inds, env_inds])
         data = (
             self._normalize_obs(self.observations[batch_inds, env_inds], env),
             self.actions[batch_inds, env_inds],
             self._normalize_obs(self.next_observations[batch_inds, env_inds], env),
-            (self.dones[batch_inds, env_inds] * (1 - self.timeouts[batch_inds, env_inds])).reshape(
-                -1, 1
-            ),
+            done.reshape(-1, 1),  # a time-limit truncation is not a terminal state
             self._normalize_reward(self.rewards[batch_inds, env_inds].reshape(-1, 1), env),
         )
-        samples = ReplayBufferSamples(*tuple(map(self.to_torch, data)))
+        obs, actions, next_obs, dones, rewards = map(self.to_torch, data)
         masks = None if self.masks is None else self.to_torch(self.masks[batch_inds, env_inds])
-        return samples, masks
-
-    def sample(self, batch_size: int, env: Any = None) -> ReplayBufferSamples:
-        """``batch_size`` transitions (the buffer's own generator, not the global one)."""
-        return self.sample_with_masks(batch_size, env)[0]
+        return BootstrapReplayBufferSamples(obs, actions, next_obs, dones, rewards, masks=masks)
 
 
 class BootstrappedDQNPolicy(BasePolicy):
@@ -380,15 +293,24 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     num_heads : int, default 10
         ``K``.
     prior_scale : float, default 3.0
-    net_arch : sequence of int, default (64, 64)
+    net_arch : sequence of int, optional
+        Deprecated alias of ``policy_kwargs=dict(net_arch=...)`` (warns; removed in the next
+        release).
     mask_prob : float, default 1.0
-        Bootstrap mask probability (``< 1`` stores masks in the replay buffer).
-    delight : None, bool, dict or DelightSettings, default None
-        ``None``/``False``: plain bootstrapped DQN; ``True`` or settings: DE on top.
+        Bootstrap mask probability (``< 1`` keeps masks in the replay buffer).
+    delight : None, bool, dict or DelightOptions, default None
+        ``None``/``False``: plain bootstrapped DQN; ``True``, a dict or
+        :class:`~delight_gym.wrappers.options.DelightOptions`: DE on top (its clock counts
+        episodes unless ``clock="step"``; its host is the episode's head unless
+        ``host="mean"``).
     replay_buffer_class : type, optional
         A subclass of :class:`BootstrapReplayBuffer` (the default).
-    replay_buffer_kwargs, policy_kwargs, stats_window_size, tensorboard_log, verbose, device,
-    _init_setup_model :
+    policy_kwargs : dict, optional
+        As for SB3: the heads' hidden layers ``net_arch`` (default ``[64, 64]``, for the
+        trainable and the prior network alike) and ``encoding`` (see
+        :class:`BootstrappedDQNPolicy`). ``num_heads``, ``prior_scale``, ``gamma`` and ``seed``
+        are this algorithm's own keywords.
+    replay_buffer_kwargs, stats_window_size, tensorboard_log, verbose, device, _init_setup_model :
         As for SB3 algorithms.
     seed : int, optional
         Seeds the ensemble's initial weights, the algorithm's :attr:`rng` and the replay
@@ -396,7 +318,8 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
 
     Attributes
     ----------
-    delight : DelightSettings or None
+    delight : DelightOptions or None
+        The options in use (``clock`` and ``host`` filled in).
     delight_stats : DelightStats
     rng : numpy.random.Generator
         Head draws and DE draws.
@@ -416,7 +339,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     def __init__(
         self,
         policy: str | type[BootstrappedDQNPolicy],
-        env: Any,
+        env: GymEnv | str,
         learning_rate: float | Schedule = 1e-3,
         buffer_size: int = 10_000,
         learning_starts: int = 128,
@@ -427,9 +350,9 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         target_update_interval: int = 4,
         num_heads: int = DEFAULT_NUM_HEADS,
         prior_scale: float = DEFAULT_PRIOR_SCALE,
-        net_arch: Sequence[int] = DEFAULT_HIDDEN_SIZES,
+        net_arch: Sequence[int] | None = None,
         mask_prob: float = 1.0,
-        delight: Any = None,
+        delight: DelightOptions | dict[str, Any] | bool | None = None,
         replay_buffer_class: type[ReplayBuffer] | None = None,
         replay_buffer_kwargs: dict[str, Any] | None = None,
         stats_window_size: int = 100,
@@ -441,7 +364,12 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         _init_setup_model: bool = True,
     ) -> None:
         check_seed(seed)
-        self.delight = DelightSettings.make(delight)
+        options = DelightOptions.make(delight)
+        self.delight = None
+        if options is not None:
+            self.delight = options.resolve(
+                "BootstrappedDQN", clocks=("episode", "step"), hosts=HOSTS, auto_scale=True
+            )
         self.target_update_interval = check_positive_int(
             target_update_interval, "target_update_interval"
         )
@@ -460,14 +388,22 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
             raise TypeError("replay_buffer_class must be a subclass of BootstrapReplayBuffer")
         buffer_kwargs = {"num_heads": num_heads, "mask_prob": mask, "seed": seed}
         buffer_kwargs.update(replay_buffer_kwargs or {})
-        pol_kwargs = {
-            "net_arch": tuple(net_arch),
-            "num_heads": num_heads,
-            "prior_scale": prior_scale,
-            "gamma": gamma,
-            "seed": seed,
-        }
-        pol_kwargs.update(policy_kwargs or {})
+        pol_kwargs = dict(policy_kwargs or {})
+        own = sorted({"num_heads", "prior_scale", "gamma", "seed"} & set(pol_kwargs))
+        if own:
+            raise ValueError(f"pass {own} to BootstrappedDQN itself, not in policy_kwargs")
+        if net_arch is not None:
+            if "net_arch" in pol_kwargs:
+                raise ValueError("net_arch given twice: as net_arch= and in policy_kwargs")
+            warnings.warn(
+                "BootstrappedDQN(net_arch=...) is deprecated: pass "
+                "policy_kwargs=dict(net_arch=...) as for any SB3 algorithm; net_arch= will be "
+                "removed in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            pol_kwargs["net_arch"] = list(net_arch)
+        pol_kwargs.update(num_heads=num_heads, prior_scale=prior_scale, gamma=gamma, seed=seed)
         super().__init__(
             policy,
             env,
@@ -493,11 +429,6 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
             supported_action_spaces=(spaces.Discrete,),
             support_multi_env=True,
         )
-        if not isinstance(self.observation_space, (spaces.Box, spaces.Discrete)):
-            raise TypeError(
-                "BootstrappedDQN needs a Box or Discrete observation space, got "
-                f"{type(self.observation_space).__name__}"
-            )
         self.num_heads = int(num_heads)
         self.mask_prob = mask
         self.rng = _spawn_rng(seed, 0)
@@ -517,6 +448,13 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         return self.policy.ensemble
 
     def _setup_model(self) -> None:
+        # Checked here, not in __init__: load() builds the model without an env and sets the
+        # spaces before it calls _setup_model.
+        if not isinstance(self.observation_space, (spaces.Box, spaces.Discrete)):
+            raise TypeError(
+                "BootstrappedDQN needs a Box or Discrete observation space, got "
+                f"{type(self.observation_space).__name__}"
+            )
         super()._setup_model()
         if (
             self.n_envs > 1
@@ -557,24 +495,24 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         q = self.ensemble.head_values_tensor(obs).double().cpu().numpy()  # (K, n, A), one copy
         n = q.shape[1]
         rows = np.arange(n)
-        settings = self.delight
-        if settings is None:
+        options = self.delight
+        if options is None:
             return q[heads, rows].argmax(axis=1), heads
-        means = q.mean(axis=0)
-        host_q = q[heads, rows] if settings.host == "head" else means
-        host_probs = np.zeros_like(means)
+        host_q = q[heads, rows] if options.host == "head" else q.mean(axis=0)
+        host_probs = np.zeros((n, q.shape[2]))
         host_probs[rows, host_q.argmax(axis=1)] = 1.0
-        base = host_baseline(means, host_probs, settings.baseline)
-        ei = ensemble_expected_improvement(q, base) / self.value_scale
+        values = PosteriorValues(*ensemble_values(q, host_probs, options.baseline))
         eps = self.epsilon
-        decision = apply_delight_rule(settings, host_probs, ei, eps)
+        decision, ei = decide_on_values(
+            options, host_probs, values, eps, value_scale=self.value_scale
+        )
         actions, explored = sample_acting(decision, self.rng)
         actions = np.asarray(actions, dtype=np.int64)
         overridden = explored & ~decision.gate_empty
-        if settings.commit and overridden.any():
+        if options.commit and overridden.any():
             heads = heads.copy()
             for i in np.flatnonzero(overridden):
-                weights = np.maximum(q[:, i, actions[i]] - base[i], 0.0)
+                weights = np.maximum(q[:, i, actions[i]] - values.baseline[i], 0.0)
                 total = weights.sum()
                 if total > 0:
                     heads[i] = self.rng.choice(self.num_heads, p=weights / total)
@@ -633,13 +571,42 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
 
     # -- SB3 hooks -------------------------------------------------------------------------------
 
-    def _setup_learn(self, total_timesteps: int, *args: Any, **kwargs: Any) -> Any:
+    def _setup_learn(
+        self,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        reset_num_timesteps: bool = True,
+        tb_log_name: str = "run",
+        progress_bar: bool = False,
+    ) -> tuple[int, BaseCallback]:
+        """SB3's setup; every env draws a new head when SB3 resets the envs (a fresh start or
+        ``reset_num_timesteps=True``), and keeps its episode's head otherwise."""
         fresh = self._last_obs is None
-        reset = kwargs.get("reset_num_timesteps", args[2] if len(args) > 2 else True)
-        out = super()._setup_learn(total_timesteps, *args, **kwargs)
-        if fresh or reset or self.episode_heads is None:
-            self.episode_heads = self._draw_heads(self.n_envs)  # the env was reset
+        out = super()._setup_learn(
+            total_timesteps, callback, reset_num_timesteps, tb_log_name, progress_bar
+        )
+        if fresh or reset_num_timesteps or self.episode_heads is None:
+            self.episode_heads = self._draw_heads(self.n_envs)  # the envs were reset
         return out
+
+    def learn(
+        self: SelfBootstrappedDQN,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        log_interval: int = 4,
+        tb_log_name: str = "BootstrappedDQN",
+        reset_num_timesteps: bool = True,
+        progress_bar: bool = False,
+    ) -> SelfBootstrappedDQN:
+        """As SB3's ``learn``; TensorBoard runs are named ``BootstrappedDQN_<i>``."""
+        return super().learn(
+            total_timesteps=total_timesteps,
+            callback=callback,
+            log_interval=log_interval,
+            tb_log_name=tb_log_name,
+            reset_num_timesteps=reset_num_timesteps,
+            progress_bar=progress_bar,
+        )
 
     def _sample_action(
         self, learning_starts: int, action_noise: Any = None, n_envs: int = 1
@@ -672,16 +639,14 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         auto = self.delight is not None and self.delight.value_scale == "auto"
         losses = []
         for _ in range(gradient_steps):
-            samples, masks = self.replay_buffer.sample_with_masks(
-                batch_size, env=self._vec_normalize_env
-            )
+            samples = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)
             stats = ensemble.td_step(
                 samples.observations,
                 samples.actions,
                 samples.rewards,
                 samples.next_observations,
                 samples.dones,
-                masks,
+                samples.masks,
             )
             losses.append(stats.loss)
             self._n_updates += 1

@@ -1,61 +1,31 @@
-"""``DelightDQN``: Stable-Baselines3 DQN whose exploration is DE instead of ε-greedy.
+"""``DelightDQN``: Stable-Baselines3's DQN whose exploration is DE instead of ε-greedy.
 
-**Design.** The host is the DQN's own online Q-network (greedy, or Boltzmann with
-``host_temperature``); the posterior is
-:class:`~delight_gym.posteriors.value.TabularValuePosterior` for Discrete/one-hot
-observations (its ``gamma`` is the DQN's), an
-:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` for any other Box space (K = 10
-heads with randomized priors, ``gamma`` and device the DQN's), or any
-:class:`~delight_gym.posteriors.base.ValuePosterior` passed as ``posterior``. An
-:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (the default or one passed in)
-trains from SB3's replay buffer: one TD step of every head on its own replay sample per
-gradient step of the Q-network, a hard update of its target heads every
-``target_update_period`` of its steps; any other posterior is fed each transition. Every
-environment step:
-
-* ``_sample_action`` asks :class:`~delight_gym.wrappers.DelightExplorationWrapper` for the
-  action (DE from the first step: there is no uniform warm-up; ``learning_starts`` still
-  delays gradient steps). The action executed is the action stored in the replay buffer —
-  DQN is off-policy, so the Q-learning target is unaffected by which behaviour policy chose
-  it;
-* ``_store_transition`` stores it as DQN does and then feeds the same transition (with the
-  true final observation of finished episodes, ``terminated`` excluding time-limit
-  truncation) to the posterior (an ensemble: only DE's clock advances), advancing DE's ``t``.
-
-SB3's ε-greedy is switched off; ``exploration_*`` arguments are refused. ``exploration_rate``
-holds DE's ``ε_t`` and is logged as ``rollout/exploration_rate``; DE's statistics
-(:mod:`delight_gym.wrappers.stats`: override rate, gate size, gate-empty rate, EI of the
-overridden actions) are logged under ``delight/`` at every log dump and then reset.
-``predict(deterministic=False)`` is DE (without advancing ``t``),
-``predict(deterministic=True)`` is the greedy Q-network. ``save``/``load`` keep DE's settings,
-posterior, ``t`` and random generator (all live in the ``delight`` attribute, which SB3
-serialises; the host link back to the model is dropped on save and restored on load).
-
-**PPO and A2C are not given a DE training mode**, on purpose. Their objectives assume the
-rollout actions were drawn from the current policy ``π_θ``: A2C's policy gradient has no
-importance correction at all, so overridden actions bias the gradient towards whatever DE
-chose; PPO's clipped ratio ``π_θ(a)/π_old(a)`` would have to use the acting probability
-``μ(a) = (1−ε)π(a) + εq(a)`` instead of ``π_old(a)``, and for the actions DE exists to try
-(``π(a)`` tiny, ``q(a)`` large) that ratio is near 0, so the clip zeroes their gradient for
-positive advantages, while the GAE advantages and value targets estimate ``V^μ`` rather than
-``V^π``. The result would not be PPO/A2C any more, and not a sound off-policy method either.
-Recommended instead: train with :class:`DelightDQN` (off-policy, exact), or train PPO/A2C as
-usual and wrap the trained model with :class:`~delight_gym.wrappers.DelightExplorationWrapper`
-for exploration at evaluation / deployment time (``examples/ppo_wrapped_eval.py``). See
-``docs/sb3.md``.
+The host is the DQN's own online Q-network (greedy, or Boltzmann with ``host_temperature``);
+the posterior is the tabular value posterior for Discrete or one-hot observations, else an
+:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` trained from SB3's replay buffer,
+or any :class:`~delight_gym.posteriors.base.ValuePosterior` passed as ``posterior``. Each
+environment step, ``_sample_action`` asks the algorithm's
+:class:`~delight_gym.wrappers.DelightExplorationWrapper` for the action (DE from the first
+step) and the executed action is the one stored in the replay buffer; DQN is off-policy, so
+its Q-learning target is unchanged. SB3's ε-greedy is off (``exploration_*`` are refused).
+Why PPO and A2C get no DE training mode, and the rest of the design: ``docs/sb3.md``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import warnings
+from typing import Any, TypeVar
 
 import numpy as np
+import torch
 from stable_baselines3 import DQN
+from stable_baselines3.common.buffers import ReplayBuffer
+from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
+from stable_baselines3.dqn.policies import DQNPolicy
 
 from delight_gym.posteriors.base import ValuePosterior
 from delight_gym.posteriors.encoders import encoder_for_space
 from delight_gym.posteriors.ensemble import EnsembleQPosterior
-from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
 from delight_gym.sb3.base import (
     DelightAlgorithmMixin,
     Prediction,
@@ -64,9 +34,12 @@ from delight_gym.sb3.base import (
 )
 from delight_gym.wrappers.exploration import DelightExplorationWrapper
 from delight_gym.wrappers.hosts import SB3QHost
+from delight_gym.wrappers.options import DelightOptions
 from delight_gym.wrappers.stats import DelightStats
 
 __all__ = ["DelightDQN"]
+
+SelfDelightDQN = TypeVar("SelfDelightDQN", bound="DelightDQN")
 
 _REFUSED = ("exploration_fraction", "exploration_initial_eps", "exploration_final_eps")
 
@@ -78,77 +51,129 @@ class DelightDQN(DelightAlgorithmMixin, DQN):
     ----------
     policy, env :
         As for :class:`stable_baselines3.DQN`.
-    gate_price, surprisal_cap, half_life :
-        DE's ``λ``, ``L``, ``M`` (defaults ``0.1``, ``10``, ``100``).
-    host_temperature : float, optional
-        ``None``: the host is greedy on the Q-network; ``τ > 0``: Boltzmann.
-    baseline : {"host", "max"}, default "host"
-        EI baseline (see :mod:`delight_gym.wrappers.exploration`).
+    learning_rate, buffer_size, learning_starts, batch_size, tau, gamma, train_freq :
+        As for DQN, with its defaults.
+    gradient_steps, replay_buffer_class, replay_buffer_kwargs, optimize_memory_usage :
+        As for DQN.
+    n_steps, target_update_interval, max_grad_norm, stats_window_size, tensorboard_log :
+        As for DQN.
+    policy_kwargs, verbose, device, _init_setup_model :
+        As for DQN (its ``exploration_*`` are refused: DE replaces ε-greedy).
+    seed : int, optional
+        Seeds SB3 (as for DQN), DE's generator and the default ensemble posterior.
+    delight : DelightOptions or dict, optional
+        DE's options (:class:`~delight_gym.wrappers.options.DelightOptions`; the clock counts
+        environment steps). ``None``: the defaults. The keywords ``gate_price=``,
+        ``surprisal_cap=``, ``half_life=``, ``baseline=`` and ``delight_seed=`` still work until
+        the next release, with a ``DeprecationWarning``.
     posterior : ValuePosterior, optional
         Default: the tabular value posterior of a Discrete/one-hot observation space, else an
         :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (trained from the replay
-        buffer, see the module docstring).
+        buffer).
     posterior_kwargs : dict, optional
         Arguments of the default posterior (``gamma`` defaults to this DQN's ``gamma``; the
-        ensemble's ``device`` to this DQN's device and its ``seed`` to ``delight_seed``).
-    delight_seed : int, optional
-        Seed of DE's generator; default: ``seed``.
+        ensemble's ``device`` to this DQN's device and its ``seed`` to ``seed``).
+    host_temperature : float, optional
+        ``None``: the host is greedy on the Q-network; ``τ > 0``: Boltzmann.
     lazy_gate : bool, default True
-        Evaluate the posterior and gate only on steps whose ``ε`` coin chose the override (same
-        actions, far cheaper once ``ε_t`` is small; see
-        :class:`~delight_gym.wrappers.DelightExplorationWrapper`). ``False`` fills
+        Evaluate the posterior and gate only on steps whose ``ε`` coin chose the override (the
+        same actions, far cheaper once ``ε_t`` is small). ``False`` fills
         ``delight.last_info`` on every step.
-    **kwargs :
-        Everything else :class:`stable_baselines3.DQN` takes, except ``exploration_*``.
 
     Attributes
     ----------
     delight : DelightExplorationWrapper
-        DE's state: settings, ``posterior``, ``t``, ``rng`` and ``last_info``.
+        DE's state: options, ``posterior``, clock ``t``, ``rng`` and ``last_info`` (saved and
+        loaded with the model).
     """
 
     delight: DelightExplorationWrapper | None
 
     def __init__(
         self,
-        policy: Any,
-        env: Any,
+        policy: str | type[DQNPolicy],
+        env: GymEnv | str,
+        learning_rate: float | Schedule = 1e-4,
+        buffer_size: int = 1_000_000,
+        learning_starts: int = 100,
+        batch_size: int = 32,
+        tau: float = 1.0,
+        gamma: float = 0.99,
+        train_freq: int | tuple[int, str] = 4,
+        gradient_steps: int = 1,
+        replay_buffer_class: type[ReplayBuffer] | None = None,
+        replay_buffer_kwargs: dict[str, Any] | None = None,
+        optimize_memory_usage: bool = False,
+        n_steps: int = 1,
+        target_update_interval: int = 10_000,
+        max_grad_norm: float = 10,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: torch.device | str = "auto",
+        _init_setup_model: bool = True,
         *,
-        gate_price: float = DEFAULT_GATE_PRICE,
-        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        half_life: float = DEFAULT_HALF_LIFE,
-        host_temperature: float | None = None,
-        baseline: str = "host",
+        delight: DelightOptions | dict[str, Any] | None = None,
         posterior: ValuePosterior | None = None,
         posterior_kwargs: dict[str, Any] | None = None,
-        delight_seed: int | None = None,
+        host_temperature: float | None = None,
         lazy_gate: bool = True,
-        **kwargs: Any,
+        **deprecated: Any,
     ) -> None:
-        refused = [k for k in _REFUSED if k in kwargs]
+        refused = [k for k in _REFUSED if k in deprecated]
         if refused:
             raise TypeError(
                 f"DelightDQN replaces ε-greedy exploration; remove {', '.join(refused)}"
             )
+        if delight is False:
+            raise ValueError("delight=False: DelightDQN is DE; use stable_baselines3.DQN instead")
+        de_seed = deprecated.pop("delight_seed", None)
+        if de_seed is not None:
+            warnings.warn(
+                "DelightDQN(delight_seed=...) is deprecated: seed= seeds DE too; delight_seed "
+                "will be removed in the next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        options = DelightOptions.from_keywords("DelightDQN", delight, deprecated)
         self.delight = None
         self._delight_config: dict[str, Any] = {
-            "gate_price": gate_price,
-            "surprisal_cap": surprisal_cap,
-            "half_life": half_life,
+            "options": (options or DelightOptions()).resolve("DelightDQN", clocks=("step",)),
             "host_temperature": host_temperature,
-            "baseline": baseline,
             "posterior": posterior,
             "posterior_kwargs": posterior_kwargs,
-            "seed": delight_seed if delight_seed is not None else kwargs.get("seed"),
+            "seed": seed if de_seed is None else de_seed,
             "lazy_gate": lazy_gate,
         }
         super().__init__(
             policy,
             env,
+            learning_rate=learning_rate,
+            buffer_size=buffer_size,
+            learning_starts=learning_starts,
+            batch_size=batch_size,
+            tau=tau,
+            gamma=gamma,
+            train_freq=train_freq,
+            gradient_steps=gradient_steps,
+            replay_buffer_class=replay_buffer_class,
+            replay_buffer_kwargs=replay_buffer_kwargs,
+            optimize_memory_usage=optimize_memory_usage,
+            n_steps=n_steps,
+            target_update_interval=target_update_interval,
             exploration_fraction=1.0,
             exploration_initial_eps=0.0,
             exploration_final_eps=0.0,
-            **kwargs,
+            max_grad_norm=max_grad_norm,
+            stats_window_size=stats_window_size,
+            tensorboard_log=tensorboard_log,
+            policy_kwargs=policy_kwargs,
+            verbose=verbose,
+            seed=seed,
+            device=device,
+            _init_setup_model=_init_setup_model,
         )
 
     def _setup_model(self) -> None:
@@ -163,11 +188,8 @@ class DelightDQN(DelightAlgorithmMixin, DQN):
             self.delight = DelightExplorationWrapper(
                 SB3QHost(self, cfg["host_temperature"]),
                 cfg["posterior"],
-                gate_price=cfg["gate_price"],
-                surprisal_cap=cfg["surprisal_cap"],
-                half_life=cfg["half_life"],
+                delight=cfg["options"],
                 seed=cfg["seed"],
-                baseline=cfg["baseline"],
                 posterior_kwargs=kwargs or None,
                 lazy_gate=cfg["lazy_gate"],
             )
@@ -179,6 +201,25 @@ class DelightDQN(DelightAlgorithmMixin, DQN):
             host.model = self
             host.observation_space = self.observation_space
             host.action_space = self.action_space
+
+    def learn(
+        self: SelfDelightDQN,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        log_interval: int = 4,
+        tb_log_name: str = "DelightDQN",
+        reset_num_timesteps: bool = True,
+        progress_bar: bool = False,
+    ) -> SelfDelightDQN:
+        """As :meth:`stable_baselines3.DQN.learn`; TensorBoard runs are named ``DelightDQN_<i>``."""
+        return super().learn(
+            total_timesteps=total_timesteps,
+            callback=callback,
+            log_interval=log_interval,
+            tb_log_name=tb_log_name,
+            reset_num_timesteps=reset_num_timesteps,
+            progress_bar=progress_bar,
+        )
 
     @property
     def trains_posterior(self) -> bool:

@@ -3,6 +3,8 @@
 * :class:`DelightExplorationWrapper` — DE around a callable, an SB3 PPO/A2C or an SB3 DQN, with
   SB3's ``predict`` signature (:mod:`~delight_gym.wrappers.exploration`);
 * host adapters (:mod:`~delight_gym.wrappers.hosts`);
+* :class:`DelightOptions` — DE's options, taken as ``delight=`` here and by the SB3
+  algorithms (:mod:`~delight_gym.wrappers.options`);
 * :class:`DelightStats` — the one accumulator of DE's statistics
   (:mod:`~delight_gym.wrappers.stats`);
 * the posterior protocol, the default tabular value posterior and the posterior adapters of
@@ -23,6 +25,7 @@ from delight_gym.posteriors.base import BASELINES, ValuePosterior
 from delight_gym.posteriors.value import TabularValuePosterior, default_posterior
 from delight_gym.wrappers.exploration import DelightExplorationWrapper
 from delight_gym.wrappers.hosts import CallableHost, Host, SB3PolicyHost, SB3QHost, make_host
+from delight_gym.wrappers.options import DelightOptions
 from delight_gym.wrappers.stats import DelightStats
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "BetaBernoulliAdapter",
     "CallableHost",
     "DelightExplorationWrapper",
+    "DelightOptions",
     "DelightStats",
     "Host",
     "LinearGaussianAdapter",

@@ -13,10 +13,10 @@ __getattr__ = lazy_getattr(
                 "BootstrapReplayBuffer",
                 "BootstrappedDQN",
                 "BootstrappedDQNPolicy",
-                "DelightSettings",
             ),
             "delight_gym.sb3.bootstrapped_dqn",
-        )
+        ),
+        "DelightSettings": "delight_gym.wrappers.options:DelightOptions",
     },
     moved=True,
 )

@@ -1,48 +1,14 @@
 """``DelightExplorationWrapper``: Delight-gated exploration around any host policy.
 
-Each :meth:`~DelightExplorationWrapper.predict` is one DE decision per observation row
-(paper §2.1, Algorithm 1), made by the one rule :func:`delight_gym.rule.delight_rule` and drawn
-by :func:`delight_gym.rule.sample_acting`:
-
-1. host probabilities ``π(·|s)`` from the host adapter (:mod:`delight_gym.wrappers.hosts`);
-2. posterior means ``m(s, ·)`` and the **baseline** ``v_s``
-   (:func:`~delight_gym.posteriors.base.host_baseline`). Default ``baseline="host"``:
-   ``v_s = Σ_b π(b|s) m(s, b)``, the posterior value of following the host — the paper's
-   DeepSea baseline for a Boltzmann host, and ``m(s, host's action)`` for a greedy host. When
-   the host is greedy *on the posterior means* (the paper's bandit agents) this is
-   ``max_b m(s, b)``, the paper's ``v_t``; for a host with its own values (a DQN, a PPO
-   policy) it is the posterior's value of what the host will actually do, which is what an
-   override must improve on. ``baseline="max"`` uses ``max_b m(s, b)`` instead;
-3. ``EI(s, a) = E[(f(s, a) − v_s)^+]`` from the posterior (means, baseline and EI come from one
-   :func:`~delight_gym.posteriors.base.evaluate_posterior` call: one host copy for a GPU
-   posterior);
-4. ``ε_t = epsilon_schedule(t, half_life)`` with ``t`` the number of transitions fed to
-   :meth:`~DelightExplorationWrapper.observe` so far (each row of a batch counts one);
-5. the rule, and a two-stage draw (override with probability ``ε_t``, then from ``q`` or ``π``):
-   :func:`~delight_gym.rule.sample_acting`, or with ``lazy_gate=True``
-   :func:`~delight_gym.rule.sample_acting_on_explore_rows`, the same draw with the posterior
-   and gate evaluated only on the rows that explore (identical actions, cheaper).
-
-The default posterior (:func:`~delight_gym.posteriors.value.default_posterior`) is the tabular
-value posterior (:class:`~delight_gym.posteriors.value.TabularValuePosterior`) when the
-observation space is Discrete or one-hot, and for any other Box space (CartPole's,
-MountainCar's) an ensemble of Q-heads with randomized priors
-(:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior`, seeded from ``seed``) that
-trains on the transitions :meth:`~DelightExplorationWrapper.observe` gives it (its own replay
-buffer). Any object following
-:class:`~delight_gym.posteriors.base.ValuePosterior`; the package's other posteriors are
-adapted by :func:`~delight_gym.posteriors.base.adapt_posterior`.
-
-**Evaluation with SB3's** ``evaluate_policy`` (``model=wrapper``): ``deterministic=True``
-(its default) plays the host's own choice, SB3's contract, with no exploration;
-``deterministic=False`` plays DE's acting distribution *frozen* at the current ``ε_t`` and
-posterior (evaluation never trains, as in SB3). For online DE during the evaluation episodes
-(the posterior learns and ``ε_t`` decays as they are played), pass
-``callback=wrapper.evaluation_callback()``: it feeds every transition to
-:meth:`~DelightExplorationWrapper.observe`. Every non-deterministic
-:meth:`~DelightExplorationWrapper.predict` is recorded in
-:attr:`~DelightExplorationWrapper.stats` (:class:`~delight_gym.wrappers.stats.DelightStats`);
-``wrapper.stats.log(logger)`` writes it to an SB3 logger.
+Each :meth:`~DelightExplorationWrapper.predict` is one DE decision per observation row (paper
+§2.1, Algorithm 1): the host's probabilities (:mod:`delight_gym.wrappers.hosts`), the
+posterior's means, baseline and EI (:func:`~delight_gym.posteriors.base.evaluate_posterior`),
+then the one rule and draw (:func:`decide_on_values`, :func:`delight_gym.rule.sample_acting`)
+at ``ε_t = M/(M + t)``, ``t`` counting the transitions given to
+:meth:`~DelightExplorationWrapper.observe`. ``deterministic=True`` is the host's own choice
+(SB3's contract); ``deterministic=False`` is DE frozen at the current ``ε_t`` and posterior.
+The decision step by step, the default posteriors, evaluation with SB3's ``evaluate_policy``
+and the clock of a wrapped trained model: ``docs/sb3.md``.
 """
 
 from __future__ import annotations
@@ -63,26 +29,75 @@ from delight_gym._checks import (
 )
 from delight_gym.posteriors.base import (
     BASELINES,
+    PosteriorValues,
     ValuePosterior,
     adapt_posterior,
     evaluate_posterior,
 )
 from delight_gym.posteriors.value import default_posterior
 from delight_gym.rule import (
-    DEFAULT_GATE_PRICE,
-    DEFAULT_HALF_LIFE,
-    DEFAULT_SURPRISAL_CAP,
     DelightDecision,
     DelightSettings,
+    apply_delight_rule,
     draw_acting_uniforms,
     epsilon_schedule,
     sample_acting,
     sample_acting_on_explore_rows,
 )
 from delight_gym.wrappers.hosts import Host, make_host
+from delight_gym.wrappers.options import DelightOptions
 from delight_gym.wrappers.stats import DelightStats
 
-__all__ = ["BASELINES", "DelightExplorationWrapper"]
+__all__ = ["BASELINES", "DelightExplorationWrapper", "decide_on_values"]
+
+
+def decide_on_values(
+    options: DelightOptions,
+    host_probs: np.ndarray,
+    values: PosteriorValues,
+    epsilon: float,
+    *,
+    value_scale: float | None = None,
+) -> tuple[DelightDecision, np.ndarray]:
+    """DE's decision for ``n`` rows from the host's probabilities and the posterior's values:
+    the one path from posterior values to a decision, used by
+    :class:`DelightExplorationWrapper` (so by :class:`~delight_gym.sb3.DelightDQN`) and by
+    :class:`~delight_gym.sb3.BootstrappedDQN`.
+
+    Parameters
+    ----------
+    options : DelightOptions
+        The rule's settings (checked when they were built).
+    host_probs : numpy.ndarray
+        float64 ``(n, A)``, checked by the caller.
+    values : PosteriorValues
+        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``; checked here
+        (finite, shapes, EI ``>= 0``).
+    epsilon : float
+        ``ε_t``.
+    value_scale : float, optional
+        EI is divided by it before the gate (default: ``options.value_scale``, then a float).
+
+    Returns
+    -------
+    (DelightDecision, numpy.ndarray)
+        The decision and the EI the gate saw, float64 ``(n, A)``.
+    """
+    shape = host_probs.shape
+    for name, value in (
+        ("mean", values.mean),
+        ("expected_improvement", values.expected_improvement),
+    ):
+        arr = check_finite_array(value, f"posterior {name}")
+        if arr.shape != shape:
+            raise ValueError(f"posterior {name} has shape {arr.shape}, expected {shape}")
+    ei = np.asarray(values.expected_improvement, dtype=np.float64)
+    if np.any(ei < 0):
+        raise ValueError("posterior expected_improvement must be non-negative")
+    scale = float(options.value_scale if value_scale is None else value_scale)
+    if scale != 1.0:
+        ei = ei / scale
+    return apply_delight_rule(options, host_probs, ei, epsilon), ei
 
 
 def _as_batch(observation: Any, space: Any, name: str, where: str) -> tuple[np.ndarray, bool]:
@@ -138,19 +153,17 @@ class DelightExplorationWrapper(DelightSettings):
         (bounds ``[0, 1]``) observation space, else an
         :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (10 heads, trained on what
         :meth:`observe` gives it).
-    gate_price : float, default 0.1
-        ``λ >= 0`` (``inf``: never override).
-    surprisal_cap : float, default 10.0
-        ``L > 0``.
-    half_life : float, default 100.0
-        ``M > 0`` of ``ε_t = M/(M + t)``.
+    delight : DelightOptions or dict, optional
+        DE's options (:class:`~delight_gym.wrappers.options.DelightOptions`: ``gate_price``,
+        ``surprisal_cap``, ``half_life``, ``baseline``, ``value_scale``; the clock counts
+        steps). ``None``: the defaults. The keywords ``gate_price=``, ``surprisal_cap=``,
+        ``half_life=`` and ``baseline=`` still work until the next release, with a
+        ``DeprecationWarning``.
     seed : int, optional
         Seed of the wrapper's own ``numpy.random.Generator`` (the only randomness it uses).
     host_temperature : float, optional
         DQN hosts only: ``None`` greedy, ``τ > 0`` Boltzmann (see
         :class:`~delight_gym.wrappers.hosts.SB3QHost`).
-    baseline : {"host", "max"}, default "host"
-        EI baseline ``v_s`` (see the module docstring).
     observation_space, action_space : gymnasium.Space, optional
         Needed for a callable host (SB3 models carry their own): the observation space tells a
         single observation from a batch and builds the default posterior.
@@ -165,13 +178,20 @@ class DelightExplorationWrapper(DelightSettings):
         actions for the same seed, much cheaper once ``ε_t`` is small, but ``last_info`` has
         ``gate_size = -1`` and NaN ``delight``, ``baseline``, ``acting_probs`` and
         ``expected_improvement`` on the other rows (not evaluated).
+    start_step : int, optional
+        Where the clock ``t`` starts. Default: the host model's ``num_timesteps`` for an SB3
+        model (the wrapper goes on from where its training stopped, so a trained model is not
+        explored as if it were new, at ``ε = 1``), else 0.
 
     Attributes
     ----------
+    delight : DelightOptions
+        The options in use (``clock="step"``).
     host : Host
     posterior : ValuePosterior
     t : int
-        Transitions observed so far (``ε = epsilon_schedule(t, half_life)``).
+        The clock: ``start_step`` plus the transitions observed so far
+        (``ε = epsilon_schedule(t, half_life)``).
     rng : numpy.random.Generator
     stats : DelightStats
         Every non-deterministic :meth:`predict` since the last ``stats.log(logger)`` /
@@ -209,24 +229,28 @@ class DelightExplorationWrapper(DelightSettings):
         host: Any,
         posterior: ValuePosterior | None = None,
         *,
-        gate_price: float = DEFAULT_GATE_PRICE,
-        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        half_life: float = DEFAULT_HALF_LIFE,
+        delight: DelightOptions | dict[str, Any] | None = None,
         seed: int | None = None,
         host_temperature: float | None = None,
-        baseline: str = "host",
         observation_space: Any = None,
         action_space: Any = None,
         posterior_kwargs: dict[str, Any] | None = None,
         lazy_gate: bool = False,
+        start_step: int | None = None,
+        **deprecated: Any,
     ) -> None:
         if not isinstance(lazy_gate, bool):
             raise TypeError(f"lazy_gate must be a bool, got {lazy_gate!r}")
         self.lazy_gate = lazy_gate
-        super().__init__(gate_price=gate_price, surprisal_cap=surprisal_cap, half_life=half_life)
-        if baseline not in BASELINES:
-            raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
-        self.baseline = baseline
+        if delight is False:
+            raise ValueError("delight=False: the wrapper is DE; use the host itself instead")
+        options = DelightOptions.from_keywords(type(self).__name__, delight, deprecated)
+        self.delight = (options or DelightOptions()).resolve(type(self).__name__, clocks=("step",))
+        super().__init__(
+            gate_price=self.delight.gate_price,
+            surprisal_cap=self.delight.surprisal_cap,
+            half_life=self.delight.half_life,
+        )
         self.host: Host = make_host(
             host,
             temperature=host_temperature,
@@ -279,7 +303,9 @@ class DelightExplorationWrapper(DelightSettings):
         except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
             params = {}  # type: ignore[assignment]
         self._update_takes_truncated = "truncated" in params
-        self.t = 0
+        if start_step is None:  # an SB3 host model's clock, where its training stopped
+            start_step = int(getattr(getattr(self.host, "model", None), "num_timesteps", 0))
+        self.t = check_nonnegative_int(start_step, "start_step")
         self.rng = np.random.default_rng(check_seed(seed))
         self.last_info: dict[str, Any] = {}
         self.stats = DelightStats()
@@ -301,26 +327,17 @@ class DelightExplorationWrapper(DelightSettings):
         check_probabilities(probs, "host probabilities")
         return probs
 
-    def _posterior_array(self, value: Any, n: int, name: str) -> np.ndarray:
-        arr = check_finite_array(value, f"posterior {name}")
-        if arr.shape != (n, self.posterior.num_actions):
-            raise ValueError(
-                f"posterior {name} has shape {arr.shape}, expected ({n}, "
-                f"{self.posterior.num_actions})"
-            )
-        return arr
+    @property
+    def baseline(self) -> str:
+        """The EI baseline, ``"host"`` or ``"max"`` (``delight.baseline``)."""
+        return self.delight.baseline
 
     def _decide(
         self, obs: np.ndarray, probs: np.ndarray, eps: float
     ) -> tuple[DelightDecision, np.ndarray, np.ndarray]:
         """The rule's decision for ``obs`` (``(n, ...)``), with the baseline and EI used."""
-        n = len(obs)
         values = evaluate_posterior(self.posterior, obs, probs, self.baseline)
-        self._posterior_array(values.mean, n, "mean")
-        ei = self._posterior_array(values.expected_improvement, n, "expected_improvement")
-        if np.any(ei < 0):
-            raise ValueError("posterior expected_improvement must be non-negative")
-        decision = self.decide(probs, ei, eps)
+        decision, ei = decide_on_values(self.delight, probs, values, eps)
         return decision, values.baseline, ei
 
     def predict(

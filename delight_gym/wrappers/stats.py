@@ -17,7 +17,7 @@ import numpy as np
 
 __all__ = ["LOG_KEYS", "DelightStats"]
 
-#: The keys :meth:`DelightStats.summary` returns and :meth:`DelightStats.log` records.
+#: The keys :meth:`DelightStats.summary` may return and :meth:`DelightStats.log` records.
 LOG_KEYS = (
     "rollout/exploration_rate",
     "delight/override_rate",
@@ -28,10 +28,14 @@ LOG_KEYS = (
 
 
 class DelightStats:
-    """DE decisions accumulated between two :meth:`reset` calls.
+    """DE's decisions: counts of the current window (since the last :meth:`reset`, which
+    :meth:`log` calls at every log dump) beside running totals that are never reset.
 
     Attributes
     ----------
+    total_steps, total_overridden, total_evaluated, total_gate_empty : int
+        Since construction, never reset: decisions, overridden decisions, decisions whose gate
+        was evaluated, and those with an empty gate.
     steps : int
         Decisions recorded (one per observation row).
     overridden : int
@@ -49,10 +53,14 @@ class DelightStats:
     """
 
     def __init__(self) -> None:
+        self.total_steps = 0
+        self.total_overridden = 0
+        self.total_evaluated = 0
+        self.total_gate_empty = 0
         self.reset()
 
     def reset(self) -> None:
-        """Forget everything recorded so far."""
+        """Start a new window (the ``total_*`` counts are kept)."""
         self.steps = 0
         self.overridden = 0
         self.evaluated = 0
@@ -97,13 +105,19 @@ class DelightStats:
                 f"overridden_ei must hold one value per overridden decision ({int(over.sum())}),"
                 f" got {ei.size}"
             )
+        overridden_n, evaluated_n = int(over.sum()), int(ev.sum())
+        empty_n = int(np.asarray(gate_empty, dtype=bool).reshape(-1)[ev].sum())
         self.steps += n
-        self.overridden += int(over.sum())
-        self.evaluated += int(ev.sum())
+        self.overridden += overridden_n
+        self.evaluated += evaluated_n
         self.gate_size_sum += int(np.asarray(gate_size).reshape(-1)[ev].sum())
-        self.gate_empty += int(np.asarray(gate_empty, dtype=bool).reshape(-1)[ev].sum())
+        self.gate_empty += empty_n
         self.overridden_ei_sum += float(ei.sum())
         self.epsilon = float(epsilon)
+        self.total_steps += n
+        self.total_overridden += overridden_n
+        self.total_evaluated += evaluated_n
+        self.total_gate_empty += empty_n
 
     def record_info(self, info: dict[str, Any], actions: Any) -> None:
         """Add the decisions of one :meth:`DelightExplorationWrapper.predict
@@ -132,16 +146,23 @@ class DelightStats:
         )
 
     def summary(self) -> dict[str, float]:
-        """Means since the last reset, keyed as they are logged (:data:`LOG_KEYS`)."""
-        steps = max(self.steps, 1)
-        evaluated = self.evaluated
-        return {
-            "rollout/exploration_rate": self.epsilon,
-            "delight/override_rate": self.overridden / steps,
-            "delight/gate_size": self.gate_size_sum / evaluated if evaluated else float("nan"),
-            "delight/gate_empty_rate": self.gate_empty / evaluated if evaluated else float("nan"),
-            "delight/overridden_ei": self.overridden_ei_sum / max(self.overridden, 1),
-        }
+        """The window's rates and means, keyed as they are logged (:data:`LOG_KEYS`).
+
+        A mean over no decisions is left out rather than reported as NaN or 0: the gate
+        statistics when no gate was evaluated (with a lazy gate, no decision explored), the
+        overridden EI when nothing was overridden, everything but ``ε`` before the first
+        decision. So no NaN reaches a logger, and TensorBoard shows a gap instead of a value
+        that was never measured.
+        """
+        out = {"rollout/exploration_rate": self.epsilon} if self.steps else {}
+        if self.steps:
+            out["delight/override_rate"] = self.overridden / self.steps
+        if self.evaluated:
+            out["delight/gate_size"] = self.gate_size_sum / self.evaluated
+            out["delight/gate_empty_rate"] = self.gate_empty / self.evaluated
+        if self.overridden:
+            out["delight/overridden_ei"] = self.overridden_ei_sum / self.overridden
+        return out
 
     def log(self, logger: Any) -> bool:
         """Record :meth:`summary` into an SB3 logger, then :meth:`reset`.
@@ -166,4 +187,7 @@ class DelightStats:
         return True
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(steps={self.steps}, overridden={self.overridden})"
+        return (
+            f"{type(self).__name__}(steps={self.steps}, overridden={self.overridden}, "
+            f"total_steps={self.total_steps}, total_overridden={self.total_overridden})"
+        )

@@ -1,0 +1,189 @@
+"""DE's options: :class:`DelightOptions`, the one record taken as ``delight=`` by
+:class:`~delight_gym.wrappers.DelightExplorationWrapper`, :class:`~delight_gym.sb3.DelightDQN`
+and :class:`~delight_gym.sb3.BootstrappedDQN`.
+
+Each class resolves the options it is given with :meth:`DelightOptions.resolve`: the fields
+left at ``None`` get that class's default and a field the class cannot honour is refused with
+a ``ValueError`` naming it. What each option does, with examples: ``docs/sb3.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from delight_gym._checks import check_positive_float
+from delight_gym.posteriors.base import BASELINES
+from delight_gym.rule import (
+    DEFAULT_GATE_PRICE,
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    check_gate_settings,
+)
+
+__all__ = ["CLOCKS", "HOSTS", "DelightOptions"]
+
+#: What ``t`` of ``ε_t = M/(M + t)`` may count.
+CLOCKS = ("step", "episode")
+#: :class:`~delight_gym.sb3.BootstrappedDQN`'s hosts: the episode's head or the ensemble mean.
+HOSTS = ("head", "mean")
+_CLOCK_ALIASES = {"steps": "step", "episodes": "episode"}
+
+
+@dataclasses.dataclass(frozen=True)
+class DelightOptions:
+    """Delight-gated exploration's options (checked on construction).
+
+    Parameters
+    ----------
+    gate_price : float, default 0.1
+        ``λ >= 0`` (``inf``: never override).
+    surprisal_cap : float, default 10.0
+        ``L > 0``.
+    half_life : float, default 100.0
+        ``M > 0`` of ``ε_t = M/(M + t)``.
+    baseline : {"host", "max"}, default "host"
+        The EI baseline ``v_s``
+        (:func:`~delight_gym.posteriors.base.host_baseline`'s ``kind``).
+    value_scale : float or "auto", default 1.0
+        EI is divided by it before the gate, in the environment's value unit (``1.0``: the
+        paper's rule). ``"auto"``: a running estimate from the TD targets
+        (:class:`~delight_gym.sb3.BootstrappedDQN` only).
+    clock : {"step", "episode"}, optional
+        What ``t`` counts. ``None``: the class's default (``"episode"`` for
+        :class:`~delight_gym.sb3.BootstrappedDQN`, ``"step"`` for the others, which count
+        steps only). ``"steps"`` / ``"episodes"`` are accepted.
+    host : {"head", "mean"}, optional
+        :class:`~delight_gym.sb3.BootstrappedDQN` only (``None``: ``"head"``): greedy on the
+        episode's head or on the ensemble mean. The other classes take their host as an
+        argument of their own.
+    commit : bool, default False
+        :class:`~delight_gym.sb3.BootstrappedDQN` with ``host="head"`` only, beyond the paper:
+        an override also switches the episode's head.
+
+    Examples
+    --------
+    >>> DelightOptions(half_life=50).resolve("DelightDQN", clocks=("step",)).clock
+    'step'
+    >>> DelightOptions.make({"gate_price": 0.2}).gate_price
+    0.2
+    """
+
+    gate_price: float = DEFAULT_GATE_PRICE
+    surprisal_cap: float = DEFAULT_SURPRISAL_CAP
+    half_life: float = DEFAULT_HALF_LIFE
+    baseline: str = "host"
+    value_scale: float | str = 1.0
+    clock: str | None = None
+    host: str | None = None
+    commit: bool = False
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        gate_price, surprisal_cap = check_gate_settings(self.gate_price, self.surprisal_cap)
+        set_(self, "gate_price", gate_price)
+        set_(self, "surprisal_cap", surprisal_cap)
+        set_(self, "half_life", check_positive_float(self.half_life, "half_life"))
+        if self.baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {BASELINES}, got {self.baseline!r}")
+        if self.value_scale != "auto":
+            if isinstance(self.value_scale, str):
+                raise ValueError(
+                    f"value_scale must be a positive float or 'auto', got {self.value_scale!r}"
+                )
+            set_(self, "value_scale", check_positive_float(self.value_scale, "value_scale"))
+        if self.clock is not None:
+            clock = _CLOCK_ALIASES.get(self.clock, self.clock)
+            if clock not in CLOCKS:
+                raise ValueError(f"clock must be one of {CLOCKS} or None, got {self.clock!r}")
+            set_(self, "clock", clock)
+        if self.host is not None and self.host not in HOSTS:
+            raise ValueError(f"host must be one of {HOSTS} or None, got {self.host!r}")
+        if not isinstance(self.commit, bool):
+            raise TypeError(f"commit must be a bool, got {self.commit!r}")
+        if self.commit and self.host == "mean":
+            raise ValueError("commit switches the episode's head: it needs host='head'")
+
+    @classmethod
+    def make(cls, value: Any) -> DelightOptions | None:
+        """``None``/``False`` → ``None``; ``True`` → the defaults; a dict →
+        ``DelightOptions(**value)``; a :class:`DelightOptions` as it is. Anything else: a
+        ``TypeError`` naming ``delight``."""
+        if value is None or value is False:
+            return None
+        if value is True:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            try:
+                return cls(**value)
+            except TypeError as exc:
+                raise TypeError(f"delight: {exc}") from None
+        raise TypeError(
+            f"delight must be None, a bool, a dict or DelightOptions, got {type(value).__name__}"
+        )
+
+    def resolve(
+        self,
+        owner: str,
+        *,
+        clocks: tuple[str, ...],
+        hosts: tuple[str, ...] = (),
+        auto_scale: bool = False,
+    ) -> DelightOptions:
+        """These options as ``owner`` uses them: ``clock`` and ``host`` filled with its defaults
+        (the first of ``clocks`` / ``hosts``); ``ValueError`` naming the field it cannot honour.
+
+        Parameters
+        ----------
+        owner : str
+            The class's name (for the messages).
+        clocks : tuple of str
+            The clocks it can count, its default first.
+        hosts : tuple of str, default ()
+            The hosts it can choose (empty: its host is given otherwise, so ``host`` and
+            ``commit`` are refused).
+        auto_scale : bool, default False
+            Whether it estimates ``value_scale="auto"``.
+        """
+        clock = self.clock or clocks[0]
+        if clock not in clocks:
+            raise ValueError(f"{owner} counts clock in {clocks}; got clock={self.clock!r}")
+        if not hosts and self.host is not None:
+            raise ValueError(f"{owner} takes its host as an argument; delight.host must be None")
+        if not hosts and self.commit:
+            raise ValueError(f"{owner} has no episode head to commit to; commit must be False")
+        if self.value_scale == "auto" and not auto_scale:
+            raise ValueError(f"{owner} has no running value scale; value_scale must be a float")
+        host = self.host or (hosts[0] if hosts else None)
+        return dataclasses.replace(self, clock=clock, host=host)
+
+    @classmethod
+    def from_keywords(
+        cls, owner: str, delight: Any, deprecated: dict[str, Any]
+    ) -> DelightOptions | None:
+        """``delight`` as :meth:`make` reads it, or the options built from the keywords that
+        ``owner`` took before ``delight=`` existed (``gate_price``, ``surprisal_cap``,
+        ``half_life``, ``baseline``; each warns with a ``DeprecationWarning``). Any other keyword
+        is a ``TypeError``, as Python's own for an unexpected keyword."""
+        unknown = sorted(set(deprecated) - set(_DEPRECATED_KEYWORDS))
+        if unknown:
+            raise TypeError(f"{owner}() got unexpected keyword arguments {unknown}")
+        if not deprecated:
+            return cls.make(delight)
+        if delight is not None:
+            raise TypeError(f"pass DE's options either as delight= or as {sorted(deprecated)}")
+        warnings.warn(
+            f"{owner}({', '.join(f'{k}=...' for k in deprecated)}) is deprecated: pass "
+            "delight=DelightOptions(...) (or a dict); the old keywords will be removed in the "
+            "next release",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return cls(**deprecated)
+
+
+_DEPRECATED_KEYWORDS = ("gate_price", "surprisal_cap", "half_life", "baseline")
