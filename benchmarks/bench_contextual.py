@@ -1,7 +1,8 @@
 """One width cell of a contextual agent, batched over seeds against a per-seed loop, in one run.
 
 Run: ``python benchmarks/bench_contextual.py [--agent delight-neurallinear] [--arms 1000]
-[--seeds 10] [--rounds 200] [--dim 5] [--per-arm] [--threads 1] [--skip-loop] [--smoke]``
+[--seeds 10] [--rounds 200] [--dim 5] [--per-arm] [--threads 1] [--device cpu] [--skip-loop]
+[--smoke]``
 
 The cell: ``K`` fixed arms with features on the unit sphere in ``R^dim``, a parameter ``θ`` per
 seed on the sphere, mean reward ``cos(3 xᵀθ)`` (Zhang et al. 2021's synthetic function), noise
@@ -43,6 +44,11 @@ def make_cell(seeds: int, arms: int, dim: int, seed: int = 0) -> tuple[torch.Ten
     return feats[None].expand(seeds, arms, dim).contiguous(), means
 
 
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
 def run(
     agents: list[ContextualAgent], feats: torch.Tensor, means: torch.Tensor, rounds: int
 ) -> tuple[float, torch.Tensor]:
@@ -55,18 +61,20 @@ def run(
     played = []
     spent = 0.0
     for _ in range(rounds):
-        noise = 0.1 * torch.randn(seeds, generator=gen, dtype=torch.float64)
+        noise = 0.1 * torch.randn(seeds, generator=gen, dtype=torch.float64).to(means.device)
         clock = time.perf_counter()
         acts = torch.cat(
             [a.act(feats[s : s + n]) for a, s, n in zip(agents, starts, sizes, strict=True)]
         )
+        _sync(acts.device)
         spent += time.perf_counter() - clock
-        rewards = means[rows, acts] + noise
+        rewards = means[rows.to(acts.device), acts] + noise
         clock = time.perf_counter()
         for a, s, n in zip(agents, starts, sizes, strict=True):
             a.update(feats[s : s + n], acts[s : s + n], rewards[s : s + n])
+        _sync(acts.device)
         spent += time.perf_counter() - clock
-        played.append(acts)
+        played.append(acts.cpu())
     return spent, torch.stack(played)
 
 
@@ -79,6 +87,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser.add_argument("--dim", type=int, default=5)
     parser.add_argument("--per-arm", action="store_true")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu")
     parser.add_argument("--skip-loop", action="store_true", help="time the batched agent only")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (for the tests)")
     args = parser.parse_args(argv)
@@ -89,15 +98,23 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     if args.smoke and "neurallinear" in args.agent:
         options = {"train_every": 5, "train_steps": 2, "hidden_sizes": (8,)}
     feats, means = make_cell(args.seeds, args.arms, args.dim)
+    feats, means = feats.to(args.device), means.to(args.device)
 
     def build(batch: int, seed: int) -> ContextualAgent:
         return make_contextual_agent(
-            args.agent, batch, args.arms, args.dim, per_arm=args.per_arm, seed=seed, **options
+            args.agent,
+            batch,
+            args.arms,
+            args.dim,
+            per_arm=args.per_arm,
+            seed=seed,
+            device=args.device,
+            **options,
         )
 
     print(
         f"{args.agent}: K = {args.arms}, {args.seeds} seeds, {args.rounds} rounds, "
-        f"dim {args.dim}, per_arm={args.per_arm}, threads {args.threads}"
+        f"dim {args.dim}, per_arm={args.per_arm}, threads {args.threads}, device {args.device}"
     )
     batched_s, batched_actions = run([build(args.seeds, 0)], feats, means, args.rounds)
     out = {"batched_s": batched_s, "per_round_ms": 1e3 * batched_s / args.rounds}
@@ -111,7 +128,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         same = torch.equal(loop_actions, batched_actions)
         print(f"  loop     {loop_s:8.2f} s   (seeds stepped one by one; same actions: {same})")
         print(f"  ratio    {out['ratio']:8.2f}x  (loop / batched)")
-    regret = (means.max(-1).values[:, None] - means.gather(1, batched_actions.T)).sum(1)
+    host_means = means.cpu()
+    gap = host_means.max(-1).values[:, None] - host_means.gather(1, batched_actions.T)
+    regret = gap.sum(1)
     print(f"  regret   {float(regret.mean()):8.2f}   (batched agent, mean over seeds)")
     print("  load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     if not math.isfinite(batched_s):
