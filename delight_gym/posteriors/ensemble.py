@@ -416,12 +416,18 @@ class EnsembleQNetwork(nn.Module):
 
     @staticmethod
     def _mlp(inputs: torch.Tensor, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
-        """The batched MLP of ``H`` stacked heads: ``(n,)`` indices or ``(n, d)`` → ``(H, n, A)``.
+        """The batched MLP of ``H`` stacked heads → ``(H, n, A)``.
 
-        ``layers`` holds ``(weight (H, in, out), bias (H, 1, out))`` per layer.
+        ``inputs`` are shared by every head, ``(n,)`` indices or ``(n, d)`` rows, or one batch
+        per head, ``(H, n)`` indices or ``(H, n, d)`` rows (:meth:`td_loss_encoded`). ``layers``
+        holds ``(weight (H, in, out), bias (H, 1, out))`` per layer.
         """
         w0, b0 = layers[0]
-        if inputs.dtype == torch.int64:
+        if inputs.dtype == torch.int64 and inputs.ndim == 2:  # one batch of indices per head
+            blank = (inputs < 0)[..., None]
+            heads = torch.arange(w0.shape[0], device=w0.device)[:, None]
+            h = torch.where(blank, b0, w0[heads, inputs.clamp_min(0)] + b0)
+        elif inputs.dtype == torch.int64:
             blank = inputs < 0  # all-zero one-hot rows: only the bias
             h = w0.index_select(1, inputs.clamp_min(0)) + b0  # (H, n, out): the row look-up
             if inputs.device.type != "cpu":  # no host sync on a GPU
@@ -431,6 +437,8 @@ class EnsembleQNetwork(nn.Module):
                     h = torch.where(blank[None, :, None], b0, h)
                 else:  # the same numbers, in place: far cheaper than where on a CPU
                     h[:, blank] = b0
+        elif inputs.ndim == 3:  # one batch of rows per head
+            h = torch.baddbmm(b0, inputs, w0)
         else:
             h = torch.baddbmm(b0, inputs.expand(w0.shape[0], *inputs.shape), w0)
         for w, b in layers[1:]:
@@ -481,19 +489,54 @@ class EnsembleQNetwork(nn.Module):
         x, xn, act, rew, done, m = self.check_transitions(
             observations, actions, rewards, next_observations, terminated, masks
         )
-        b, k = act.shape[0], self.num_heads
+        return self.td_loss_encoded(x, xn, act, rew, done, gamma, None if m is None else m.T)
+
+    def td_loss_encoded(
+        self,
+        x: torch.Tensor,
+        xn: torch.Tensor,
+        actions: torch.Tensor,
+        rewards: torch.Tensor,
+        terminated: torch.Tensor,
+        gamma: float,
+        weights: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`td_loss` on inputs already checked and encoded, shared or one batch per head.
+
+        Parameters
+        ----------
+        x, xn : torch.Tensor
+            Encoded observations and next observations (:meth:`encode`): ``(B,)``/``(B, d)``
+            shared by every head, or ``(K, B)``/``(K, B, d)``, one batch per head (``K``
+            independent learners in one network: e.g. several seeds' ensembles stacked).
+        actions : torch.Tensor
+            int64 ``(B,)`` or ``(K, B)``.
+        rewards, terminated : torch.Tensor
+            float32 ``(B,)`` or ``(K, B)``.
+        gamma : float
+        weights : torch.Tensor, optional
+            float32 ``(K, B)``: each transition's weight in each head's loss (bootstrap masks).
+
+        Returns
+        -------
+        (torch.Tensor, torch.Tensor)
+            As :meth:`td_loss`.
+        """
+        k = self.num_heads
+        b = actions.shape[-1]
         q = self._mlp(x, self._trainable())  # (K, B, A), with a graph
         with torch.no_grad():
             frozen = self._frozen()
             beta = self.prior_scale
             prior_s = self._mlp(x, [(w[k:], bb[k:]) for w, bb in frozen])  # (K, B, A)
-            both = self._mlp(xn, frozen)  # (2K, B, A): targets and priors at s'
+            per_head = xn.ndim == (2 if xn.dtype == torch.int64 else 3)
+            both = self._mlp(torch.cat([xn, xn]) if per_head else xn, frozen)  # (2K, B, A)
             next_q = both[:k] + beta * both[k:]
-            y = rew + gamma * (1.0 - done) * next_q.max(dim=-1).values  # (K, B)
-        q_sa = (q + beta * prior_s).gather(-1, act.expand(k, b)[..., None])[..., 0]
+            y = rewards + gamma * (1.0 - terminated) * next_q.max(dim=-1).values  # (K, B)
+        q_sa = (q + beta * prior_s).gather(-1, actions.expand(k, b)[..., None])[..., 0]
         sq = 0.5 * (q_sa - y) ** 2
-        if m is not None:
-            sq = sq * m.T
+        if weights is not None:
+            sq = sq * weights
         return sq.mean(dim=1).sum(), y.std() if y.numel() > 1 else y.new_zeros(())
 
     def check_transitions(

@@ -1,0 +1,256 @@
+"""Bootstrapped DQN with randomized priors for many seeds at once, in plain torch.
+
+:class:`SeedBatchedBootDQN` runs ``S`` independent copies of bsuite's ``boot_dqn`` (Osband,
+Aslanides & Cassirer, *Randomized Prior Functions for Deep Reinforcement Learning*) on a
+vector env of ``S`` seeds with tabular (state-index) observations, such as
+:class:`~delight_gym.envs.deep_sea.DeepSeaVectorEnv`. The ``S × K`` heads are one
+:class:`~delight_gym.posteriors.ensemble.EnsembleQNetwork`; the heads of seed ``s`` are rows
+``s·K … (s+1)·K − 1`` and train on seed ``s``'s own replay samples
+(:meth:`~delight_gym.posteriors.ensemble.EnsembleQNetwork.td_loss_encoded` with one batch per
+head), so one batched step serves every seed, on a CPU or a GPU. Its TD loss is the
+ensemble's (squared loss, no clipping), and one Adam over all heads takes the steps separate
+Adams would. The SB3 algorithm :class:`~delight_gym.sb3.BootstrappedDQN` is the one to use for
+a single env; this class is the throughput path (one process, one device, many seeds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from delight_gym._checks import (
+    check_device,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+)
+from delight_gym.agents.seeding import torch_seed
+from delight_gym.posteriors.ensemble import (
+    DEFAULT_HIDDEN_SIZES,
+    DEFAULT_NUM_HEADS,
+    DEFAULT_PRIOR_SCALE,
+    EnsembleQNetwork,
+)
+
+__all__ = ["SeedBatchedBootDQN", "one_hot_states"]
+
+
+def one_hot_states(observations: Any) -> np.ndarray:
+    """Row indices of one-hot observations: ``(S, *shape)`` → int64 ``(S,)``, ``-1`` where a
+    row is all zero (DeepSea's terminal observation).
+
+    Raises
+    ------
+    ValueError
+        If a row is not one-hot or all zero.
+    """
+    x = np.asarray(observations)
+    flat = x.reshape(x.shape[0], -1)
+    count = np.count_nonzero(flat, axis=1)
+    if not np.all((count <= 1) & (flat.sum(axis=1) == count)):
+        raise ValueError("observations must be one-hot (or all-zero) rows")
+    return np.where(count == 1, flat.argmax(axis=1), -1).astype(np.int64)
+
+
+class SeedBatchedBootDQN:
+    """bsuite's bootstrapped DQN with randomized priors for ``S`` seeds, batched.
+
+    Parameters
+    ----------
+    num_seeds : int
+        ``S``, independent agents (one per sub-env of the vector env).
+    num_states : int
+        Size of the tabular observation (DeepSea: ``N²``).
+    num_actions : int
+        ``A``.
+    num_heads : int, default 10
+        ``K`` heads per seed.
+    hidden_sizes : sequence of int, default (64, 64)
+    prior_scale : float, default 3.0
+    learning_rate : float, default 1e-3
+        Adam's step size.
+    batch_size : int, default 128
+        Transitions per seed in each gradient step.
+    buffer_size : int, default 10_000
+        Replay capacity per seed.
+    learning_starts : int, default 128
+        Transitions per seed before the first gradient step.
+    target_update_period : int, default 4
+        Gradient steps between target copies.
+    gamma : float, default 0.99
+    seed : int, default 0
+        Seeds the initial weights, the replay samples and the heads drawn (one CPU generator,
+        so a CPU and a GPU run draw the same numbers).
+    device : str or torch.device, optional
+        Where the heads and the replay live (default: CPU).
+    """
+
+    def __init__(
+        self,
+        num_seeds: int,
+        num_states: int,
+        num_actions: int,
+        *,
+        num_heads: int = DEFAULT_NUM_HEADS,
+        hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
+        prior_scale: float = DEFAULT_PRIOR_SCALE,
+        learning_rate: float = 1e-3,
+        batch_size: int = 128,
+        buffer_size: int = 10_000,
+        learning_starts: int = 128,
+        target_update_period: int = 4,
+        gamma: float = 0.99,
+        seed: int = 0,
+        device: Any = None,
+    ) -> None:
+        self.num_seeds = check_positive_int(num_seeds, "num_seeds")
+        self.num_heads = check_positive_int(num_heads, "num_heads")
+        self.num_actions = check_positive_int(num_actions, "num_actions")
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.buffer_size = check_positive_int(buffer_size, "buffer_size")
+        self.learning_starts = check_nonnegative_int(learning_starts, "learning_starts")
+        self.target_update_period = check_positive_int(target_update_period, "target_update_period")
+        self.gamma = float(gamma)
+        if not 0.0 <= self.gamma <= 1.0:
+            raise ValueError(f"gamma must lie in [0, 1], got {gamma!r}")
+        check_positive_float(learning_rate, "learning_rate")
+        self.generator = torch.Generator()
+        self.generator.manual_seed(torch_seed(check_nonnegative_int(seed, "seed")))
+        dev = check_device(device)
+        self.network = EnsembleQNetwork(
+            spaces.Discrete(check_positive_int(num_states, "num_states")),
+            num_actions,
+            num_heads=self.num_seeds * self.num_heads,
+            hidden_sizes=hidden_sizes,
+            prior_scale=prior_scale,
+            generator=self.generator,
+        ).to(dev)
+        self.device = dev
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=float(learning_rate))
+        s, cap = self.num_seeds, self.buffer_size
+        self._states = torch.zeros(s, cap, dtype=torch.int64, device=dev)
+        self._next = torch.zeros(s, cap, dtype=torch.int64, device=dev)
+        self._actions = torch.zeros(s, cap, dtype=torch.int64, device=dev)
+        self._rewards = torch.zeros(s, cap, dtype=torch.float32, device=dev)
+        self._terminated = torch.zeros(s, cap, dtype=torch.float32, device=dev)
+        self.stored = 0  # transitions per seed so far (all seeds step together)
+        self.gradient_steps = 0
+        self.active_head = torch.zeros(s, dtype=torch.int64)
+        self.new_episode(np.ones(s, dtype=bool))
+
+    def new_episode(self, mask: Any) -> None:
+        """Draw a new head, uniformly, for every seed where ``mask`` (bool ``(S,)``) is true."""
+        mask = torch.as_tensor(np.asarray(mask, dtype=bool))
+        draw = torch.randint(self.num_heads, (self.num_seeds,), generator=self.generator)
+        self.active_head = torch.where(mask, draw, self.active_head)
+
+    def _per_head(self, x: torch.Tensor) -> torch.Tensor:
+        """``(S, ...)`` → ``(S·K, ...)``: each seed's rows for each of its heads."""
+        return x.repeat_interleave(self.num_heads, dim=0)
+
+    @torch.no_grad()
+    def head_values(self, states: Any) -> torch.Tensor:
+        """Every head's ``Q(s, ·)`` at each seed's state: int64 ``(S,)`` → ``(S, K, A)``."""
+        x = torch.as_tensor(states, dtype=torch.int64).to(self.device)
+        q = self.network(self._per_head(x[:, None]))  # (S·K, 1, A)
+        return q.reshape(self.num_seeds, self.num_heads, self.num_actions)
+
+    def act(self, states: Any) -> np.ndarray:
+        """Greedy actions of each seed's active head (lowest index on ties): int64 ``(S,)``."""
+        q = self.head_values(states)
+        rows = torch.arange(self.num_seeds, device=q.device)
+        return q[rows, self.active_head.to(q.device)].argmax(dim=-1).cpu().numpy()
+
+    def observe(
+        self, states: Any, actions: Any, rewards: Any, next_states: Any, terminated: Any
+    ) -> None:
+        """Store one transition per seed (``next_states`` ``-1`` where terminal) and take one
+        gradient step once ``learning_starts`` transitions are stored."""
+        i = self.stored % self.buffer_size
+        dev = self.device
+        self._states[:, i] = torch.as_tensor(states, dtype=torch.int64).to(dev)
+        self._next[:, i] = torch.as_tensor(next_states, dtype=torch.int64).to(dev)
+        self._actions[:, i] = torch.as_tensor(actions, dtype=torch.int64).to(dev)
+        self._rewards[:, i] = torch.as_tensor(rewards, dtype=torch.float32).to(dev)
+        self._terminated[:, i] = torch.as_tensor(terminated, dtype=torch.float32).to(dev)
+        self.stored += 1
+        if self.stored >= max(self.learning_starts, 1):
+            self.td_step()
+
+    def sample(self) -> torch.Tensor:
+        """Replay indices, ``(S, batch_size)``, uniform over each seed's stored transitions."""
+        size = min(self.stored, self.buffer_size)
+        idx = torch.randint(size, (self.num_seeds, self.batch_size), generator=self.generator)
+        return idx.to(self.device)
+
+    def td_step(self, idx: torch.Tensor | None = None) -> torch.Tensor:
+        """One Adam step of every head on its seed's replay sample ``idx`` (default
+        :meth:`sample`); the target networks are copied every ``target_update_period`` steps.
+        Returns the loss before the step."""
+        if idx is None:
+            idx = self.sample()
+
+        def rows(buffer: torch.Tensor) -> torch.Tensor:
+            return self._per_head(buffer.gather(1, idx))
+
+        loss, _ = self.network.td_loss_encoded(
+            rows(self._states),
+            rows(self._next),
+            rows(self._actions),
+            rows(self._rewards),
+            rows(self._terminated),
+            self.gamma,
+        )
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        self.gradient_steps += 1
+        if self.gradient_steps % self.target_update_period == 0:
+            self.network.update_target()
+        return loss.detach()
+
+    def play(self, env: Any, episodes: int, *, seed: int | None = None) -> np.ndarray:
+        """Play ``episodes`` episodes per seed on a vector env of ``S`` sub-envs with tabular
+        one-hot observations and same-step autoreset (DeepSea's vector env), learning online.
+
+        Parameters
+        ----------
+        env : gymnasium.vector.VectorEnv
+            ``num_envs == S``; ``infos`` carry ``bad_episode`` (DeepSea's).
+        episodes : int
+            Episodes per seed (DeepSea's episodes all last ``N`` steps, so the seeds finish
+            together).
+        seed : int, optional
+            Passed to ``env.reset`` (sub-env ``i`` gets ``seed + i``).
+
+        Returns
+        -------
+        numpy.ndarray
+            bool ``(S, episodes)``: each episode's ``bad_episode`` flag.
+        """
+        episodes = check_positive_int(episodes, "episodes")
+        if env.num_envs != self.num_seeds:
+            raise ValueError(f"env must have num_envs == {self.num_seeds}, got {env.num_envs}")
+        obs, _ = env.reset(seed=seed)
+        states = one_hot_states(obs)
+        bad = np.zeros((self.num_seeds, episodes), dtype=bool)
+        done_count = np.zeros(self.num_seeds, dtype=np.int64)
+        while done_count.min() < episodes:
+            actions = self.act(states)
+            obs, rewards, terminated, truncated, infos = env.step(actions)
+            next_states = one_hot_states(obs)
+            ended = np.asarray(terminated) | np.asarray(truncated)
+            stored_next = np.where(np.asarray(terminated), -1, next_states)
+            self.observe(states, actions, rewards, stored_next, terminated)
+            for i in np.flatnonzero(ended):
+                if done_count[i] < episodes:
+                    bad[i, done_count[i]] = bool(infos["bad_episode"][i])
+                done_count[i] += 1
+            if ended.any():
+                self.new_episode(ended)
+            states = next_states
+        return bad
