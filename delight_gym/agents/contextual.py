@@ -318,9 +318,11 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
     Baseline ``v = max_a`` posterior mean; EI of each arm's mean reward under the posterior;
     the gate and the override are evaluated only on the rows that explore
     (:func:`~delight_gym.rule.sample_acting_on_explore_rows`). ``gate_price`` arrives here
-    already multiplied by ``reward_scale`` (:func:`make_contextual_agent`).
+    already multiplied by ``reward_scale`` (:func:`make_contextual_agent`); the keywords
+    ``half_life``, ``gate_price``, ``surprisal_cap`` are those of
+    :class:`~delight_gym.rule.DelightSettings`.
 
-    Parameters
+    Attributes
     ----------
     half_life, gate_price, surprisal_cap : float
         ``M``, ``λ`` (reward units), ``L``.
