@@ -34,7 +34,11 @@ from delight_gym.posteriors.ensemble import (
     DEFAULT_PRIOR_SCALE,
     ensemble_expected_improvement,
 )
-from delight_gym.posteriors.linfull import check_generators
+from delight_gym.posteriors.linfull import (
+    check_arm_inputs,
+    check_generators,
+    check_observations,
+)
 
 __all__ = ["BanditEnsemblePosterior", "EnsemblePredictive"]
 
@@ -140,19 +144,11 @@ class BanditEnsemblePosterior:
     # -- values --------------------------------------------------------------------------------
 
     def check_inputs(self, inputs: Any) -> torch.Tensor:
-        """``inputs`` as a finite ``(B, K, d)`` tensor with ``K = G`` or ``G = 1``
-        (``ValueError`` naming ``inputs``)."""
-        x = torch.as_tensor(inputs, dtype=self.dtype, device=self.device)
-        if x.ndim != 3 or x.shape[0] != self.batch_size or x.shape[2] != self.input_dim:
-            raise ValueError(
-                f"inputs must have shape ({self.batch_size}, K, {self.input_dim}), "
-                f"got {tuple(x.shape)}"
-            )
-        if self.num_groups not in (1, x.shape[1]):
-            raise ValueError(f"inputs must hold num_groups = {self.num_groups} arms per row")
-        if not bool(torch.isfinite(x).all()):
-            raise ValueError("inputs must be finite (no NaN or inf)")
-        return x
+        """``inputs`` as a finite ``(B, K, d)`` tensor, ``K = G`` or ``G = 1``
+        (:func:`~delight_gym.posteriors.linfull.check_arm_inputs`)."""
+        return check_arm_inputs(
+            inputs, (self.batch_size, self.input_dim), self.num_groups, self.dtype, self.device
+        )
 
     def _columns(self, arms: int) -> torch.Tensor:
         if self.num_groups == 1:
@@ -224,20 +220,22 @@ class BanditEnsemblePosterior:
             ``(B,)`` rewards.
         validate : bool, default True
         """
-        b = self.batch_size
-        x = torch.as_tensor(inputs, device=self.device).to(self.dtype)
-        g = torch.as_tensor(groups, device=self.device)
-        y = torch.as_tensor(targets, device=self.device).to(self.dtype)
         if validate:
-            if tuple(x.shape) != (b, self.input_dim) or not bool(torch.isfinite(x).all()):
-                raise ValueError(f"inputs must be finite, of shape ({b}, {self.input_dim})")
-            if g.is_floating_point() or g.dtype == torch.bool or tuple(g.shape) != (b,):
-                raise TypeError(f"groups must be an integer tensor of shape ({b},)")
-            if bool(((g < 0) | (g >= self.num_groups)).any()):
-                raise ValueError(f"groups must lie in [0, {self.num_groups})")
-            if tuple(y.shape) != (b,) or not bool(torch.isfinite(y).all()):
-                raise ValueError(f"targets must be finite, of shape ({b},)")
-        self.data.add(x, g.long(), y)
+            xs, gs, ys = check_observations(
+                inputs,
+                groups,
+                targets,
+                shape=(self.batch_size, self.input_dim),
+                num_groups=self.num_groups,
+                dtype=self.dtype,
+                device=self.device,
+            )
+            if xs.shape[1] != 1:
+                raise ValueError("inputs must hold one observation per row, shape (B, d)")
+            x, g, y = xs[:, 0], gs[:, 0], ys[:, 0]
+        else:
+            x, g, y = inputs.to(self.dtype), groups, targets.to(self.dtype)
+        self.data.add(x, g, y)
         picks = self.data.sample(self.generators, self.sgd_steps, self.train_batch_size)
         heads = self.num_heads
         for k in range(self.sgd_steps):

@@ -32,7 +32,9 @@ __all__ = [
     "DEFAULT_LAMBDA_PRIOR",
     "LinFullPosterior",
     "StudentTPredictive",
+    "check_arm_inputs",
     "check_generators",
+    "check_observations",
 ]
 
 #: The showdown's LinFullPost and NeuralLinear prior (``example_main.py``): ``λ_prior``, ``a0``,
@@ -101,6 +103,83 @@ def check_generators(generators: Any, batch_size: int) -> list[torch.Generator]:
         if g.device.type != "cpu":
             raise ValueError("generators must be CPU generators")
     return gens
+
+
+def check_arm_inputs(
+    inputs: Any, shape: tuple[int, int], num_groups: int, dtype: torch.dtype, device: Any
+) -> torch.Tensor:
+    """``inputs`` as a finite ``(B, K, d)`` tensor of ``dtype`` on ``device``, where
+    ``shape = (B, d)`` and ``K`` is ``num_groups`` unless ``num_groups = 1`` (``ValueError``
+    naming ``inputs``)."""
+    batch, dim = shape
+    x = torch.as_tensor(inputs, dtype=dtype, device=device)
+    if x.ndim != 3 or x.shape[0] != batch or x.shape[2] != dim:
+        raise ValueError(f"inputs must have shape ({batch}, K, {dim}), got {tuple(x.shape)}")
+    if num_groups not in (1, x.shape[1]):
+        raise ValueError(
+            f"inputs must hold 1 or num_groups = {num_groups} arms per row, got {x.shape[1]}"
+        )
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("inputs must be finite (no NaN or inf)")
+    return x
+
+
+def check_observations(
+    inputs: Any,
+    groups: Any,
+    targets: Any,
+    *,
+    shape: tuple[int, int],
+    num_groups: int,
+    dtype: torch.dtype,
+    device: Any,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Observations checked and shaped ``(B, n, d)``, int64 ``(B, n)``, ``(B, n)``.
+
+    Parameters
+    ----------
+    inputs : torch.Tensor
+        ``(B, d)`` (one per row) or ``(B, n, d)``, finite.
+    groups : torch.Tensor
+        Integers in ``[0, num_groups)``, ``B·n`` of them.
+    targets : torch.Tensor
+        ``B·n`` finite rewards.
+    shape : (int, int)
+        ``(B, d)``.
+    num_groups : int
+    dtype, device
+        Of the returned inputs and targets.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the argument.
+    """
+    batch, dim = shape
+    x = torch.as_tensor(inputs, dtype=dtype, device=device)
+    if x.ndim == 2:
+        x = x[:, None]
+    if x.ndim != 3 or x.shape[0] != batch or x.shape[2] != dim:
+        raise ValueError(
+            f"inputs must have shape ({batch}, {dim}) or ({batch}, n, {dim}), got {tuple(x.shape)}"
+        )
+    n = x.shape[1]
+    g = torch.as_tensor(groups, device=device)
+    if g.is_floating_point() or g.dtype == torch.bool:
+        raise TypeError(f"groups must be an integer tensor, got {g.dtype}")
+    if g.numel() != batch * n:
+        raise ValueError(f"groups must have {batch * n} entries, got {g.numel()}")
+    g = g.reshape(batch, n)
+    if bool(((g < 0) | (g >= num_groups)).any()):
+        raise ValueError(f"groups must lie in [0, {num_groups})")
+    y = torch.as_tensor(targets, dtype=dtype, device=device)
+    if y.numel() != batch * n:
+        raise ValueError(f"targets must have {batch * n} entries, got {y.numel()}")
+    y = y.reshape(batch, n)
+    for name, t in (("inputs", x), ("targets", y)):
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return x, g.long(), y
 
 
 class LinFullPosterior:
@@ -191,35 +270,17 @@ class LinFullPosterior:
     def check_observations(
         self, inputs: Any, groups: Any, targets: Any, input_dim: int | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``(inputs, groups, targets)`` checked and shaped ``(B, n, d)``, int64 ``(B, n)``,
-        ``(B, n)`` (``ValueError``/``TypeError`` naming the argument); ``input_dim`` defaults
-        to this posterior's ``d``."""
-        dim = self.input_dim if input_dim is None else input_dim
-        x = torch.as_tensor(inputs, dtype=self.dtype, device=self.device)
-        if x.ndim == 2:
-            x = x[:, None]
-        if x.ndim != 3 or x.shape[0] != self.batch_size or x.shape[2] != dim:
-            raise ValueError(
-                f"inputs must have shape ({self.batch_size}, {dim}) or "
-                f"({self.batch_size}, n, {dim}), got {tuple(x.shape)}"
-            )
-        n = x.shape[1]
-        g = torch.as_tensor(groups, device=self.device)
-        if g.is_floating_point() or g.dtype == torch.bool:
-            raise TypeError(f"groups must be an integer tensor, got {g.dtype}")
-        g = g.reshape(self.batch_size, -1) if g.numel() == self.batch_size * n else g
-        if tuple(g.shape) != (self.batch_size, n):
-            raise ValueError(f"groups must have {self.batch_size * n} entries, got {g.numel()}")
-        if bool(((g < 0) | (g >= self.num_groups)).any()):
-            raise ValueError(f"groups must lie in [0, {self.num_groups})")
-        y = torch.as_tensor(targets, dtype=self.dtype, device=self.device)
-        if y.numel() != self.batch_size * n:
-            raise ValueError(f"targets must have {self.batch_size * n} entries, got {y.numel()}")
-        y = y.reshape(self.batch_size, n)
-        for name, t in (("inputs", x), ("targets", y)):
-            if not bool(torch.isfinite(t).all()):
-                raise ValueError(f"{name} must be finite (no NaN or inf)")
-        return x, g.long(), y
+        """:func:`check_observations` for this posterior (``input_dim`` defaults to its
+        ``d``)."""
+        return check_observations(
+            inputs,
+            groups,
+            targets,
+            shape=(self.batch_size, self.input_dim if input_dim is None else input_dim),
+            num_groups=self.num_groups,
+            dtype=self.dtype,
+            device=self.device,
+        )
 
     # -- updates -------------------------------------------------------------------------------
 
@@ -301,18 +362,11 @@ class LinFullPosterior:
         )
 
     def check_inputs(self, inputs: Any) -> torch.Tensor:
-        """``inputs`` as a finite ``(B, K, d)`` tensor of this dtype and device (``ValueError``
-        naming ``inputs``)."""
-        x = torch.as_tensor(inputs, dtype=self.dtype, device=self.device)
-        if x.ndim != 3 or x.shape[0] != self.batch_size or x.shape[2] != self.input_dim:
-            raise ValueError(
-                f"inputs must have shape ({self.batch_size}, K, {self.input_dim}), "
-                f"got {tuple(x.shape)}"
-            )
-        if not bool(torch.isfinite(x).all()):
-            raise ValueError("inputs must be finite (no NaN or inf)")
-        self._arm_groups(x.shape[1])
-        return x
+        """:func:`check_arm_inputs` for this posterior: ``(B, K, d)`` with ``K = G`` or
+        ``G = 1``."""
+        return check_arm_inputs(
+            inputs, (self.batch_size, self.input_dim), self.num_groups, self.dtype, self.device
+        )
 
     def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:
         """The Student-t posterior of the mean reward ``f(a) = x̃_aᵀw_{g(a)}`` of every arm.

@@ -34,6 +34,7 @@ from delight_gym.posteriors.linfull import (
     DEFAULT_LAMBDA_PRIOR,
     LinFullPosterior,
     StudentTPredictive,
+    check_arm_inputs,
     check_generators,
 )
 
@@ -154,16 +155,11 @@ class NeuralLinearPosterior:
             return self.network.hidden(inputs.to(self.network_dtype)).to(self.dtype)
 
     def check_inputs(self, inputs: Any) -> torch.Tensor:
-        """``inputs`` as a finite ``(B, K, d)`` tensor (``ValueError`` naming ``inputs``)."""
-        x = torch.as_tensor(inputs, dtype=self.dtype, device=self.device)
-        if x.ndim != 3 or x.shape[0] != self.batch_size or x.shape[2] != self.input_dim:
-            raise ValueError(
-                f"inputs must have shape ({self.batch_size}, K, {self.input_dim}), "
-                f"got {tuple(x.shape)}"
-            )
-        if not bool(torch.isfinite(x).all()):
-            raise ValueError("inputs must be finite (no NaN or inf)")
-        return x
+        """``inputs`` as a finite ``(B, K, d)`` tensor, ``K = G`` or ``G = 1``
+        (:func:`~delight_gym.posteriors.linfull.check_arm_inputs`)."""
+        return check_arm_inputs(
+            inputs, (self.batch_size, self.input_dim), self.num_groups, self.dtype, self.device
+        )
 
     def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:
         """Student-t posterior of every arm's mean reward (``(B, K, d)`` → ``(B, K)`` each);
