@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from delight_gym._checks import check_action_batch
 from delight_gym.agents.base import BetaBernoulliAgentBase, agent_registry, build_agent
@@ -215,6 +214,8 @@ class ThompsonAgent(BernoulliAgent):
         if self.prior_alpha == 1.0 and self.prior_beta == 1.0:
             fresh_max = power
         else:
+            from scipy import special  # here: the uniform prior does not need it
+
             fresh_max = special.betaincinv(self.prior_alpha, self.prior_beta, power)
         fresh_max = np.where(u > 0, fresh_max, -np.inf)
         return np.where(fresh_max > best_sample, self.n_tried, best)

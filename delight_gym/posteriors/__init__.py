@@ -34,7 +34,6 @@ from delight_gym.posteriors.gaussian import (
     gaussian_expected_improvement,
     log_gaussian_expected_improvement,
 )
-from delight_gym.posteriors.student_t import student_t_expected_improvement
 from delight_gym.posteriors.value import TabularValuePosterior, default_posterior
 
 __all__ = [
@@ -63,7 +62,8 @@ __all__ = [
     "student_t_expected_improvement",
 ]
 
-#: The torch posteriors and their modules, imported on first use (PEP 562).
+#: The torch posteriors (and the Student-t EI, which needs SciPy) and their modules, imported
+#: on first use (PEP 562).
 _LAZY = {
     "BanditEnsemblePosterior": "delight_gym.posteriors.bandit_ensemble",
     "EnsembleQPosterior": "delight_gym.posteriors.ensemble",
@@ -71,6 +71,7 @@ _LAZY = {
     "LinearGaussianPosterior": "delight_gym.posteriors.linear",
     "NeuralLinearPosterior": "delight_gym.posteriors.neural_linear",
     "TabularMDPPosterior": "delight_gym.posteriors.tabular",
+    "student_t_expected_improvement": "delight_gym.posteriors.student_t",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY)

@@ -16,10 +16,10 @@ for ``a, b`` in ``[1, 1e6]`` wherever ``EI > 1e-300`` (worst measured against 50
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from delight_gym._checks import (
     broadcast_named,
@@ -55,6 +55,11 @@ _V_TINY = 1e-280
 #: binomial probabilities", 2000).
 _STIRLING = (1.0 / 12.0, 1.0 / 360.0, 1.0 / 1260.0, 1.0 / 1680.0, 1.0 / 1188.0)
 _LOG_SQRT_2PI = 0.5 * float(np.log(2.0 * np.pi))
+#: ``stirlerr(n)`` for ``n = 0 … 15`` (``math.lgamma``; ``stirlerr(0) = 0``).
+_STIRLERR_INTEGERS = np.array(
+    [0.0]
+    + [math.lgamma(k + 1.0) - (k + 0.5) * math.log(k) + k - _LOG_SQRT_2PI for k in range(1, 16)]
+)
 
 
 def _stirlerr(n: np.ndarray) -> np.ndarray:
@@ -65,8 +70,17 @@ def _stirlerr(n: np.ndarray) -> np.ndarray:
     r = 1.0 / (nb * nb)
     s0, s1, s2, s3, s4 = _STIRLING
     out[big] = (s0 - (s1 - (s2 - (s3 - s4 * r) * r) * r) * r) / nb
-    ns = n[~big]
-    out[~big] = special.gammaln(ns + 1.0) - (ns + 0.5) * np.log(ns) + ns - _LOG_SQRT_2PI
+    small = np.flatnonzero(~big)
+    if small.size:
+        ns = n[small]
+        whole = ns == np.floor(ns)
+        out[small[whole]] = _STIRLERR_INTEGERS[ns[whole].astype(np.int64)]
+        if not whole.all():
+            from scipy import special
+
+            nf = ns[~whole]
+            out[small[~whole]] = special.gammaln(nf + 1.0) - (nf + 0.5) * np.log(nf) + nf
+            out[small[~whole]] -= _LOG_SQRT_2PI
     return out
 
 
@@ -129,6 +143,8 @@ def _log_beta_small(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ``lgamma(p) + c(q) - c(p+q) + p - p log(p+q) + (q - 1/2) log1p(-p/(p+q))`` for ``q >= 10``
     (``c`` the Stirling remainder, as R's ``lbeta``; ``scipy.special.betaln`` loses up to
     ``3e-9`` relative there) and the sum of ``lgamma`` terms otherwise."""
+    from scipy import special  # here: integer parameters (the agents') never need it
+
     p, q = np.minimum(a, b), np.maximum(a, b)
     out = special.gammaln(p) + special.gammaln(q) - special.gammaln(p + q)
     big = q >= 10.0
@@ -236,6 +252,8 @@ def _density_term(a: np.ndarray, b: np.ndarray, v: np.ndarray, y: np.ndarray) ->
     # v -> 1); it is accurate unless a or b is large.
     bad = ~np.isfinite(d)
     if bad.any():
+        from scipy import special
+
         ab, bb, vb = a[bad], b[bad], v[bad]
         d[bad] = np.exp(
             ab * np.log(vb) + bb * np.log1p(-vb) - special.betaln(ab, bb) - np.log(ab + bb)
@@ -257,6 +275,8 @@ def _ei_interior(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray:
     tail = (w >= 1.0) & (w >= Z_PRESCREEN * (np.sqrt(a / (s + 1.0)) * np.sqrt(b)))
     near = np.flatnonzero(~tail)
     if near.size:
+        from scipy import special
+
         q = special.betaincc(a[near], b[near], v[near])
         dn = d[near]
         wn = w[near]
@@ -382,10 +402,11 @@ def prior_expected_improvement(prior_alpha: float, prior_beta: float, v: np.ndar
 
 
 #: The finite binomial sum is used for integer ``a <= SMALL_A_MAX`` and ``a + b <= SMALL_N_MAX``
-#: (its terms in two matrix passes, split at ``SMALL_A_SPLIT``).
-SMALL_A_MAX = 128
+#: (by cumulative products from ``i = 0`` up to ``a = SMALL_A_SPLIT``, anchored at its largest
+#: term above).
+SMALL_A_MAX = 1000
 SMALL_A_SPLIT = 16
-SMALL_N_MAX = 1000
+SMALL_N_MAX = 10_000
 
 
 def _small_integer_parameters(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -393,60 +414,77 @@ def _small_integer_parameters(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _ei_small_integer(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """EI for integer ``a <= 128``, integer ``b``, ``n = a + b <= 1000`` and ``0 < v < 1``.
+    """EI for integer ``a <= SMALL_A_MAX``, integer ``b``, ``n = a + b <= SMALL_N_MAX`` and
+    ``0 < v < 1``.
 
     Integrating ``P(X > x) = P(Bin(n - 1, x) <= a - 1)`` from ``v`` to 1 gives a finite sum of
     positive terms (no cancellation, unlike the identity above the mean)::
 
         EI = (1/n) Σ_{i=0}^{a-1} (a - i) C(n, i) v^i (1 - v)^(n - i)
-           = (1 - v)^n / n · Σ_{i=0}^{a-1} (a - i) Π_{k<i} ρ_k,   ρ_k = (n-k)/(k+1) · v/(1-v),
+           = (1 - v)^n / n · Σ_{i=0}^{a-1} (a - i) Π_{k<i} ρ_k,   ρ_k = (n-k)/(k+1) · v/(1-v).
 
-    its terms formed as cumulative products (all positive: relative error ``<~ 2a`` ulps) and
-    ``exp(n·log1p(-v) + log(sum))``, so ``(1 - v)^n`` never underflows on its own; with
-    ``a <= 128`` and ``n <= 1000`` the relative error stays below ``1e-12``. Elements whose
-    sum overflows (``v`` within ~1e-15 of 1) are summed in log space instead. Bernoulli
-    posteriors under a ``Beta(1, 1)`` prior have integer parameters and the arms a bandit
-    agent evaluates mostly have few successes, so this is the agents' common path (several
-    times cheaper than ``betaincc``).
+    For ``a <= SMALL_A_SPLIT`` (most elements) the terms are cumulative products of ``ρ_k``
+    (all positive: relative error ``<~ 2a`` ulps) and the result ``exp(n·log1p(-v) +
+    log(sum))``, so ``(1 - v)^n`` never underflows on its own. Larger ``a``, and sums that
+    overflow, go to :func:`_ei_binomial_anchored`. Bernoulli posteriors under a ``Beta(1, 1)``
+    prior have integer parameters, so this is the agents' common path (several times cheaper
+    than ``betaincc``, and no ``scipy`` import).
     """
     n = a + b
     odds = v / (1.0 - v)
+    long_sum = a > SMALL_A_SPLIT
     with np.errstate(over="ignore", invalid="ignore"):
-        # The sum is 1 for a = 1 and 2 + ρ_0 for a = 2 (most elements); for a > 2 its terms
-        # are cumulative products of ρ_k, summed with weights (a - i) in one matrix pass.
-        # Those passes are split at a = SMALL_A_SPLIT, so that the rare long sums do not
-        # widen the matrix of the many short ones.
+        # The sum is 1 for a = 1 and 2 + ρ_0 for a = 2; for a > 2 its terms are cumulative
+        # products of ρ_k, summed with weights (a - i) in one matrix pass.
         acc = np.where(a == 1.0, 1.0, 2.0 + n * odds)
-        for big in (
-            np.flatnonzero((a > 2.0) & (a <= SMALL_A_SPLIT)),
-            np.flatnonzero(a > SMALL_A_SPLIT),
-        ):
-            if big.size:
-                a_big = a[big]
-                k = np.arange(int(a_big.max()) - 1)
-                rho = (n[big, None] - k) / (k + 1.0) * odds[big, None]
-                weights = np.maximum(a_big[:, None] - 1.0 - k, 0.0)  # (a - i) for i = k + 1
-                acc[big] = a_big + (weights * np.cumprod(rho, axis=1)).sum(axis=1)
-        log_sum = np.log(acc)
-    bad = ~np.isfinite(log_sum)
-    if bad.any():
-        log_sum[bad] = _log_binomial_sum(a[bad], n[bad], v[bad])
-    return np.exp(n * np.log1p(-v) + log_sum) / n
+        big = np.flatnonzero((a > 2.0) & ~long_sum)
+        if big.size:
+            a_big = a[big]
+            k = np.arange(int(a_big.max()) - 1)
+            rho = (n[big, None] - k) / (k + 1.0) * odds[big, None]
+            weights = np.maximum(a_big[:, None] - 1.0 - k, 0.0)  # (a - i) for i = k + 1
+            acc[big] = a_big + (weights * np.cumprod(rho, axis=1)).sum(axis=1)
+        out = np.exp(n * np.log1p(-v) + np.log(acc)) / n
+    anchored = long_sum | ~np.isfinite(acc)
+    if anchored.any():
+        out[anchored] = _ei_binomial_anchored(a[anchored], n[anchored], v[anchored])
+    return out
 
 
-def _log_binomial_sum(a: np.ndarray, n: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``log Σ_{i<a} (a - i) Π_{k<i} ρ_k`` in log space (the overflow fallback)."""
+def _ei_binomial_anchored(a: np.ndarray, n: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The binomial sum of :func:`_ei_small_integer` scaled by its largest term.
+
+    The term ``t_i = C(n, i) v^i (1-v)^(n-i)`` is largest at ``j = min(a - 1, ⌊(n+1) v⌋)``
+    within the sum; ``t_j`` is the binomial probability by Loader's saddle-point form and
+    every other term is ``t_j`` times a product of ratios ``ρ_k`` (above ``j``) or ``1/ρ_k``
+    (below), each at most 1, so nothing overflows. Relative error ``<~ a`` ulps plus
+    ``t_j``'s (``~1e-14``). All arguments are 1-D, ``a`` and ``n > a`` integers.
+    """
+    y = 1.0 - v
     width = int(a.max())
-    i = np.arange(width)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        steps = np.log((n[:, None] - i[:-1]) / (i[:-1] + 1.0)) + (np.log(v) - np.log1p(-v))[:, None]
-    logs = np.zeros((a.size, width))
-    logs[:, 1:] = np.cumsum(steps, axis=1)
-    weight = a[:, None] - i
-    logs = np.where(weight > 0, logs, -np.inf)
-    top = logs.max(axis=1)
-    total = (np.maximum(weight, 0) * np.exp(logs - top[:, None])).sum(axis=1)
-    return top + np.log(total)
+    j = np.minimum(a - 1.0, np.floor((n + 1.0) * v))
+    k = np.arange(width - 1.0)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        rho = (n[:, None] - k) / (k + 1.0) * (v / y)[:, None]  # t_{k+1} / t_k
+        above = k >= j[:, None]
+        inside = k < a[:, None] - 1.0  # columns i >= a (the padding) have weight 0
+        rel = np.ones((a.size, width))
+        rel[:, 1:] = np.cumprod(np.where(above & inside, rho, 1.0), axis=1)
+        rel[:, :-1] *= np.cumprod(np.where(above, 1.0, 1.0 / rho)[:, ::-1], axis=1)[:, ::-1]
+        total = (np.maximum(a[:, None] - np.arange(width), 0.0) * rel).sum(axis=1)
+    return _binomial_probability(j, n, v, y) * total / n
+
+
+def _binomial_probability(j: np.ndarray, n: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``C(n, j) p^j q^(n-j)`` for integers ``0 <= j < n`` (Loader's form, ``q = 1 - p``)."""
+    out = np.exp(n * np.log1p(-p))  # j = 0
+    inner = j > 0
+    if inner.any():
+        ji, ni, pi, qi = j[inner], n[inner], p[inner], q[inner]
+        nj = ni - ji
+        lc = _stirlerr(ni) - _stirlerr(ji) - _stirlerr(nj) - _bd0(ji, ni * pi) - _bd0(nj, ni * qi)
+        out[inner] = np.exp(lc) * np.sqrt(ni / (2.0 * np.pi * ji * nj))
+    return out
 
 
 def beta_ei_upper_bound(alpha: np.ndarray, beta: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -19,7 +19,6 @@ import sys
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from delight_gym._arrays import is_torch
 from delight_gym._checks import broadcast_named, check_finite_array
@@ -47,6 +46,8 @@ def _namespace(x: Any) -> tuple[Any, Any]:
     if is_torch(x):
         torch = sys.modules["torch"]
         return torch, torch.special.erfcx
+    from scipy import special  # here: importing scipy.special takes a few tenths of a second
+
     return np, special.erfcx
 
 
