@@ -67,17 +67,6 @@ def style_problems(source: str) -> list[str]:
 
 
 MODULES = sorted(PACKAGE.rglob("*.py"))
-# Being converted in the SB3 layer's move (delight_gym/sb3/); remove an entry once it passes.
-NOT_YET_CONVERTED = {"experiments/bsuite.py", "sb3/vec_env.py"}
-
-
-def _module_param(path: Path) -> object:
-    name = path.relative_to(PACKAGE).as_posix()
-    marks = []
-    if name in NOT_YET_CONVERTED:
-        reason = f"{name} still has Google-style sections (SB3-layer move in progress)"
-        marks.append(pytest.mark.xfail(reason=reason, strict=False))
-    return pytest.param(path, id=name, marks=marks)
 
 
 def test_every_module_is_checked():
@@ -86,7 +75,7 @@ def test_every_module_is_checked():
     assert {"__init__.py", "rule.py", "envs/linear.py", "posteriors/beta.py"} <= names
 
 
-@pytest.mark.parametrize("path", [_module_param(p) for p in MODULES])
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
 def test_module_docstrings_are_numpy_style(path):
     problems = style_problems(path.read_text(encoding="utf-8"))
     assert not problems, f"{path.relative_to(PACKAGE.parent)}:\n" + "\n".join(problems)
