@@ -28,6 +28,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -57,7 +58,7 @@ def _best_time(fn: Callable[[], object], device: torch.device, repeats: int) -> 
     return best
 
 
-def _close(name: str, cpu: torch.Tensor, dev: torch.Tensor, rtol: float = RTOL) -> bool:
+def _close(name: str, cpu: Any, dev: Any, rtol: float = RTOL) -> bool:
     a, b = torch.as_tensor(cpu).double(), torch.as_tensor(dev).detach().cpu().double()
     scale = a.abs().max().clamp_min(1e-300)
     err = float((a - b).abs().max() / scale)
@@ -219,6 +220,125 @@ def ensemble_check(device: torch.device, repeats: int, quick: bool = False) -> b
     return bool(ok)
 
 
+def contextual_check(device: torch.device, repeats: int, quick: bool = False) -> bool:
+    """The contextual-bandit posteriors fed the same data on both devices (CPU generators, so
+    the same initial weights and minibatches)."""
+    from delight_gym.posteriors.bandit_ensemble import BanditEnsemblePosterior
+    from delight_gym.posteriors.linfull import LinFullPosterior
+    from delight_gym.posteriors.neural_linear import NeuralLinearPosterior
+
+    b, k, d, steps = (3, 20, 4, 60) if quick else (20, 1000, 5, 200)
+    rng = np.random.default_rng(0)
+    arms = rng.normal(size=(k, d))
+    arms /= np.linalg.norm(arms, axis=1, keepdims=True)
+    theta = rng.normal(size=(b, d))
+    theta /= np.linalg.norm(theta, axis=1, keepdims=True)
+    pulls = rng.integers(0, k, size=(steps, b))
+    means = np.cos(3.0 * arms @ theta.T).T  # (b, k)
+    rewards = means[np.arange(b), pulls] + 0.1 * rng.normal(size=(steps, b))
+    inputs = torch.as_tensor(np.broadcast_to(arms, (b, k, d)).copy())
+
+    def gens() -> list[torch.Generator]:
+        return [torch.Generator().manual_seed(100 + i) for i in range(b)]
+
+    makers: dict[str, Callable[[torch.device], Any]] = {
+        "LinFullPosterior": lambda dev: LinFullPosterior(b, 1, d, device=dev),
+        "NeuralLinearPosterior": lambda dev: NeuralLinearPosterior(
+            b, 1, d, generators=gens(), device=dev
+        ),
+        "BanditEnsemblePosterior": lambda dev: BanditEnsemblePosterior(
+            b, 1, d, generators=gens(), device=dev
+        ),
+    }
+    ok = True
+    for name, make in makers.items():
+        print(f"{name} (B={b} seeds, K={k} shared-model arms, d={d}, {steps} updates)")
+
+        dtype = torch.float64 if name == "LinFullPosterior" else torch.float32
+
+        def run(
+            dev: torch.device, make: Any = make, dtype: torch.dtype = dtype
+        ) -> tuple[torch.Tensor, torch.Tensor]:
+            post = make(dev)
+            x = inputs.to(dev, dtype)
+            zeros = torch.zeros(b, dtype=torch.int64, device=dev)
+            for t in range(steps):
+                rows = x[torch.arange(b, device=dev), torch.as_tensor(pulls[t], device=dev)]
+                post.update(rows, zeros, torch.as_tensor(rewards[t], device=dev).to(x.dtype))
+            pred = post.predictive(x)
+            baseline = pred.mean.max(dim=1).values
+            return pred.mean, pred.expected_improvement(baseline)
+
+        c_mean, c_ei = run(torch.device("cpu"))
+        g_mean, g_ei = run(device)
+        # float64 regression: 1e-9; float32 networks trained for many steps drift apart
+        rtol = RTOL if name == "LinFullPosterior" else 1e-2
+        ok &= _close("predictive mean", c_mean, g_mean, rtol)
+        ok &= _close("expected improvement", c_ei, g_ei, rtol)
+        cpu_s = _best_time(lambda: run(torch.device("cpu")), torch.device("cpu"), repeats)
+        dev_s = _best_time(lambda: run(device), device, repeats)
+        print(f"  time: cpu {cpu_s:.3f} s, {device} {dev_s:.3f} s, ratio {cpu_s / dev_s:.2f}x")
+    return bool(ok)
+
+
+def seed_batched_check(device: torch.device, repeats: int, quick: bool = False) -> bool:
+    """SeedBatchedBootDQN (S seeds x 10 heads in one network) on DeepSea: the same TD steps on
+    both devices, then env steps per second over S seeds at once."""
+    from delight_gym.agents.boot_dqn import SeedBatchedBootDQN
+
+    n = 6 if quick else 20
+    seeds_list = (2,) if quick else (5, 25)
+    print(f"SeedBatchedBootDQN (DeepSea N={n}, K=10, [64, 64], batch 128 per seed)")
+    s = seeds_list[0]
+    rng = np.random.default_rng(0)
+    agents = [
+        SeedBatchedBootDQN(s, n * n, 2, seed=0, learning_starts=10**9, device=dev)
+        for dev in (torch.device("cpu"), device)
+    ]
+    for _ in range(300):
+        batch = (
+            rng.integers(0, n * n, size=s),
+            rng.integers(0, 2, size=s),
+            rng.normal(size=s),
+            rng.integers(-1, n * n, size=s),
+            rng.random(s) < 0.05,
+        )
+        for agent in agents:
+            agent.observe(*batch)
+    probe = rng.integers(0, n * n, size=s)
+    ok = True
+    done = 0
+    for stage, steps, rtol in (("1 TD step", 1, 1e-5), ("50 TD steps", 49, 1e-2)):
+        for _ in range(steps):
+            for agent in agents:
+                agent.td_step()
+        done += steps
+        ok &= _close(
+            f"{stage}: head values",
+            agents[0].head_values(probe),
+            agents[1].head_values(probe),
+            rtol,
+        )
+    episodes = 4 if quick else 20
+    for seeds in seeds_list:
+        rates = []
+        for dev in (torch.device("cpu"), device):
+            agent = SeedBatchedBootDQN(seeds, n * n, 2, seed=0, device=dev)
+            env = DeepSeaVectorEnv(seeds, size=n)
+            agent.play(env, 8, seed=0)  # warm-up: past learning_starts (128 steps)
+            _sync(dev)
+            start = time.perf_counter()
+            agent.play(env, episodes, seed=1)
+            _sync(dev)
+            rates.append(seeds * episodes * n / (time.perf_counter() - start))
+        print(
+            f"  S={seeds} seeds: cpu {rates[0]:.0f} env steps/s "
+            f"({torch.get_num_threads()} threads), {device} {rates[1]:.0f} env steps/s, "
+            f"ratio {rates[1] / rates[0]:.2f}x"
+        )
+    return bool(ok)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cuda")
@@ -235,6 +355,8 @@ def main() -> int:
         linear_check(device, args.repeats, args.quick),
         tabular_check(device, args.repeats, args.quick),
         ensemble_check(device, args.repeats, args.quick),
+        contextual_check(device, args.repeats, args.quick),
+        seed_batched_check(device, args.repeats, args.quick),
     ]
     print("ALL PASS" if all(results) else "SOME CHECKS FAILED")
     return 0 if all(results) else 1
