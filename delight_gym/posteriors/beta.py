@@ -402,8 +402,7 @@ def prior_expected_improvement(prior_alpha: float, prior_beta: float, v: np.ndar
 
 
 #: The finite binomial sum is used for integer ``a <= SMALL_A_MAX`` and ``a + b <= SMALL_N_MAX``
-#: (by cumulative products from ``i = 0`` up to ``a = SMALL_A_SPLIT``, anchored at its largest
-#: term above).
+#: (its terms in two matrix passes, split at ``SMALL_A_SPLIT``).
 SMALL_A_MAX = 1000
 SMALL_A_SPLIT = 16
 SMALL_N_MAX = 10_000
@@ -423,29 +422,29 @@ def _ei_small_integer(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray
         EI = (1/n) Σ_{i=0}^{a-1} (a - i) C(n, i) v^i (1 - v)^(n - i)
            = (1 - v)^n / n · Σ_{i=0}^{a-1} (a - i) Π_{k<i} ρ_k,   ρ_k = (n-k)/(k+1) · v/(1-v).
 
-    For ``a <= SMALL_A_SPLIT`` (most elements) the terms are cumulative products of ``ρ_k``
-    (all positive: relative error ``<~ 2a`` ulps) and the result ``exp(n·log1p(-v) +
-    log(sum))``, so ``(1 - v)^n`` never underflows on its own. Larger ``a``, and sums that
-    overflow, go to :func:`_ei_binomial_anchored`. Bernoulli posteriors under a ``Beta(1, 1)``
-    prior have integer parameters, so this is the agents' common path (several times cheaper
-    than ``betaincc``, and no ``scipy`` import).
+    The terms are cumulative products of ``ρ_k`` (all positive: relative error ``<~ 2a``
+    ulps) and the result ``exp(n·log1p(-v) + log(sum))``, so ``(1 - v)^n`` never underflows
+    on its own. Sums that overflow go to :func:`_ei_binomial_anchored`. Bernoulli posteriors
+    under a ``Beta(1, 1)`` prior have integer parameters, so this is the agents' common path
+    (several times cheaper than ``betaincc``, and no ``scipy`` import).
     """
     n = a + b
     odds = v / (1.0 - v)
-    long_sum = a > SMALL_A_SPLIT
     with np.errstate(over="ignore", invalid="ignore"):
         # The sum is 1 for a = 1 and 2 + ρ_0 for a = 2; for a > 2 its terms are cumulative
-        # products of ρ_k, summed with weights (a - i) in one matrix pass.
+        # products of ρ_k, summed with weights (a - i) in a matrix pass, split at
+        # a = SMALL_A_SPLIT so that the rare long sums do not widen the many short ones.
         acc = np.where(a == 1.0, 1.0, 2.0 + n * odds)
-        big = np.flatnonzero((a > 2.0) & ~long_sum)
-        if big.size:
-            a_big = a[big]
-            k = np.arange(int(a_big.max()) - 1)
-            rho = (n[big, None] - k) / (k + 1.0) * odds[big, None]
-            weights = np.maximum(a_big[:, None] - 1.0 - k, 0.0)  # (a - i) for i = k + 1
-            acc[big] = a_big + (weights * np.cumprod(rho, axis=1)).sum(axis=1)
+        long_sum = a > SMALL_A_SPLIT
+        for big in (np.flatnonzero((a > 2.0) & ~long_sum), np.flatnonzero(long_sum)):
+            if big.size:
+                a_big = a[big]
+                k = np.arange(int(a_big.max()) - 1)
+                rho = (n[big, None] - k) / (k + 1.0) * odds[big, None]
+                weights = np.maximum(a_big[:, None] - 1.0 - k, 0.0)  # (a - i) for i = k + 1
+                acc[big] = a_big + (weights * np.cumprod(rho, axis=1)).sum(axis=1)
         out = np.exp(n * np.log1p(-v) + np.log(acc)) / n
-    anchored = long_sum | ~np.isfinite(acc)
+    anchored = ~np.isfinite(acc)
     if anchored.any():
         out[anchored] = _ei_binomial_anchored(a[anchored], n[anchored], v[anchored])
     return out
