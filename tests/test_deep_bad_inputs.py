@@ -498,3 +498,62 @@ def test_bsuite_size_refuses_a_replay_that_would_not_fit(monkeypatch: Any) -> No
     with pytest.raises(ValueError, match=rf"--size=120 \(the deep agents' replay .* {need}"):
         check_bsuite_size(120, "--size")
     assert check_bsuite_size(110, "--size") == 110
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_checks_of_gpu_tensors_run_on_the_gpu() -> None:
+    post = _posterior(device="cuda")
+    good = {
+        k: torch.as_tensor(np.asarray(v)).cuda()
+        for k, v in _batch(np.random.default_rng(105)).items()
+    }
+    post.td_step(**good)
+    weights = [p.detach().clone() for p in post.network.parameters()]
+    bad_obs = good["observations"].clone()
+    bad_obs[2, 1] = float("nan")
+    cases = [
+        ({"observations": bad_obs}, r"observations must be finite.*entry \(2, 1\)"),
+        ({"rewards": torch.tensor([0, 1, float("inf"), 0, 0.0]).cuda()}, "rewards must be finite"),
+        ({"actions": torch.tensor([0, 1, 2, 0, 1]).cuda()}, r"actions must lie in \[0, 1\]"),
+        ({"actions": torch.zeros(5).cuda()}, "actions must be integers"),
+        ({"terminated": torch.tensor([0.3, 0, 1, 0, 0]).cuda()}, "terminated must be bools or 0/1"),
+    ]
+    for change, message in cases:
+        with pytest.raises(ValueError, match=message):
+            post.td_step(**{**good, **change})
+    for before, after in zip(weights, post.network.parameters(), strict=True):
+        assert torch.equal(before, after)
+
+
+def _as_tensors(batch: dict[str, Any]) -> dict[str, Any]:
+    """SB3-shaped tensors ((B, 1) columns), or the value as it is where torch has no dtype."""
+    out: dict[str, Any] = {}
+    for key, value in batch.items():
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biuf":
+            out[key] = value
+            continue
+        t = torch.as_tensor(arr)
+        out[key] = t[:, None] if key in ("actions", "rewards", "terminated") and t.ndim == 1 else t
+    return out
+
+
+@pytest.mark.parametrize(("label", "batch", "error", "name"), CASES, ids=[c[0] for c in CASES])
+def test_one_sync_gpu_check_refuses_what_the_strict_checks_refuse(
+    label: str, batch: dict[str, Any], error: type, name: str
+) -> None:
+    """The GPU path decides validity with one host sync (``_valid_on_device``) and checks item
+    by item only a batch that fails: it must refuse every batch the strict checks refuse, and
+    give the strict checks' result for a good one. Tested here on CPU tensors."""
+    net = _posterior().network
+    assert not net._valid_on_device(**_as_tensors(batch), masks=None)
+    good = _as_tensors(_batch(np.random.default_rng(106)))
+    assert net._valid_on_device(**good, masks=None)
+    masks = torch.ones(N, 3)
+    for bad_masks in (torch.full((N, 3), float("nan")), -masks, torch.ones(N, 2)):
+        assert not net._valid_on_device(**good, masks=bad_masks)
+    strict = net.check_transitions(**good, masks=masks)
+    fast = net._valid_transitions(**good, masks=masks)
+    for a, b in zip(strict, fast, strict=True):
+        assert a is not None and b is not None
+        assert a.dtype == b.dtype and torch.equal(a, b)

@@ -365,6 +365,10 @@ class EnsembleQNetwork(nn.Module):
             On a wrong shape, a non-finite value (also a float64 beyond float32's range), or a
             Discrete observation that is not an integer of the space.
         """
+        return self._encode(observations, name, check_finite=True)
+
+    def _encode(self, observations: Any, name: str, *, check_finite: bool) -> torch.Tensor:
+        """:meth:`encode`; ``check_finite=False`` when the caller checked finiteness itself."""
         x = host_view(observations)
         if x.ndim == 0:
             raise ValueError(f"{name} must be a batch with a leading axis, got a scalar")
@@ -374,7 +378,7 @@ class EnsembleQNetwork(nn.Module):
             raise TypeError(f"{name} must be numbers, got dtype {x.dtype}")
         if self.encoding == "index":
             self._check_index_shape(tuple(x.shape), name)
-            if kind == "f":
+            if kind == "f" and check_finite:
                 check_all_finite(x, name)
             if kind == "b" or (kind == "f" and bool((x != x.round()).any())):
                 raise ValueError(f"{name} must be integers for a Discrete observation space")
@@ -384,7 +388,8 @@ class EnsembleQNetwork(nn.Module):
             return self._on_device(idx)
         self._check_box_shape(tuple(x.shape), name)
         flat = _cast(x.reshape(n, self.input_dim), "float32")
-        check_all_finite(flat, name)  # after the cast: beyond float32's range is inf
+        if check_finite:
+            check_all_finite(flat, name)  # after the cast: beyond float32's range is inf
         if self.encoding == "one_hot":
             count = (flat != 0).sum(1)
             if bool(((count <= 1) & (flat.sum(1) == count)).all()):
@@ -566,7 +571,16 @@ class EnsembleQNetwork(nn.Module):
             an action outside ``[0, A)``, ``terminated`` not 0/1, or a negative mask.
         TypeError
             On non-numeric observations or rewards.
+
+        Notes
+        -----
+        Tensors on a GPU are checked there with one host synchronisation for the whole batch
+        (:meth:`_valid_on_device`); only a batch that fails is checked again item by item, for
+        the message.
         """
+        batch = (observations, actions, rewards, next_observations, terminated, masks)
+        if self.device.type != "cpu" and self._valid_on_device(*batch):
+            return self._valid_transitions(*batch)
         x = self.encode(observations, "observations")
         b = int(x.shape[0])
         xn = self.encode(next_observations, "next_observations")
@@ -601,6 +615,67 @@ class EnsembleQNetwork(nn.Module):
             self._on_device(_cast(rew, "float32")),
             self._on_device(_cast(done, "float32")),
             m,
+        )
+
+    def _valid_on_device(
+        self,
+        observations: Any,
+        actions: Any,
+        rewards: Any,
+        next_observations: Any,
+        terminated: Any,
+        masks: Any,
+    ) -> bool:
+        """Whether a batch of tensors already on :attr:`device` passes every check of
+        :meth:`check_transitions`, decided with one host synchronisation; ``False`` for anything
+        else (which :meth:`check_transitions` then checks item by item)."""
+        given = [observations, actions, rewards, next_observations, terminated]
+        given += [] if masks is None else [masks]
+        if not all(torch.is_tensor(v) and v.device == self.device for v in given):
+            return False
+        b = observations.shape[0] if observations.ndim else -1
+        shapes = [tuple(v.shape) for v in (actions, rewards, terminated)]
+        if (
+            next_observations.ndim == 0
+            or next_observations.shape[0] != b
+            or any(shape not in ((b,), (b, 1)) for shape in shapes)
+            or (masks is not None and tuple(masks.shape) != (b, self.num_heads))
+            or _dtype_kind(actions) not in "iu"
+            or _dtype_kind(rewards) != "f"
+            or _dtype_kind(terminated) not in "bf"
+            or (masks is not None and _dtype_kind(masks) not in "bf")
+        ):
+            return False
+        flags = [
+            ((actions >= 0) & (actions < self.num_actions)).all(),
+            rewards.isfinite().all(),
+            ((terminated == 0) | (terminated == 1)).all(),
+        ]
+        for obs in (observations, next_observations):
+            if obs.is_floating_point():  # beyond float32's range becomes inf in the cast
+                flags.append(obs.float().isfinite().all())
+        if masks is not None and masks.is_floating_point():
+            flags.append((masks.isfinite() & (masks >= 0)).all())
+        return bool(torch.stack(flags).all())
+
+    def _valid_transitions(
+        self,
+        observations: torch.Tensor,
+        actions: torch.Tensor,
+        rewards: torch.Tensor,
+        next_observations: torch.Tensor,
+        terminated: torch.Tensor,
+        masks: torch.Tensor | None,
+    ) -> Transitions:
+        """:meth:`check_transitions`'s result for a batch :meth:`_valid_on_device` passed."""
+        b = len(actions)
+        return Transitions(
+            self._encode(observations, "observations", check_finite=False),
+            self._encode(next_observations, "next_observations", check_finite=False),
+            actions.reshape(b).long(),
+            rewards.reshape(b).float(),
+            terminated.reshape(b).float(),
+            None if masks is None else masks.float(),
         )
 
 
