@@ -161,3 +161,31 @@ def test_per_arm_and_shared_predictive_and_checks() -> None:
     shared = LinFullPosterior(2, 1, 2, dtype=torch.float32)
     shared.update(torch.ones(2, 2), torch.zeros(2, dtype=torch.int64), torch.ones(2))
     assert shared.predictive(torch.ones(2, 5, 2)).mean.dtype == torch.float32
+
+
+def test_ei_with_a_floor_is_exact_wherever_it_can_reach_the_floor() -> None:
+    rng = np.random.default_rng(107)
+    post = LinFullPosterior(4, 1, 3)
+    x = torch.as_tensor(rng.normal(size=(4, 40, 3)))
+    post.update(
+        x,
+        torch.zeros(4, 40, dtype=torch.int64),
+        x.sum(-1) + torch.as_tensor(rng.normal(size=(4, 40))),
+    )
+    arms = torch.as_tensor(rng.normal(size=(4, 500, 3)) * 3)
+    pred = post.predictive(arms)
+    base = pred.mean.max(-1).values
+    exact = pred.expected_improvement(base)
+    skipped = []
+    for floor in (1e-3, 0.1, 1.0):
+        got = pred.expected_improvement(base, at_least=floor)
+        kept = got > 0
+        assert torch.equal(got[kept], exact[kept])
+        assert bool((exact[~kept] < floor).all())  # only arms below the floor are skipped
+        skipped.append(int((~kept).sum()))
+    assert skipped[-1] > 0
+    rows = torch.tensor([2, 0])
+    torch.testing.assert_close(
+        pred.expected_improvement(base[rows], rows, at_least=1e-3),
+        pred.expected_improvement(base, at_least=1e-3)[rows],
+    )

@@ -330,6 +330,11 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
 
     name = "delight"
 
+    @property
+    def _ei_floor(self) -> float:
+        """``λ/L``: an arm with a smaller EI is outside the gate whatever its surprisal."""
+        return self.gate_price / self.surprisal_cap
+
     def _act(self, x: torch.Tensor) -> torch.Tensor:
         pred = self.posterior.predictive(x, validate=False)
         mean = pred.mean
@@ -341,7 +346,7 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
         def decide(rows: torch.Tensor) -> Any:
             host = torch.zeros((rows.shape[0], self.num_arms), dtype=mean.dtype, device=self.device)
             host[torch.arange(rows.shape[0], device=self.device), host_arm[rows]] = 1.0
-            ei = pred.expected_improvement(baseline[rows], rows)
+            ei = pred.expected_improvement(baseline[rows], rows, at_least=self._ei_floor)
             return self.decide(host, ei.to(mean.dtype), eps)
 
         draw = sample_acting_on_explore_rows((u[:, 0], u[:, 1]), eps, decide, host_actions=host_arm)

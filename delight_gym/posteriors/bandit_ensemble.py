@@ -63,10 +63,11 @@ class EnsemblePredictive:
         self.mean = head_values.mean(dim=0)
 
     def expected_improvement(
-        self, baseline: torch.Tensor, rows: torch.Tensor | None = None
+        self, baseline: torch.Tensor, rows: torch.Tensor | None = None, *, at_least: float = 0.0
     ) -> torch.Tensor:
         """``(1/H) Σ_h (f_h(a) − baseline)^+``, ``(r, K)``, for ``baseline`` ``(r,)`` on
-        ``rows`` (all rows when ``None``)."""
+        ``rows`` (all rows when ``None``); exact everywhere (``at_least`` is accepted for the
+        interface of :class:`~delight_gym.posteriors.linfull.StudentTPredictive` and unused)."""
         values = self.head_values if rows is None else self.head_values[:, rows]
         return ensemble_expected_improvement(values, baseline.to(values.dtype))
 

@@ -80,13 +80,31 @@ class StudentTPredictive:
         return self.spread(None)[1]
 
     def expected_improvement(
-        self, baseline: torch.Tensor, rows: torch.Tensor | None = None
+        self, baseline: torch.Tensor, rows: torch.Tensor | None = None, *, at_least: float = 0.0
     ) -> torch.Tensor:
         """``E[(f(a) − baseline)^+]``, ``(r, K)``, for ``baseline`` ``(r,)`` on ``rows``
-        (int64 ``(r,)``; all ``B`` rows when ``None``)."""
+        (int64 ``(r,)``; all ``B`` rows when ``None``).
+
+        With ``at_least > 0`` the entries whose EI is provably below it are 0, not evaluated:
+        ``(t − u)^+ ≤ t²/(4u)`` gives ``EI ≤ s²ν/(4(ν − 2)(v − m))`` for ``m < v``, ``ν > 2``.
+        DE passes ``λ/L``: those arms are outside the gate either way, so its decision is the
+        same, and far fewer Student-t evaluations are made when most arms are hopeless.
+        """
         m = self.mean if rows is None else self.mean[rows]
         s, nu = self.spread(rows)
-        return student_t_expected_improvement(m, s, nu, baseline[:, None], validate=False)
+        v = baseline[:, None]
+        if at_least <= 0:
+            return student_t_expected_improvement(m, s, nu, v, validate=False)
+        gap = v - m
+        bound = s * s * nu / (4.0 * (nu - 2.0).clamp_min(0.0) * gap)
+        keep = ~((gap > 0) & (nu > 2) & (bound < at_least))
+        out = torch.zeros_like(m)
+        if bool(keep.any()):
+            vv = v.expand_as(m)
+            out[keep] = student_t_expected_improvement(
+                m[keep], s[keep], nu[keep], vv[keep], validate=False
+            )
+        return out
 
 
 def check_generators(generators: Any, batch_size: int) -> list[torch.Generator]:
