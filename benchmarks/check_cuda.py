@@ -257,24 +257,26 @@ def contextual_check(device: torch.device, repeats: int, quick: bool = False) ->
         dtype = torch.float64 if name == "LinFullPosterior" else torch.float32
 
         def run(
-            dev: torch.device, make: Any = make, dtype: torch.dtype = dtype
+            dev: torch.device, make: Any = make, dtype: torch.dtype = dtype, upto: int = steps
         ) -> tuple[torch.Tensor, torch.Tensor]:
             post = make(dev)
             x = inputs.to(dev, dtype)
             zeros = torch.zeros(b, dtype=torch.int64, device=dev)
-            for t in range(steps):
+            for t in range(upto):
                 rows = x[torch.arange(b, device=dev), torch.as_tensor(pulls[t], device=dev)]
                 post.update(rows, zeros, torch.as_tensor(rewards[t], device=dev).to(x.dtype))
             pred = post.predictive(x)
             baseline = pred.mean.max(dim=1).values
             return pred.mean, pred.expected_improvement(baseline)
 
-        c_mean, c_ei = run(torch.device("cpu"))
-        g_mean, g_ei = run(device)
-        # float64 regression: 1e-9; float32 networks trained for many steps drift apart
-        rtol = RTOL if name == "LinFullPosterior" else 1e-2
-        ok &= _close("predictive mean", c_mean, g_mean, rtol)
-        ok &= _close("expected improvement", c_ei, g_ei, rtol)
+        # float64 regression: 1e-9. The float32 networks: before the first retraining (49
+        # updates) and after one (50); many retrainings amplify last-bit differences.
+        stages = [(steps, RTOL)] if name == "LinFullPosterior" else [(49, 1e-5), (50, 1e-3)]
+        for upto, rtol in stages:
+            c_mean, c_ei = run(torch.device("cpu"), upto=upto)
+            g_mean, g_ei = run(device, upto=upto)
+            ok &= _close(f"{upto} updates: predictive mean", c_mean, g_mean, rtol)
+            ok &= _close(f"{upto} updates: expected improvement", c_ei, g_ei, rtol)
         cpu_s = _best_time(lambda: run(torch.device("cpu")), torch.device("cpu"), repeats)
         dev_s = _best_time(lambda: run(device), device, repeats)
         print(f"  time: cpu {cpu_s:.3f} s, {device} {dev_s:.3f} s, ratio {cpu_s / dev_s:.2f}x")
