@@ -557,3 +557,30 @@ def test_one_sync_gpu_check_refuses_what_the_strict_checks_refuse(
     for a, b in zip(strict, fast, strict=True):
         assert a is not None and b is not None
         assert a.dtype == b.dtype and torch.equal(a, b)
+
+
+def test_values_beyond_float32_are_refused_before_anything_is_stored() -> None:
+    """Rewards and masks are trained on as float32: a finite 1e308 would become inf there."""
+    post = _posterior()
+    b = _batch(np.random.default_rng(107))
+    with pytest.raises(ValueError, match=r"rewards must be finite \(no NaN or inf\) in float32"):
+        post.update(**_with(b, rewards=np.full(N, 1e308)))
+    assert post.transitions == 0 and post.state_dict()["buffer"] == {}
+    with pytest.raises(ValueError, match=r"masks must be finite .* in float32"):
+        post.td_step(**b, masks=np.full((N, 3), 1e308))
+    post.update(**_with(b, **{k: v[:0] for k, v in b.items()}))  # an empty batch: nothing
+    assert post.transitions == 0
+
+
+def test_wrapper_names_a_reward_that_is_not_a_number() -> None:
+    from delight_gym.wrappers import DelightExplorationWrapper
+
+    de = DelightExplorationWrapper(
+        lambda obs: np.tile([0.5, 0.5], (len(obs), 1)),
+        observation_space=BOX,
+        action_space=spaces.Discrete(2),
+        posterior_kwargs={"num_heads": 2, "hidden_sizes": (8,)},
+        seed=100,
+    )
+    with pytest.raises(TypeError, match="reward must be numbers"):
+        de.observe(np.zeros(3), 1, "a", np.zeros(3), False, False)

@@ -388,8 +388,8 @@ class EnsembleQNetwork(nn.Module):
             return self._on_device(idx)
         self._check_box_shape(tuple(x.shape), name)
         flat = _cast(x.reshape(n, self.input_dim), "float32")
-        if check_finite:
-            check_all_finite(flat, name)  # after the cast: beyond float32's range is inf
+        if check_finite:  # after the cast: beyond float32's range is inf
+            check_all_finite(flat, name, where=" in float32")
         if self.encoding == "one_hot":
             count = (flat != 0).sum(1)
             if bool(((count <= 1) & (flat.sum(1) == count)).all()):
@@ -592,7 +592,8 @@ class EnsembleQNetwork(nn.Module):
         rew = _column(rewards, b, "rewards")
         if _dtype_kind(rew) not in "iuf":
             raise TypeError(f"rewards must be real numbers, got dtype {rew.dtype}")
-        check_all_finite(rew, "rewards")
+        rew = _cast(rew, "float32")
+        check_all_finite(rew, "rewards", where=" in float32")
         done = _column(terminated, b, "terminated")
         check_binary(done, "terminated")
         m = None
@@ -604,7 +605,8 @@ class EnsembleQNetwork(nn.Module):
                 )
             if _dtype_kind(m) not in "biuf":
                 raise TypeError(f"masks must be numbers, got dtype {m.dtype}")
-            check_all_finite(m, "masks")
+            m = _cast(m, "float32")
+            check_all_finite(m, "masks", where=" in float32")
             if bool((m < 0).any()):
                 raise ValueError("masks must be >= 0 (weights of each transition in each head)")
             m = self._on_device(_cast(m, "float32"))
@@ -648,14 +650,14 @@ class EnsembleQNetwork(nn.Module):
             return False
         flags = [
             ((actions >= 0) & (actions < self.num_actions)).all(),
-            rewards.isfinite().all(),
+            rewards.float().isfinite().all(),  # beyond float32's range is inf in the cast
             ((terminated == 0) | (terminated == 1)).all(),
         ]
         for obs in (observations, next_observations):
             if obs.is_floating_point():  # beyond float32's range becomes inf in the cast
                 flags.append(obs.float().isfinite().all())
         if masks is not None and masks.is_floating_point():
-            flags.append((masks.isfinite() & (masks >= 0)).all())
+            flags.append((masks.float().isfinite() & (masks >= 0)).all())
         return bool(torch.stack(flags).all())
 
     def _valid_transitions(
@@ -1040,6 +1042,8 @@ class EnsembleQPosterior:
 
     def _store(self, rows: dict[str, torch.Tensor]) -> None:
         n = len(rows["actions"])
+        if n == 0:
+            return
         if not self._buffer:
             row_bytes = sum(v[0].numel() * v.element_size() for v in rows.values())
             check_would_fit(

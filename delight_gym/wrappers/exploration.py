@@ -130,7 +130,10 @@ def _row_vector(value: Any, n: int, name: str, dtype: Any) -> np.ndarray:
     arr = np.asarray(value)
     if arr.size != n or arr.ndim > 1:
         raise ValueError(f"{name} must hold one value per observation ({n}), got shape {arr.shape}")
-    return arr.reshape(n).astype(dtype)
+    try:
+        return arr.reshape(n).astype(dtype)
+    except (TypeError, ValueError):  # "could not convert string to float" names nothing
+        raise TypeError(f"{name} must be numbers, got {arr.dtype} values") from None
 
 
 class DelightExplorationWrapper(DelightSettings):
