@@ -53,6 +53,7 @@ from delight_gym.sb3.base import (
     StoredTransition,
 )
 from delight_gym.wrappers.exploration import decide_on_values
+from delight_gym.wrappers.hosts import greedy_probs
 from delight_gym.wrappers.options import HOSTS, DelightOptions
 from delight_gym.wrappers.stats import DelightStats
 
@@ -498,9 +499,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         options = self.delight
         if options is None:
             return q[heads, rows].argmax(axis=1), heads
-        host_q = q[heads, rows] if options.host == "head" else q.mean(axis=0)
-        host_probs = np.zeros((n, q.shape[2]))
-        host_probs[rows, host_q.argmax(axis=1)] = 1.0
+        host_probs = greedy_probs(q[heads, rows] if options.host == "head" else q.mean(axis=0))
         values = PosteriorValues(*ensemble_values(q, host_probs, options.baseline))
         eps = self.epsilon
         decision, ei = decide_on_values(

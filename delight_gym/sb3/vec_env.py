@@ -1,67 +1,12 @@
 """Gymnasium 1.x vector envs as Stable-Baselines3 ``VecEnv``: :class:`SB3VecEnvAdapter`.
 
-Stable-Baselines3 trains on its own ``VecEnv`` API and does not accept Gymnasium vector envs
-(SB3 issues #1608 and #1745); without an adapter, a natively vectorized env such as
-``gym.make_vec("DeepSea-v0", num_envs=8)`` has to be rebuilt as ``num_envs`` single envs in a
-``DummyVecEnv``. :class:`SB3VecEnvAdapter` wraps any ``gymnasium.vector.VectorEnv`` instead —
-delight_gym's native vector envs (``BernoulliBandit-v0``, ``LinearBandit-v0``,
-``DeepSea-v0``, ``DeepSeaStochastic-v0``) and Gymnasium's ``SyncVectorEnv`` /
-``AsyncVectorEnv`` — and gives SB3 what its ``DummyVecEnv`` gives:
-
-* ``step`` returns ``(obs, rewards, dones, infos)`` with ``dones = terminated | truncated``,
-  ``rewards`` as ``float32``, and ``infos`` a list of one dict per sub-env holding that
-  sub-env's step info, ``"TimeLimit.truncated"`` (``truncated and not terminated``) and, for
-  a finished episode, ``"terminal_observation"``; the returned ``obs`` of a finished sub-env is
-  already the first observation of its next episode, and the reset's info goes to
-  ``reset_infos``;
-* seeding as SB3 does it: ``seed(s)`` (or ``set_options``) takes effect at the next
-  ``reset()``, sub-env ``i`` getting seed ``s + i`` — which Gymnasium's vector envs give
-  sub-env ``i`` of ``reset(seed=s)`` too, so the adapter equals a ``DummyVecEnv`` of the
-  single envs seed for seed (tested step by step).
-
-**Autoreset.** Gymnasium 1.x vector envs declare how they restart finished sub-envs in
-``metadata["autoreset_mode"]``, and the adapter handles each:
-
-* ``SAME_STEP`` (every delight_gym native vector env): the sub-env was reset inside the step,
-  the step's observation is already the new episode's, the terminal observation and the
-  terminal step's info are in ``infos["final_obs"]`` / ``infos["final_info"]``; the top-level
-  infos of a finished sub-env are its reset infos (they go to ``reset_infos``);
-* ``NEXT_STEP`` (Gymnasium's default, e.g. ``SyncVectorEnv``) and ``DISABLED``: the step's
-  observation of a finished sub-env is its terminal observation; the adapter resets exactly
-  the finished sub-envs at once with ``reset(options={"reset_mask": dones})`` (Gymnasium
-  >= 1.1's Sync/AsyncVectorEnv support it; a vector env in these modes must), so SB3 still
-  receives the new episode's first observation, and the vector env's own next-step reset
-  never fires.
-
-Attributes (``get_attr`` / ``set_attr`` / ``env_method``): a vector env with per-sub-env
-objects (``SyncVectorEnv``, ``AsyncVectorEnv``) is asked per sub-env; a native vector env has
-one object for all sub-envs, so its attribute (or its method's one result) is returned for
-every index asked, and ``set_attr`` / ``env_method`` on it must address all sub-envs
-(``indices=None``).
-
-Example (a size-2 DeepSea: after two steps both episodes end; the terminal observation, all
-zeros, is in ``infos`` and the returned observation is already the next episode's start cell):
-
->>> import gymnasium as gym
->>> import numpy as np
->>> import delight_gym
->>> from stable_baselines3 import PPO
->>> from delight_gym.sb3.vec_env import SB3VecEnvAdapter
->>> venv = SB3VecEnvAdapter(gym.make_vec("DeepSea-v0", num_envs=2, size=2))
->>> venv.seed(0)
-[0, 1]
->>> obs = venv.reset()
->>> for _ in range(2):
-...     obs, rewards, dones, infos = venv.step(np.array([0, 1]))
->>> dones
-array([ True,  True])
->>> infos[0]["terminal_observation"]
-array([[0., 0.],
-       [0., 0.]], dtype=float32)
->>> obs[0]
-array([[1., 0.],
-       [0., 0.]], dtype=float32)
->>> model = PPO("MlpPolicy", venv, n_steps=16, batch_size=32, seed=0, device="cpu").learn(64)
+SB3 trains on its own ``VecEnv`` API and does not accept Gymnasium vector envs; the adapter
+wraps any ``gymnasium.vector.VectorEnv`` (delight_gym's native vector envs, Gymnasium's
+``SyncVectorEnv`` / ``AsyncVectorEnv``) and gives SB3 what its ``DummyVecEnv`` gives: SB3's
+``step`` return, ``infos`` with ``"terminal_observation"`` and ``"TimeLimit.truncated"``,
+finished sub-envs restarted whatever the vector env's autoreset mode, and SB3's seeding (sub-env
+``i`` gets ``seed + i``, so the adapter equals a ``DummyVecEnv`` of the single envs seed for
+seed). The details (autoreset modes, attributes): ``docs/sb3.md``.
 """
 
 from __future__ import annotations
@@ -91,21 +36,53 @@ _FINAL_KEYS = ("final_obs", "final_info")
 class SB3VecEnvAdapter(VecEnv):
     """A Gymnasium 1.x ``VectorEnv`` seen as a Stable-Baselines3 ``VecEnv``.
 
-    Args:
-        venv: the vector env, e.g. ``gym.make_vec("DeepSea-v0", num_envs=8)``. Its
-            ``single_observation_space`` / ``single_action_space`` become the adapter's
-            ``observation_space`` / ``action_space`` (SB3's convention), and its
-            ``metadata["autoreset_mode"]`` (default ``NEXT_STEP``, Gymnasium's) decides how
-            finished sub-envs are restarted (module docstring).
+    Parameters
+    ----------
+    venv : gymnasium.vector.VectorEnv
+        E.g. ``gym.make_vec("DeepSea-v0", num_envs=8)``. Its ``single_observation_space`` /
+        ``single_action_space`` become the adapter's ``observation_space`` / ``action_space``
+        (SB3's convention), and its ``metadata["autoreset_mode"]`` (default ``NEXT_STEP``,
+        Gymnasium's) decides how finished sub-envs are restarted.
 
-    Raises:
-        TypeError: ``venv`` is not a ``gymnasium.vector.VectorEnv``.
-        ValueError: its ``metadata["autoreset_mode"]`` is not an ``AutoresetMode``.
+    Raises
+    ------
+    TypeError
+        ``venv`` is not a ``gymnasium.vector.VectorEnv``.
+    ValueError
+        Its ``metadata["autoreset_mode"]`` is not an ``AutoresetMode``.
 
+    Notes
+    -----
     Shapes: ``step_async(actions)`` takes a batch of ``num_envs`` actions (``(num_envs,)`` for
     ``Discrete``, ``(num_envs, *shape)`` for ``Box``); ``reset()`` and ``step_wait()`` return
     observations batched as the vector env batches them (``(num_envs, *obs_shape)``),
     ``rewards`` ``(num_envs,)`` float32 and ``dones`` ``(num_envs,)`` bool.
+
+    Examples
+    --------
+    A size-2 DeepSea: after two steps both episodes end; the terminal observation, all zeros,
+    is in ``infos`` and the returned observation is already the next episode's start cell.
+
+    >>> import gymnasium as gym
+    >>> import numpy as np
+    >>> import delight_gym
+    >>> from stable_baselines3 import PPO
+    >>> from delight_gym.sb3.vec_env import SB3VecEnvAdapter
+    >>> venv = SB3VecEnvAdapter(gym.make_vec("DeepSea-v0", num_envs=2, size=2))
+    >>> venv.seed(0)
+    [0, 1]
+    >>> obs = venv.reset()
+    >>> for _ in range(2):
+    ...     obs, rewards, dones, infos = venv.step(np.array([0, 1]))
+    >>> dones
+    array([ True,  True])
+    >>> infos[0]["terminal_observation"]
+    array([[0., 0.],
+           [0., 0.]], dtype=float32)
+    >>> obs[0]
+    array([[1., 0.],
+           [0., 0.]], dtype=float32)
+    >>> model = PPO("MlpPolicy", venv, n_steps=16, batch_size=32, seed=0, device="cpu").learn(64)
     """
 
     def __init__(self, venv: VectorEnv) -> None:
@@ -135,7 +112,9 @@ class SB3VecEnvAdapter(VecEnv):
         Sub-env ``i`` gets ``self._seeds[i]`` (``None``: its generator is kept). The vector env
         takes one ``options`` dict for all sub-envs, so per-sub-env options must be equal.
 
-        Returns:
+        Returns
+        -------
+        VecEnvObs
             The first observations, batched, shape ``(num_envs, *obs_shape)``.
         """
         seeds = list(self._seeds)
@@ -175,7 +154,9 @@ class SB3VecEnvAdapter(VecEnv):
     def step_wait(self) -> VecEnvStepReturn:
         """Step every sub-env; finished ones are already restarted (see the class docstring).
 
-        Returns:
+        Returns
+        -------
+        tuple
             ``(obs, rewards, dones, infos)``: ``obs`` batched, ``rewards`` float32 and
             ``dones`` bool of shape ``(num_envs,)``, ``infos`` a list of ``num_envs`` dicts.
         """

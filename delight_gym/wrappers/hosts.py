@@ -26,7 +26,17 @@ import numpy as np
 
 from delight_gym._checks import check_positive_float
 
-__all__ = ["CallableHost", "Host", "SB3PolicyHost", "SB3QHost", "make_host"]
+__all__ = ["CallableHost", "Host", "SB3PolicyHost", "SB3QHost", "greedy_probs", "make_host"]
+
+
+def greedy_probs(values: np.ndarray) -> np.ndarray:
+    """A greedy host's probabilities: one-hot on ``argmax_a values[i, a]`` (ties: the first
+    maximal index, as ``torch.argmax`` and DQN's ``predict``), float64 ``(n, A)`` for values
+    ``(n, A)``. Used by :class:`SB3QHost` and by :class:`~delight_gym.sb3.BootstrappedDQN`'s
+    head and mean hosts."""
+    out = np.zeros(values.shape, dtype=np.float64)
+    out[np.arange(values.shape[0]), np.argmax(values, axis=1)] = 1.0
+    return out
 
 
 @runtime_checkable
@@ -169,9 +179,7 @@ class SB3QHost(_SB3Host):
     def probs(self, observations: np.ndarray) -> np.ndarray:
         q = self.q_values(observations)
         if self.temperature is None:
-            out = np.zeros_like(q)
-            out[np.arange(q.shape[0]), np.argmax(q, axis=1)] = 1.0
-            return out
+            return greedy_probs(q)
         z = (q - q.max(axis=1, keepdims=True)) / self.temperature
         e = np.exp(z)
         return np.asarray(e / e.sum(axis=1, keepdims=True))

@@ -1,0 +1,34 @@
+"""No two public classes of the package share a name (one ``DelightSettings`` used to be the
+agents' settings mixin and another ``BootstrappedDQN``'s options record)."""
+
+from __future__ import annotations
+
+import collections
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import delight_gym
+
+
+def _public_modules() -> list[str]:
+    names = []
+    for info in pkgutil.walk_packages(delight_gym.__path__, "delight_gym."):
+        if not any(part.startswith("_") for part in info.name.split(".")[1:]):
+            names.append(info.name)
+    return names
+
+
+def test_public_class_names_are_unique() -> None:
+    pytest.importorskip("stable_baselines3")
+    homes: dict[str, set[str]] = collections.defaultdict(set)
+    for name in _public_modules():
+        module = importlib.import_module(name)
+        for attr, obj in vars(module).items():  # defined here, not re-exported or deprecated
+            if inspect.isclass(obj) and not attr.startswith("_") and obj.__module__ == name:
+                homes[obj.__name__].add(name)
+    shared = {cls: sorted(mods) for cls, mods in homes.items() if len(mods) > 1}
+    assert not shared, shared
+    assert "DelightOptions" in homes and homes["DelightSettings"] == {"delight_gym.rule"}
