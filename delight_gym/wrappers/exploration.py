@@ -48,7 +48,42 @@ from delight_gym.wrappers.hosts import Host, make_host
 from delight_gym.wrappers.options import DelightOptions
 from delight_gym.wrappers.stats import DelightStats
 
-__all__ = ["BASELINES", "DelightExplorationWrapper", "decide_on_values"]
+__all__ = ["BASELINES", "DelightExplorationWrapper", "decide_on_values", "unpack_vec_env_step"]
+
+
+def unpack_vec_env_step(
+    new_observations: Any, dones: Any, infos: list[dict[str, Any]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What a posterior learns from one step of an SB3 ``VecEnv`` of ``n`` envs.
+
+    SB3 returns a finished episode's next *first* observation; its final one is
+    ``infos[i]["terminal_observation"]``, and ``infos[i]["TimeLimit.truncated"]`` marks a
+    time-limit truncation, which bootstraps like any other step. Used by
+    :meth:`DelightExplorationWrapper.evaluation_callback` and :class:`~delight_gym.sb3.DelightDQN`.
+
+    Parameters
+    ----------
+    new_observations : array_like
+        ``(n, ...)``: what the VecEnv returned.
+    dones : array_like
+        bool ``(n,)``.
+    infos : list of dict
+        The VecEnv's ``n`` infos.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        The true next observations ``(n, ...)`` (a copy), ``terminated`` and ``truncated``,
+        bool ``(n,)``.
+    """
+    next_obs = np.array(new_observations, copy=True)
+    done = np.asarray(dones, dtype=bool).reshape(-1)
+    truncated = np.array([bool(info.get("TimeLimit.truncated", False)) for info in infos])
+    for i in np.flatnonzero(done):
+        final = infos[i].get("terminal_observation")
+        if final is not None:
+            next_obs[i] = final
+    return next_obs, done & ~truncated, truncated
 
 
 def decide_on_values(
@@ -518,19 +553,17 @@ class DelightExplorationWrapper(DelightSettings):
 
         def callback(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
             i = int(locals_["i"])
-            info = locals_["info"]
             done = bool(locals_["done"])
-            truncated = bool(info.get("TimeLimit.truncated", False))
-            next_obs = locals_["new_observations"][i]
-            if done and info.get("terminal_observation") is not None:
-                next_obs = info["terminal_observation"]
+            next_obs, terminated, truncated = unpack_vec_env_step(
+                locals_["new_observations"][i : i + 1], [done], [locals_["info"]]
+            )
             self.observe(
                 locals_["observations"][i],
                 locals_["actions"][i],
                 locals_["reward"],
-                next_obs,
-                done and not truncated,
-                truncated,
+                next_obs[0],
+                terminated[0],
+                truncated[0],
             )
             if done and logger is not None and self.stats.log(logger):
                 logger.dump(step=self.t)
