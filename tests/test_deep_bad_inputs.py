@@ -503,7 +503,7 @@ def test_bsuite_size_refuses_a_replay_that_would_not_fit(monkeypatch: Any) -> No
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_checks_of_gpu_tensors_run_on_the_gpu() -> None:
     post = _posterior(device="cuda")
-    good = {
+    good: dict[str, Any] = {
         k: torch.as_tensor(np.asarray(v)).cuda()
         for k, v in _batch(np.random.default_rng(105)).items()
     }
@@ -553,7 +553,7 @@ def test_one_sync_gpu_check_refuses_what_the_strict_checks_refuse(
     for bad_masks in (torch.full((N, 3), float("nan")), -masks, torch.ones(N, 2)):
         assert not net._valid_on_device(**good, masks=bad_masks)
     strict = net.check_transitions(**good, masks=masks)
-    fast = net._valid_transitions(**good, masks=masks)
+    fast = net._unchecked_transitions(**good, masks=masks)
     for a, b in zip(strict, fast, strict=True):
         assert a is not None and b is not None
         assert a.dtype == b.dtype and torch.equal(a, b)
@@ -584,3 +584,17 @@ def test_wrapper_names_a_reward_that_is_not_a_number() -> None:
     )
     with pytest.raises(TypeError, match="reward must be numbers"):
         de.observe(np.zeros(3), 1, "a", np.zeros(3), False, False)
+
+
+def test_td_step_without_checks_takes_the_same_step_on_good_data() -> None:
+    """``check=False`` (the SB3 algorithms', whose data was checked as the env handed it over)
+    only skips the checks: the same loss and the same weights after the step."""
+    steps = []
+    for check in (True, False):
+        post = _posterior()
+        batch = _as_tensors(_batch(np.random.default_rng(108)))
+        stats = post.td_step(**batch, masks=torch.ones(N, 3), check=check)
+        steps.append((stats.loss, [p.detach().clone() for p in post.network.parameters()]))
+    assert torch.equal(steps[0][0], steps[1][0])
+    for a, b in zip(steps[0][1], steps[1][1], strict=True):
+        assert torch.equal(a, b)

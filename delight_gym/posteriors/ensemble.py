@@ -69,6 +69,7 @@ from delight_gym._checks import (
     host_view,
 )
 from delight_gym.posteriors.base import BASELINES, PosteriorValues, check_baseline, host_baseline
+from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES, StateTables
 
 __all__ = [
     "DEFAULT_HIDDEN_SIZES",
@@ -195,6 +196,12 @@ def _hidden_sizes(value: Any) -> tuple[int, ...]:
     return tuple(check_positive_int(h, "hidden_sizes") for h in value)
 
 
+def _invalidate_tables(network: EnsembleQNetwork, incompatible_keys: Any) -> None:
+    """After ``load_state_dict``: the frozen weights may have changed, the tables are stale."""
+    if network.tables is not None:
+        network.tables.invalidate()
+
+
 class EnsembleQNetwork(nn.Module):
     """``K`` trainable Q-heads, their target copies and their frozen priors, batched.
 
@@ -295,6 +302,12 @@ class EnsembleQNetwork(nn.Module):
             self.register_buffer(f"frozen_weights_{i}", w.clone())
             self.register_buffer(f"frozen_biases_{i}", b.clone())
         self.num_layers = len(sizes) - 1
+        # Look-up inputs with few states: the priors' and targets' values as per-state tables
+        # (ensemble_tabular), refreshed at each target update and whenever weights are loaded.
+        self.tables: StateTables | None = None
+        if self.encoding in ("index", "one_hot") and self.input_dim <= TABLE_MAX_STATES:
+            self.tables = StateTables(self.input_dim, self._mlp)
+            self.register_load_state_dict_post_hook(_invalidate_tables)
 
     @staticmethod
     def training_bytes(sizes: Sequence[int], num_heads: int) -> int:
@@ -329,6 +342,18 @@ class EnsembleQNetwork(nn.Module):
         for (w, b), (fw, fb) in zip(self._trainable(), self._frozen(), strict=True):
             fw[:k].copy_(w)
             fb[:k].copy_(b)
+        if self.tables is not None and self.tables.current(fw):
+            self.tables.refresh_target(self._frozen(), k)
+
+    def _current_tables(self, inputs: torch.Tensor) -> StateTables | None:
+        """The state tables, refreshed if stale, when ``inputs`` are one batch of states
+        ``(n,)`` shared by every head; else ``None`` (the networks run)."""
+        if self.tables is None or inputs.dtype != torch.int64 or inputs.ndim != 1:
+            return None
+        frozen = self._frozen()
+        if not self.tables.current(frozen[0][0]):
+            self.tables.refresh(frozen, self.num_heads, self.prior_scale)
+        return self.tables
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -457,6 +482,9 @@ class EnsembleQNetwork(nn.Module):
             return q
         k = self.num_heads
         with torch.no_grad():
+            tables = self._current_tables(inputs)
+            if tables is not None:
+                return q + tables.prior.index_select(1, tables.rows(inputs))
             prior = self._mlp(inputs, [(w[k:], b[k:]) for w, b in self._frozen()])
         return q + self.prior_scale * prior
 
@@ -469,6 +497,8 @@ class EnsembleQNetwork(nn.Module):
         terminated: Any,
         gamma: float,
         masks: Any = None,
+        *,
+        check: bool = True,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The heads' summed Q-learning loss on one batch, and the TD targets' std.
 
@@ -484,6 +514,9 @@ class EnsembleQNetwork(nn.Module):
         gamma : float
         masks : array_like or torch.Tensor, optional
             ``(B, K)`` bootstrap masks (weights of each transition in each head's loss).
+        check : bool, default True
+            Check the batch (:meth:`check_transitions`). ``False`` only converts it: for a
+            caller whose data was checked as it came in (the SB3 algorithms' replay buffers).
 
         Returns
         -------
@@ -491,8 +524,9 @@ class EnsembleQNetwork(nn.Module):
             The loss (0-d, with a graph to the trainable parameters) and the std of the TD
             targets (0-d, no graph).
         """
-        x, xn, act, rew, done, m = self.check_transitions(
-            observations, actions, rewards, next_observations, terminated, masks
+        batch = (observations, actions, rewards, next_observations, terminated, masks)
+        x, xn, act, rew, done, m = (
+            self.check_transitions(*batch) if check else self._unchecked_transitions(*batch)
         )
         return self.td_loss_encoded(x, xn, act, rew, done, gamma, None if m is None else m.T)
 
@@ -531,14 +565,18 @@ class EnsembleQNetwork(nn.Module):
         b = actions.shape[-1]
         q = self._mlp(x, self._trainable())  # (K, B, A), with a graph
         with torch.no_grad():
-            frozen = self._frozen()
-            beta = self.prior_scale
-            prior_s = self._mlp(x, [(w[k:], bb[k:]) for w, bb in frozen])  # (K, B, A)
-            per_head = xn.ndim == (2 if xn.dtype == torch.int64 else 3)
-            both = self._mlp(torch.cat([xn, xn]) if per_head else xn, frozen)  # (2K, B, A)
-            next_q = both[:k] + beta * both[k:]
+            tables = self._current_tables(x) if xn.ndim == 1 else None
+            if tables is not None:  # β p(x) and the targets at xn, read from the tables
+                prior_s, next_q = tables.lookup(x, xn)
+            else:
+                frozen = self._frozen()
+                beta = self.prior_scale
+                prior_s = beta * self._mlp(x, [(w[k:], bb[k:]) for w, bb in frozen])  # (K, B, A)
+                per_head = xn.ndim == (2 if xn.dtype == torch.int64 else 3)
+                both = self._mlp(torch.cat([xn, xn]) if per_head else xn, frozen)  # (2K, B, A)
+                next_q = both[:k] + beta * both[k:]
             y = rewards + gamma * (1.0 - terminated) * next_q.max(dim=-1).values  # (K, B)
-        q_sa = (q + beta * prior_s).gather(-1, actions.expand(k, b)[..., None])[..., 0]
+        q_sa = (q + prior_s).gather(-1, actions.expand(k, b)[..., None])[..., 0]
         sq = 0.5 * (q_sa - y) ** 2
         if weights is not None:
             sq = sq * weights
@@ -580,7 +618,7 @@ class EnsembleQNetwork(nn.Module):
         """
         batch = (observations, actions, rewards, next_observations, terminated, masks)
         if self.device.type != "cpu" and self._valid_on_device(*batch):
-            return self._valid_transitions(*batch)
+            return self._unchecked_transitions(*batch)
         x = self.encode(observations, "observations")
         b = int(x.shape[0])
         xn = self.encode(next_observations, "next_observations")
@@ -660,24 +698,25 @@ class EnsembleQNetwork(nn.Module):
             flags.append((masks.float().isfinite() & (masks >= 0)).all())
         return bool(torch.stack(flags).all())
 
-    def _valid_transitions(
+    def _unchecked_transitions(
         self,
-        observations: torch.Tensor,
-        actions: torch.Tensor,
-        rewards: torch.Tensor,
-        next_observations: torch.Tensor,
-        terminated: torch.Tensor,
-        masks: torch.Tensor | None,
+        observations: Any,
+        actions: Any,
+        rewards: Any,
+        next_observations: Any,
+        terminated: Any,
+        masks: Any,
     ) -> Transitions:
-        """:meth:`check_transitions`'s result for a batch :meth:`_valid_on_device` passed."""
-        b = len(actions)
+        """:meth:`check_transitions`'s result without its value checks (for a batch known to
+        pass them: :meth:`_valid_on_device`, or ``td_loss(check=False)``)."""
+        dev, b = self.device, len(actions)
         return Transitions(
             self._encode(observations, "observations", check_finite=False),
             self._encode(next_observations, "next_observations", check_finite=False),
-            actions.reshape(b).long(),
-            rewards.reshape(b).float(),
-            terminated.reshape(b).float(),
-            None if masks is None else masks.float(),
+            _tensor(actions, dev).reshape(b).long(),
+            _tensor(rewards, dev).reshape(b).float(),
+            _tensor(terminated, dev).reshape(b).float(),
+            None if masks is None else _tensor(masks, dev).float(),
         )
 
 
@@ -943,11 +982,16 @@ class EnsembleQPosterior:
         next_observations: Any,
         terminated: Any,
         masks: Any = None,
+        *,
+        check: bool = True,
     ) -> TDStepStats:
         """One Adam step of every head on one batch of ``B`` transitions.
 
         The arguments are :meth:`EnsembleQNetwork.td_loss`'s (shapes documented there), with
-        the posterior's ``gamma``.
+        the posterior's ``gamma``. A batch that fails its checks raises before anything
+        changes. ``check=False`` skips them, for data checked where it came in (the SB3
+        algorithms check every observation and reward the environment hands them): on a GPU
+        the checks need a host synchronisation per step (``docs/sb3.md``, "Input checks").
 
         Returns
         -------
@@ -960,7 +1004,14 @@ class EnsembleQPosterior:
         ``target_update_period`` steps (:meth:`update` does).
         """
         loss, target_std = self.network.td_loss(
-            observations, actions, rewards, next_observations, terminated, self.gamma, masks
+            observations,
+            actions,
+            rewards,
+            next_observations,
+            terminated,
+            self.gamma,
+            masks,
+            check=check,
         )
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()

@@ -646,6 +646,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
                 samples.next_observations,
                 samples.dones,
                 samples.masks,
+                check=False,  # every observation and reward was checked as the env handed it over
             )
             losses.append(stats.loss)
             self._n_updates += 1
