@@ -32,7 +32,7 @@ from delight_gym.sb3.base import (
     PredictState,
     StoredTransition,
 )
-from delight_gym.wrappers.exploration import DelightExplorationWrapper
+from delight_gym.wrappers.exploration import DelightExplorationWrapper, unpack_vec_env_step
 from delight_gym.wrappers.hosts import SB3QHost
 from delight_gym.wrappers.options import DelightOptions
 from delight_gym.wrappers.stats import DelightStats
@@ -278,13 +278,9 @@ class DelightDQN(DelightAlgorithmMixin, DQN):
             if self._vec_normalize_env is not None
             else transition.rewards
         )
-        next_obs = np.array(transition.new_observations, copy=True)
-        truncated = np.zeros(len(dones), dtype=bool)
-        for i, done in enumerate(dones):
-            truncated[i] = bool(infos[i].get("TimeLimit.truncated", False))
-            if done and infos[i].get("terminal_observation") is not None:
-                next_obs[i] = infos[i]["terminal_observation"]
-        terminated = np.asarray(dones, dtype=bool) & ~truncated
+        next_obs, terminated, truncated = unpack_vec_env_step(
+            transition.new_observations, dones, infos
+        )
         obs = transition.observations
         self._de().observe(obs, transition.actions, reward, next_obs, terminated, truncated)
 
