@@ -68,7 +68,11 @@ class NeuralLinearPosterior:
         The regression's prior (0.25, 6, 6).
     device : torch.device or str, optional
     dtype : torch.dtype, default torch.float64
-        The regression's dtype; ``network_dtype`` (default float32) is the network's.
+        The regression's dtype; ``network_dtype`` (default float64) is the network's. In
+        float32 a batch's kernels round differently from one row's, so a batch of seeds
+        parts from the same seeds run one by one after a few retrainings (measured: round 107
+        of 200, 10 seeds, ``K = 1000``); float64 keeps them equal and costs about the same
+        here (no conversion of the ``(B, K, h)`` features).
 
     Attributes
     ----------
@@ -99,7 +103,7 @@ class NeuralLinearPosterior:
         b0: float = DEFAULT_B0,
         device: Any = None,
         dtype: torch.dtype = torch.float64,
-        network_dtype: torch.dtype = torch.float32,
+        network_dtype: torch.dtype = torch.float64,
     ) -> None:
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.num_groups = check_positive_int(num_groups, "num_groups")
