@@ -95,30 +95,6 @@ def test_tiny_sweep_summary_matches_flags_recomputed_through_scores(tmp_path) ->
     assert list(written["solve_episodes"]) == list(result.summary["solve_episodes"])
 
 
-class _FakeStats:
-    def __init__(self) -> None:
-        self.steps = 0
-        self.overridden = 0
-
-
-def test_override_count_survives_log_dump_resets() -> None:
-    from delight_gym.experiments.deep_sea_bsuite import _SolveState
-
-    rng = np.random.default_rng(0)
-    state = _SolveState(budget=10, early_stop=True)
-    stats = _FakeStats()
-    truth = 0
-    for _ in range(500):
-        flag = bool(rng.random() < 0.3)  # one decision, then the callback reads the stats
-        stats.steps += 1
-        stats.overridden += flag
-        truth += flag
-        state.count_overrides(stats)
-        if rng.random() < 0.1:  # a log dump resets the accumulator after the callback
-            stats.steps = stats.overridden = 0
-    assert state.overrides == truth
-
-
 def test_deep_de_overrides_match_every_recorded_decision(monkeypatch) -> None:
     """The run's override total equals the sum of the overridden flags of every decision the
     agent recorded (counted by wrapping ``record``, across SB3's log dumps)."""

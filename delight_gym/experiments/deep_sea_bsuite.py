@@ -202,19 +202,12 @@ class _SolveState:
         self.bad: list[bool] = []
         self.regret: list[float] = []
         self.overrides = 0
-        self._seen_overridden = 0
-        self._seen_steps = 0
 
     def count_overrides(self, stats: Any) -> None:
-        """Add the overrides recorded in ``stats`` (a DE statistics accumulator that the
-        algorithm resets at each log dump) since the last call."""
-        # Every environment step records at least one decision before the callback reads the
-        # statistics, so a count that did not grow means a log dump reset them in between.
-        if stats.steps <= self._seen_steps:
-            self._seen_overridden = 0
-        self.overrides += int(stats.overridden) - self._seen_overridden
-        self._seen_overridden = int(stats.overridden)
-        self._seen_steps = int(stats.steps)
+        """Read the run's overrides so far from ``stats`` (a
+        :class:`~delight_gym.wrappers.stats.DelightStats`: its ``total_overridden`` is never
+        reset by the algorithm's log dumps)."""
+        self.overrides = int(stats.total_overridden)
 
     def episode(self, bad: bool, regret: float) -> bool:
         """Record one finished episode; returns whether the run should go on."""
