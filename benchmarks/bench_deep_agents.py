@@ -21,6 +21,10 @@ then one TD step of the ``K`` heads on another replay sample, so its cost is inh
 #12's "the K = 10 ensemble costs at most 3× one DQN per step" measures (``bootdqn``'s ratio is
 the ensemble alone as an agent).
 
+``bootdqn-notab`` (timed only when named in ``--agents``) is ``bootdqn`` with the ensemble's
+per-state tables switched off: on DeepSea, ``--agents dqn,bootdqn,bootdqn-notab`` shows what
+the tables save in one run.
+
 Agents are factories ``(env, seed, heads, device) -> SB3 algorithm`` in :data:`AGENTS`; add one
 with :func:`register_agent` and it is timed the same way. ``delightdqn`` is
 :class:`~delight_gym.sb3.DelightDQN` with an ensemble posterior of ``K`` heads of the same
@@ -94,6 +98,14 @@ def make_bootdqn(env: gym.Env, seed: int, heads: int, device: str) -> Any:
     )
 
 
+def make_bootdqn_generic(env: gym.Env, seed: int, heads: int, device: str) -> Any:
+    """``bootdqn`` with its per-state tables switched off (the frozen priors and targets run
+    at ``s`` and ``s'`` every step): what the tables save on look-up observations."""
+    model = make_bootdqn(env, seed, heads, device)
+    model.ensemble.network.tables = None
+    return model
+
+
 def make_bootdqn_de(env: gym.Env, seed: int, heads: int, device: str) -> Any:
     """BootstrappedDQN with DE on top (default settings)."""
     from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN
@@ -144,7 +156,10 @@ AGENTS: dict[str, AgentFactory] = {
     "bootdqn": make_bootdqn,
     "bootdqn+de": make_bootdqn_de,
     "delightdqn": make_delight_dqn,
+    "bootdqn-notab": make_bootdqn_generic,
 }
+#: Timed without ``--agents``.
+DEFAULT_AGENTS = ("dqn", "bootdqn", "bootdqn+de", "delightdqn")
 
 
 def register_agent(name: str, factory: AgentFactory) -> None:
@@ -202,7 +217,7 @@ def main(argv: list[str] | None = None) -> dict[tuple[str, str], float]:
         default=None,
         help="cpu: this process's CPU time (default on a CPU device); wall: wall-clock time",
     )
-    parser.add_argument("--agents", default=",".join(AGENTS))
+    parser.add_argument("--agents", default=",".join(DEFAULT_AGENTS))
     parser.add_argument("--smoke", action="store_true", help="tiny run (CI)")
     args = parser.parse_args(argv)
     if args.smoke:
