@@ -18,6 +18,7 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.type_aliases import MaybeCallback
 
 from delight_gym._checks import check_all_finite
+from delight_gym.posteriors.ensemble import EnsembleQPosterior, TDStepStats
 from delight_gym.wrappers.stats import DelightStats
 
 __all__ = ["DelightAlgorithmMixin", "PredictState", "Prediction", "StoredTransition"]
@@ -163,6 +164,27 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
                     f"{type(self).__name__} stopped {when}: {exc} (the first index is the "
                     "env's). Nothing from this step was stored or trained on."
                 ) from None
+
+    def _ensemble_td_step(
+        self, ensemble: EnsembleQPosterior, batch_size: int, step: int, period: int
+    ) -> TDStepStats:
+        """One TD step of every head of ``ensemble`` on its own sample of SB3's replay buffer
+        (with the sample's bootstrap masks when the buffer keeps them), then a hard update of
+        the target heads when ``step``, this step's count, is a multiple of ``period``: how both
+        algorithms train an ensemble from the replay buffer, with no copy of its transitions."""
+        batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
+        stats = ensemble.td_step(
+            batch.observations,
+            batch.actions,
+            batch.rewards,
+            batch.next_observations,
+            batch.dones,
+            getattr(batch, "masks", None),
+            check=False,  # every observation and reward was checked as the env handed it over
+        )
+        if step % period == 0:
+            ensemble.update_target()
+        return stats
 
     def predict(
         self,

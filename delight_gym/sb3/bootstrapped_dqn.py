@@ -638,20 +638,10 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         auto = self.delight is not None and self.delight.value_scale == "auto"
         losses = []
         for _ in range(gradient_steps):
-            samples = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)
-            stats = ensemble.td_step(
-                samples.observations,
-                samples.actions,
-                samples.rewards,
-                samples.next_observations,
-                samples.dones,
-                samples.masks,
-                check=False,  # every observation and reward was checked as the env handed it over
-            )
+            step = self._n_updates + 1
+            stats = self._ensemble_td_step(ensemble, batch_size, step, self.target_update_interval)
+            self._n_updates = step
             losses.append(stats.loss)
-            self._n_updates += 1
-            if self._n_updates % self.target_update_interval == 0:
-                ensemble.update_target()
             if auto:
                 std = float(stats.target_std)
                 old = self.value_scale_estimate

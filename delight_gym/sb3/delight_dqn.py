@@ -294,15 +294,6 @@ class DelightDQN(DelightAlgorithmMixin, DQN):
         posterior = self._de().posterior
         assert isinstance(posterior, EnsembleQPosterior)
         for _ in range(gradient_steps):
-            batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
-            posterior.td_step(
-                batch.observations,
-                batch.actions,
-                batch.rewards,
-                batch.next_observations,
-                batch.dones,
-                check=False,  # every observation and reward was checked as the env handed it over
-            )
-            posterior.sgd_steps += 1
-            if posterior.sgd_steps % posterior.target_update_period == 0:
-                posterior.update_target()
+            step = posterior.sgd_steps + 1
+            self._ensemble_td_step(posterior, batch_size, step, posterior.target_update_period)
+            posterior.sgd_steps = step
