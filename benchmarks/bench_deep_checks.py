@@ -101,7 +101,7 @@ def _td_step_case(space: spaces.Box, heads: int, seed: int, device: str) -> Call
         obs = np.eye(d, dtype=np.float32)[rng.integers(0, d, (2, b))]
     else:
         obs = rng.normal(size=(2, b, d)).astype(np.float32)
-    batch = {
+    batch: dict[str, Any] = {
         "observations": torch.as_tensor(obs[0].reshape(b, *space.shape)),
         "actions": torch.as_tensor(rng.integers(0, 2, (b, 1))),
         "rewards": torch.as_tensor(rng.normal(size=(b, 1)).astype(np.float32)),
