@@ -189,3 +189,15 @@ def test_plot_regret_panels_draws_ratios_and_panels(tmp_path: Path) -> None:
         summary, None, tmp_path / "fig", panel="reward", relative_to="uniform", log_y=True
     )
     assert [p.suffix for p in paths] == [".png", ".pdf"] and all(p.stat().st_size for p in paths)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("figure", ["wheel", "neural-width"])
+def test_reproduce_quick_writes_the_summary_and_the_figure(figure: str, tmp_path: Path, capsys):
+    argv = ["reproduce", figure, "--quick", "--out", str(tmp_path), "--jobs", "2", "--no-progress"]
+    assert cli.main(argv) == 0
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert set(summary["agent"]) == set(CONTEXTUAL_AGENTS)
+    assert (tmp_path / f"{figure}.png").stat().st_size > 0
+    if figure == "wheel":
+        assert "relative to uniform" in capsys.readouterr().out

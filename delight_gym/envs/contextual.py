@@ -2,7 +2,7 @@
 
 Both are one-step bandits (:mod:`delight_gym.envs._base`) whose arm means change every
 episode with a context drawn at ``reset``: ``info`` gives the pseudo-regret of the pull under
-the current context and the optimal action. Each env exposes :attr:`reward_scale`, the width
+the current context and the optimal action. Each env exposes ``reward_scale``, the width
 of an interval holding every mean reward (the unit in which DE's gate price is given).
 """
 
@@ -375,7 +375,7 @@ class WheelBanditEnv(_WheelSettings, ContextualBanditEnv):
     - ``noise`` (float >= 0): the reward noise's standard deviation. Default 0.01.
     - ``render_mode`` (``None`` or ``"ansi"``).
 
-    :attr:`reward_scale` is ``max - min`` of the three means (49 at the defaults).
+    ``reward_scale`` is ``max - min`` of the three means (49 at the defaults).
 
     ## Example
 
@@ -563,7 +563,7 @@ class NeuralBanditEnv(_NeuralSettings, ContextualBanditEnv):
     - ``noise`` (float >= 0): the reward noise's standard deviation. Default 0.1.
     - ``render_mode`` (``None`` or ``"ansi"``).
 
-    :attr:`reward_scale` is 10 (quadratic) or 2 (cosine).
+    ``reward_scale`` is 10 (quadratic) or 2 (cosine).
 
     ## Example
 
