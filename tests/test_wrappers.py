@@ -543,8 +543,10 @@ def test_deprecated_keywords_warn_and_equal_delight_options() -> None:
     with pytest.warns(DeprecationWarning, match="delight=DelightOptions"):
         old = _wrapper(post, gate_price=0.2, half_life=7.0, baseline="max", seed=1)
     new = _wrapper(post, delight=DelightOptions(gate_price=0.2, half_life=7.0, baseline="max"))
-    assert old.delight == new.delight == DelightOptions(
-        gate_price=0.2, half_life=7.0, baseline="max", clock="step"
+    assert (
+        old.delight
+        == new.delight
+        == DelightOptions(gate_price=0.2, half_life=7.0, baseline="max", clock="step")
     )
     assert (old.gate_price, old.half_life, old.baseline) == (0.2, 7.0, "max")
 
