@@ -575,3 +575,23 @@ def test_clock_starts_at_start_step_for_a_callable() -> None:
     assert _wrapper(post).t == 0
     with pytest.raises(ValueError, match="start_step"):
         _wrapper(post, start_step=-1)
+
+
+def test_a_wrapper_pickled_before_delight_options_unpickles() -> None:
+    """A ``DelightDQN`` saved by the previous release holds a wrapper without ``delight`` (its
+    settings as attributes, ``baseline`` among them) and statistics without totals."""
+    post = MockPosterior([0.0, 0.0, 0.0], [0.05, 0.2, 0.01])
+    de = _wrapper(post, delight={"gate_price": 0.2, "baseline": "max"}, seed=0)
+    stats_cls = type(de.stats)
+    old_stats = {k: v for k, v in vars(de.stats).items() if not k.startswith("total_")}
+    stats = stats_cls.__new__(stats_cls)
+    stats.__setstate__({**old_stats, "steps": 3, "overridden": 1})
+    old = {k: v for k, v in vars(de).items() if k != "delight"}
+    old.update(baseline="max", stats=stats)
+    loaded = DelightExplorationWrapper.__new__(DelightExplorationWrapper)
+    loaded.__setstate__(old)
+    assert loaded.delight == DelightOptions(gate_price=0.2, baseline="max", clock="step")
+    assert loaded.baseline == "max"
+    assert (loaded.stats.total_steps, loaded.stats.total_overridden) == (3, 1)
+    action, _ = loaded.predict(0)
+    assert int(action) in (0, 1, 2) and loaded.stats.total_steps == 4

@@ -570,6 +570,20 @@ class DelightExplorationWrapper(DelightSettings):
 
         return callback
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle, also a wrapper pickled before :class:`DelightOptions` (a ``DelightDQN``
+        saved by the previous release): its options are rebuilt from the settings it held."""
+        if "delight" not in state:
+            state = dict(state)
+            state["delight"] = DelightOptions(
+                gate_price=state["gate_price"],
+                surprisal_cap=state["surprisal_cap"],
+                half_life=state["half_life"],
+                baseline=state.pop("baseline", "host"),
+                clock="step",
+            )
+        self.__dict__.update(state)
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(host={self.host!r}, posterior={self.posterior!r}, "
