@@ -69,6 +69,7 @@ from delight_gym._checks import (
     host_view,
 )
 from delight_gym.posteriors.base import BASELINES, PosteriorValues, check_baseline, host_baseline
+from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES, StateTables
 
 __all__ = [
     "DEFAULT_HIDDEN_SIZES",
@@ -195,6 +196,12 @@ def _hidden_sizes(value: Any) -> tuple[int, ...]:
     return tuple(check_positive_int(h, "hidden_sizes") for h in value)
 
 
+def _invalidate_tables(network: EnsembleQNetwork, incompatible_keys: Any) -> None:
+    """After ``load_state_dict``: the frozen weights may have changed, the tables are stale."""
+    if network.tables is not None:
+        network.tables.invalidate()
+
+
 class EnsembleQNetwork(nn.Module):
     """``K`` trainable Q-heads, their target copies and their frozen priors, batched.
 
@@ -295,6 +302,12 @@ class EnsembleQNetwork(nn.Module):
             self.register_buffer(f"frozen_weights_{i}", w.clone())
             self.register_buffer(f"frozen_biases_{i}", b.clone())
         self.num_layers = len(sizes) - 1
+        # Look-up inputs with few states: the priors' and targets' values as per-state tables
+        # (ensemble_tabular), refreshed at each target update and whenever weights are loaded.
+        self.tables: StateTables | None = None
+        if self.encoding in ("index", "one_hot") and self.input_dim <= TABLE_MAX_STATES:
+            self.tables = StateTables(self.input_dim, self._mlp)
+            self.register_load_state_dict_post_hook(_invalidate_tables)
 
     @staticmethod
     def training_bytes(sizes: Sequence[int], num_heads: int) -> int:
@@ -329,6 +342,18 @@ class EnsembleQNetwork(nn.Module):
         for (w, b), (fw, fb) in zip(self._trainable(), self._frozen(), strict=True):
             fw[:k].copy_(w)
             fb[:k].copy_(b)
+        if self.tables is not None and self.tables.current(fw):
+            self.tables.refresh_target(self._frozen(), k)
+
+    def _current_tables(self, inputs: torch.Tensor) -> StateTables | None:
+        """The state tables, refreshed if stale, when ``inputs`` are one batch of states
+        ``(n,)`` shared by every head; else ``None`` (the networks run)."""
+        if self.tables is None or inputs.dtype != torch.int64 or inputs.ndim != 1:
+            return None
+        frozen = self._frozen()
+        if not self.tables.current(frozen[0][0]):
+            self.tables.refresh(frozen, self.num_heads, self.prior_scale)
+        return self.tables
 
     # -- inputs ----------------------------------------------------------------------------------
 
@@ -457,6 +482,9 @@ class EnsembleQNetwork(nn.Module):
             return q
         k = self.num_heads
         with torch.no_grad():
+            tables = self._current_tables(inputs)
+            if tables is not None:
+                return q + tables.prior.index_select(1, tables.rows(inputs))
             prior = self._mlp(inputs, [(w[k:], b[k:]) for w, b in self._frozen()])
         return q + self.prior_scale * prior
 
@@ -537,14 +565,18 @@ class EnsembleQNetwork(nn.Module):
         b = actions.shape[-1]
         q = self._mlp(x, self._trainable())  # (K, B, A), with a graph
         with torch.no_grad():
-            frozen = self._frozen()
-            beta = self.prior_scale
-            prior_s = self._mlp(x, [(w[k:], bb[k:]) for w, bb in frozen])  # (K, B, A)
-            per_head = xn.ndim == (2 if xn.dtype == torch.int64 else 3)
-            both = self._mlp(torch.cat([xn, xn]) if per_head else xn, frozen)  # (2K, B, A)
-            next_q = both[:k] + beta * both[k:]
+            tables = self._current_tables(x) if xn.ndim == 1 else None
+            if tables is not None:  # β p(x) and the targets at xn, read from the tables
+                prior_s, next_q = tables.lookup(x, xn)
+            else:
+                frozen = self._frozen()
+                beta = self.prior_scale
+                prior_s = beta * self._mlp(x, [(w[k:], bb[k:]) for w, bb in frozen])  # (K, B, A)
+                per_head = xn.ndim == (2 if xn.dtype == torch.int64 else 3)
+                both = self._mlp(torch.cat([xn, xn]) if per_head else xn, frozen)  # (2K, B, A)
+                next_q = both[:k] + beta * both[k:]
             y = rewards + gamma * (1.0 - terminated) * next_q.max(dim=-1).values  # (K, B)
-        q_sa = (q + beta * prior_s).gather(-1, actions.expand(k, b)[..., None])[..., 0]
+        q_sa = (q + prior_s).gather(-1, actions.expand(k, b)[..., None])[..., 0]
         sq = 0.5 * (q_sa - y) ** 2
         if weights is not None:
             sq = sq * weights
