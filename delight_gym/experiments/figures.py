@@ -53,7 +53,10 @@ AGENT_COLORS: Mapping[str, str] = {n: a.color for n, a in _AGENTS.items() if a.c
 AGENT_LINESTYLES: Mapping[str, str] = {
     n: a.linestyle for n, a in _AGENTS.items() if a.linestyle != "-"
 }
-_MARKERS = ("o", "s", "^", "x", "D", "v", "P", "*", "<", ">", "h", "p", "d", "X", "H", "8")
+_MARKERS = (
+    *("o", "s", "^", "x", "D", "v", "P", "*", "<", ">", "h", "p", "d", "X", "H", "8"),
+    *("1", "2", "3", "4", "+", "|", "_", "."),
+)
 #: Marker of each agent, the same in every figure (by the agent's place among every family's).
 AGENT_MARKERS: Mapping[str, str] = {n: _MARKERS[i % len(_MARKERS)] for i, n in enumerate(_AGENTS)}
 #: Where the legend goes: beside the axes, right of them (constrained layout makes room).
