@@ -361,7 +361,7 @@ def test_state_round_trip_keeps_everything(how: str) -> None:
 
 def test_architecture_keywords_reach_the_network_with_its_defaults() -> None:
     """The posterior passes num_heads, hidden_sizes, prior_scale and encoding on to
-    EnsembleQNetwork, whose defaults (bsuite-like, DESIGN §7) apply when they are left out."""
+    EnsembleQNetwork, whose defaults (bsuite-like) apply when they are left out."""
     unit_box = spaces.Box(0, 1, (4,), np.float32)
     net = EnsembleQPosterior(unit_box, 2, seed=0).network
     assert (net.num_heads, net.hidden_sizes, net.prior_scale) == (10, (64, 64), 3.0)

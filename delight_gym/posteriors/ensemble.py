@@ -1,43 +1,15 @@
 """An ensemble of Q-heads with randomized prior functions: a value posterior for deep RL.
 
-:class:`EnsembleQPosterior` is the posterior of DESIGN §7 (Osband, Aslanides & Cassirer 2018,
-"Randomized prior functions for deep reinforcement learning"; bsuite's ``boot_dqn``). It holds
-``K`` heads; head ``k`` is
-
-.. math::
-
-    Q_k(s, a) = f_k(s, a) + β\\, p_k(s, a),
-
-with ``f_k`` a trainable MLP and ``p_k`` a frozen MLP drawn at random at construction, scaled
-by ``β = prior_scale``. Each head is trained by Q-learning on the same transitions (optionally
-bootstrap-masked) with its own target network ``Q^-_k = f^-_k + β p_k``; all heads share one
-Adam optimizer, which — the heads' losses being independent and Adam per-parameter — takes
-exactly the steps ``K`` separate Adam optimizers would.
-
-The heads are one set of batched tensors: weights of shape ``(K, in, out)``, applied with one
-batched matrix product per layer (no Python loop over heads). Discrete observations, and Box
-observations whose rows are one-hot (DeepSea's), enter the first layer by a row look-up of the
-weight matrix instead of a matrix product (the same numbers, far cheaper for ``N²`` inputs).
-
-The posterior over ``Q(s, ·)`` is the ensemble's empirical distribution: the mean is the heads'
-mean and expected improvement over a baseline ``v_s`` is exact for it,
-``EI(s, a) = (1/K) Σ_k (Q_k(s, a) − v_s)^+`` (:func:`ensemble_expected_improvement`).
-
-**Settings** (bsuite's baselines, DESIGN §7): ``K = 10`` heads (bsuite JAX 20), MLP ``[64, 64]``
-(bsuite ``[50, 50]``), ``prior_scale = 3`` (bsuite TF 3, JAX 5), Adam ``1e-3``, batch 128,
-``γ = 0.99``, replay 10 000, learning starts at 128 transitions, one gradient step per
-transition, target update every 4 gradient steps, ``mask_prob = 1`` (no masking; bsuite TF
-uses 0.5). Weights are initialised like haiku's ``Linear`` (bsuite's JAX agent): truncated
-normal with standard deviation ``1/sqrt(fan_in)`` cut at two standard deviations, zero biases.
-The loss of head ``k`` on a batch of ``B`` transitions is
-``(1/B) Σ_i m_{ik} · ½ (Q_k(s_i, a_i) − y_{ik})²`` with
-``y_{ik} = r_i + γ (1 − terminated_i) max_b Q^-_k(s'_i, b)`` and bootstrap masks
-``m_{ik} ~ Bernoulli(mask_prob)`` drawn once per stored transition; there is no gradient
-clipping and no Huber loss (bsuite uses neither).
-
-Randomness comes only from the posterior's own CPU ``torch.Generator`` (``seed``): the
-initial weights, the replay samples and the masks, so the same seed gives the same posterior on
-the CPU and on a GPU.
+:class:`EnsembleQPosterior` follows Osband, Aslanides & Cassirer 2018, "Randomized prior
+functions for deep reinforcement learning" (bsuite's ``boot_dqn``): ``K`` heads
+``Q_k = f_k + β p_k``, ``f_k`` a trainable MLP and ``p_k`` a frozen random MLP scaled by
+``β = prior_scale``, each trained by Q-learning on the same (optionally bootstrap-masked)
+transitions with its own target network. The heads are one set of batched tensors (no Python
+loop over heads). The posterior over ``Q(s, ·)`` is the ensemble's empirical distribution, and
+EI over a baseline ``v_s`` is exact for it, ``EI(s, a) = (1/K) Σ_k (Q_k(s, a) − v_s)^+``
+(:func:`ensemble_expected_improvement`). Defaults follow bsuite's baselines where sensible;
+randomness comes only from the posterior's own ``seed``. The settings, the loss and the
+initialisation are on the documentation's Posteriors page.
 """
 
 from __future__ import annotations
@@ -92,7 +64,7 @@ ENCODINGS = ("auto", "index", "one_hot", "dense")
 
 #: Defaults of the ensemble, shared by the network, the posterior and the deep agents built on
 #: them: ``K`` heads, each an MLP with these hidden sizes plus its frozen prior scaled by
-#: ``prior_scale`` (bsuite: 20 heads of [50, 50], scale 3 (TF) or 5 (JAX); DESIGN §7).
+#: ``prior_scale`` (bsuite: 20 heads of [50, 50], scale 3 (TF) or 5 (JAX)).
 DEFAULT_NUM_HEADS = 10
 DEFAULT_HIDDEN_SIZES = (64, 64)
 DEFAULT_PRIOR_SCALE = 3.0
