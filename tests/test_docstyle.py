@@ -81,6 +81,17 @@ def test_module_docstrings_are_numpy_style(path):
     assert not problems, f"{path.relative_to(PACKAGE.parent)}:\n" + "\n".join(problems)
 
 
+# Module docstrings say what the module holds; rationale and history live in docs/ pages.
+MODULE_DOCSTRING_LINES = 16
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
+def test_module_docstrings_are_short(path):
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=False) or ""
+    lines = len(doc.splitlines())
+    assert lines <= MODULE_DOCSTRING_LINES, f"{lines} lines: move the rationale to docs/"
+
+
 def test_the_checker_flags_google_sections_and_passes_numpy_ones():
     google = '''def f(x):
     """Summary.
