@@ -578,7 +578,9 @@ def plot_regret_panels(
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3, which="both")
     _legend(fig, axes[0])
-    if title:
+    if title and panel is None:
+        axes[0][0].set_title(title, fontsize=10)  # over the axes, clear of the legend beside them
+    elif title:
         fig.suptitle(title, fontsize=10)
     return save_figure(fig, path_stem)
 
