@@ -244,7 +244,7 @@ def contextual_check(device: torch.device, repeats: int, quick: bool = False) ->
     makers: dict[str, Callable[[torch.device], Any]] = {
         "LinFullPosterior": lambda dev: LinFullPosterior(b, 1, d, device=dev),
         "NeuralLinearPosterior": lambda dev: NeuralLinearPosterior(
-            b, 1, d, generators=gens(), device=dev
+            b, 1, d, generators=gens(), device=dev, **({"train_steps": 5} if quick else {})
         ),
         "BanditEnsemblePosterior": lambda dev: BanditEnsemblePosterior(
             b, 1, d, generators=gens(), device=dev
