@@ -27,6 +27,7 @@ from delight_gym._checks import (
     check_nonnegative_int,
     check_positive_float,
     check_positive_int,
+    check_probability,
 )
 from delight_gym.agents.seeding import torch_seed
 from delight_gym.posteriors.ensemble import (
@@ -34,6 +35,7 @@ from delight_gym.posteriors.ensemble import (
     DEFAULT_NUM_HEADS,
     DEFAULT_PRIOR_SCALE,
     EnsembleQNetwork,
+    one_hot_indices,
 )
 
 __all__ = ["SeedBatchedBootDQN", "one_hot_states"]
@@ -49,11 +51,10 @@ def one_hot_states(observations: Any) -> np.ndarray:
         If a row is not one-hot or all zero.
     """
     x = np.asarray(observations)
-    flat = x.reshape(x.shape[0], -1)
-    count = np.count_nonzero(flat, axis=1)
-    if not np.all((count <= 1) & (flat.sum(axis=1) == count)):
+    idx = one_hot_indices(x.reshape(x.shape[0], -1))
+    if idx is None:
         raise ValueError("observations must be one-hot (or all-zero) rows")
-    return np.where(count == 1, flat.argmax(axis=1), -1).astype(np.int64)
+    return np.asarray(idx)
 
 
 class SeedBatchedBootDQN:
@@ -114,9 +115,7 @@ class SeedBatchedBootDQN:
         self.buffer_size = check_positive_int(buffer_size, "buffer_size")
         self.learning_starts = check_nonnegative_int(learning_starts, "learning_starts")
         self.target_update_period = check_positive_int(target_update_period, "target_update_period")
-        self.gamma = float(gamma)
-        if not 0.0 <= self.gamma <= 1.0:
-            raise ValueError(f"gamma must lie in [0, 1], got {gamma!r}")
+        self.gamma = check_probability(gamma, "gamma")
         check_positive_float(learning_rate, "learning_rate")
         self.generator = torch.Generator()
         self.generator.manual_seed(torch_seed(check_nonnegative_int(seed, "seed")))

@@ -54,6 +54,7 @@ __all__ = [
     "Transitions",
     "ensemble_expected_improvement",
     "ensemble_values",
+    "one_hot_indices",
 ]
 
 #: Input encodings of :class:`EnsembleQNetwork`: ``"auto"`` (Discrete → ``"index"``, Box with
@@ -388,10 +389,9 @@ class EnsembleQNetwork(nn.Module):
         if check_finite:  # after the cast: beyond float32's range is inf
             check_all_finite(flat, name, where=" in float32")
         if self.encoding == "one_hot":
-            count = (flat != 0).sum(1)
-            if bool(((count <= 1) & (flat.sum(1) == count)).all()):
-                idx = array_namespace(flat).where(count == 1, flat.argmax(1), -1)
-                return self._on_device(_cast(idx, "int64"))
+            idx = one_hot_indices(flat)
+            if idx is not None:
+                return self._on_device(idx)
         return self._on_device(flat)
 
     def _on_device(self, value: Any) -> torch.Tensor:
@@ -690,6 +690,21 @@ class EnsembleQNetwork(nn.Module):
             _tensor(terminated, dev).reshape(b).float(),
             None if masks is None else _tensor(masks, dev).float(),
         )
+
+
+def one_hot_indices(rows: Any) -> Any | None:
+    """Row indices of ``(n, d)`` rows (numpy or torch) that are each one-hot or all zero.
+
+    Returns
+    -------
+    array or torch.Tensor or None
+        int64 ``(n,)``: the column of each row's one, ``-1`` for an all-zero row; ``None`` if
+        some row is neither.
+    """
+    count = (rows != 0).sum(1)
+    if not bool(((count <= 1) & (rows.sum(1) == count)).all()):
+        return None
+    return _cast(array_namespace(rows).where(count == 1, rows.argmax(1), -1), "int64")
 
 
 def _column(value: Any, rows: int, name: str) -> Any:
