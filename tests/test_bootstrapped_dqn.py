@@ -485,3 +485,94 @@ def test_net_arch_is_taken_through_policy_kwargs() -> None:
     with pytest.warns(DeprecationWarning, match=r"policy_kwargs=dict\(net_arch"):
         old = BootstrappedDQN("MlpPolicy", "CartPole-v1", net_arch=(8,), device="cpu")
     assert old.policy.net_arch == (8,) and old.policy_kwargs["net_arch"] == [8]
+
+
+# -- the DE variants' options on the heads (beyond the paper) -----------------------------------
+
+
+def _fixed_heads_model(monkeypatch, q: np.ndarray, **delight) -> BootstrappedDQN:
+    """A model whose heads' values are ``q`` (``(K, n, 2)``) for any observation, with DE at
+    ``ε = 1`` (no episode played yet and ``M`` huge), so that the override is certain whenever
+    the gate is not empty."""
+    env = gym.make("DeepSea-v0", size=4, mapping_seed=0)
+    options = {"half_life": 1e12, **delight}
+    model = BootstrappedDQN(
+        "MlpPolicy", env, seed=0, delight=options, **{**SMALL, "num_heads": q.shape[0]}
+    )
+    values = torch.as_tensor(q, dtype=torch.float32)
+    monkeypatch.setattr(model.ensemble, "head_values_tensor", lambda obs: values)
+    assert model.epsilon == 1.0
+    return model
+
+
+def test_spread_scale_puts_the_gate_price_in_units_of_the_heads_spread(monkeypatch) -> None:
+    # Two heads, two actions; the host is head 0's greedy action 0. By hand: means (0, 2),
+    # baseline v = 0, EI(1) = ((0 - 0)^+ + (4 - 0)^+)/2 = 2; the heads' variances are 4 for
+    # both actions, so the spread is 2 and EI/spread = 1. Delight of action 1: L·EI = 20 on the
+    # raw scale, 10 in spread units; of action 0 (the host's, surprisal 0): 0.
+    q = np.array([[[2.0, 0.0]], [[-2.0, 4.0]]])
+    heads = np.array([0])
+    obs = torch.zeros(1, 4, 4)
+    for scale, price, action in [
+        (1.0, 15.0, 1),  # 20 >= 15: the gate holds action 1, and ε = 1 overrides to it
+        ("spread", 15.0, 0),  # 10 < 15: the gate is empty, the host's action is kept
+        ("spread", 9.0, 1),  # 10 >= 9
+    ]:
+        model = _fixed_heads_model(monkeypatch, q, value_scale=scale, gate_price=price)
+        actions, _ = model._act(obs, heads, record=True)
+        assert int(actions[0]) == action, (scale, price)
+        assert model.delight_stats.gate_empty == (action == 0)
+        if action == 1:
+            seen = model.delight_stats.summary()["delight/overridden_ei"]
+            assert seen == pytest.approx(2.0 if scale == 1.0 else 1.0)
+
+
+def test_spread_scale_keeps_zero_ei_where_every_head_agrees(monkeypatch) -> None:
+    q = np.array([[[1.0, 0.5]], [[1.0, 0.5]]])  # no spread, and no EI either
+    model = _fixed_heads_model(monkeypatch, q, value_scale="spread", gate_price=0.0)
+    actions, _ = model._act(torch.zeros(1, 4, 4), np.array([1]), record=True)
+    assert int(actions[0]) == 0 and model.delight_stats.gate_empty == 1
+
+
+def test_agreement_closes_the_gate_where_enough_heads_share_their_greedy_action(
+    monkeypatch,
+) -> None:
+    # Four heads, two states; the host is head 0, greedy on action 0 at both. By hand:
+    # state 0: greedy actions (0, 0, 0, 1), a share of 3/4 agree; EI(1) = (1 - 0.75)/4 > 0;
+    # state 1: greedy actions (0, 0, 1, 1), a share of 1/2; EI(1) = (0.5 + 0.5)/4 > 0.
+    q = np.array(
+        [
+            [[1.0, 0.0], [1.0, 0.0]],
+            [[1.0, 0.0], [1.0, 0.0]],
+            [[1.0, 0.0], [0.0, 1.0]],
+            [[0.0, 1.0], [0.0, 1.0]],
+        ]
+    )
+    heads = np.array([0, 0])
+    obs = torch.zeros(2, 4, 4)
+    for agreement, expected in [(None, [1, 1]), (0.75, [0, 1]), (0.5, [0, 0]), (0.8, [1, 1])]:
+        model = _fixed_heads_model(monkeypatch, q, gate_price=0.0, agreement=agreement)
+        actions, _ = model._act(obs, heads, record=True)
+        np.testing.assert_array_equal(actions, expected, err_msg=str(agreement))
+        assert model.delight_stats.gate_empty == expected.count(0)
+
+
+@pytest.mark.parametrize(
+    ("delight", "error", "match"),
+    [
+        ({"agreement": 0.0}, ValueError, "agreement"),
+        ({"agreement": 1.5}, ValueError, "agreement"),
+        ({"agreement": "most"}, TypeError, "agreement"),
+        ({"value_scale": "spreads"}, ValueError, "value_scale"),
+    ],
+)
+def test_bad_variant_options_name_themselves(delight, error, match) -> None:
+    with pytest.raises(error, match=match):
+        BootstrappedDQN("MlpPolicy", "CartPole-v1", delight=delight)
+
+
+def test_options_on_the_heads_are_refused_without_heads() -> None:
+    with pytest.raises(ValueError, match="value_scale"):
+        DelightOptions(value_scale="spread").resolve("DelightDQN", clocks=("step",))
+    with pytest.raises(ValueError, match="agreement"):
+        DelightOptions(agreement=0.7).resolve("DelightDQN", clocks=("step",))

@@ -14,8 +14,13 @@ import pandas as pd
 import pytest
 
 from delight_gym.experiments.deep_sea_bsuite import (
+    _BOOT_DQN_DELIGHT,
+    AGREEMENT,
     BSUITE_AGENTS,
+    COMMIT_FAST_HALF_LIFE,
+    DE_VARIANTS,
     DEEP_AGENTS,
+    SPREAD_GATE_PRICE,
     DeepSeaSolveCallback,
     make_deep_agent,
     run_bsuite_deep_sea,
@@ -181,8 +186,32 @@ def test_family_and_figure_records() -> None:
     assert [s["size"] for s in full.settings] == [10, 12, 14, 16, 20]
     assert full.seeds == 5 and full.seed == 0 and full.batch_size == 1
     assert full.horizon == 10_000  # bsuite's cap; each run's budget is min(2^N + 100, 10 000)
-    assert set(full.agents) == set(BSUITE_AGENTS)
+    # The DE variants are run on their own (each once, after its tuning), not in the default grid.
+    assert set(full.agents) == set(BSUITE_AGENTS) - set(DE_VARIANTS)
+    assert set(DE_VARIANTS) <= set(DEEP_AGENTS)
     assert [s["size"] for s in quick.settings] == [6, 8] and quick.seeds == 2
+
+
+def test_variants_build_with_their_fixed_settings_and_refuse_to_take_them() -> None:
+    from delight_gym.envs.deep_sea import DeepSeaEnv
+
+    env = DeepSeaEnv(size=SIZE, mapping_seed=0)
+    spread = make_deep_agent("boot_dqn_de_spread", env, seed=0, half_life=7.0)
+    assert spread.delight.value_scale == "spread" and spread.delight.half_life == 7.0
+    assert spread.delight.gate_price == SPREAD_GATE_PRICE
+    agree = make_deep_agent("boot_dqn_de_agree", env, seed=0, gate_price=0.3)
+    assert agree.delight.agreement == AGREEMENT and agree.delight.gate_price == 0.3
+    fast = make_deep_agent("boot_dqn_de_commit_fast", env, seed=0)
+    assert fast.delight.commit and fast.delight.half_life == COMMIT_FAST_HALF_LIFE
+    with pytest.raises(TypeError, match="gate_price"):
+        make_deep_agent("boot_dqn_de_spread", env, seed=0, gate_price=0.1)
+    with pytest.raises(TypeError, match="half_life"):
+        run_bsuite_deep_sea("boot_dqn_de_commit_fast", SIZE, seed=0, half_life=100.0)
+    # Each takes from the command line exactly the DE settings it does not fix.
+    for name in DE_VARIANTS:
+        taken = {p.name for p in DEEP_SEA_BSUITE.agent(name).parameters}
+        fixed = set(_BOOT_DQN_DELIGHT[name]) & {"half_life", "gate_price", "surprisal_cap"}
+        assert taken == {"half_life", "gate_price", "surprisal_cap"} - fixed
 
 
 def test_bad_arguments() -> None:

@@ -22,13 +22,16 @@ from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym.experiments.families import (
     BOOT_DQN,
     BOOT_DQN_DE,
+    BOOT_DQN_DE_AGREE,
     BOOT_DQN_DE_COMMIT,
+    BOOT_DQN_DE_COMMIT_FAST,
     BOOT_DQN_DE_MEAN,
+    BOOT_DQN_DE_SPREAD,
+    DE_PARAMETERS,
     DEEP_SEA_BSUITE,
     DELIGHT,
     DELIGHT_DQN,
     DQN_EGREEDY,
-    GATE_PRICE,
     PSRL,
 )
 from delight_gym.experiments.scores import (
@@ -39,9 +42,13 @@ from delight_gym.experiments.scores import (
 )
 
 __all__ = [
+    "AGREEMENT",
     "BSUITE_AGENTS",
+    "COMMIT_FAST_HALF_LIFE",
     "DEEP_AGENTS",
     "DE_AGENTS",
+    "DE_VARIANTS",
+    "SPREAD_GATE_PRICE",
     "TABULAR_AGENTS",
     "BsuiteRun",
     "DeepSeaSolveCallback",
@@ -49,20 +56,37 @@ __all__ = [
     "run_bsuite_deep_sea",
 ]
 
+#: ``boot_dqn_de_spread``'s ``λ``, in units of each state's spread of the heads' values.
+SPREAD_GATE_PRICE = 2.0
+#: ``boot_dqn_de_agree``'s ``agreement``: the gate is closed where this share of heads agree.
+AGREEMENT = 0.7
+#: ``boot_dqn_de_commit_fast``'s ``M`` of ``ε_t = M/(M + t)`` (episodes).
+COMMIT_FAST_HALF_LIFE = 10.0
+
 #: Every agent :func:`run_bsuite_deep_sea` knows: the family record's, in its order.
 BSUITE_AGENTS = DEEP_SEA_BSUITE.agent_names
 #: The tabular reference agents (:mod:`delight_gym.agents.mdp`).
 TABULAR_AGENTS = (PSRL.name, DELIGHT.name)
+#: The DE variants (beyond the paper), not in the family's default sweep.
+DE_VARIANTS = (BOOT_DQN_DE_SPREAD.name, BOOT_DQN_DE_AGREE.name, BOOT_DQN_DE_COMMIT_FAST.name)
 #: The deep (SB3) agents, built by :func:`make_deep_agent`.
 DEEP_AGENTS = tuple(name for name in BSUITE_AGENTS if name not in TABULAR_AGENTS)
-#: The agents that take DE's ``half_life``, ``gate_price`` and ``surprisal_cap``.
-DE_AGENTS = tuple(a.name for a in DEEP_SEA_BSUITE.agents if GATE_PRICE in a.parameters)
+#: The agents with DE: they take those of ``half_life``, ``gate_price`` and ``surprisal_cap``
+#: that they do not fix.
+DE_AGENTS = tuple(
+    a.name for a in DEEP_SEA_BSUITE.agents if any(p in DE_PARAMETERS for p in a.parameters)
+)
 #: The DE options of the :class:`~delight_gym.sb3.BootstrappedDQN` agents (``None``: no DE).
+#: The variants' settings were chosen on seeds 100-104 at N = 10 and 14
+#: (``docs/reproduce/deepsea-bsuite.md``, "DE variants").
 _BOOT_DQN_DELIGHT: dict[str, dict[str, Any] | None] = {
     BOOT_DQN.name: None,
     BOOT_DQN_DE.name: {},
     BOOT_DQN_DE_MEAN.name: {"host": "mean"},
     BOOT_DQN_DE_COMMIT.name: {"commit": True},
+    BOOT_DQN_DE_SPREAD.name: {"value_scale": "spread", "gate_price": SPREAD_GATE_PRICE},
+    BOOT_DQN_DE_AGREE.name: {"agreement": AGREEMENT},
+    BOOT_DQN_DE_COMMIT_FAST.name: {"commit": True, "half_life": COMMIT_FAST_HALF_LIFE},
 }
 
 #: bsuite's DQN baseline (``default_agent``) mapped onto SB3's DQN (module docstring).
@@ -121,10 +145,14 @@ class BsuiteRun:
 
 
 def _de_settings(agent: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The DE keywords of ``kwargs`` (refused for agents without DE), removed from it."""
+    """The DE keywords of ``kwargs``, removed from it; a ``TypeError`` naming those that
+    ``agent`` does not take (it has no DE, or it fixes them)."""
     found = {k: kwargs.pop(k) for k in _DE_KEYS if k in kwargs}
     if found and agent not in DE_AGENTS:
         raise TypeError(f"agent {agent!r} has no DE: it does not take {sorted(found)}")
+    fixed = sorted(set(found) & set(_BOOT_DQN_DELIGHT.get(agent) or {}))
+    if fixed:
+        raise TypeError(f"agent {agent!r} fixes {fixed}: it does not take them")
     return found
 
 

@@ -600,6 +600,29 @@ BOOT_DQN_DE_COMMIT = Agent(
 DELIGHT_DQN = Agent(
     "delight_dqn", "DelightDQN (ensemble posterior)", "#8c564b", parameters=DE_PARAMETERS
 )
+# The DE variants (beyond the paper), each with its setting(s) chosen on seeds 100-104 and fixed
+# in its DE options (``deep_sea_bsuite``); a fixed setting is not one of its parameters.
+BOOT_DQN_DE_SPREAD = Agent(
+    "boot_dqn_de_spread",
+    "BootDQN + DE, λ in units of the heads' spread",
+    "#e377c2",
+    "--",
+    parameters=(HALF_LIFE, SURPRISAL_CAP),
+)
+BOOT_DQN_DE_AGREE = Agent(
+    "boot_dqn_de_agree",
+    "BootDQN + DE, gate closed where the heads agree",
+    "#bcbd22",
+    "--",
+    parameters=DE_PARAMETERS,
+)
+BOOT_DQN_DE_COMMIT_FAST = Agent(
+    "boot_dqn_de_commit_fast",
+    "BootDQN + DE + commit, shorter M",
+    "#7f7f7f",
+    "--",
+    parameters=(GATE_PRICE, SURPRISAL_CAP),
+)
 
 _BSUITE_AGENTS = (
     DQN_EGREEDY,
@@ -611,13 +634,14 @@ _BSUITE_AGENTS = (
     PSRL,
     DELIGHT,
 )
+_BSUITE_VARIANTS = (BOOT_DQN_DE_SPREAD, BOOT_DQN_DE_AGREE, BOOT_DQN_DE_COMMIT_FAST)
 
 #: Deep agents on bsuite's deterministic DeepSea (``mapping_seed`` = seed), bsuite's yardstick.
 DEEP_SEA_BSUITE = Family(
     name="deepsea-bsuite",
     help="deep agents on DeepSea-v0 (mapping_seed = seed), scored by bsuite's rule",
     cell=deep_sea_bsuite_cell,
-    agents=_BSUITE_AGENTS,
+    agents=(*_BSUITE_AGENTS, *_BSUITE_VARIANTS),
     instance=(
         Parameter(
             "size", int, check_bsuite_size, sweep=(10, 12, 14, 16, 20), symbol="N", help="sizes N"

@@ -482,10 +482,44 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
 
     @property
     def value_scale(self) -> float:
-        """What EI is divided by before the gate (see the module docstring)."""
-        if self.delight is None or self.delight.value_scale != "auto":
-            return 1.0 if self.delight is None else float(self.delight.value_scale)
+        """What EI is divided by before the gate (see the module docstring); 1 with
+        ``value_scale="spread"``, where each state has its own (:meth:`_gate_values`)."""
+        options = self.delight
+        if options is None or options.value_scale == "spread":
+            return 1.0
+        if options.value_scale != "auto":
+            return float(options.value_scale)
         return 1.0 if self.value_scale_estimate is None else self.value_scale_estimate
+
+    def _gate_values(self, q: np.ndarray, values: PosteriorValues) -> PosteriorValues:
+        """``values`` with the EI that DE's gate sees under the options on the heads (beyond the
+        paper; unchanged without them).
+
+        * ``value_scale="spread"``: EI divided by each state's spread of the heads' values, the
+          root mean square over actions of the heads' standard deviation, so ``λ`` is in units
+          of it (a state where every head has the same values has EI 0 and keeps it);
+        * ``agreement=τ``: EI 0, so the gate is closed, at each state where at least a
+          fraction ``τ`` of the heads share their greedy action.
+
+        Parameters
+        ----------
+        q : numpy.ndarray
+            float64 ``(K, n, A)``: every head's values of the ``n`` states.
+        values : PosteriorValues
+            Their :func:`~delight_gym.posteriors.ensemble.ensemble_values`.
+        """
+        options = self.delight
+        assert options is not None
+        ei = values.expected_improvement
+        if options.value_scale == "spread":
+            spread = np.sqrt(q.var(axis=0).mean(axis=1))[:, None]  # (n, 1)
+            ei = np.divide(ei, spread, out=np.zeros_like(ei), where=spread > 0)
+        if options.agreement is not None:
+            greedy = q.argmax(axis=2)  # (K, n)
+            votes = (greedy[:, :, None] == np.arange(q.shape[2])).sum(axis=0)  # (n, A)
+            agree = votes.max(axis=1) / q.shape[0] >= options.agreement
+            ei = np.where(agree[:, None], 0.0, ei)
+        return values._replace(expected_improvement=ei)
 
     def _draw_heads(self, n: int) -> np.ndarray:
         return self.rng.integers(0, self.num_heads, size=n)
@@ -500,7 +534,9 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         if options is None:
             return q[heads, rows].argmax(axis=1), heads
         host_probs = greedy_probs(q[heads, rows] if options.host == "head" else q.mean(axis=0))
-        values = PosteriorValues(*ensemble_values(q, host_probs, options.baseline))
+        values = self._gate_values(
+            q, PosteriorValues(*ensemble_values(q, host_probs, options.baseline))
+        )
         eps = self.epsilon
         decision, ei = decide_on_values(
             options, host_probs, values, eps, value_scale=self.value_scale

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from delight_gym._checks import check_positive_float
+from delight_gym._checks import check_positive_float, check_probability
 from delight_gym.posteriors.base import BASELINES
 from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
@@ -30,6 +30,8 @@ CLOCKS = ("step", "episode")
 #: :class:`~delight_gym.sb3.BootstrappedDQN`'s hosts: the episode's head or the ensemble mean.
 HOSTS = ("head", "mean")
 _CLOCK_ALIASES = {"steps": "step", "episodes": "episode"}
+#: The values of ``value_scale`` that are not a number.
+_SCALE_MODES = ("auto", "spread")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,10 +49,11 @@ class DelightOptions:
     baseline : {"host", "max"}, default "host"
         The EI baseline ``v_s``
         (:func:`~delight_gym.posteriors.base.host_baseline`'s ``kind``).
-    value_scale : float or "auto", default 1.0
+    value_scale : float or "auto" or "spread", default 1.0
         EI is divided by it before the gate, in the environment's value unit (``1.0``: the
-        paper's rule). ``"auto"``: a running estimate from the TD targets
-        (:class:`~delight_gym.sb3.BootstrappedDQN` only).
+        paper's rule). ``"auto"``: a running estimate from the TD targets;
+        ``"spread"``: each state's spread of the heads' values, so that ``λ`` is in units of
+        it (beyond the paper; both :class:`~delight_gym.sb3.BootstrappedDQN` only).
     clock : {"step", "episode"}, optional
         What ``t`` counts. ``None``: the class's default (``"episode"`` for
         :class:`~delight_gym.sb3.BootstrappedDQN`, ``"step"`` for the others, which count
@@ -62,6 +65,10 @@ class DelightOptions:
     commit : bool, default False
         :class:`~delight_gym.sb3.BootstrappedDQN` with ``host="head"`` only, beyond the paper:
         an override also switches the episode's head.
+    agreement : float, optional
+        :class:`~delight_gym.sb3.BootstrappedDQN` only, beyond the paper: the gate is closed
+        (``EI = 0``) at a state where at least this fraction of the heads, in ``(0, 1]``, share
+        their greedy action. ``None``: never closed that way.
 
     Examples
     --------
@@ -79,6 +86,7 @@ class DelightOptions:
     clock: str | None = None
     host: str | None = None
     commit: bool = False
+    agreement: float | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -88,10 +96,11 @@ class DelightOptions:
         set_(self, "half_life", check_positive_float(self.half_life, "half_life"))
         if self.baseline not in BASELINES:
             raise ValueError(f"baseline must be one of {BASELINES}, got {self.baseline!r}")
-        if self.value_scale != "auto":
+        if self.value_scale not in _SCALE_MODES:
             if isinstance(self.value_scale, str):
                 raise ValueError(
-                    f"value_scale must be a positive float or 'auto', got {self.value_scale!r}"
+                    "value_scale must be a positive float, 'auto' or 'spread', got "
+                    f"{self.value_scale!r}"
                 )
             set_(self, "value_scale", check_positive_float(self.value_scale, "value_scale"))
         if self.clock is not None:
@@ -105,6 +114,11 @@ class DelightOptions:
             raise TypeError(f"commit must be a bool, got {self.commit!r}")
         if self.commit and self.host == "mean":
             raise ValueError("commit switches the episode's head: it needs host='head'")
+        if self.agreement is not None:
+            agreement = check_probability(self.agreement, "agreement")
+            if agreement == 0:
+                raise ValueError("agreement must lie in (0, 1], got 0")
+            set_(self, "agreement", agreement)
 
     @classmethod
     def make(cls, value: Any) -> DelightOptions | None:
@@ -147,7 +161,8 @@ class DelightOptions:
             The hosts it can choose (empty: its host is given otherwise, so ``host`` and
             ``commit`` are refused).
         auto_scale : bool, default False
-            Whether it estimates ``value_scale="auto"``.
+            Whether it estimates ``value_scale="auto"`` and acts on an ensemble's heads
+            (``value_scale="spread"`` and ``agreement``).
         """
         clock = self.clock or clocks[0]
         if clock not in clocks:
@@ -156,8 +171,12 @@ class DelightOptions:
             raise ValueError(f"{owner} takes its host as an argument; delight.host must be None")
         if not hosts and self.commit:
             raise ValueError(f"{owner} has no episode head to commit to; commit must be False")
-        if self.value_scale == "auto" and not auto_scale:
-            raise ValueError(f"{owner} has no running value scale; value_scale must be a float")
+        if self.value_scale in _SCALE_MODES and not auto_scale:
+            raise ValueError(
+                f"{owner} has no running value scale nor heads; value_scale must be a float"
+            )
+        if self.agreement is not None and not auto_scale:
+            raise ValueError(f"{owner} has no heads to agree; agreement must be None")
         host = self.host or (hosts[0] if hosts else None)
         return dataclasses.replace(self, clock=clock, host=host)
 
