@@ -117,6 +117,36 @@ def test_nig_incremental_equals_direct_batch_computation() -> None:
     torch.testing.assert_close(again.rate, post.rate, rtol=1e-12, atol=1e-12)
 
 
+def test_many_observation_update_adds_to_earlier_data_and_skips_empty_models() -> None:
+    """An update of many observations per row (summed model by model) on top of earlier data,
+    with models that get nothing in the update and one that never sees data: every model is
+    the direct posterior of all its data (the prior when it has none)."""
+    rng = np.random.default_rng(101)
+    batch, groups, d, n1, n2 = 3, 5, 2, 7, 40
+    x = rng.normal(size=(batch, n1 + n2, d))
+    g = rng.integers(groups, size=(batch, n1 + n2))
+    g[0, n1:] = np.where(g[0, n1:] == 2, 3, g[0, n1:])  # row 0: model 2 only in the first part
+    g[1] = np.where(g[1] == 4, 0, g[1])  # row 1: model 4 never
+    g[2, n1:] = 1  # row 2: the whole update in one model
+    y = x @ np.array([-0.7, 1.1]) + 0.4 + 0.3 * rng.normal(size=(batch, n1 + n2))
+    post = LinFullPosterior(batch, groups, d)
+    for part in (slice(0, n1), slice(n1, n1 + n2)):
+        post.update(
+            torch.as_tensor(x[:, part]), torch.as_tensor(g[:, part]), torch.as_tensor(y[:, part])
+        )
+    cov = post.whitener.mT @ post.whitener
+    for i in range(batch):
+        for k in range(groups):
+            sel = g[i] == k
+            mu, sigma, a, b = _direct_nig(x[i, sel], y[i, sel], 0.25, 6.0, 6.0)
+            np.testing.assert_allclose(post.loc[i, k].numpy(), mu, rtol=1e-11, atol=1e-12)
+            np.testing.assert_allclose(cov[i, k].numpy(), sigma, rtol=1e-11, atol=1e-13)
+            assert float(post.count[i, k]) == sel.sum()
+            assert float(post.shape[i, k]) == a
+            assert float(post.rate[i, k]) == pytest.approx(b, rel=1e-12)
+    assert float(post.count[1, 4]) == 0.0
+
+
 def test_predictive_and_thompson_draws_match_the_nig_marginal() -> None:
     rng = np.random.default_rng(101)
     d, n = 2, 30
