@@ -11,7 +11,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from delight_gym.posteriors.ensemble import EnsembleQPosterior
+from delight_gym.posteriors.ensemble import EnsembleQPosterior, one_hot_indices
 from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES
 
 
@@ -57,6 +57,151 @@ def test_td_steps_equal_the_generic_path(space):
         torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-6)
     obs = _batch(rng, space)[0]
     np.testing.assert_allclose(fast.head_values(obs), plain.head_values(obs), rtol=1e-6, atol=1e-6)
+
+
+def _encoded(post, batch, masks=None):
+    net = post.network
+    x, xn, act, rew, done, m = net.check_transitions(*batch, masks)
+    return x, xn, act, rew, done, None if m is None else m.T
+
+
+@pytest.mark.parametrize("space", SPACES, ids=["discrete", "one_hot"])
+@pytest.mark.parametrize("masked", [False, True], ids=["unmasked", "masked"])
+def test_gradients_without_autograd_equal_autograd(space, masked):
+    """The tables' hand-written backward pass (distinct states only, the first layer written
+    row by row) against autograd's on the generic path, parameter by parameter."""
+    fast, plain = _pair(space)
+    rng = np.random.default_rng(1)
+    batch = _batch(rng, space)
+    masks = (rng.random((64, 5)) < 0.5).astype(np.float32) if masked else None
+    x, xn, act, rew, done, w = _encoded(fast, batch, masks)
+    tables = fast.network._current_tables(x)
+    assert tables is not None
+    loss, std = tables.td_gradients(fast.network._trainable(), x, xn, act, rew, done, 0.9, w)
+    x, xn, act, rew, done, w = _encoded(plain, batch, masks)
+    ref_loss, ref_std = plain.network.td_loss_encoded(x, xn, act, rew, done, 0.9, w)
+    ref_loss.backward()
+    torch.testing.assert_close(loss, ref_loss.detach(), rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(std, ref_std, rtol=1e-6, atol=1e-7)
+    for p, q in zip(fast.network.parameters(), plain.network.parameters(), strict=True):
+        assert p.grad is not None and q.grad is not None
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("space", SPACES, ids=["discrete", "one_hot"])
+def test_many_td_steps_equal_the_generic_path(space):
+    """300 masked TD steps with a target update every 4: the weights and Adam's moments stay
+    within 1e-6 of the generic path's (the rounding of the two paths' sums does not grow)."""
+    fast, plain = _pair(space, target_update_period=4)
+    rng = np.random.default_rng(2)
+    for step in range(300):
+        batch = _batch(rng, space, b=32)
+        masks = (rng.random((32, 5)) < 0.5).astype(np.float32)
+        fast.td_step(*batch, masks)
+        plain.td_step(*batch, masks)
+        if step % 4 == 3:
+            fast.update_target()
+            plain.update_target()
+    for p, q in zip(fast.network.parameters(), plain.network.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-6)
+        for key in ("exp_avg", "exp_avg_sq"):
+            a, b = fast.optimizer.state[p][key], plain.optimizer.state[q][key]
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-9)
+
+
+def test_first_layer_gradient_is_rebuilt_after_the_caller_writes_to_it():
+    """The first layer's gradient tensor is reused from step to step (only the last step's
+    rows zeroed) while nothing else wrote to it: a backward pass of the caller's own (a new
+    tensor) or an in-place change of ``.grad`` in between, and the next step starts from zeros
+    again, as the generic path does (batches of 6 leave most rows unwritten)."""
+    space = SPACES[1]
+    fast, plain = _pair(space)
+    rng = np.random.default_rng(3)
+    for change in ("backward", "in_place", None):
+        batch = _batch(rng, space, b=6)
+        fast.td_step(*batch)
+        plain.td_step(*batch)
+        extra = _batch(rng, space)
+        for post in (fast, plain):
+            if change == "backward":
+                post.network.td_loss(*extra, 0.9)[0].backward()
+            elif change == "in_place":
+                for p in post.network.parameters():
+                    p.grad.add_(1.0)
+        batch = _batch(rng, space, b=6)
+        fast.td_step(*batch)
+        plain.td_step(*batch)
+        for p, q in zip(fast.network.parameters(), plain.network.parameters(), strict=True):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-8)
+            torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-6)
+
+
+def test_bootstrapped_dqn_acts_and_learns_as_on_the_generic_path():
+    """BootstrappedDQN on DeepSea (one-hot rows, all-zero final observations, bootstrap masks)
+    with and without the tables: the same 600 actions, heads within 1e-6."""
+    import gymnasium as gym
+
+    from delight_gym.sb3 import BootstrappedDQN
+
+    models = []
+    for tables in (True, False):
+        model = BootstrappedDQN(
+            "MlpPolicy",
+            gym.make("DeepSea-v0", size=8, mapping_seed=0),
+            num_heads=4,
+            policy_kwargs={"net_arch": [16, 16]},
+            mask_prob=0.5,
+            seed=0,
+            learning_starts=64,
+            batch_size=32,
+            device="cpu",
+        )
+        if not tables:
+            model.ensemble.network.tables = None
+        model.learn(600)
+        models.append(model)
+    fast, plain = models
+    assert fast.ensemble.network.tables is not None
+    np.testing.assert_array_equal(
+        fast.replay_buffer.actions[:600], plain.replay_buffer.actions[:600]
+    )
+    for p, q in zip(
+        fast.ensemble.network.parameters(), plain.ensemble.network.parameters(), strict=True
+    ):
+        torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-6)
+
+
+def test_one_hot_indices_numpy_and_torch_agree_on_awkward_rows():
+    """The numpy path (the row's maximum must be its only nonzero entry) against the torch
+    path (a count of nonzero entries), on rows that are and are not one-hot."""
+    rows = np.array(
+        [
+            [0, 0, 1, 0],
+            [0, 0, 0, 0],
+            [-0.0, 0, 0, 1],
+            [-0.0, 0, 0, 0],
+        ],
+        dtype=np.float32,
+    )
+    from_torch = one_hot_indices(torch.from_numpy(rows))
+    assert from_torch is not None
+    np.testing.assert_array_equal(one_hot_indices(rows), [2, -1, 3, -1])
+    np.testing.assert_array_equal(from_torch.numpy(), [2, -1, 3, -1])
+    for bad in (
+        [0, 1, 1, 0],
+        [0, 2, 0, 0],
+        [0.5, 0, 0, 0],
+        [-1, 0, 1, 0],
+        [np.nan, 0, 0, 0],
+        [np.inf, 0, 0, 0],
+        [0, 0, -1, 0],
+        [1, 1e-30, 0, 0],
+    ):
+        block = np.vstack([rows, np.array([bad], dtype=np.float32)])
+        assert one_hot_indices(block) is None, bad
+        assert one_hot_indices(torch.from_numpy(block)) is None, bad
+    empty = one_hot_indices(np.zeros((0, 3), np.float32))
+    assert empty is not None and empty.shape == (0,)
 
 
 def test_tables_follow_loaded_weights_and_survive_pickling():

@@ -25,7 +25,6 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from delight_gym._arrays import array_namespace
 from delight_gym._checks import (
     check_action_batch,
     check_all_finite,
@@ -497,10 +496,13 @@ class EnsembleQNetwork(nn.Module):
             targets (0-d, no graph).
         """
         batch = (observations, actions, rewards, next_observations, terminated, masks)
-        x, xn, act, rew, done, m = (
-            self.check_transitions(*batch) if check else self._unchecked_transitions(*batch)
-        )
+        x, xn, act, rew, done, m = self._transitions(batch, check)
         return self.td_loss_encoded(x, xn, act, rew, done, gamma, None if m is None else m.T)
+
+    def _transitions(self, batch: tuple[Any, ...], check: bool) -> Transitions:
+        """:meth:`check_transitions` of ``batch`` (``observations, actions, rewards,
+        next_observations, terminated, masks``), or its conversion alone for ``check=False``."""
+        return self.check_transitions(*batch) if check else self._unchecked_transitions(*batch)
 
     def td_loss_encoded(
         self,
@@ -701,10 +703,19 @@ def one_hot_indices(rows: Any) -> Any | None:
         int64 ``(n,)``: the column of each row's one, ``-1`` for an all-zero row; ``None`` if
         some row is neither.
     """
+    if isinstance(rows, np.ndarray):  # the row's maximum must be its only nonzero entry
+        at = np.arange(rows.shape[0])
+        top = rows.argmax(1)
+        peak = rows[at, top]
+        rebuilt = np.zeros_like(rows)
+        rebuilt[at, top] = peak
+        if not (np.array_equal(rows, rebuilt) and ((peak == 1) | (peak == 0)).all()):
+            return None
+        return np.where(peak == 1, top, -1).astype(np.int64, copy=False)
     count = (rows != 0).sum(1)
     if not bool(((count <= 1) & (rows.sum(1) == count)).all()):
         return None
-    return _cast(array_namespace(rows).where(count == 1, rows.argmax(1), -1), "int64")
+    return _cast(torch.where(count == 1, rows.argmax(1), -1), "int64")
 
 
 def _column(value: Any, rows: int, name: str) -> Any:
@@ -988,20 +999,25 @@ class EnsembleQPosterior:
         Notes
         -----
         The target networks are not touched: call :meth:`update_target` every
-        ``target_update_period`` steps (:meth:`update` does).
+        ``target_update_period`` steps (:meth:`update` does). On the CPU, a batch of look-up
+        inputs with state tables takes the tables' path
+        (:meth:`~delight_gym.posteriors.ensemble_tabular.StateTables.td_gradients`: no graph,
+        each distinct state run once); the result is the generic path's up to float32
+        rounding.
         """
-        loss, target_std = self.network.td_loss(
-            observations,
-            actions,
-            rewards,
-            next_observations,
-            terminated,
-            self.gamma,
-            masks,
-            check=check,
-        )
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        net = self.network
+        batch = (observations, actions, rewards, next_observations, terminated, masks)
+        x, xn, act, rew, done, m = net._transitions(batch, check)
+        weights = None if m is None else m.T
+        tables = net._current_tables(x) if xn.ndim == 1 and x.device.type == "cpu" else None
+        if tables is not None:  # states on the CPU: no graph, the gradients written directly
+            loss, target_std = tables.td_gradients(
+                net._trainable(), x, xn, act, rew, done, self.gamma, weights
+            )
+        else:
+            loss, target_std = net.td_loss_encoded(x, xn, act, rew, done, self.gamma, weights)
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
         self.optimizer.step()
         return TDStepStats(loss.detach(), target_std)
 

@@ -44,6 +44,8 @@ class StateTables:
         float32 ``(K, S + 1, A)``: ``β p_k(s)``; row ``S`` is the all-zero input's.
     target : torch.Tensor
         float32 ``(K, S + 1, A)``: ``Q^-_k(s) + β p_k(s)`` at the last :meth:`refresh_target`.
+    target_max : torch.Tensor
+        float32 ``(K, S + 1)``: ``target``'s maximum over the actions.
     """
 
     def __init__(self, num_states: int, mlp: MLP) -> None:
@@ -55,6 +57,11 @@ class StateTables:
         self._mlp = mlp
         self.prior = torch.empty(0)
         self.target = torch.empty(0)
+        self.target_max = torch.empty(0)
+        # td_gradients' first-layer gradient, reused while nobody else writes to it.
+        self._grad: torch.Tensor | None = None
+        self._grad_rows = torch.empty(0, dtype=torch.int64)
+        self._grad_version = -1
 
     def _states(self, device: torch.device) -> torch.Tensor:
         # Every state, then -1 (the all-zero one-hot row: its first layer is the bias alone).
@@ -75,6 +82,7 @@ class StateTables:
         with torch.no_grad():
             states = self._states(frozen[0][0].device)
             self.target = self._mlp(states, [(w[:k], b[:k]) for w, b in frozen]) + self.prior
+            self.target_max = self.target.max(dim=-1).values
 
     def current(self, like: torch.Tensor) -> bool:
         """Whether the tables were computed (and not invalidated since) with the device and
@@ -97,3 +105,106 @@ class StateTables:
         """``(β p(x), Q^-(xn) + β p(xn))`` for states ``x, xn`` of shape ``(B,)``: each
         ``(K, B, A)``, the frozen parts of a TD step."""
         return self.prior.index_select(1, self.rows(x)), self.target.index_select(1, self.rows(xn))
+
+    def td_gradients(
+        self,
+        layers: Layers,
+        x: torch.Tensor,
+        xn: torch.Tensor,
+        actions: torch.Tensor,
+        rewards: torch.Tensor,
+        terminated: torch.Tensor,
+        gamma: float,
+        weights: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The TD loss of the trainable ``layers`` on one batch of states, its gradients written
+        to each parameter's ``.grad`` (replacing what was there), without autograd.
+
+        The heads run once per *distinct* state of ``x`` (a replay batch repeats states), the
+        first layer as a row look-up whose gradient is written row by row into a zeroed dense
+        ``(K, S, out)`` tensor (so a dense optimizer sees the same gradient as the generic
+        path's), and the targets' maxima are read from the table. The loss, the targets and
+        the gradients are :meth:`EnsembleQNetwork.td_loss_encoded
+        <delight_gym.posteriors.ensemble.EnsembleQNetwork.td_loss_encoded>`'s and its
+        backward pass's up to float32 rounding (the sums over a repeated state are taken in
+        another order).
+
+        Parameters
+        ----------
+        layers : list of (torch.Tensor, torch.Tensor)
+            The trainable ``(K, in, out)`` weights and ``(K, 1, out)`` biases; ``in`` of the
+            first is ``S``.
+        x, xn : torch.Tensor
+            int64 ``(B,)``: states (``-1`` for an all-zero one-hot row) and next states.
+        actions : torch.Tensor
+            int64 ``(B,)``.
+        rewards, terminated : torch.Tensor
+            float32 ``(B,)``.
+        gamma : float
+        weights : torch.Tensor, optional
+            float32 ``(K, B)``: each transition's weight in each head's loss.
+
+        Returns
+        -------
+        (torch.Tensor, torch.Tensor)
+            The summed loss of the ``K`` heads and the TD targets' std (0-d, no graph).
+        """
+        w0, b0 = layers[0]
+        k, b, s = w0.shape[0], actions.shape[0], self.num_states
+        with torch.no_grad():
+            rows = self.rows(x)  # (B,) in [0, S]; S is the all-zero row (the bias alone)
+            # distinct (U,) ascending (an all-zero row last); where (B,): each row's place in it
+            distinct, where = torch.unique(rows, sorted=True, return_inverse=True)
+            blank = bool(distinct[-1] == s)
+            h = w0.index_select(1, distinct.clamp_max(s - 1)) + b0  # (K, U, out)
+            if blank:
+                h[:, -1] = b0[:, 0]
+            hidden = []
+            for w, bias in layers[1:]:
+                hidden.append(torch.relu(h))
+                h = torch.baddbmm(bias, hidden[-1], w)
+            num_actions = h.shape[-1]
+            taken = where * num_actions + actions  # (B,): flat (state, action) in h
+            q_sa = h.reshape(k, -1).index_select(1, taken)
+            q_sa += self.prior.reshape(k, -1).index_select(1, rows * num_actions + actions)
+            next_max = self.target_max.index_select(1, self.rows(xn))  # (K, B)
+            y = rewards + gamma * (1.0 - terminated) * next_max
+            diff = q_sa - y
+            sq = 0.5 * diff**2
+            scale = diff * (1.0 / b)  # d loss / d q_sa
+            if weights is not None:
+                sq = sq * weights
+                scale = scale * weights
+            loss = sq.mean(dim=1).sum()
+            grad = torch.zeros_like(h).view(k, -1).index_add_(1, taken, scale).view_as(h)
+            grads = []
+            for (w, _), a in zip(reversed(layers[1:]), reversed(hidden), strict=True):
+                grads.append((torch.bmm(a.transpose(1, 2), grad), grad.sum(1, keepdim=True)))
+                # relu's backward, as autograd computes it (zero where the output is not > 0)
+                grad = torch.ops.aten.threshold_backward(torch.bmm(grad, w.transpose(1, 2)), a, 0)
+            grads.append((self._first_gradient(w0, distinct, grad, blank), grad.sum(1, True)))
+            for (w, bias), (gw, gb) in zip(layers, reversed(grads), strict=True):
+                w.grad, bias.grad = gw, gb
+            return loss, y.std() if y.numel() > 1 else y.new_zeros(())
+
+    def _first_gradient(
+        self, w0: torch.Tensor, distinct: torch.Tensor, grad: torch.Tensor, blank: bool
+    ) -> torch.Tensor:
+        """The first layer's dense gradient ``(K, S, out)``: rows ``distinct`` hold ``grad``
+        (``(K, U, out)``; the all-zero row, last when ``blank``, has no weight row), every
+        other row zero. The tensor of the previous call is reused when nothing wrote to it
+        since (its version counter says so): only the rows written then are zeroed."""
+        if blank:
+            distinct, grad = distinct[:-1], grad[:, :-1]
+        buf = self._grad
+        if (
+            buf is None
+            or buf._version != self._grad_version
+            or (buf.shape, buf.dtype, buf.device) != (w0.shape, w0.dtype, w0.device)
+        ):
+            buf = torch.zeros_like(w0)
+        else:
+            buf.index_fill_(1, self._grad_rows, 0.0)
+        buf.index_copy_(1, distinct, grad)
+        self._grad, self._grad_rows, self._grad_version = buf, distinct, buf._version
+        return buf
