@@ -109,11 +109,10 @@ def test_many_td_steps_equal_the_generic_path(space):
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-9)
 
 
-def test_first_layer_gradient_is_rebuilt_after_the_caller_writes_to_it():
-    """The first layer's gradient tensor is reused from step to step (only the last step's
-    rows zeroed) while nothing else wrote to it: a backward pass of the caller's own (a new
-    tensor) or an in-place change of ``.grad`` in between, and the next step starts from zeros
-    again, as the generic path does (batches of 6 leave most rows unwritten)."""
+def test_gradients_replace_what_the_caller_left_in_grad():
+    """What the caller left in ``.grad`` between two steps (a backward pass of its own, an
+    in-place change) is replaced, as the generic path's ``zero_grad`` does (batches of 6 leave
+    most first-layer rows without a gradient)."""
     space = SPACES[1]
     fast, plain = _pair(space)
     rng = np.random.default_rng(3)

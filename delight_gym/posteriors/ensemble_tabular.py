@@ -58,10 +58,6 @@ class StateTables:
         self.prior = torch.empty(0)
         self.target = torch.empty(0)
         self.target_max = torch.empty(0)
-        # td_gradients' first-layer gradient, reused while nobody else writes to it.
-        self._grad: torch.Tensor | None = None
-        self._grad_rows = torch.empty(0, dtype=torch.int64)
-        self._grad_version = -1
 
     def _states(self, device: torch.device) -> torch.Tensor:
         # Every state, then -1 (the all-zero one-hot row: its first layer is the bias alone).
@@ -121,13 +117,13 @@ class StateTables:
         to each parameter's ``.grad`` (replacing what was there), without autograd.
 
         The heads run once per *distinct* state of ``x`` (a replay batch repeats states), the
-        first layer as a row look-up whose gradient is written row by row into a zeroed dense
-        ``(K, S, out)`` tensor (so a dense optimizer sees the same gradient as the generic
-        path's), and the targets' maxima are read from the table. The loss, the targets and
-        the gradients are :meth:`EnsembleQNetwork.td_loss_encoded
-        <delight_gym.posteriors.ensemble.EnsembleQNetwork.td_loss_encoded>`'s and its
-        backward pass's up to float32 rounding (the sums over a repeated state are taken in
-        another order).
+        first layer as a row look-up whose gradient is copied row by row into a zeroed dense
+        ``(K, S, out)`` tensor (so a dense optimizer sees the generic path's gradient), and the
+        targets' maxima are read from the table. The loss, the targets and the gradients are
+        :meth:`EnsembleQNetwork.td_loss_encoded
+        <delight_gym.posteriors.ensemble.EnsembleQNetwork.td_loss_encoded>`'s and its backward
+        pass's up to float32 rounding (the sums over a repeated state are taken in another
+        order).
 
         Parameters
         ----------
@@ -182,29 +178,11 @@ class StateTables:
                 grads.append((torch.bmm(a.transpose(1, 2), grad), grad.sum(1, keepdim=True)))
                 # relu's backward, as autograd computes it (zero where the output is not > 0)
                 grad = torch.ops.aten.threshold_backward(torch.bmm(grad, w.transpose(1, 2)), a, 0)
-            grads.append((self._first_gradient(w0, distinct, grad, blank), grad.sum(1, True)))
+            first = grad[:, :-1] if blank else grad  # the all-zero row has no weight row
+            rows_written = distinct[:-1] if blank else distinct
+            grads.append(
+                (torch.zeros_like(w0).index_copy_(1, rows_written, first), grad.sum(1, True))
+            )
             for (w, bias), (gw, gb) in zip(layers, reversed(grads), strict=True):
                 w.grad, bias.grad = gw, gb
             return loss, y.std() if y.numel() > 1 else y.new_zeros(())
-
-    def _first_gradient(
-        self, w0: torch.Tensor, distinct: torch.Tensor, grad: torch.Tensor, blank: bool
-    ) -> torch.Tensor:
-        """The first layer's dense gradient ``(K, S, out)``: rows ``distinct`` hold ``grad``
-        (``(K, U, out)``; the all-zero row, last when ``blank``, has no weight row), every
-        other row zero. The tensor of the previous call is reused when nothing wrote to it
-        since (its version counter says so): only the rows written then are zeroed."""
-        if blank:
-            distinct, grad = distinct[:-1], grad[:, :-1]
-        buf = self._grad
-        if (
-            buf is None
-            or buf._version != self._grad_version
-            or (buf.shape, buf.dtype, buf.device) != (w0.shape, w0.dtype, w0.device)
-        ):
-            buf = torch.zeros_like(w0)
-        else:
-            buf.index_fill_(1, self._grad_rows, 0.0)
-        buf.index_copy_(1, distinct, grad)
-        self._grad, self._grad_rows, self._grad_version = buf, distinct, buf._version
-        return buf
