@@ -59,7 +59,7 @@ __all__ = [
 #: ``boot_dqn_de_spread``'s ``λ``, in units of each state's spread of the heads' values.
 SPREAD_GATE_PRICE = 2.0
 #: ``boot_dqn_de_agree``'s ``agreement``: the gate is closed where this share of heads agree.
-AGREEMENT = 0.7
+AGREEMENT = 0.9
 #: ``boot_dqn_de_commit_fast``'s ``M`` of ``ε_t = M/(M + t)`` (episodes).
 COMMIT_FAST_HALF_LIFE = 10.0
 
