@@ -43,7 +43,9 @@ class StateTables:
     prior : torch.Tensor
         float32 ``(K, S + 1, A)``: ``β p_k(s)``; row ``S`` is the all-zero input's.
     target : torch.Tensor
-        float32 ``(K, S + 1, A)``: ``Q^-_k(s) + β p_k(s)`` at the last :meth:`refresh_target`.
+        float32 ``(K, S + 1, A)``: ``Q^-_k(s) + β p_k(s)`` of the target networks at the last
+        :meth:`refresh_target`; on the CPU only at the rows :meth:`next_rows` returned so far
+        (what a TD step reads), the others are stale.
     target_max : torch.Tensor
         float32 ``(K, S + 1)``: ``target``'s maximum over the actions.
     """
@@ -58,27 +60,62 @@ class StateTables:
         self.prior = torch.empty(0)
         self.target = torch.empty(0)
         self.target_max = torch.empty(0)
+        # Rows of ``target`` kept current: on the CPU only the next states looked up so far
+        # (a target update recomputes those alone; a new one is computed when first looked
+        # up), elsewhere every row (no host synchronisation per look-up).
+        self._kept = torch.empty(0, dtype=torch.bool)
+        self._target_layers: Layers = []
 
-    def _states(self, device: torch.device) -> torch.Tensor:
-        # Every state, then -1 (the all-zero one-hot row: its first layer is the bias alone).
-        return torch.arange(-1, self.num_states, device=device).roll(-1)
+    def _inputs(self, rows: torch.Tensor) -> torch.Tensor:
+        """The network's inputs for table rows: row ``S`` is ``-1``, the all-zero one-hot row
+        (its first layer is the bias alone)."""
+        return torch.where(rows == self.num_states, -1, rows)
 
     def refresh(self, frozen: Layers, num_heads: int, prior_scale: float) -> None:
         """Recompute both tables from the frozen layers (rows ``[:K]`` the targets', ``[K:]``
         the priors': ``(2K, in, out)`` weights and ``(2K, 1, out)`` biases)."""
         k = num_heads
         with torch.no_grad():
-            states = self._states(frozen[0][0].device)
-            self.prior = prior_scale * self._mlp(states, [(w[k:], b[k:]) for w, b in frozen])
+            device = frozen[0][0].device
+            every = torch.arange(self.num_states + 1, device=device)
+            self.prior = prior_scale * self._mlp(
+                self._inputs(every), [(w[k:], b[k:]) for w, b in frozen]
+            )
+            self.target = torch.zeros_like(self.prior)
+            self.target_max = self.target[..., 0].clone()
+            if device.type != "cpu":
+                self._kept = torch.ones(self.num_states + 1, dtype=torch.bool, device=device)
+            elif self._kept.shape != (self.num_states + 1,) or self._kept.device != device:
+                self._kept = torch.zeros(self.num_states + 1, dtype=torch.bool, device=device)
         self.refresh_target(frozen, num_heads)
 
     def refresh_target(self, frozen: Layers, num_heads: int) -> None:
-        """Recompute the target table (after every target update)."""
+        """Recompute the target table's kept rows (after every target update)."""
         k = num_heads
+        self._target_layers = [(w[:k], b[:k]) for w, b in frozen]
+        self._compute_targets(self._kept.nonzero()[:, 0])
+
+    def _compute_targets(self, rows: torch.Tensor) -> None:
+        """``target`` and ``target_max`` at table rows ``rows`` ``(m,)``."""
+        if rows.numel() == 0:
+            return
         with torch.no_grad():
-            states = self._states(frozen[0][0].device)
-            self.target = self._mlp(states, [(w[:k], b[:k]) for w, b in frozen]) + self.prior
-            self.target_max = self.target.max(dim=-1).values
+            values = self._mlp(self._inputs(rows), self._target_layers)
+            values += self.prior.index_select(1, rows)
+            self.target.index_copy_(1, rows, values)
+            self.target_max.index_copy_(1, rows, values.max(dim=-1).values)
+
+    def next_rows(self, xn: torch.Tensor) -> torch.Tensor:
+        """Table rows ``(B,)`` of next states ``xn`` ``(B,)``, their targets current (rows not
+        kept so far are computed now, and kept from now on)."""
+        rows = self.rows(xn)
+        if self._kept.device.type == "cpu":
+            new = rows[~self._kept[rows]]
+            if new.numel():
+                new = torch.unique(new)
+                self._kept[new] = True
+                self._compute_targets(new)
+        return rows
 
     def current(self, like: torch.Tensor) -> bool:
         """Whether the tables were computed (and not invalidated since) with the device and
@@ -100,7 +137,9 @@ class StateTables:
     def lookup(self, x: torch.Tensor, xn: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(β p(x), Q^-(xn) + β p(xn))`` for states ``x, xn`` of shape ``(B,)``: each
         ``(K, B, A)``, the frozen parts of a TD step."""
-        return self.prior.index_select(1, self.rows(x)), self.target.index_select(1, self.rows(xn))
+        return self.prior.index_select(1, self.rows(x)), self.target.index_select(
+            1, self.next_rows(xn)
+        )
 
     def td_gradients(
         self,
@@ -163,7 +202,7 @@ class StateTables:
             taken = where * num_actions + actions  # (B,): flat (state, action) in h
             q_sa = h.reshape(k, -1).index_select(1, taken)
             q_sa += self.prior.reshape(k, -1).index_select(1, rows * num_actions + actions)
-            next_max = self.target_max.index_select(1, self.rows(xn))  # (K, B)
+            next_max = self.target_max.index_select(1, self.next_rows(xn))  # (K, B)
             y = rewards + gamma * (1.0 - terminated) * next_max
             diff = q_sa - y
             sq = 0.5 * diff**2
