@@ -3,11 +3,12 @@
 When :class:`~delight_gym.posteriors.ensemble.EnsembleQNetwork` reads its inputs as state
 indices (a ``Discrete`` space, or one-hot rows), the frozen parts of a TD step depend on the
 state alone: the priors ``β p_k(s)`` never change and the targets ``Q^-_k(s) + β p_k(s)``
-change only at a target update. :class:`StateTables` computes them for every state at once
-(one row more for an all-zero one-hot row) and the TD step and the heads' values read them
-instead of running the frozen networks at ``s`` and ``s'`` on every batch. Only the trainable
-heads then run per batch. The numbers are those of the generic path up to float32 rounding
-(tested to ``1e-6``).
+change only at a target update. :class:`StateTables` keeps them per state (one row more for an
+all-zero one-hot row; the targets, on the CPU, only at next states met so far) and the TD step
+and the heads' values read them instead of running the frozen networks at ``s`` and ``s'`` on
+every batch. On the CPU :meth:`StateTables.td_gradients` also takes the TD step's gradients
+without autograd, running the trainable heads once per distinct state of the batch. The
+numbers are those of the generic path up to float32 rounding (tested to ``1e-6``).
 """
 
 from __future__ import annotations
@@ -109,12 +110,10 @@ class StateTables:
         """Table rows ``(B,)`` of next states ``xn`` ``(B,)``, their targets current (rows not
         kept so far are computed now, and kept from now on)."""
         rows = self.rows(xn)
-        if self._kept.device.type == "cpu":
-            new = rows[~self._kept[rows]]
-            if new.numel():
-                new = torch.unique(new)
-                self._kept[new] = True
-                self._compute_targets(new)
+        if self._kept.device.type == "cpu" and not bool(self._kept[rows].all()):
+            new = torch.unique(rows[~self._kept[rows]])
+            self._kept[new] = True
+            self._compute_targets(new)
         return rows
 
     def current(self, like: torch.Tensor) -> bool:
@@ -132,7 +131,7 @@ class StateTables:
 
     def rows(self, states: torch.Tensor) -> torch.Tensor:
         """Table rows of encoded states ``(n,)`` (``-1``, the all-zero row, is row ``S``)."""
-        return torch.where(states < 0, self.num_states, states)
+        return states.remainder(self.num_states + 1)  # -1 -> S, the others unchanged
 
     def lookup(self, x: torch.Tensor, xn: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(β p(x), Q^-(xn) + β p(xn))`` for states ``x, xn`` of shape ``(B,)``: each
