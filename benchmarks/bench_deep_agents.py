@@ -21,9 +21,11 @@ then one TD step of the ``K`` heads on another replay sample, so its cost is inh
 #12's "the K = 10 ensemble costs at most 3× one DQN per step" measures (``bootdqn``'s ratio is
 the ensemble alone as an agent).
 
-``bootdqn-notab`` (timed only when named in ``--agents``) is ``bootdqn`` with the ensemble's
-per-state tables switched off: on DeepSea, ``--agents dqn,bootdqn,bootdqn-notab`` shows what
-the tables save in one run.
+``bootdqn-notab`` (timed only when named in ``--agents``) is ``bootdqn`` on the ensemble's
+generic path: its per-state tables switched off, so the frozen priors and targets run at ``s``
+and ``s'`` every step and the TD step goes through autograd. On DeepSea (one-hot rows),
+``--agents dqn,bootdqn,bootdqn-notab`` shows what the tables' path saves in one run (target
+for ``bootdqn`` at N = 20: ``<= 1.4`` DQN's cost per step).
 
 Agents are factories ``(env, seed, heads, device) -> SB3 algorithm`` in :data:`AGENTS`; add one
 with :func:`register_agent` and it is timed the same way. ``delightdqn`` is
@@ -100,7 +102,8 @@ def make_bootdqn(env: gym.Env, seed: int, heads: int, device: str) -> Any:
 
 def make_bootdqn_generic(env: gym.Env, seed: int, heads: int, device: str) -> Any:
     """``bootdqn`` with its per-state tables switched off (the frozen priors and targets run
-    at ``s`` and ``s'`` every step): what the tables save on look-up observations."""
+    at ``s`` and ``s'`` every step, the TD step through autograd): what the tables' path saves
+    on look-up observations."""
     model = make_bootdqn(env, seed, heads, device)
     model.ensemble.network.tables = None
     return model

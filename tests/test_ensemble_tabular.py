@@ -15,8 +15,8 @@ from delight_gym.posteriors.ensemble import EnsembleQPosterior, one_hot_indices
 from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES
 
 
-def _pair(space, **kwargs):
-    fast = EnsembleQPosterior(space, 2, seed=3, num_heads=5, hidden_sizes=(16, 16), **kwargs)
+def _pair(space, hidden=(16, 16), **kwargs):
+    fast = EnsembleQPosterior(space, 2, seed=3, num_heads=5, hidden_sizes=hidden, **kwargs)
     plain = copy.deepcopy(fast)
     plain.network.tables = None
     assert fast.network.tables is not None
@@ -67,10 +67,12 @@ def _encoded(post, batch, masks=None):
 
 @pytest.mark.parametrize("space", SPACES, ids=["discrete", "one_hot"])
 @pytest.mark.parametrize("masked", [False, True], ids=["unmasked", "masked"])
-def test_gradients_without_autograd_equal_autograd(space, masked):
+@pytest.mark.parametrize("hidden", [(16, 16), (8,), ()], ids=["two", "one", "none"])
+def test_gradients_without_autograd_equal_autograd(space, masked, hidden):
     """The tables' hand-written backward pass (distinct states only, the first layer written
-    row by row) against autograd's on the generic path, parameter by parameter."""
-    fast, plain = _pair(space)
+    row by row, the last layer transposed) against autograd's on the generic path, parameter by
+    parameter, with two, one or no hidden layers."""
+    fast, plain = _pair(space, hidden)
     rng = np.random.default_rng(1)
     batch = _batch(rng, space)
     masks = (rng.random((64, 5)) < 0.5).astype(np.float32) if masked else None

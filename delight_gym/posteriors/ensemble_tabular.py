@@ -194,12 +194,20 @@ class StateTables:
             if blank:
                 h[:, -1] = b0[:, 0]
             hidden = []
-            for w, bias in layers[1:]:
+            for w, bias in layers[1:-1]:
                 hidden.append(torch.relu(h))
                 h = torch.baddbmm(bias, hidden[-1], w)
-            num_actions = h.shape[-1]
-            taken = where * num_actions + actions  # (B,): flat (state, action) in h
-            q_sa = h.reshape(k, -1).index_select(1, taken)
+            # The values transposed, (K, A, U): with few actions, (K, A, in) @ (K, in, U) is
+            # several times cheaper than (K, U, in) @ (K, in, A), and so is its backward.
+            w_t = layers[-1][0].transpose(1, 2).contiguous()  # (K, A, in)
+            if len(layers) > 1:
+                hidden.append(torch.relu(h))
+                q_t = torch.baddbmm(layers[-1][1].transpose(1, 2), w_t, hidden[-1].transpose(1, 2))
+            else:
+                q_t = h.transpose(1, 2).contiguous()
+            num_actions, u = q_t.shape[1], q_t.shape[2]
+            taken = actions * u + where  # (B,): flat (action, state) in q_t
+            q_sa = q_t.view(k, -1).index_select(1, taken)
             q_sa += self.prior.reshape(k, -1).index_select(1, rows * num_actions + actions)
             next_max = self.target_max.index_select(1, self.next_rows(xn))  # (K, B)
             y = rewards + gamma * (1.0 - terminated) * next_max
@@ -210,9 +218,16 @@ class StateTables:
                 sq = sq * weights
                 scale = scale * weights
             loss = sq.mean(dim=1).sum()
-            grad = torch.zeros_like(h).view(k, -1).index_add_(1, taken, scale).view_as(h)
+            grad_t = torch.zeros_like(q_t).view(k, -1).index_add_(1, taken, scale).view_as(q_t)
             grads = []
-            for (w, _), a in zip(reversed(layers[1:]), reversed(hidden), strict=True):
+            grad = grad_t.transpose(1, 2)  # (K, U, A)
+            if len(layers) > 1:
+                a = hidden.pop()
+                grads.append(
+                    (torch.bmm(grad_t, a).transpose(1, 2).contiguous(), grad_t.sum(2)[:, None])
+                )
+                grad = torch.ops.aten.threshold_backward(torch.bmm(grad, w_t), a, 0)
+            for (w, _), a in zip(reversed(layers[1:-1]), reversed(hidden), strict=True):
                 grads.append((torch.bmm(a.transpose(1, 2), grad), grad.sum(1, keepdim=True)))
                 # relu's backward, as autograd computes it (zero where the output is not > 0)
                 grad = torch.ops.aten.threshold_backward(torch.bmm(grad, w.transpose(1, 2)), a, 0)
