@@ -94,7 +94,10 @@ class StateTables:
         """Recompute the target table's kept rows (after every target update)."""
         k = num_heads
         self._target_layers = [(w[:k], b[:k]) for w, b in frozen]
-        self._compute_targets(self._kept.nonzero()[:, 0])
+        if self._kept.device.type == "cpu":
+            self._compute_targets(self._kept.nonzero()[:, 0])
+        else:  # every row, without a host synchronisation
+            self._compute_targets(torch.arange(self.num_states + 1, device=self._kept.device))
 
     def _compute_targets(self, rows: torch.Tensor) -> None:
         """``target`` and ``target_max`` at table rows ``rows`` ``(m,)``."""
