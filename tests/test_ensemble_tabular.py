@@ -205,6 +205,14 @@ def test_one_hot_indices_numpy_and_torch_agree_on_awkward_rows():
     assert empty is not None and empty.shape == (0,)
 
 
+def test_an_empty_batch_steps_as_on_the_generic_path():
+    fast, plain = _pair(SPACES[0])
+    empty = (np.zeros(0, int), np.zeros(0, int), np.zeros(0), np.zeros(0, int), np.zeros(0))
+    a, b = fast.td_step(*empty), plain.td_step(*empty)
+    torch.testing.assert_close(a.loss, b.loss, equal_nan=True)
+    torch.testing.assert_close(a.target_std, b.target_std)
+
+
 def test_tables_follow_loaded_weights_and_survive_pickling():
     space = SPACES[0]
     fast, _ = _pair(space)

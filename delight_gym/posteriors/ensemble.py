@@ -1009,7 +1009,8 @@ class EnsembleQPosterior:
         batch = (observations, actions, rewards, next_observations, terminated, masks)
         x, xn, act, rew, done, m = net._transitions(batch, check)
         weights = None if m is None else m.T
-        tables = net._current_tables(x) if xn.ndim == 1 and x.device.type == "cpu" else None
+        tabular = xn.ndim == 1 and x.device.type == "cpu" and x.shape[0] > 0
+        tables = net._current_tables(x) if tabular else None
         if tables is not None:  # states on the CPU: no graph, the gradients written directly
             loss, target_std = tables.td_gradients(
                 net._trainable(), x, xn, act, rew, done, self.gamma, weights
