@@ -5,6 +5,9 @@ ensemble's EI against a loop over heads."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -77,6 +80,40 @@ def test_neural_linear_regression_is_linfull_on_the_features() -> None:
     want = direct.predictive(post.features(arms))
     torch.testing.assert_close(pred.mean, want.mean)
     torch.testing.assert_close(pred.scale, want.scale)
+
+
+@pytest.mark.parametrize("reset_lr", [None, False, True])
+def test_neural_linear_step_size_schedule_over_retrainings(
+    reset_lr: bool | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step sizes of three retrainings: by default (and with ``reset_lr=False``) the
+    showdown's code, ``lr₀/(1 + rate·k)`` with ``k`` its optimizer's global step over every
+    step ever taken (its ``reset_lr=True`` builds a schedule that the training step never
+    reads); with ``reset_lr=True``, ``k`` restarts at each retraining."""
+    import delight_gym.posteriors.neural_linear as nl
+
+    seen: list[float] = []
+
+    def recording_step(
+        params: Sequence[torch.Tensor],
+        mean_squares: Sequence[torch.Tensor],
+        learning_rate: float,
+        **kwargs: Any,
+    ) -> None:
+        seen.append(learning_rate)
+        rmsprop_step(params, mean_squares, learning_rate, **kwargs)
+
+    monkeypatch.setattr(nl, "rmsprop_step", recording_step)
+    options: dict[str, Any] = {} if reset_lr is None else {"reset_lr": reset_lr}
+    post = NeuralLinearPosterior(
+        1, 2, 2, generators=_gens(1), train_every=4, train_steps=3, train_batch_size=4, **options
+    )
+    gen = torch.Generator().manual_seed(105)
+    for _ in range(12):  # three retrainings of 3 steps each
+        x = torch.randn(1, 2, generator=gen, dtype=torch.float64)
+        post.update(x, torch.randint(2, (1,), generator=gen), x.sum(-1))
+    steps = [k % 3 if reset_lr else k for k in range(9)]
+    assert seen == pytest.approx([0.1 / (1 + 0.5 * k) for k in steps], rel=1e-15)
 
 
 def test_neural_linear_fits_a_nonlinear_function() -> None:

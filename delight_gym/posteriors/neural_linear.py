@@ -10,8 +10,8 @@ Student-t posterior of the mean reward. Every ``train_every`` updates the networ
 ``train_steps`` minibatch steps on all data so far (minibatches drawn with replacement), then
 the regression is refitted on every datum's new features. Defaults are the showdown's
 ``example_main.py`` NeuralLinear settings (layer ``[50]``, RMSProp, lr 0.1 with inverse-time
-decay 0.5, gradient-norm clip 5, batch 512, 100 steps every 50 rounds, uniform init ±0.3,
-``λ_prior = 0.25``, ``a0 = b0 = 6``).
+decay 0.5 over every step ever taken, as its code runs, gradient-norm clip 5, batch 512, 100
+steps every 50 rounds, uniform init ±0.3, ``λ_prior = 0.25``, ``a0 = b0 = 6``).
 """
 
 from __future__ import annotations
@@ -60,8 +60,10 @@ class NeuralLinearPosterior:
     learning_rate : float, default 0.1
         Initial RMSProp step ``lr_0``; step ``k`` uses ``lr_0/(1 + lr_decay_rate·k)``.
     lr_decay_rate : float, default 0.5
-    reset_lr : bool, default True
-        ``k`` restarts at 0 at each retraining (the showdown's ``reset_lr``) or keeps counting.
+    reset_lr : bool, default False
+        ``k`` restarts at 0 at each retraining, or keeps counting over all retrainings (the
+        default: what the showdown's code does; its ``reset_lr=True`` builds a new schedule
+        that its already-built training step never reads).
     max_grad_norm : float, default 5.0
     init_scale : float, default 0.3
     lambda_prior, a0, b0 : float
@@ -95,7 +97,7 @@ class NeuralLinearPosterior:
         train_batch_size: int = 512,
         learning_rate: float = 0.1,
         lr_decay_rate: float = 0.5,
-        reset_lr: bool = True,
+        reset_lr: bool = False,
         max_grad_norm: float = 5.0,
         init_scale: float = 0.3,
         lambda_prior: float = DEFAULT_LAMBDA_PRIOR,
