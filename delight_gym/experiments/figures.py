@@ -56,6 +56,7 @@ AGENT_LINESTYLES: Mapping[str, str] = {
 _MARKERS = (
     *("o", "s", "^", "x", "D", "v", "P", "*", "<", ">", "h", "p", "d", "X", "H", "8"),
     *("1", "2", "3", "4", "+", "|", "_", "."),
+    *(r"$\clubsuit$", r"$\spadesuit$", r"$\heartsuit$", r"$\diamondsuit$", r"$\star$"),
 )
 #: Marker of each agent, the same in every figure (by the agent's place among every family's).
 AGENT_MARKERS: Mapping[str, str] = {n: _MARKERS[i % len(_MARKERS)] for i, n in enumerate(_AGENTS)}
