@@ -16,9 +16,10 @@ family: the documentation's "Results files, resume, Ray" page.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -509,6 +510,23 @@ class BsuiteCellResult:
     solved: Any
 
 
+@contextlib.contextmanager
+def _one_torch_thread() -> Iterator[None]:
+    """Run the block with torch on one thread, then restore the thread count.
+
+    A torch cell's numbers then do not depend on the machine's cores, ``OMP_NUM_THREADS`` or
+    whether the runner used workers (CPU reductions on several threads sum in another order).
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def deep_sea_bsuite_cell(
     agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
 ) -> BsuiteCellResult:
@@ -516,13 +534,9 @@ def deep_sea_bsuite_cell(
     :func:`~delight_gym.experiments.deep_sea_bsuite.run_bsuite_deep_sea` for seeds
     ``seed, …, seed + seeds − 1`` (seed ``s`` plays ``mapping_seed = s``), each for at most
     ``min(2**N + 100, horizon)`` episodes and stopped once solved; torch on one thread."""
-    import torch
-
     from delight_gym.experiments import deep_sea_bsuite
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with _one_torch_thread():
         cumulative = np.full((seeds, horizon), np.nan)
         overrides = np.zeros(seeds, dtype=np.int64)
         solve_episode = np.zeros(seeds, dtype=np.int64)
@@ -537,8 +551,6 @@ def deep_sea_bsuite_cell(
             solved[i] = run.solve.solved
             solve_episode[i] = run.solve.episode if run.solve.solved else run.budget
             seconds += run.seconds
-    finally:
-        torch.set_num_threads(threads)
     return BsuiteCellResult(cumulative, seconds, overrides, solve_episode, solved)
 
 
@@ -671,12 +683,13 @@ def wheel_cell(
     **agent_kwargs: Any,
 ) -> Any:
     """Cell of the ``wheel`` family: :func:`~delight_gym.experiments.contextual.run_wheel`
-    (a :class:`~delight_gym.experiments.bandit.BanditResult`)."""
+    (a :class:`~delight_gym.experiments.bandit.BanditResult`); torch on one thread."""
     from delight_gym.experiments import contextual
 
-    return contextual.run_wheel(
-        agent, delta, horizon, seeds, seed=seed, noise=noise, **agent_kwargs
-    )
+    with _one_torch_thread():
+        return contextual.run_wheel(
+            agent, delta, horizon, seeds, seed=seed, noise=noise, **agent_kwargs
+        )
 
 
 def neural_cell(
@@ -693,21 +706,22 @@ def neural_cell(
     **agent_kwargs: Any,
 ) -> Any:
     """Cell of the ``neural-width`` family: :func:`~delight_gym.experiments.contextual.run_neural`
-    (a :class:`~delight_gym.experiments.bandit.BanditResult`)."""
+    (a :class:`~delight_gym.experiments.bandit.BanditResult`); torch on one thread."""
     from delight_gym.experiments import contextual
 
-    return contextual.run_neural(
-        agent,
-        arms,
-        reward,
-        horizon,
-        seeds,
-        seed=seed,
-        dim=dim,
-        context_dim=context_dim,
-        noise=noise,
-        **agent_kwargs,
-    )
+    with _one_torch_thread():
+        return contextual.run_neural(
+            agent,
+            arms,
+            reward,
+            horizon,
+            seeds,
+            seed=seed,
+            dim=dim,
+            context_dim=context_dim,
+            noise=noise,
+            **agent_kwargs,
+        )
 
 
 def uniform_relative_report(result: ExperimentResult) -> list[str]:
