@@ -92,6 +92,23 @@ def _direct_nig(
     return mu, cov, a, b
 
 
+def _assert_direct_posteriors(
+    post: LinFullPosterior, x: np.ndarray, g: np.ndarray, y: np.ndarray, *, loc_rtol: float
+) -> None:
+    """Every (row, model) of ``post`` is the direct NIG posterior of the data ``x, g, y`` that
+    fell to that model (the prior when none did)."""
+    cov = post.whitener.mT @ post.whitener
+    for i in range(g.shape[0]):
+        for k in range(post.loc.shape[1]):
+            sel = g[i] == k
+            mu, sigma, a, b = _direct_nig(x[i, sel], y[i, sel], 0.25, 6.0, 6.0)
+            np.testing.assert_allclose(post.loc[i, k].numpy(), mu, rtol=loc_rtol, atol=1e-12)
+            np.testing.assert_allclose(cov[i, k].numpy(), sigma, rtol=1e-11, atol=1e-13)
+            assert float(post.count[i, k]) == sel.sum()
+            assert float(post.shape[i, k]) == a
+            assert float(post.rate[i, k]) == pytest.approx(b, rel=1e-12)
+
+
 def test_nig_incremental_equals_direct_batch_computation() -> None:
     rng = np.random.default_rng(100)
     batch, groups, d, n = 3, 4, 2, 60
@@ -101,15 +118,7 @@ def test_nig_incremental_equals_direct_batch_computation() -> None:
     post = LinFullPosterior(batch, groups, d)
     for j in range(n):
         post.update(torch.as_tensor(x[:, j]), torch.as_tensor(g[:, j]), torch.as_tensor(y[:, j]))
-    cov = post.whitener.mT @ post.whitener
-    for i in range(batch):
-        for k in range(groups):
-            sel = g[i] == k
-            mu, sigma, a, b = _direct_nig(x[i, sel], y[i, sel], 0.25, 6.0, 6.0)
-            np.testing.assert_allclose(post.loc[i, k].numpy(), mu, rtol=1e-12, atol=1e-12)
-            np.testing.assert_allclose(cov[i, k].numpy(), sigma, rtol=1e-11, atol=1e-13)
-            assert float(post.shape[i, k]) == a
-            assert float(post.rate[i, k]) == pytest.approx(b, rel=1e-12)
+    _assert_direct_posteriors(post, x, g, y, loc_rtol=1e-12)
     # refit with all data at once: the same posterior.
     again = LinFullPosterior(batch, groups, d)
     again.refit(torch.as_tensor(x), torch.as_tensor(g), torch.as_tensor(y))
@@ -134,16 +143,7 @@ def test_many_observation_update_adds_to_earlier_data_and_skips_empty_models() -
         post.update(
             torch.as_tensor(x[:, part]), torch.as_tensor(g[:, part]), torch.as_tensor(y[:, part])
         )
-    cov = post.whitener.mT @ post.whitener
-    for i in range(batch):
-        for k in range(groups):
-            sel = g[i] == k
-            mu, sigma, a, b = _direct_nig(x[i, sel], y[i, sel], 0.25, 6.0, 6.0)
-            np.testing.assert_allclose(post.loc[i, k].numpy(), mu, rtol=1e-11, atol=1e-12)
-            np.testing.assert_allclose(cov[i, k].numpy(), sigma, rtol=1e-11, atol=1e-13)
-            assert float(post.count[i, k]) == sel.sum()
-            assert float(post.shape[i, k]) == a
-            assert float(post.rate[i, k]) == pytest.approx(b, rel=1e-12)
+    _assert_direct_posteriors(post, x, g, y, loc_rtol=1e-11)
     assert float(post.count[1, 4]) == 0.0
 
 
