@@ -1,4 +1,4 @@
-"""The accelerator check script runs and passes (here against the CPU itself, tiny sizes)."""
+"""The benchmark scripts run and their printed figures hold together (tiny sizes, on the CPU)."""
 
 from __future__ import annotations
 
@@ -45,3 +45,31 @@ def test_bench_contextual_smoke_times_both_and_rows_agree():
     # The per-seed loop plays the batched agent's actions (its rows are those agents).
     assert "same actions: True" in out.stdout
     assert "ratio" in out.stdout and "load average" in out.stdout
+
+
+def test_wheel_anchor_row_is_the_agent_over_uniform(tmp_path):
+    """The script's row is the mean cumulative regret of the same seeds that ``run_wheel``
+    plays directly, divided by uniform's (the showdown's metric)."""
+    from delight_gym.experiments.contextual import run_wheel
+
+    out_csv = tmp_path / "anchor.csv"
+    script = str(ROOT / "benchmarks" / "wheel_anchor.py")
+    args = ["--agent", "thompson-linfull", "--delta", "0.5,0.9", "--horizon", "40"]
+    out = subprocess.run(
+        [sys.executable, script, *args, "--seeds", "3", "--seed", "7", "--out", str(out_csv)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    import pandas as pd
+
+    rows = pd.read_csv(out_csv)
+    assert list(rows["delta"]) == [0.5, 0.9]
+    for _, row in rows.iterrows():
+        agent = run_wheel("thompson-linfull", row["delta"], 40, 3, seed=7).regret.sum(axis=1)
+        uniform = run_wheel("uniform", row["delta"], 40, 3, seed=7).regret.sum(axis=1)
+        assert row["regret_mean"] == round(float(agent.mean()), 1)
+        assert abs(row["percent_of_uniform"] - 100 * agent.mean() / uniform.mean()) < 1e-3
