@@ -146,6 +146,98 @@ class BatchedMLP(nn.Module):
         """``head(hidden(inputs), columns)``: ``(N, n)``."""
         return self.head(self.hidden(inputs, models), columns, models)
 
+    def squared_error_gradients(
+        self,
+        inputs: torch.Tensor,
+        columns: torch.Tensor,
+        targets: torch.Tensor,
+        *,
+        scale: float,
+        offset: torch.Tensor | None = None,
+    ) -> list[torch.Tensor]:
+        """Every model's gradients of ``scale · Σ_i (f_j(x_ji)[c_ji] + offset_ji − y_ji)²``.
+
+        Backpropagation written out (no autograd graph): the forward pass and each backward
+        product are the operations autograd runs for :meth:`forward`, so the gradients are
+        autograd's; the last layer's column look-up and its gradient use row indexing instead
+        of ``gather`` and its ``scatter_add`` backward (the same sums in the same order).
+
+        Parameters
+        ----------
+        inputs : torch.Tensor
+            ``(N, n, in)``.
+        columns : torch.Tensor
+            int64 ``(N, n)`` in ``[0, G)``.
+        targets : torch.Tensor
+            ``(N, n)``.
+        scale : float
+            The loss's factor (``1/n`` for a mean over the batch).
+        offset : torch.Tensor, optional
+            ``(N, n)`` added to the outputs, held fixed (a prior function's values).
+
+        Returns
+        -------
+        list of torch.Tensor
+            The gradients of :meth:`parameters` in their order (every layer's weights
+            ``(N, in, out)``, then every layer's biases ``(N, 1, out)``).
+        """
+        num, n = targets.shape
+        weights = [w.detach() for w in self.weights]
+        biases = [b.detach() for b in self.biases]
+        grad_w = [torch.empty_like(w) for w in weights]
+        grad_b = [torch.empty_like(b) for b in biases]
+        groups = self.num_outputs
+        out_grad = torch.empty_like(targets)
+        if groups > 1:
+            # Model j's output column c is row j·G + c of the (N·G, h) transposed last weights.
+            models = torch.arange(num, device=columns.device)[:, None]
+            rows = (columns.expand(num, n) + groups * models).reshape(-1)
+            w_rows = weights[-1].mT.reshape(num * groups, -1)
+            b_sel = biases[-1].reshape(num * groups).index_select(0, rows).reshape(num, n)
+            grad_wt = weights[-1].new_zeros(num * groups, weights[-1].shape[1])
+        # On the CPU a few models at a time, so that their activations stay in the cache.
+        width = max(self.sizes[1:-1]) * n
+        step = num if inputs.device.type != "cpu" else max(1, _CHUNK_ELEMENTS // width)
+        for start in range(0, num, step):
+            m = slice(start, start + step)
+            acts = [inputs[m]]
+            for w, b in zip(weights[:-1], biases[:-1], strict=True):
+                acts.append(torch.baddbmm(b[m], acts[-1], w[m]).relu_())
+            hidden = acts[-1]
+            if groups == 1:
+                pred = torch.baddbmm(biases[-1][m], hidden, weights[-1][m])[..., 0]
+            else:
+                rows_m = rows[start * n : (start + step) * n]
+                w_sel = w_rows.index_select(0, rows_m).reshape(hidden.shape)
+                pred = (hidden * w_sel).sum(-1) + b_sel[m]
+            if offset is not None:
+                pred = pred + offset[m]
+            grad = torch.mul(2.0 * (pred - targets[m]), scale, out=out_grad[m])
+            if groups == 1:
+                grad_full = grad[..., None]
+                torch.bmm(hidden.mT, grad_full, out=grad_w[-1][m])
+                torch.sum(grad_full, 1, keepdim=True, out=grad_b[-1][m])
+                grad_h = grad_full.bmm(weights[-1][m].mT)
+            else:
+                grad_wt.index_add_(0, rows_m, (grad[..., None] * hidden).flatten(0, 1))
+                grad_h = grad[..., None] * w_sel
+            for layer in range(len(acts) - 2, -1, -1):
+                grad_pre = torch.ops.aten.threshold_backward(grad_h, acts[layer + 1], 0)
+                torch.bmm(acts[layer].mT, grad_pre, out=grad_w[layer][m])
+                torch.sum(grad_pre, 1, keepdim=True, out=grad_b[layer][m])
+                if layer:
+                    grad_h = grad_pre.bmm(weights[layer][m].mT)
+        if groups > 1:
+            grad_w[-1] = grad_wt.reshape(num, groups, -1).mT
+            grad_bt = biases[-1].new_zeros(num * groups)
+            grad_b[-1] = grad_bt.index_add_(0, rows, out_grad.reshape(-1)).reshape(num, 1, groups)
+        return grad_w + grad_b
+
+
+#: Activations per chunk of models in :meth:`BatchedMLP.squared_error_gradients` on the CPU
+#: (float64: 800 KiB per activation tensor).
+_CHUNK_ELEMENTS = 102400
+
 
 def rmsprop_step(
     params: Sequence[torch.Tensor],

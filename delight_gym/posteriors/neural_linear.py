@@ -84,6 +84,10 @@ class NeuralLinearPosterior:
     num_updates, trainings : int
     """
 
+    #: Train through autograd instead of the written-out gradients (the same numbers, slower;
+    #: kept for tests and benchmarks).
+    _autograd = False
+
     def __init__(
         self,
         batch_size: int,
@@ -223,11 +227,16 @@ class NeuralLinearPosterior:
         start = 0 if self.reset_lr else self.sgd_steps
         for k in range(steps):
             x, g, y = self.data.batch(picks[:, k])
-            pred = self.network(x.to(self.network_dtype), g)
-            err = pred - y.to(self.network_dtype)
-            loss = err.square().sum() / size  # rows' losses summed: independent gradients
-            self.network.zero_grad(set_to_none=False)
-            loss.backward()
+            x, y = x.to(self.network_dtype), y.to(self.network_dtype)
+            if self._autograd:
+                err = self.network(x, g) - y
+                loss = err.square().sum() / size  # rows' losses summed: independent gradients
+                self.network.zero_grad(set_to_none=False)
+                loss.backward()
+            else:  # the same gradients, written out (no graph)
+                grads = self.network.squared_error_gradients(x, g, y, scale=1.0 / size)
+                for p, grad in zip(params, grads, strict=True):
+                    p.grad = grad
             lr = self.learning_rate / (1.0 + self.lr_decay_rate * (start + k))
             rmsprop_step(params, self._mean_squares, lr, max_grad_norm=self.max_grad_norm)
         self.sgd_steps += steps
