@@ -243,16 +243,18 @@ class BanditEnsemblePosterior:
             xb, gb, yb = self.data.batch(picks[:, k])
             xx = self._per_head(xb)
             cols = gb.repeat_interleave(heads, dim=0)
-            pred = self.network(xx, cols)
+            offset = None
             if self.prior_scale > 0:
                 with torch.no_grad():
-                    prior = self.prior(xx, cols)
-                pred = pred + self.prior_scale * prior
+                    offset = self.prior_scale * self.prior(xx, cols)
             target = yb.repeat_interleave(heads, dim=0)
-            # Each head's mean loss, summed over heads and rows: independent gradients.
-            loss = 0.5 * (pred - target).square().mean(dim=1).sum()
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            # Each head's mean loss ½(f + βp − r)², summed over heads and rows: independent
+            # gradients, autograd's (written out).
+            grads = self.network.squared_error_gradients(
+                xx, cols, target, scale=0.5 / target.shape[1], offset=offset
+            )
+            for p, grad in zip(self.network.parameters(), grads, strict=True):
+                p.grad = grad
             self.optimizer.step()
 
     def __repr__(self) -> str:
