@@ -144,6 +144,20 @@ def test_neural_linear_fast_training_equals_autograd(groups: int, hidden: tuple[
     assert float((init.network.weights[0] - fast.network.weights[0]).detach().abs().max()) > 1e-3
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_neural_linear_refit_rejects_non_finite_features(bad: float) -> None:
+    """A network whose features are not finite stops the retraining's refit (its check reads
+    the features' sum, not every entry)."""
+    post = NeuralLinearPosterior(
+        2, 3, 2, generators=_gens(2), hidden_sizes=(5,), train_every=4, train_steps=2
+    )
+    _feed(post, 3, seed=11)
+    with torch.no_grad():
+        post.network.biases[0][1, 0, 2] = bad  # row 1, one hidden unit
+    with pytest.raises(ValueError, match="features must be finite"):
+        _feed(post, 1, seed=12)
+
+
 def test_bandit_ensemble_fast_training_equals_autograd(monkeypatch: pytest.MonkeyPatch) -> None:
     """Thirty Adam steps of every head with its prior (float64): weights and Adam's moments of
     the written-out gradients against autograd's, to 1e-10."""

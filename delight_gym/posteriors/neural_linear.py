@@ -215,7 +215,12 @@ class NeuralLinearPosterior:
         if self.num_updates % self.train_every == 0:
             self.train()
             data = self.data
-            self.regression.refit(self.features(data.inputs), data.groups, data.targets)
+            feats = self.features(data.inputs)
+            # The data were checked on arrival. The features are ReLU outputs (>= 0): finite
+            # when their sum is (one pass instead of a mask of every entry).
+            if not bool(torch.isfinite(feats.sum())):
+                raise ValueError("the network's features must be finite (no NaN or inf)")
+            self.regression.refit(feats, data.groups, data.targets, validate=False)
         else:
             self.regression.update(self.features(x), g, y, validate=False)
 
