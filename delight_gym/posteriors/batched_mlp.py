@@ -116,7 +116,7 @@ class BatchedMLP(nn.Module):
         """
         h = inputs
         for w, b in self._layers(models)[:-1]:
-            h = torch.relu(torch.baddbmm(b, h, w))
+            h = torch.baddbmm(b, h, w).relu_()  # in place: one pass fewer over (N, n, h)
         return h
 
     def head(
