@@ -10,17 +10,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_check_cuda_script_self_check_passes():
-    script = str(ROOT / "benchmarks" / "check_cuda.py")
-    out = subprocess.run(
-        [sys.executable, script, "--device", "cpu", "--quick", "--repeats", "1"],
+def _run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``benchmarks/<script>`` with ``args`` on one intra-op thread (on two busy cores
+    torch's thread pool spins, 100x slower here) and return the finished process."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), *args],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
-        # one intra-op thread: on two busy cores torch's thread pool spins (100x slower here)
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
+
+
+def test_check_cuda_script_self_check_passes():
+    out = _run("check_cuda.py", "--device", "cpu", "--quick", "--repeats", "1")
     assert out.returncode == 0, out.stdout + out.stderr
     # Every check of the three torch posteriors ran and passed (4 linear, 1 tabular, and 9 per
     # ensemble input: heads, mean, EI at init, after 1 and after 200 TD steps).
@@ -33,14 +37,7 @@ def test_check_cuda_script_self_check_passes():
 
 
 def test_bench_contextual_smoke_times_both_and_rows_agree():
-    script = str(ROOT / "benchmarks" / "bench_contextual.py")
-    out = subprocess.run(
-        [sys.executable, script, "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    out = _run("bench_contextual.py", "--smoke")
     assert out.returncode == 0, out.stdout + out.stderr
     # The per-seed loop plays the batched agent's actions (its rows are those agents).
     assert "same actions: True" in out.stdout
@@ -53,16 +50,8 @@ def test_wheel_anchor_row_is_the_agent_over_uniform(tmp_path):
     from delight_gym.experiments.contextual import run_wheel
 
     out_csv = tmp_path / "anchor.csv"
-    script = str(ROOT / "benchmarks" / "wheel_anchor.py")
     args = ["--agent", "thompson-linfull", "--delta", "0.5,0.9", "--horizon", "40"]
-    out = subprocess.run(
-        [sys.executable, script, *args, "--seeds", "3", "--seed", "7", "--out", str(out_csv)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
+    out = _run("wheel_anchor.py", *args, "--seeds", "3", "--seed", "7", "--out", str(out_csv))
     assert out.returncode == 0, out.stdout + out.stderr
     import pandas as pd
 
