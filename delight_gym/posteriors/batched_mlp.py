@@ -104,7 +104,13 @@ class BatchedMLP(nn.Module):
             return pairs
         return [(w[models], b[models]) for w, b in pairs]
 
-    def hidden(self, inputs: torch.Tensor, models: torch.Tensor | None = None) -> torch.Tensor:
+    def hidden(
+        self,
+        inputs: torch.Tensor,
+        models: torch.Tensor | None = None,
+        *,
+        out: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """The last hidden layer (after its ReLU): ``(N, n, hidden[-1])``.
 
         Parameters
@@ -113,10 +119,15 @@ class BatchedMLP(nn.Module):
             ``(N, n, in)`` (or ``(M, n, in)`` for ``M`` selected ``models``).
         models : torch.Tensor, optional
             int64 ``(M,)``: use only these models.
+        out : torch.Tensor, optional
+            Contiguous ``(N, n, hidden[-1])`` to write the result into (no graph): a buffer
+            kept across calls saves a large tensor's first-touch page faults.
         """
         h = inputs
-        for w, b in self._layers(models)[:-1]:
-            h = torch.baddbmm(b, h, w).relu_()  # in place: one pass fewer over (N, n, h)
+        layers = self._layers(models)[:-1]
+        for layer, (w, b) in enumerate(layers):
+            dest = out if layer == len(layers) - 1 else None
+            h = torch.baddbmm(b, h, w, out=dest).relu_()  # in place: one pass fewer
         return h
 
     def head(
