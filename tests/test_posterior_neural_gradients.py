@@ -101,6 +101,21 @@ def test_squared_error_gradients_float32_and_broadcast_columns() -> None:
     _assert_relative(fast, _autograd_gradients(net, x, cols, y, scale=1 / 40), 1e-6)
 
 
+def test_squared_error_gradients_reject_bad_shapes() -> None:
+    net = BatchedMLP(2, (3, 4, 2), generators=_gens(2), dtype=torch.float64)
+    x, cols, y = (
+        torch.zeros(2, 5, 3, dtype=torch.float64),
+        torch.zeros(2, 5).long(),
+        torch.zeros(2, 5),
+    )
+    with pytest.raises(ValueError, match="inputs must have shape"):
+        net.squared_error_gradients(x[:, :4], cols, y.double(), scale=1.0)
+    with pytest.raises(ValueError, match="inputs must have shape"):
+        net.squared_error_gradients(x[:1], cols[:1], y[:1].double(), scale=1.0)
+    with pytest.raises(ValueError, match="offset must have shape"):
+        net.squared_error_gradients(x, cols, y.double(), scale=1.0, offset=y[:, :4].double())
+
+
 def _feed(post: NeuralLinearPosterior | BanditEnsemblePosterior, rounds: int, seed: int) -> None:
     gen = torch.Generator().manual_seed(seed)
     b, d, g = post.batch_size, post.input_dim, post.num_groups

@@ -193,6 +193,13 @@ class BatchedMLP(nn.Module):
             ``(N, in, out)``, then every layer's biases ``(N, 1, out)``).
         """
         num, n = targets.shape
+        if num != self.num_models or inputs.shape != (num, n, self.sizes[0]):
+            raise ValueError(
+                f"inputs must have shape ({self.num_models}, n, {self.sizes[0]}) and targets "
+                f"({self.num_models}, n), got {tuple(inputs.shape)} and {tuple(targets.shape)}"
+            )
+        if offset is not None and offset.shape != targets.shape:
+            raise ValueError(f"offset must have shape {tuple(targets.shape)}")
         weights = [w.detach() for w in self.weights]
         biases = [b.detach() for b in self.biases]
         grad_w = [torch.empty_like(w) for w in weights]
