@@ -23,6 +23,13 @@ from delight_gym.posteriors.neural_linear import NeuralLinearPosterior
 
 ROOT = Path(__file__).resolve().parents[1]
 
+DEVICES = [
+    "cpu",
+    pytest.param(
+        "cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+    ),
+]
+
 
 def _gens(n: int, seed: int = 100) -> list[torch.Generator]:
     return [torch.Generator().manual_seed(seed + i) for i in range(n)]
@@ -90,6 +97,21 @@ def test_squared_error_gradients_equal_autograd(
         assert all(float(g.abs().max()) > 0 for g in ref)  # every parameter is exercised
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("groups", [1, 4])
+def test_squared_error_gradients_equal_autograd_on_device(device: str, groups: int) -> None:
+    """On the device (one chunk of all models off the CPU): autograd's gradients to 1e-12."""
+    gen = torch.Generator().manual_seed(4)
+    net = BatchedMLP(6, (3, 6, 5, groups), generators=_gens(3), dtype=torch.float64)
+    net = net.to(device)
+    x = torch.randn(6, 300, 3, generator=gen, dtype=torch.float64).to(device)
+    cols = torch.randint(groups, (6, 300), generator=gen).to(device)
+    y = torch.randn(6, 300, generator=gen, dtype=torch.float64).to(device)
+    fast = net.squared_error_gradients(x, cols, y, scale=1 / 300)
+    assert all(g.device.type == device for g in fast)
+    _assert_relative(fast, _autograd_gradients(net, x, cols, y, scale=1 / 300), 1e-12)
+
+
 def test_squared_error_gradients_float32_and_broadcast_columns() -> None:
     """float32 (the bandit ensemble's dtype) to float32 rounding; ``(1, n)`` columns."""
     gen = torch.Generator().manual_seed(3)
@@ -126,8 +148,11 @@ def _feed(post: NeuralLinearPosterior | BanditEnsemblePosterior, rounds: int, se
         post.update(x, arm, y)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(("groups", "hidden"), [(5, (50,)), (1, (8, 6)), (3, (6,))])
-def test_neural_linear_fast_training_equals_autograd(groups: int, hidden: tuple[int, ...]) -> None:
+def test_neural_linear_fast_training_equals_autograd(
+    groups: int, hidden: tuple[int, ...], device: str
+) -> None:
     """Five retrainings: weights, RMSProp accumulators, the regression and the predictive of
     the written-out gradients' posterior against autograd's, to 1e-10."""
     options: dict[str, Any] = {
@@ -135,6 +160,7 @@ def test_neural_linear_fast_training_equals_autograd(groups: int, hidden: tuple[
         "train_every": 10,
         "train_steps": 30,
         "train_batch_size": 32,
+        "device": device,
     }
     posts = []
     for autograd in (False, True):
@@ -152,6 +178,7 @@ def test_neural_linear_fast_training_equals_autograd(groups: int, hidden: tuple[
     _assert_relative(fast._mean_squares, ref._mean_squares, 1e-10)
     _assert_relative([fast.regression.loc], [ref.regression.loc], 1e-10)
     arms = torch.rand(4, groups, 2, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+    arms = arms.to(device)
     a, b = fast.predictive(arms), ref.predictive(arms)
     _assert_relative([a.mean, a.scale], [b.mean, b.scale], 1e-10)
     # The networks moved: the comparison is not of two untrained initialisations.
