@@ -189,7 +189,7 @@ class BatchedMLP(nn.Module):
         Returns
         -------
         list of torch.Tensor
-            The gradients of :meth:`parameters` in their order (every layer's weights
+            The gradients of ``parameters()`` in their order (every layer's weights
             ``(N, in, out)``, then every layer's biases ``(N, 1, out)``).
         """
         num, n = targets.shape
