@@ -62,3 +62,10 @@ def test_wheel_anchor_row_is_the_agent_over_uniform(tmp_path):
         uniform = run_wheel("uniform", row["delta"], 40, 3, seed=7).regret.sum(axis=1)
         assert row["regret_mean"] == round(float(agent.mean()), 1)
         assert abs(row["percent_of_uniform"] - 100 * agent.mean() / uniform.mean()) < 1e-3
+
+
+def test_training_benchmark_smoke_times_both_paths():
+    out = _run("bench_neural_linear_training.py", "--smoke")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "same actions: True" in out.stdout
+    assert "ratio" in out.stdout and "load average" in out.stdout

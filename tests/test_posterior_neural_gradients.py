@@ -5,10 +5,6 @@ ensemble's weights and Adam state), and over a short wheel run (the same actions
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,8 +16,6 @@ from delight_gym.experiments.contextual import run_wheel
 from delight_gym.posteriors.bandit_ensemble import BanditEnsemblePosterior
 from delight_gym.posteriors.batched_mlp import BatchedMLP
 from delight_gym.posteriors.neural_linear import NeuralLinearPosterior
-
-ROOT = Path(__file__).resolve().parents[1]
 
 DEVICES = [
     "cpu",
@@ -47,11 +41,16 @@ def _autograd_gradients(
     """The reference: autograd through :meth:`BatchedMLP.forward` of
     ``scale · Σ (f + offset − y)²``."""
     with torch.enable_grad():
-        pred = net(inputs, columns)
-        if offset is not None:
-            pred = pred + offset
-        loss = scale * (pred - targets).square().sum()
+        loss = scale * (_predicted(net, inputs, columns, offset) - targets).square().sum()
         return list(torch.autograd.grad(loss, list(net.parameters())))
+
+
+def _predicted(
+    net: BatchedMLP, inputs: torch.Tensor, columns: torch.Tensor, offset: torch.Tensor | None
+) -> torch.Tensor:
+    """``f(x)[c] (+ offset)`` through :meth:`BatchedMLP.forward` (call under ``enable_grad``)."""
+    pred = net(inputs, columns)
+    return pred if offset is None else pred + offset
 
 
 def _assert_relative(fast: list[torch.Tensor], ref: list[torch.Tensor], tol: float) -> None:
@@ -240,9 +239,7 @@ def _autograd_gradients_mean(
     per head, summed (``scale`` is ``0.5 / n``)."""
     assert scale == 0.5 / targets.shape[1]
     with torch.enable_grad():
-        pred = net(inputs, columns)
-        if offset is not None:
-            pred = pred + offset
+        pred = _predicted(net, inputs, columns, offset)
         loss = 0.5 * (pred - targets).square().mean(dim=1).sum()
         return list(torch.autograd.grad(loss, list(net.parameters())))
 
@@ -257,18 +254,3 @@ def test_wheel_run_plays_the_autograd_paths_actions(monkeypatch: pytest.MonkeyPa
     assert np.array_equal(runs[0].actions, runs[1].actions)
     np.testing.assert_array_equal(runs[0].regret, runs[1].regret)
     assert len(np.unique(runs[0].actions)) > 1
-
-
-def test_training_benchmark_smoke_times_both_paths() -> None:
-    script = str(ROOT / "benchmarks" / "bench_neural_linear_training.py")
-    out = subprocess.run(
-        [sys.executable, script, "--smoke"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert "same actions: True" in out.stdout
-    assert "ratio" in out.stdout and "load average" in out.stdout
