@@ -1,7 +1,8 @@
 """The wheel bandit at the Deep Bayesian Bandits Showdown's own size, on any device.
 
 Run: ``python benchmarks/wheel_anchor.py --agent thompson-neurallinear --delta 0.5
---horizon 80000 --seeds 50 --device cuda --out wheel_anchor.csv [--reset-lr]``
+--horizon 80000 --seeds 50 --device cuda --out wheel_anchor.csv [--reset-lr]
+[--hidden-sizes 100,100 --train-every 20 --train-steps 20 --a0 3 --b0 3]``
 
 Plays one agent on ``--seeds`` wheel instances at once (one network with a seed axis) and
 ``uniform`` on the same instances, and appends one row per δ to ``--out``: the agent's mean
@@ -17,6 +18,7 @@ import csv
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -26,6 +28,17 @@ from delight_gym.experiments.contextual import run_wheel
 # Amortized Bayesian Meta-Learning (Ravi & Beatson), Table 1, reprinting the showdown's
 # NeuralLinear row: percent of uniform's cumulative regret, n = 80 000, 50 trials.
 PUBLISHED_NEURALLINEAR = {0.5: 0.95, 0.7: 1.60, 0.9: 4.65, 0.95: 9.56, 0.99: 49.63}
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    """``"100,100"`` → ``(100, 100)`` (positive integers)."""
+    try:
+        sizes = tuple(int(h) for h in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers like 100,100: {text!r}")
+    return sizes
 
 
 def main() -> int:
@@ -38,10 +51,31 @@ def main() -> int:
     parser.add_argument("--noise", type=float, default=0.01)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--reset-lr", action="store_true", help="NeuralLinear's reset_lr=True")
+    parser.add_argument(
+        "--hidden-sizes",
+        type=_sizes,
+        default=(50,),
+        help="NeuralLinear's hidden layers, comma-separated (default 50)",
+    )
+    parser.add_argument("--train-every", type=int, default=50, help="rounds between retrainings")
+    parser.add_argument("--train-steps", type=int, default=100, help="minibatch steps each")
+    parser.add_argument("--a0", type=float, default=6.0, help="inverse-gamma prior shape")
+    parser.add_argument("--b0", type=float, default=6.0, help="inverse-gamma prior scale")
+    parser.add_argument("--network-dtype", choices=("float32", "float64"), default="float64")
     parser.add_argument("--report-every", type=int, default=5000)
     parser.add_argument("--out", type=Path, default=Path("wheel_anchor.csv"))
     args = parser.parse_args()
-    kwargs = {"reset_lr": True} if args.reset_lr else {}
+    kwargs: dict[str, Any] = {}
+    if args.agent.endswith("neurallinear"):
+        kwargs = dict(
+            reset_lr=args.reset_lr,
+            hidden_sizes=args.hidden_sizes,
+            train_every=args.train_every,
+            train_steps=args.train_steps,
+            a0=args.a0,
+            b0=args.b0,
+            network_dtype=getattr(torch, args.network_dtype),
+        )
     for delta in (float(d) for d in args.delta.split(",")):
         start = time.perf_counter()
         done = [0]
@@ -72,6 +106,12 @@ def main() -> int:
         row = {
             "agent": args.agent,
             "reset_lr": args.reset_lr,
+            "hidden_sizes": ",".join(map(str, args.hidden_sizes)),
+            "train_every": args.train_every,
+            "train_steps": args.train_steps,
+            "a0": args.a0,
+            "b0": args.b0,
+            "network_dtype": args.network_dtype,
             "delta": delta,
             "noise": args.noise,
             "horizon": args.horizon,

@@ -64,6 +64,31 @@ def test_wheel_anchor_row_is_the_agent_over_uniform(tmp_path):
         assert abs(row["percent_of_uniform"] - 100 * agent.mean() / uniform.mean()) < 1e-3
 
 
+def test_wheel_anchor_passes_neural_linear_settings(tmp_path):
+    """The NeuralLinear settings on the command line reach the posterior: the row equals
+    ``run_wheel`` with the same keywords (and differs from the defaults)."""
+    import pandas as pd
+    import torch
+
+    from delight_gym.experiments.contextual import run_wheel
+
+    out_csv = tmp_path / "anchor.csv"
+    settings = ["--hidden-sizes", "8,8", "--train-every", "10", "--train-steps", "3"]
+    settings += ["--a0", "3", "--b0", "3", "--network-dtype", "float32"]
+    args = ["--delta", "0.5", "--horizon", "40", "--seeds", "2", "--out", str(out_csv)]
+    out = _run("wheel_anchor.py", *args, *settings)
+    assert out.returncode == 0, out.stdout + out.stderr
+    row = pd.read_csv(out_csv).iloc[0]
+    assert (row["hidden_sizes"], row["train_every"], row["a0"]) == ("8,8", 10, 3.0)
+    kwargs = dict(hidden_sizes=(8, 8), train_every=10, train_steps=3, a0=3.0, b0=3.0)
+    agent = run_wheel(
+        "thompson-neurallinear", 0.5, 40, 2, network_dtype=torch.float32, **kwargs
+    ).regret.sum(axis=1)
+    assert row["regret_mean"] == round(float(agent.mean()), 1)
+    default = run_wheel("thompson-neurallinear", 0.5, 40, 2).regret.sum(axis=1)
+    assert row["regret_mean"] != round(float(default.mean()), 1)
+
+
 def test_training_benchmark_smoke_times_both_paths():
     out = _run("bench_neural_linear_training.py", "--smoke")
     assert out.returncode == 0, out.stdout + out.stderr
