@@ -101,12 +101,13 @@ def test_families_name_every_contextual_agent_and_the_env_keywords() -> None:
         assert set(family.agent_names) == set(CONTEXTUAL_AGENTS)
         for agent in family.agents:
             names = {p.name for p in agent.parameters}
+            nl = {"nl_settings"} if agent.name.endswith("-neurallinear") else set()
             if agent.name.startswith("delight-"):
-                assert names == {"half_life", "gate_price", "surprisal_cap"}
+                assert names == {"half_life", "gate_price", "surprisal_cap", *nl}
             elif agent.name == "egreedy":
                 assert names == {"half_life"}
             else:
-                assert not names
+                assert names == nl
     assert WHEEL.instance_keys == ("delta", "noise")
     assert NEURAL_WIDTH.instance_keys == ("arms", "reward", "dim", "context_dim", "noise")
     with pytest.raises(ValueError, match="reward must be one of"):
@@ -115,6 +116,33 @@ def test_families_name_every_contextual_agent_and_the_env_keywords() -> None:
         )
     with pytest.raises(ValueError, match="delta must lie in"):
         WHEEL.check_setting({"delta": 1.5, "noise": 0.01})
+
+
+def test_nl_settings_name_the_neural_linear_keywords(tmp_path) -> None:
+    """``--nl-settings paper`` runs NeuralLinear with the named keywords (the same regret as
+    ``run_wheel`` given them directly), reaches only the NeuralLinear agents, and a name not
+    in the table is refused naming the option."""
+    from delight_gym.posteriors.neural_linear import NEURAL_LINEAR_SETTINGS
+
+    paper = NEURAL_LINEAR_SETTINGS["paper"]
+    assert paper["hidden_sizes"] == (100, 100) and paper["train_every"] == 20
+    assert NEURAL_LINEAR_SETTINGS["example"] == {}
+    assert WHEEL.restrict("thompson-neurallinear", {"delta": 0.5, "noise": 0.01}) == {
+        "delta": 0.5,
+        "noise": 0.01,
+        "nl_settings": "example",
+    }
+    assert "nl_settings" not in WHEEL.restrict("thompson-linfull", {"delta": 0.5, "noise": 0.01})
+    argv = ["run", "wheel", "--delta", "0.5", "--agents", "thompson-neurallinear"]
+    argv += ["--horizon", "45", "--seeds", "2", "--out", str(tmp_path), "--jobs", "1"]
+    assert cli.main([*argv, "--nl-settings", "paper", "--no-progress", "--no-plot"]) == 0
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    direct = run_wheel("thompson-neurallinear", 0.5, 45, 2, **paper).regret.sum(axis=1)
+    default = run_wheel("thompson-neurallinear", 0.5, 45, 2).regret.sum(axis=1)
+    assert summary["regret_mean"].iloc[0] == pytest.approx(direct.mean(), rel=1e-12)
+    assert direct.mean() != pytest.approx(default.mean(), rel=1e-6)
+    with pytest.raises(ValueError, match=r"nl_settings must be one of \['example', 'paper'\]"):
+        WHEEL.check_setting({"delta": 0.5, "noise": 0.01, "nl_settings": "papr"})
 
 
 def test_figure_specs_hold_the_grids() -> None:

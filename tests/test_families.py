@@ -48,12 +48,10 @@ def _bsuite_agent(name: str, **kw: object) -> object:
 
 
 def _contextual_agent(name: str, **kw: object) -> object:
-    """A ``wheel`` / ``neural-width`` agent; the parameters belong to the rule, so
-    ``RULE-POSTERIOR`` is built on the LinFull posterior (``delight``: ``delight-linfull``)."""
+    """A ``wheel`` / ``neural-width`` agent by name (``delight``: ``delight-linfull``)."""
     from delight_gym.agents.contextual import make_contextual_agent
 
-    rule, _, posterior = name.partition("-")
-    agent = f"{rule}-linfull" if posterior or name == "delight" else name
+    agent = "delight-linfull" if name == "delight" else name
     return make_contextual_agent(agent, 1, 3, 2, per_arm=True, seed=0, **kw)
 
 
@@ -65,6 +63,10 @@ BUILD = {
     "wheel": _contextual_agent,
     "neural-width": _contextual_agent,
 }
+
+
+#: A valid value other than the default, for each parameter that takes a name.
+OTHER_CHOICE = {"nl_settings": "paper"}
 
 
 def test_every_family_is_registered_and_its_cell_function_pickles_by_reference():
@@ -84,8 +86,9 @@ def test_agent_records_name_the_agents_parameters_with_their_defaults(family):
         built = BUILD[family](agent.name)
         for p in agent.parameters:
             assert getattr(built, p.name) == p.default, (agent.name, p.name)
-            custom = BUILD[family](agent.name, **{p.name: 2 * p.default})
-            assert getattr(custom, p.name) == 2 * p.default
+            other = OTHER_CHOICE[p.name] if p.kind is str else 2 * p.default
+            custom = BUILD[family](agent.name, **{p.name: other})
+            assert getattr(custom, p.name) == other
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

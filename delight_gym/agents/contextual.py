@@ -116,6 +116,9 @@ class ContextualAgent:
     posterior : str or None
         One of :data:`CONTEXTUAL_POSTERIORS` (``None``: no posterior, for ``uniform``).
     device : torch.device or str, optional
+    nl_settings : str, default "example"
+        A name from :data:`~delight_gym.posteriors.neural_linear.NEURAL_LINEAR_SETTINGS`: the
+        ``neurallinear`` posterior's keywords (``posterior_options`` override them).
     **posterior_options
         Keywords of the posterior (``lambda_prior``, ``hidden_sizes``, ``dtype``, …).
 
@@ -142,8 +145,22 @@ class ContextualAgent:
         seed: int,
         posterior: str | None = "linfull",
         device: Any = None,
+        nl_settings: str = "example",
         **posterior_options: Any,
     ) -> None:
+        from delight_gym.posteriors.neural_linear import (
+            NEURAL_LINEAR_SETTINGS,
+            neural_linear_settings,
+        )
+
+        self.nl_settings = neural_linear_settings(nl_settings, "nl_settings")
+        if posterior == "neurallinear":
+            posterior_options = {**NEURAL_LINEAR_SETTINGS[self.nl_settings], **posterior_options}
+        elif self.nl_settings != "example":
+            raise ValueError(
+                f"nl_settings={self.nl_settings!r} needs the neurallinear posterior, "
+                f"got {posterior!r}"
+            )
         self.batch = check_positive_int(batch, "batch")
         self.num_arms = check_positive_int(num_arms, "num_arms")
         self.input_dim = check_positive_int(input_dim, "input_dim")

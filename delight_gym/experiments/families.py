@@ -104,7 +104,7 @@ class Parameter:
     name: str
     kind: type[int] | type[float] | type[str]
     check: Callable[[Any, str], Any]
-    default: float | None = None
+    default: float | str | None = None
     sweep: tuple[float | str, ...] = ()
     symbol: str = ""
     help: str = ""
@@ -724,6 +724,26 @@ def neural_cell(
         )
 
 
+def _check_nl_settings(value: Any, name: str) -> str:
+    from delight_gym.posteriors.neural_linear import neural_linear_settings
+
+    return neural_linear_settings(value, name)
+
+
+#: Which NeuralLinear settings the ``*-neurallinear`` agents use: the Showdown's public example
+#: or its paper's (:data:`~delight_gym.posteriors.neural_linear.NEURAL_LINEAR_SETTINGS`).
+NL_SETTINGS = Parameter(
+    "nl_settings",
+    str,
+    _check_nl_settings,
+    default="example",
+    symbol="NL",
+    help="NeuralLinear's settings: example (the Showdown's public example_main.py) or paper "
+    "(its paper's: two layers of 100, retrained every 20 rounds for 20 steps) "
+    "(default %(default)s)",
+)
+
+
 def uniform_relative_report(result: ExperimentResult) -> list[str]:
     """The showdown's metric for each setting: every agent's cumulative regret divided by
     ``uniform``'s (:func:`~delight_gym.experiments.contextual.relative_to_uniform`)."""
@@ -768,7 +788,10 @@ def _contextual_agents() -> tuple[Agent, ...]:
                     f"{label} ({post_label})",
                     color,
                     linestyle="--" if rule == "greedy" else "-",
-                    parameters=DE_PARAMETERS if rule == "delight" else (),
+                    parameters=(
+                        *(DE_PARAMETERS if rule == "delight" else ()),
+                        *((NL_SETTINGS,) if post == "neurallinear" else ()),
+                    ),
                 )
             )
     uniform = Agent("uniform", "uniform play", "#000000", linestyle=":")

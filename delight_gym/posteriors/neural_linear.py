@@ -38,7 +38,32 @@ from delight_gym.posteriors.linfull import (
     check_generators,
 )
 
-__all__ = ["NeuralLinearPosterior"]
+__all__ = ["NEURAL_LINEAR_SETTINGS", "NeuralLinearPosterior", "neural_linear_settings"]
+
+#: Named sets of :class:`NeuralLinearPosterior` keywords. ``"example"``: the Deep Bayesian
+#: Bandits Showdown's public ``example_main.py`` (the constructor's defaults). ``"paper"``: its
+#: paper's settings as a public reimplementation quotes them (two hidden layers of 100 ReLUs,
+#: retrained every 20 rounds for 20 minibatch steps, ``a0 = b0 = 3``), in float32 as its code
+#: ran; we could not read the paper's text ourselves.
+NEURAL_LINEAR_SETTINGS: dict[str, dict[str, Any]] = {
+    "example": {},
+    "paper": {
+        "hidden_sizes": (100, 100),
+        "train_every": 20,
+        "train_steps": 20,
+        "a0": 3.0,
+        "b0": 3.0,
+        "network_dtype": torch.float32,
+    },
+}
+
+
+def neural_linear_settings(value: Any, name: str = "nl_settings") -> str:
+    """``value`` if it names one of :data:`NEURAL_LINEAR_SETTINGS`, else a ``ValueError``
+    naming ``name`` and the choices."""
+    if not isinstance(value, str) or value not in NEURAL_LINEAR_SETTINGS:
+        raise ValueError(f"{name} must be one of {sorted(NEURAL_LINEAR_SETTINGS)}, got {value!r}")
+    return value
 
 
 class NeuralLinearPosterior:
