@@ -119,9 +119,9 @@ def test_families_name_every_contextual_agent_and_the_env_keywords() -> None:
 
 
 def test_nl_settings_name_the_neural_linear_keywords(tmp_path) -> None:
-    """``--nl-settings paper`` runs NeuralLinear with the named keywords (the same regret as
-    ``run_wheel`` given them directly), reaches only the NeuralLinear agents, and a name not
-    in the table is refused naming the option."""
+    """``--nl-settings paper`` (the wheel's default; ``example`` elsewhere) runs NeuralLinear
+    with the named keywords (the same regret as ``run_wheel`` given them directly), reaches
+    only the NeuralLinear agents, and a name not in the table is refused naming the option."""
     from delight_gym.posteriors.neural_linear import NEURAL_LINEAR_SETTINGS
 
     paper = NEURAL_LINEAR_SETTINGS["paper"]
@@ -130,8 +130,10 @@ def test_nl_settings_name_the_neural_linear_keywords(tmp_path) -> None:
     assert WHEEL.restrict("thompson-neurallinear", {"delta": 0.5, "noise": 0.01}) == {
         "delta": 0.5,
         "noise": 0.01,
-        "nl_settings": "example",
+        "nl_settings": "paper",
     }
+    width = {"arms": 3, "reward": "cosine", "dim": 2, "context_dim": 0, "noise": 0.1}
+    assert NEURAL_WIDTH.restrict("greedy-neurallinear", width)["nl_settings"] == "example"
     assert "nl_settings" not in WHEEL.restrict("thompson-linfull", {"delta": 0.5, "noise": 0.01})
     argv = ["run", "wheel", "--delta", "0.5", "--agents", "thompson-neurallinear"]
     argv += ["--horizon", "45", "--seeds", "2", "--out", str(tmp_path), "--jobs", "1"]

@@ -731,7 +731,9 @@ def _check_nl_settings(value: Any, name: str) -> str:
 
 
 #: Which NeuralLinear settings the ``*-neurallinear`` agents use: the Showdown's public example
-#: or its paper's (:data:`~delight_gym.posteriors.neural_linear.NEURAL_LINEAR_SETTINGS`).
+#: or its paper's (:data:`~delight_gym.posteriors.neural_linear.NEURAL_LINEAR_SETTINGS`); the
+#: ``wheel`` family defaults to the paper's (:data:`WHEEL_NL_SETTINGS`), which reproduce the
+#: Showdown's published wheel results.
 NL_SETTINGS = Parameter(
     "nl_settings",
     str,
@@ -742,6 +744,7 @@ NL_SETTINGS = Parameter(
     "(its paper's: two layers of 100, retrained every 20 rounds for 20 steps) "
     "(default %(default)s)",
 )
+WHEEL_NL_SETTINGS = dataclasses.replace(NL_SETTINGS, default="paper")
 
 
 def uniform_relative_report(result: ExperimentResult) -> list[str]:
@@ -768,10 +771,10 @@ def _check_neural_reward(value: Any, name: str) -> str:
     return check_neural_reward(value, name)
 
 
-def _contextual_agents() -> tuple[Agent, ...]:
-    """``RULE-POSTERIOR`` for the three rules and the three learned posteriors, then the
-    paper's annealed ε-greedy and uniform play (the names of
-    :data:`~delight_gym.agents.contextual.CONTEXTUAL_AGENTS`)."""
+def _contextual_agents(nl_settings: Parameter) -> tuple[Agent, ...]:
+    """``RULE-POSTERIOR`` for the three rules and the three learned posteriors (the
+    NeuralLinear ones taking ``nl_settings``), then the paper's annealed ε-greedy and uniform
+    play (the names of :data:`~delight_gym.agents.contextual.CONTEXTUAL_AGENTS`)."""
     posteriors = {"linfull": "LinFull", "neurallinear": "NeuralLinear", "ensemble": "ensemble"}
     colors = {
         "delight": ("#d62728", "#e377c2", "#8c564b"),
@@ -790,7 +793,7 @@ def _contextual_agents() -> tuple[Agent, ...]:
                     linestyle="--" if rule == "greedy" else "-",
                     parameters=(
                         *(DE_PARAMETERS if rule == "delight" else ()),
-                        *((NL_SETTINGS,) if post == "neurallinear" else ()),
+                        *((nl_settings,) if post == "neurallinear" else ()),
                     ),
                 )
             )
@@ -798,7 +801,8 @@ def _contextual_agents() -> tuple[Agent, ...]:
     return (*agents, EGREEDY, uniform)
 
 
-_CONTEXTUAL_AGENTS = _contextual_agents()
+_WHEEL_AGENTS = _contextual_agents(WHEEL_NL_SETTINGS)
+_CONTEXTUAL_AGENTS = _contextual_agents(NL_SETTINGS)
 _CONTEXTUAL_NAMES = tuple(a.name for a in _CONTEXTUAL_AGENTS)
 
 #: The Deep Bayesian Bandits Showdown's wheel (``WheelBandit-v0``): one model per arm on the
@@ -807,7 +811,7 @@ WHEEL = Family(
     name="wheel",
     help="the Deep Bayesian Bandits Showdown's wheel bandit (WheelBandit-v0)",
     cell=wheel_cell,
-    agents=_CONTEXTUAL_AGENTS,
+    agents=_WHEEL_AGENTS,
     instance=(
         Parameter(
             "delta",
