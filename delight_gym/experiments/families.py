@@ -732,8 +732,8 @@ def _check_nl_settings(value: Any, name: str) -> str:
 
 #: Which NeuralLinear settings the ``*-neurallinear`` agents use: the Showdown's public example
 #: or its paper's (:data:`~delight_gym.posteriors.neural_linear.NEURAL_LINEAR_SETTINGS`); the
-#: ``wheel`` family defaults to the paper's (:data:`WHEEL_NL_SETTINGS`), which reproduce the
-#: Showdown's published wheel results.
+#: ``wheel`` family defaults to the paper's (:data:`WHEEL_NL_SETTINGS`), which come closest to
+#: the Showdown's published wheel results.
 NL_SETTINGS = Parameter(
     "nl_settings",
     str,
