@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import inspect
 import sys
 import time
 from pathlib import Path
@@ -24,10 +25,15 @@ import numpy as np
 import torch
 
 from delight_gym.experiments.contextual import run_wheel
+from delight_gym.posteriors.neural_linear import NeuralLinearPosterior
 
 # Amortized Bayesian Meta-Learning (Ravi & Beatson), Table 1, reprinting the showdown's
 # NeuralLinear row: percent of uniform's cumulative regret, n = 80 000, 50 trials.
 PUBLISHED_NEURALLINEAR = {0.5: 0.95, 0.7: 1.60, 0.9: 4.65, 0.95: 9.56, 0.99: 49.63}
+
+
+#: NeuralLinear's own defaults (the options below start from them).
+_NL = {k: p.default for k, p in inspect.signature(NeuralLinearPosterior).parameters.items()}
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -51,17 +57,26 @@ def main() -> int:
     parser.add_argument("--noise", type=float, default=0.01)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--reset-lr", action="store_true", help="NeuralLinear's reset_lr=True")
+    hidden = ",".join(map(str, _NL["hidden_sizes"]))
     parser.add_argument(
         "--hidden-sizes",
         type=_sizes,
-        default=(50,),
-        help="NeuralLinear's hidden layers, comma-separated (default 50)",
+        default=tuple(_NL["hidden_sizes"]),
+        help=f"NeuralLinear's hidden layers, comma-separated (default {hidden})",
     )
-    parser.add_argument("--train-every", type=int, default=50, help="rounds between retrainings")
-    parser.add_argument("--train-steps", type=int, default=100, help="minibatch steps each")
-    parser.add_argument("--a0", type=float, default=6.0, help="inverse-gamma prior shape")
-    parser.add_argument("--b0", type=float, default=6.0, help="inverse-gamma prior scale")
-    parser.add_argument("--network-dtype", choices=("float32", "float64"), default="float64")
+    parser.add_argument(
+        "--train-every", type=int, default=_NL["train_every"], help="rounds between retrainings"
+    )
+    parser.add_argument(
+        "--train-steps", type=int, default=_NL["train_steps"], help="minibatch steps each"
+    )
+    parser.add_argument("--a0", type=float, default=_NL["a0"], help="inverse-gamma prior shape")
+    parser.add_argument("--b0", type=float, default=_NL["b0"], help="inverse-gamma prior scale")
+    parser.add_argument(
+        "--network-dtype",
+        choices=("float32", "float64"),
+        default=str(_NL["network_dtype"]).removeprefix("torch."),
+    )
     parser.add_argument("--report-every", type=int, default=5000)
     parser.add_argument("--out", type=Path, default=Path("wheel_anchor.csv"))
     args = parser.parse_args()
