@@ -269,3 +269,30 @@ def test_figure_draws_from_a_summary(tmp_path) -> None:
     }
     assert deep_sea_score(solves["boot_dqn"]) == pytest.approx(5 / 6)
     assert deep_sea_score(solves["dqn"]) == pytest.approx(1 / 6)
+
+
+def test_bsuite_families_use_bsuites_sweeps() -> None:
+    from delight_gym.experiments.families import BSUITE_DEEP_SEA, BSUITE_DEEP_SEA_STOCHASTIC
+    from delight_gym.experiments.scores import BSUITE_EXPERIMENTS
+
+    for family, name in (
+        (BSUITE_DEEP_SEA, "deep_sea"),
+        (BSUITE_DEEP_SEA_STOCHASTIC, "deep_sea_stochastic"),
+    ):
+        rule = BSUITE_EXPERIMENTS[name]
+        assert family.instance[0].sweep == rule.sizes
+        assert family.horizon == rule.num_episodes
+        assert family.seeds == 1
+
+
+def test_stochastic_run_uses_bsuites_stochastic_rule() -> None:
+    # Runs shorter than 100 episodes cannot be solved under deep_sea_stochastic's rule.
+    from delight_gym.experiments.deep_sea_bsuite import run_bsuite_deep_sea
+
+    run = run_bsuite_deep_sea(
+        "boot_dqn", 4, seed=0, mapping_seed=42, episodes=120, deterministic=False
+    )
+    assert run.solve == solve_episode(run.bad, threshold=0.8, first_episode=100)
+    assert run.solve.episode >= 100
+    with pytest.raises(ValueError, match="deterministic"):
+        run_bsuite_deep_sea("psrl", 4, seed=0, episodes=5, deterministic=False)

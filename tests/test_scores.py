@@ -16,7 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from delight_gym.experiments.scores import (
-    BSUITE_THRESHOLD,
+    BSUITE_EXPERIMENTS,
+    DEEP_SEA_STOCHASTIC_FIRST_EPISODE,
+    DEEP_SEA_STOCHASTIC_THRESHOLD,
+    DEEP_SEA_THRESHOLD,
     DeepSeaSolve,
     SolveTracker,
     bsuite_logged_episodes,
@@ -51,7 +54,7 @@ def _bsuite_log_rows(bad_flags, size):
     return rows
 
 
-def _bsuite_find_solution(df_in, sweep_vars=None, merge=True, thresh=0.8, num_episodes=10000):
+def _bsuite_find_solution(df_in, sweep_vars=None, merge=True, thresh=0.9, num_episodes=10000):
     df = df_in.copy()
     df = df[df.episode <= num_episodes]
     if sweep_vars is None:
@@ -78,8 +81,15 @@ def _bsuite_find_solution(df_in, sweep_vars=None, merge=True, thresh=0.8, num_ep
     return plt_df
 
 
-def _bsuite_score(df, forgiveness=100.0):
-    plt_df = _bsuite_find_solution(df)
+def _bsuite_stochastic_find_solution(df_in, sweep_vars=None, num_episodes=10000):
+    # bsuite/experiments/deep_sea_stochastic/analysis.py
+    df = df_in.copy()
+    df = df[df.episode >= 100]
+    return _bsuite_find_solution(df, sweep_vars, thresh=0.8, num_episodes=num_episodes)
+
+
+def _bsuite_score(df, forgiveness=100.0, find_solution=_bsuite_find_solution):
+    plt_df = find_solution(df)
     beat_dither = plt_df.solved.astype(bool) & (plt_df.episode < 2 ** plt_df["size"] + forgiveness)
     return np.mean(beat_dither)
 
@@ -105,21 +115,80 @@ def test_logged_episodes_match_bsuite_float_rule():
 
 
 def test_hand_made_sequences():
-    # Never bad: solved at the first logged episode (fraction 0 < 0.8).
+    # Never bad: solved at the first logged episode (fraction 0 < 0.9).
     assert solve_episode([False] * 3) == DeepSeaSolve(True, 1, True)
     # Always bad: unsolved, reported at the last logged episode (here 17 for 18 episodes).
     assert solve_episode([True] * 18) == DeepSeaSolve(False, 17, False)
-    # 10 bad then good: at logged 12 the fraction is 10/12 = 0.833 (not < 0.8); at 14 it is
-    # 10/14 = 0.714 → solved at 14. Episode 13 (10/13 = 0.77) is not logged, so it does not count.
+    # 10 bad then good: at logged 12 the fraction is 10/12 = 0.833 < 0.9 → solved at 12.
     flags = [True] * 10 + [False] * 10
-    assert solve_episode(flags) == DeepSeaSolve(True, 14, True)
-    assert solve_episode(flags, logged="every") == DeepSeaSolve(True, 13, True)
-    # With bsuite's axis-label threshold 0.9 the same run is solved at logged episode 12.
-    assert solve_episode(flags, threshold=0.9) == DeepSeaSolve(True, 12, True)
+    assert solve_episode(flags) == DeepSeaSolve(True, 12, True)
+    assert solve_episode(flags, logged="every") == DeepSeaSolve(True, 12, True)
+    # With the stochastic experiment's 0.8: 10/12 is not < 0.8; at logged 14 it is 0.714 → 14.
+    # Episode 13 (10/13 = 0.77) is not logged, so it does not count.
+    assert solve_episode(flags, threshold=0.8) == DeepSeaSolve(True, 14, True)
+    assert solve_episode(flags, threshold=0.8, logged="every") == DeepSeaSolve(True, 13, True)
     # Budget: an unsolved run that reaches num_episodes is "finished".
     assert solve_episode([True] * 12, num_episodes=10) == DeepSeaSolve(False, 10, True)
-    # The solve must be strictly below the threshold: 4 bad of 5 is exactly 0.8.
-    assert solve_episode([True] * 4 + [False], num_episodes=5) == DeepSeaSolve(False, 5, True)
+    # The solve must be strictly below the threshold: 9 bad of 10 is exactly 0.9.
+    assert solve_episode([True] * 9 + [False], num_episodes=10) == DeepSeaSolve(False, 10, True)
+
+
+def _stochastic(flags):
+    rule = BSUITE_EXPERIMENTS["deep_sea_stochastic"]
+    return solve_episode(flags, threshold=rule.threshold, first_episode=rule.first_episode)
+
+
+def _bsuite_stochastic_run(flags, size):
+    df = pd.DataFrame(_bsuite_log_rows(flags, size))
+    row = _bsuite_stochastic_find_solution(df).iloc[0]
+    return DeepSeaSolve(bool(row.solved), int(row.episode), bool(row.finished))
+
+
+def test_stochastic_edge_cases():
+    # Never bad: episodes before 100 do not count, so solved exactly at episode 100.
+    flags = [False] * 150
+    assert _stochastic(flags) == _bsuite_stochastic_run(flags, 10) == DeepSeaSolve(True, 100, True)
+    # Never solved: reported at the last logged episode (≥ 100), not finished.
+    flags = [True] * 450
+    assert (
+        _stochastic(flags) == _bsuite_stochastic_run(flags, 10) == DeepSeaSolve(False, 400, False)
+    )
+    # Solved after 2**N + 100 (N = 5: 132): at logged 170 the fraction is 140/170 = 0.82,
+    # at 200 it is 0.70, so solved at 200, a solve that does not pass.
+    flags = [True] * 140 + [False] * 100
+    solve = _stochastic(flags)
+    assert solve == _bsuite_stochastic_run(flags, 5) == DeepSeaSolve(True, 200, True)
+    assert not deep_sea_passes(5, solve)
+    # The deterministic rule would have counted episode 1 (0 bad of 1) as solved.
+    assert solve_episode([False] + [True] * 200) == DeepSeaSolve(True, 1, True)
+    assert _stochastic([False] + [True] * 200).solved is False
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.booleans(), min_size=100, max_size=500), st.integers(2, 12))
+def test_stochastic_matches_bsuite_transcription(flags, size):
+    assert _stochastic(flags) == _bsuite_stochastic_run(flags, size)
+
+
+def test_constants_are_installed_bsuites():
+    # Read from bsuite itself where it is installed, so the constants cannot drift.
+    import inspect
+
+    deep_sea = pytest.importorskip("bsuite.experiments.deep_sea.analysis")
+    ds_sweep = pytest.importorskip("bsuite.experiments.deep_sea.sweep")
+    st_sweep = pytest.importorskip("bsuite.experiments.deep_sea_stochastic.sweep")
+    st_analysis = pytest.importorskip("bsuite.experiments.deep_sea_stochastic.analysis")
+    assert inspect.signature(deep_sea.find_solution).parameters["thresh"].default == (
+        DEEP_SEA_THRESHOLD
+    )
+    source = inspect.getsource(st_analysis.find_solution)
+    assert f"thresh={DEEP_SEA_STOCHASTIC_THRESHOLD}" in source
+    assert f"df.episode >= {DEEP_SEA_STOCHASTIC_FIRST_EPISODE}" in source
+    for name, sweep in (("deep_sea", ds_sweep), ("deep_sea_stochastic", st_sweep)):
+        rule = BSUITE_EXPERIMENTS[name]
+        assert tuple(s["size"] for s in sweep.SETTINGS) == rule.sizes
+        assert {s["mapping_seed"] for s in sweep.SETTINGS} == {rule.mapping_seed}
+        assert sweep.NUM_EPISODES == rule.num_episodes
 
 
 def test_passes_and_score():
@@ -191,4 +260,5 @@ def test_bad_input():
         SolveTracker().result()
     with pytest.raises(ValueError, match="solves"):
         deep_sea_score({})
-    assert BSUITE_THRESHOLD == 0.8
+    with pytest.raises(ValueError, match="first_episode"):
+        SolveTracker(first_episode=0)

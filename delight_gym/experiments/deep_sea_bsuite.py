@@ -35,7 +35,7 @@ from delight_gym.experiments.families import (
     PSRL,
 )
 from delight_gym.experiments.scores import (
-    BSUITE_NUM_EPISODES,
+    BSUITE_EXPERIMENTS,
     DeepSeaSolve,
     SolveTracker,
     deep_sea_episode_budget,
@@ -223,10 +223,15 @@ def make_deep_agent(
 class _SolveState:
     """What :class:`DeepSeaSolveCallback` records (kept apart so that it is testable alone)."""
 
-    def __init__(self, budget: int, early_stop: bool) -> None:
+    def __init__(self, budget: int, early_stop: bool, deterministic: bool = True) -> None:
         self.budget = budget
         self.early_stop = early_stop
-        self.tracker = SolveTracker(num_episodes=BSUITE_NUM_EPISODES)
+        rule = BSUITE_EXPERIMENTS["deep_sea" if deterministic else "deep_sea_stochastic"]
+        self.tracker = SolveTracker(
+            threshold=rule.threshold,
+            num_episodes=rule.num_episodes,
+            first_episode=rule.first_episode,
+        )
         self.bad: list[bool] = []
         self.regret: list[float] = []
         self.overrides = 0
@@ -258,11 +263,15 @@ class DeepSeaSolveCallback(BaseCallback):
         The most episodes to play.
     early_stop : bool, default True
         Stop once the solve episode is known.
+    deterministic : bool, default True
+        Score by bsuite's ``deep_sea`` rule, else by its ``deep_sea_stochastic`` rule.
     """
 
-    def __init__(self, budget: int, *, early_stop: bool = True) -> None:
+    def __init__(self, budget: int, *, early_stop: bool = True, deterministic: bool = True) -> None:
         super().__init__(verbose=0)
-        self.state = _SolveState(check_positive_int(budget, "budget"), bool(early_stop))
+        self.state = _SolveState(
+            check_positive_int(budget, "budget"), bool(early_stop), bool(deterministic)
+        )
 
     def _on_step(self) -> bool:
         state = self.state
@@ -292,6 +301,8 @@ def _run_deep(
     agent: str,
     size: int,
     seed: int,
+    mapping_seed: int,
+    deterministic: bool,
     budget: int,
     early_stop: bool,
     tensorboard_log: str | None,
@@ -299,9 +310,9 @@ def _run_deep(
 ) -> tuple[_SolveState, Any]:
     from delight_gym.envs.deep_sea import DeepSeaEnv
 
-    env = DeepSeaEnv(size=size, mapping_seed=seed)
+    env = DeepSeaEnv(size=size, deterministic=deterministic, mapping_seed=mapping_seed)
     model = make_deep_agent(agent, env, seed=seed, tensorboard_log=tensorboard_log, **kwargs)
-    callback = DeepSeaSolveCallback(budget, early_stop=early_stop)
+    callback = DeepSeaSolveCallback(budget, early_stop=early_stop, deterministic=deterministic)
     model.learn(
         total_timesteps=budget * size,
         callback=callback,
@@ -312,7 +323,14 @@ def _run_deep(
 
 
 def _run_tabular(
-    agent: str, size: int, seed: int, budget: int, early_stop: bool, kwargs: dict[str, Any]
+    agent: str,
+    size: int,
+    seed: int,
+    mapping_seed: int,
+    deterministic: bool,
+    budget: int,
+    early_stop: bool,
+    kwargs: dict[str, Any],
 ) -> _SolveState:
     import torch
 
@@ -320,13 +338,15 @@ def _run_tabular(
     from delight_gym.envs.deep_sea import DeepSeaVectorEnv
     from delight_gym.experiments.bandit import AGENT_SEED_SALT
 
-    envs = DeepSeaVectorEnv(num_envs=1, size=size, mapping_seed=[seed])
+    envs = DeepSeaVectorEnv(
+        num_envs=1, size=size, deterministic=deterministic, mapping_seed=[mapping_seed]
+    )
     obs, _ = envs.reset(seed=seed)
     options: dict[str, Any] = {"reward_range": (-envs.move_cost, 1.0), **kwargs}
     mdp = make_mdp_agent(
         agent, 1, size * size, 2, size, seed=[seed, AGENT_SEED_SALT], device="cpu", **options
     )
-    state = _SolveState(budget, early_stop)
+    state = _SolveState(budget, early_stop, deterministic)
     go_on = True
     while go_on:
         mdp.begin_episode()
@@ -361,9 +381,11 @@ def run_bsuite_deep_sea(
     episodes: int | None = None,
     early_stop: bool = True,
     tensorboard_log: str | None = None,
+    mapping_seed: int | None = None,
+    deterministic: bool = True,
     **agent_kwargs: Any,
 ) -> BsuiteRun:
-    """Run ``agent`` on DeepSea of size ``N`` with ``mapping_seed = seed`` under bsuite's rule.
+    """Run ``agent`` on DeepSea of size ``N`` under bsuite's rule.
 
     Parameters
     ----------
@@ -372,7 +394,7 @@ def run_bsuite_deep_sea(
     size : int
         ``N``.
     seed : int
-        The seed of the agent and the instance's ``mapping_seed``.
+        The seed of the agent (and of the stochastic variant's noise).
     episodes : int, optional
         The most episodes (default and cap: bsuite's budget ``min(2**N + 100, 10 000)``,
         :func:`~delight_gym.experiments.scores.deep_sea_episode_budget`).
@@ -381,6 +403,11 @@ def run_bsuite_deep_sea(
         episode of the budget.
     tensorboard_log : str, optional
         The deep agents' TensorBoard folder (needs the ``tensorboard`` package).
+    mapping_seed : int, optional
+        The instance's ``mapping_seed`` (default ``seed``; bsuite's sweeps use 42).
+    deterministic : bool, default True
+        bsuite's ``deep_sea`` and its solve rule; ``False``: ``deep_sea_stochastic`` and its
+        rule (only episodes from 100 on count, threshold 0.8).
     **agent_kwargs
         The DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; for the deep agents
         any constructor keyword, for the tabular ones any keyword of their constructor.
@@ -393,16 +420,25 @@ def run_bsuite_deep_sea(
         raise ValueError(f"agent must be one of {list(BSUITE_AGENTS)}, got {agent!r}")
     n = check_positive_int(size, "size")
     seed = check_nonnegative_int(seed, "seed")
+    mapping = seed if mapping_seed is None else check_nonnegative_int(mapping_seed, "mapping_seed")
+    if not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
     budget = deep_sea_episode_budget(n)
     if episodes is not None:
         budget = min(budget, check_positive_int(episodes, "episodes"))
     kwargs = dict(agent_kwargs)
     start = time.perf_counter()
+    if agent in TABULAR_AGENTS and not deterministic:
+        raise ValueError(
+            f"deterministic=False: the tabular agent {agent!r} assumes DeepSea's noiseless rewards"
+        )
     if agent in TABULAR_AGENTS:
         _de_settings(agent, dict(kwargs))  # refuses DE keywords for psrl
-        state = _run_tabular(agent, n, seed, budget, early_stop, kwargs)
+        state = _run_tabular(agent, n, seed, mapping, deterministic, budget, early_stop, kwargs)
     else:
-        state, _ = _run_deep(agent, n, seed, budget, early_stop, tensorboard_log, kwargs)
+        state, _ = _run_deep(
+            agent, n, seed, mapping, deterministic, budget, early_stop, tensorboard_log, kwargs
+        )
     seconds = time.perf_counter() - start
     return BsuiteRun(
         agent=agent,

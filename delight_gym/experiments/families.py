@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BERNOULLI",
+    "BSUITE_DEEP_SEA",
+    "BSUITE_DEEP_SEA_STOCHASTIC",
+    "BSUITE_SIZES",
     "DEEP_SEA",
     "DEEP_SEA_BSUITE",
     "DE_PARAMETERS",
@@ -58,6 +61,8 @@ __all__ = [
     "Parameter",
     "SettingError",
     "bernoulli_cell",
+    "bsuite_deep_sea_cell",
+    "bsuite_deep_sea_stochastic_cell",
     "bsuite_score_report",
     "deep_sea_bsuite_cell",
     "deep_sea_cell",
@@ -528,12 +533,21 @@ def _one_torch_thread() -> Iterator[None]:
 
 
 def deep_sea_bsuite_cell(
-    agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
+    agent: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int,
+    size: int,
+    mapping_seed: int | None = None,
+    deterministic: bool = True,
+    **agent_kwargs: Any,
 ) -> BsuiteCellResult:
     """Cell of the ``deepsea-bsuite`` family:
     :func:`~delight_gym.experiments.deep_sea_bsuite.run_bsuite_deep_sea` for seeds
-    ``seed, …, seed + seeds − 1`` (seed ``s`` plays ``mapping_seed = s``), each for at most
-    ``min(2**N + 100, horizon)`` episodes and stopped once solved; torch on one thread."""
+    ``seed, …, seed + seeds − 1`` (seed ``s`` plays ``mapping_seed = s`` unless
+    ``mapping_seed`` is given), each for at most ``min(2**N + 100, horizon)`` episodes and
+    stopped once solved; torch on one thread."""
     from delight_gym.experiments import deep_sea_bsuite
 
     with _one_torch_thread():
@@ -544,7 +558,13 @@ def deep_sea_bsuite_cell(
         seconds = 0.0
         for i in range(seeds):
             run = deep_sea_bsuite.run_bsuite_deep_sea(
-                agent, size, seed=seed + i, episodes=horizon, **agent_kwargs
+                agent,
+                size,
+                seed=seed + i,
+                episodes=horizon,
+                mapping_seed=mapping_seed,
+                deterministic=deterministic,
+                **agent_kwargs,
             )
             cumulative[i, : run.episodes] = np.cumsum(run.regret)
             overrides[i] = run.overrides
@@ -667,6 +687,78 @@ DEEP_SEA_BSUITE = Family(
     batch_size=1,
     title="DeepSea, bsuite's yardstick",
     report=bsuite_score_report,
+)
+
+
+# -- bsuite's own deep_sea and deep_sea_stochastic sweeps -----------------------------------
+
+
+def _bsuite_cell(
+    deterministic: bool, agent: str, horizon: int, seeds: int, seed: int, size: int, kwargs: Any
+) -> BsuiteCellResult:
+    from delight_gym.experiments.scores import BSUITE_EXPERIMENTS
+
+    experiment = BSUITE_EXPERIMENTS["deep_sea" if deterministic else "deep_sea_stochastic"]
+    return deep_sea_bsuite_cell(
+        agent,
+        horizon,
+        seeds,
+        seed=seed,
+        size=size,
+        mapping_seed=experiment.mapping_seed,
+        deterministic=deterministic,
+        **kwargs,
+    )
+
+
+def bsuite_deep_sea_cell(
+    agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
+) -> BsuiteCellResult:
+    """Cell of ``bsuite-deep-sea``: bsuite's ``deep_sea`` setting ``size`` (``mapping_seed``
+    42), agent seeds ``seed, …``, scored and stopped by bsuite's ``deep_sea`` rule."""
+    return _bsuite_cell(True, agent, horizon, seeds, seed, size, agent_kwargs)
+
+
+def bsuite_deep_sea_stochastic_cell(
+    agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
+) -> BsuiteCellResult:
+    """Cell of ``bsuite-deep-sea-stochastic``: bsuite's ``deep_sea_stochastic`` setting
+    ``size`` (``mapping_seed`` 42), scored and stopped by its rule (episodes ≥ 100, 0.8)."""
+    return _bsuite_cell(False, agent, horizon, seeds, seed, size, agent_kwargs)
+
+
+#: bsuite's sizes N = 10, 12, …, 50 (``deep_sea/sweep.py``; a test reads the installed bsuite).
+BSUITE_SIZES = tuple(range(10, 51, 2))
+_BSUITE_SWEEP_AGENTS = (DQN_EGREEDY, BOOT_DQN, BOOT_DQN_DE, BOOT_DQN_DE_COMMIT_FAST)
+_BSUITE_SIZE = Parameter(
+    "size", int, check_bsuite_size, sweep=BSUITE_SIZES, symbol="N", help="sizes N"
+)
+
+#: bsuite's ``deep_sea`` experiment exactly: its 21 settings, one run each, its budget and score.
+BSUITE_DEEP_SEA = Family(
+    name="bsuite-deep-sea",
+    help="bsuite's deep_sea sweep (N = 10..50, mapping_seed 42), scored by bsuite's rule",
+    cell=bsuite_deep_sea_cell,
+    agents=(*_BSUITE_AGENTS, *_BSUITE_VARIANTS),
+    instance=(_BSUITE_SIZE,),
+    default_agents=tuple(a.name for a in _BSUITE_SWEEP_AGENTS),
+    horizon=10_000,
+    horizon_option="--episodes",
+    time_label="episode",
+    seeds=1,
+    batch_size=1,
+    title="bsuite deep_sea",
+    report=bsuite_score_report,
+)
+
+#: bsuite's ``deep_sea_stochastic`` experiment exactly (its own solve rule).
+BSUITE_DEEP_SEA_STOCHASTIC = dataclasses.replace(
+    BSUITE_DEEP_SEA,
+    name="bsuite-deep-sea-stochastic",
+    help="bsuite's deep_sea_stochastic sweep (N = 10..50, mapping_seed 42), bsuite's rule",
+    cell=bsuite_deep_sea_stochastic_cell,
+    agents=tuple(a for a in BSUITE_DEEP_SEA.agents if a not in (PSRL, DELIGHT)),
+    title="bsuite deep_sea_stochastic",
 )
 
 # -- contextual bandits with learned posteriors: the wheel and many-armed neural bandits ------
@@ -872,5 +964,15 @@ NEURAL_WIDTH = Family(
 
 #: Every family, by name (``delight-gym run NAME``).
 FAMILIES: Mapping[str, Family] = {
-    f.name: f for f in (BERNOULLI, LINEAR, DEEP_SEA, DEEP_SEA_BSUITE, WHEEL, NEURAL_WIDTH)
+    f.name: f
+    for f in (
+        BERNOULLI,
+        LINEAR,
+        DEEP_SEA,
+        DEEP_SEA_BSUITE,
+        BSUITE_DEEP_SEA,
+        BSUITE_DEEP_SEA_STOCHASTIC,
+        WHEEL,
+        NEURAL_WIDTH,
+    )
 }

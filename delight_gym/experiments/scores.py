@@ -1,9 +1,10 @@
 """bsuite's DeepSea yardstick: the solve episode of a run and the score over sizes.
 
-The rule of ``bsuite/experiments/deep_sea/analysis.py`` (bsuite 0.3.6), without pandas: a run
-is **solved** at the first *logged* episode whose running fraction of bad episodes is below
-``threshold`` (bsuite's code: 0.8, :data:`BSUITE_THRESHOLD`); a size ``N`` **passes** when
-solved before episode ``2**N + forgiveness``; the **score** is the fraction that pass.
+The rules of bsuite 0.3.6's ``deep_sea`` and ``deep_sea_stochastic`` analyses, without pandas:
+a run is **solved** at the first *logged* episode (at or after ``first_episode``) whose running
+fraction of bad episodes is below ``threshold`` (0.9 for ``deep_sea``, 0.8 from episode 100 on
+for ``deep_sea_stochastic``: :data:`BSUITE_EXPERIMENTS`); a size ``N`` **passes** when solved
+before episode ``2**N + forgiveness``; the **score** is the fraction that pass.
 
 Examples
 --------
@@ -24,9 +25,13 @@ import numpy as np
 from delight_gym._checks import check_flag, check_positive_float, check_positive_int
 
 __all__ = [
+    "BSUITE_EXPERIMENTS",
     "BSUITE_FORGIVENESS",
     "BSUITE_NUM_EPISODES",
-    "BSUITE_THRESHOLD",
+    "DEEP_SEA_STOCHASTIC_FIRST_EPISODE",
+    "DEEP_SEA_STOCHASTIC_THRESHOLD",
+    "DEEP_SEA_THRESHOLD",
+    "BsuiteExperiment",
     "DeepSeaSolve",
     "SolveTracker",
     "bsuite_logged_episodes",
@@ -39,8 +44,12 @@ __all__ = [
 
 #: bsuite's episode budget for ``deep_sea`` (``sweep.NUM_EPISODES``).
 BSUITE_NUM_EPISODES = 10_000
-#: ``find_solution``'s default ``thresh`` in bsuite's ``analysis.py``.
-BSUITE_THRESHOLD = 0.8
+#: ``find_solution``'s default ``thresh`` in bsuite's ``deep_sea/analysis.py``.
+DEEP_SEA_THRESHOLD = 0.9
+#: The ``thresh`` that bsuite's ``deep_sea_stochastic/analysis.py`` passes.
+DEEP_SEA_STOCHASTIC_THRESHOLD = 0.8
+#: ``deep_sea_stochastic`` keeps only the logged episodes from this one on.
+DEEP_SEA_STOCHASTIC_FIRST_EPISODE = 100
 #: ``score``'s default ``forgiveness`` in bsuite's ``analysis.py``.
 BSUITE_FORGIVENESS = 100.0
 
@@ -69,6 +78,30 @@ def bsuite_logged_episodes(max_episode: int) -> np.ndarray:
     return np.array(sorted(found), dtype=np.int64)
 
 
+class BsuiteExperiment(NamedTuple):
+    """One of bsuite's DeepSea experiments: its sweep (``sweep.py``) and its solve rule."""
+
+    name: str
+    deterministic: bool
+    threshold: float
+    first_episode: int
+    sizes: tuple[int, ...] = tuple(range(10, 51, 2))
+    mapping_seed: int = 42
+    num_episodes: int = BSUITE_NUM_EPISODES
+
+
+#: bsuite's two deep-exploration experiments on DeepSea, by bsuite's name.
+BSUITE_EXPERIMENTS = {
+    "deep_sea": BsuiteExperiment("deep_sea", True, DEEP_SEA_THRESHOLD, 1),
+    "deep_sea_stochastic": BsuiteExperiment(
+        "deep_sea_stochastic",
+        False,
+        DEEP_SEA_STOCHASTIC_THRESHOLD,
+        DEEP_SEA_STOCHASTIC_FIRST_EPISODE,
+    ),
+}
+
+
 class DeepSeaSolve(NamedTuple):
     """Outcome of one run under bsuite's rule.
 
@@ -94,17 +127,21 @@ class SolveTracker:
     logged : {"bsuite", "every"}
         Test the fraction at bsuite's logged episodes (the rule that produced the published
         scores) or after every episode.
+    first_episode : int
+        Episodes before this one are never tested (``deep_sea_stochastic``: 100).
     """
 
     def __init__(
         self,
         *,
-        threshold: float = BSUITE_THRESHOLD,
+        threshold: float = DEEP_SEA_THRESHOLD,
         num_episodes: int = BSUITE_NUM_EPISODES,
         logged: str = "bsuite",
+        first_episode: int = 1,
     ) -> None:
         self.threshold = check_positive_float(threshold, "threshold")
         self.num_episodes = check_positive_int(num_episodes, "num_episodes")
+        self.first_episode = check_positive_int(first_episode, "first_episode")
         if logged not in ("bsuite", "every"):
             raise ValueError(f"logged must be 'bsuite' or 'every', got {logged!r}")
         self.logged = logged
@@ -123,7 +160,7 @@ class SolveTracker:
         self.episodes += 1
         self.bad += int(check_flag(bad_episode, "bad_episode"))
         e = self.episodes
-        if self.solved_at is None and e <= self.num_episodes:
+        if self.solved_at is None and self.first_episode <= e <= self.num_episodes:
             if self.logged == "every" or is_logged_episode(e):
                 self.last_logged = e
                 if self.bad / e < self.threshold:
@@ -142,9 +179,10 @@ class SolveTracker:
 def solve_episode(
     bad_flags: Iterable[Any],
     *,
-    threshold: float = BSUITE_THRESHOLD,
+    threshold: float = DEEP_SEA_THRESHOLD,
     num_episodes: int = BSUITE_NUM_EPISODES,
     logged: str = "bsuite",
+    first_episode: int = 1,
 ) -> DeepSeaSolve:
     """bsuite's solve episode of one run from its per-episode bad flags (in order).
 
@@ -152,7 +190,7 @@ def solve_episode(
     ----------
     bad_flags : iterable of bool, shape ``(episodes,)``
         ``bad_flags[i]``: episode ``i + 1`` was bad.
-    threshold, num_episodes, logged :
+    threshold, num_episodes, logged, first_episode :
         As for :class:`SolveTracker`.
     """
     flags = np.asarray(list(bad_flags) if not isinstance(bad_flags, np.ndarray) else bad_flags)
@@ -160,7 +198,9 @@ def solve_episode(
         raise ValueError(f"bad_flags must be a non-empty 1-d sequence, got shape {flags.shape}")
     if flags.dtype != np.bool_:
         raise TypeError(f"bad_flags must hold bools, got dtype {flags.dtype}")
-    tracker = SolveTracker(threshold=threshold, num_episodes=num_episodes, logged=logged)
+    tracker = SolveTracker(
+        threshold=threshold, num_episodes=num_episodes, logged=logged, first_episode=first_episode
+    )
     for flag in flags:
         if tracker.update(flag):
             break
