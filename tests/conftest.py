@@ -17,6 +17,19 @@ from collections.abc import Generator
 import pytest
 
 REQUIRE_OPTIONAL_ENV = "DELIGHT_GYM_REQUIRE_OPTIONAL"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Torch on one thread for the whole suite (and, through the environment, for the CLI and
+    example subprocesses): on two busy cores torch's default pool made one SB3 training an order
+    of magnitude slower. The library itself never changes the thread count."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(1)
+
+
 # The top-level packages whose absence must not skip a test when REQUIRE_OPTIONAL_ENV is "1".
 REQUIRED_OPTIONAL_MODULES = ("bsuite", "ray", "mkdocs", "mkdocstrings_handlers", "jax")
 
