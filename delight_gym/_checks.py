@@ -30,6 +30,7 @@ __all__ = [
     "check_finite_float",
     "check_flag",
     "check_float_dtype",
+    "check_magnitude",
     "check_nonnegative_float",
     "check_nonnegative_int",
     "check_positive_float",
@@ -41,6 +42,7 @@ __all__ = [
     "check_would_fit",
     "format_bytes",
     "host_view",
+    "magnitude_limit",
     "memory_size",
 ]
 
@@ -385,4 +387,36 @@ def check_would_fit(nbytes: int, what: str, device: Any = "cpu") -> None:
         raise ValueError(
             f"{what} would need {format_bytes(nbytes)} on {device}, more than its "
             f"{format_bytes(total)} of memory"
+        )
+
+
+def magnitude_limit(dtype: Any, power: int) -> float:
+    """The largest magnitude whose ``power``-th power is finite in ``dtype`` (a numpy or torch
+    float dtype): ``finfo(dtype).max ** (1/power)`` (``power = 2``: ``1.3e154`` in float64,
+    ``1.8e19`` in float32)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(dtype, torch.dtype):
+        biggest = float(torch.finfo(dtype).max)
+    else:
+        biggest = float(np.finfo(dtype).max)
+    return float(biggest ** (1.0 / power))
+
+
+def check_magnitude(value: Any, name: str, limit: float, *, why: str = "") -> None:
+    """Raise a ``ValueError`` naming ``name``, its largest entry and ``limit`` if any entry of
+    ``value`` (array_like or torch tensor, any shape, finite) exceeds ``limit`` in magnitude;
+    ``why`` (for example ``"so that its square stays finite in float32"``) ends the message."""
+    arr = host_view(value)
+    if isinstance(arr, np.ndarray):
+        if arr.size == 0 or arr.dtype.kind not in "iuf":
+            return
+        biggest = float(np.max(np.abs(arr)))
+    else:
+        if arr.numel() == 0:
+            return
+        biggest = float(arr.abs().max())
+    if biggest > limit:
+        reason = f" {why}" if why else ""
+        raise ValueError(
+            f"{name} must be at most {limit:.3g} in magnitude{reason}; got {biggest:.3g}"
         )

@@ -27,14 +27,12 @@ from delight_gym._checks import (
     check_nonnegative_int,
     check_positive_float,
     check_positive_int,
+    check_would_fit,
 )
 from delight_gym.agents.base import agent_registry
 from delight_gym.agents.seeding import torch_seed
-from delight_gym.rule import (
-    DelightSettings,
-    epsilon_schedule,
-    sample_acting_on_explore_rows,
-)
+from delight_gym.agents.settings import DelightSettings
+from delight_gym.rule import epsilon_schedule, sample_acting_on_explore_rows
 
 __all__ = [
     "CONTEXTUAL_AGENTS",
@@ -190,11 +188,25 @@ class ContextualAgent:
             )
             self.device = self.posterior.device
             self.dtype = self.posterior.dtype
+        self._check_round_fits()
         self._rows = torch.arange(self.batch, device=self.device)
         self.t = 0
         self.overrides = torch.zeros(self.batch, dtype=torch.int64, device=self.device)
 
     # -- checks --------------------------------------------------------------------------------
+
+    def _check_round_fits(self) -> None:
+        """Refuse sizes whose per-round tensors would not fit: a round holds the ``(B, K, d)``
+        inputs (a few copies) and, for a network posterior, its ``(B, K, width)`` activations."""
+        network = getattr(self.posterior, "network", None)
+        width = max(network.sizes[1:-1]) if network is not None else 0
+        itemsize = torch.empty(0, dtype=self.dtype).element_size()
+        check_would_fit(
+            4 * self.batch * self.num_arms * (self.input_dim + width + 2) * itemsize,
+            f"num_arms={self.num_arms} x input_dim={self.input_dim} (x batch={self.batch}: "
+            "a round's inputs and activations)",
+            self.device,
+        )
 
     def _check_inputs(self, inputs: Any) -> torch.Tensor:
         x = torch.as_tensor(inputs, device=self.device)
@@ -337,7 +349,7 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
     (:func:`~delight_gym.rule.sample_acting_on_explore_rows`). ``gate_price`` arrives here
     already multiplied by ``reward_scale`` (:func:`make_contextual_agent`); the keywords
     ``half_life``, ``gate_price``, ``surprisal_cap`` are those of
-    :class:`~delight_gym.rule.DelightSettings`.
+    :class:`~delight_gym.options.DelightSettings`.
 
     Attributes
     ----------
@@ -432,6 +444,8 @@ def make_contextual_agent(
     scale = check_positive_float(reward_scale, "reward_scale")
     common: dict[str, Any] = {"per_arm": per_arm, "seed": seed, "device": device}
     if name == "uniform":
+        if posterior_kwargs:
+            raise TypeError(f"uniform takes no posterior keywords, got {sorted(posterior_kwargs)}")
         return ContextualUniformAgent(batch, num_arms, input_dim, posterior=None, **common)
     if name == "egreedy":
         return ContextualEpsilonGreedyAgent(

@@ -25,7 +25,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 from numpy.typing import NDArray
 
-from delight_gym._checks import check_action_batch, check_flag
+from delight_gym._checks import check_action_batch, check_flag, check_would_fit
 
 __all__ = [
     "RESET_OPTIONS",
@@ -37,6 +37,7 @@ __all__ = [
     "OneStepBanditVectorEnv",
     "PerEnvGenerators",
     "bandit_summary",
+    "check_bandit_fits",
     "check_render_mode",
     "check_reset_options",
     "instance_array",
@@ -685,3 +686,21 @@ class OneStepBanditVectorEnv(BanditMeans, InstanceVectorEnv):  # type: ignore[mi
                 last = None if arm < 0 else (arm, float(self._last_rewards[i]))
             texts.append(bandit_summary(name, shape, self._means[i], last, self.reward_format))
         return tuple(texts)
+
+
+#: Bytes each sub-env of a native vector env costs beyond its arrays (its numpy generator).
+SUB_ENV_BYTES = 1024
+
+
+def check_bandit_fits(num_envs: int, num_arms: int, bytes_per_arm: int, detail: str = "") -> None:
+    """Refuse, before anything is allocated, a bandit whose arrays of ``bytes_per_arm`` bytes
+    per arm and sub-env would not fit in memory: a ``ValueError`` naming ``num_arms`` (and
+    ``num_envs`` for a vector env, ``num_envs > 0``; ``0`` for a single env) and the memory
+    needed (:func:`~delight_gym._checks.check_would_fit`); ``detail`` ends the argument list
+    (``", dim=20"``)."""
+    envs = max(num_envs, 1)
+    overhead = SUB_ENV_BYTES * num_envs
+    what = f"num_arms={num_arms}{detail}"
+    if num_envs:
+        what = f"num_envs={num_envs} x {what}"
+    check_would_fit(envs * num_arms * bytes_per_arm + overhead, what)

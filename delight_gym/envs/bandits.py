@@ -17,6 +17,7 @@ from delight_gym._checks import check_positive_int, check_unit_interval_array
 from delight_gym.envs._base import (
     OneStepBanditEnv,
     OneStepBanditVectorEnv,
+    check_bandit_fits,
     check_render_mode,
     instance_array,
     set_vector_spaces,
@@ -33,6 +34,10 @@ _FIXED = "this env was built with fixed means"
 def _check_means(value: Any, num_envs: int | None) -> NDArray[np.float64]:
     """``means`` as a float64 copy of shape ``(K,)`` or, batched, ``(num_envs, K)``."""
     return instance_array(check_unit_interval_array(value, "means"), "means", ("K",), num_envs)
+
+
+#: Memory per arm: its mean and a uniform draw (float64).
+_BYTES_PER_ARM = 16
 
 
 def _resolve_num_arms(num_arms: Any, means_arms: int | None) -> int:
@@ -149,6 +154,7 @@ class BernoulliBanditEnv(OneStepBanditEnv[np.int64]):
     ) -> None:
         fixed = None if means is None else _check_means(means, None)
         self.num_arms = _resolve_num_arms(num_arms, None if fixed is None else fixed.size)
+        check_bandit_fits(0, self.num_arms, _BYTES_PER_ARM)
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.action_space = spaces.Discrete(self.num_arms)
         self.observation_space = spaces.Discrete(1)
@@ -251,6 +257,7 @@ class BernoulliBanditVectorEnv(OneStepBanditVectorEnv):
         self.num_envs = check_positive_int(num_envs, "num_envs")
         fixed = None if means is None else _check_means(means, self.num_envs)
         self.num_arms = _resolve_num_arms(num_arms, None if fixed is None else fixed.shape[1])
+        check_bandit_fits(self.num_envs, self.num_arms, _BYTES_PER_ARM)
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
 
         set_vector_spaces(self, spaces.Discrete(self.num_arms), spaces.Discrete(1))

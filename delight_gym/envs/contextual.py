@@ -17,15 +17,18 @@ from gymnasium.error import ResetNeeded
 from numpy.typing import NDArray
 
 from delight_gym._checks import (
+    check_finite_array,
     check_finite_float,
     check_nonnegative_float,
     check_nonnegative_int,
     check_positive_int,
     check_probability,
+    check_would_fit,
 )
 from delight_gym.envs._base import (
     OneStepBanditEnv,
     OneStepBanditVectorEnv,
+    check_bandit_fits,
     check_render_mode,
     read_only_copy,
     set_vector_spaces,
@@ -41,7 +44,10 @@ __all__ = [
     "NeuralBanditVectorEnv",
     "WheelBanditEnv",
     "WheelBanditVectorEnv",
+    "check_neural_arms",
+    "check_neural_fits",
     "check_neural_reward",
+    "neural_bandit_nbytes",
     "neural_mean_reward",
     "wheel_means",
 ]
@@ -86,6 +92,26 @@ def wheel_means(
         ``x₁ <= 0, x₂ > 0`` and arm 3 when ``x₁ <= 0, x₂ <= 0`` (the showdown's
         ``sample_wheel_bandit_data``).
     """
+    contexts = check_finite_array(contexts, "contexts")
+    if contexts.ndim == 0 or contexts.shape[-1] != 2:
+        raise ValueError(f"contexts must have shape (..., 2), got {contexts.shape}")
+    return _wheel_means(
+        contexts,
+        check_probability(delta, "delta"),
+        check_finite_float(mean_safe, "mean_safe"),
+        check_finite_float(mean_other, "mean_other"),
+        check_finite_float(mean_large, "mean_large"),
+    )
+
+
+def _wheel_means(
+    contexts: NDArray[np.float64],
+    delta: float,
+    mean_safe: float,
+    mean_other: float,
+    mean_large: float,
+) -> NDArray[np.float64]:
+    """:func:`wheel_means` of checked arguments."""
     x1, x2 = contexts[..., 0], contexts[..., 1]
     means = np.full((*contexts.shape[:-1], WHEEL_NUM_ARMS), mean_other, dtype=np.float64)
     means[..., WHEEL_SAFE_ARM] = mean_safe
@@ -133,6 +159,44 @@ def check_neural_reward(value: Any, name: str = "reward") -> str:
     return value
 
 
+def neural_bandit_nbytes(num_arms: int, dim: int, context_dim: int, num_envs: int = 0) -> int:
+    """Bytes a neural bandit's arrays take (``num_envs = 0``: a single env): per arm and
+    sub-env its features and their draw (float64), its mean and projection, its observation
+    row (float32); the observation space's bounds (two float32 and two bool arrays) once."""
+    rows = num_arms * (dim + context_dim)
+    per_env = num_arms * (24 * dim + 16) + 4 * rows
+    return max(num_envs, 1) * per_env + 10 * rows
+
+
+def check_neural_fits(num_arms: int, dim: int, context_dim: int, num_envs: int = 0) -> None:
+    """Refuse, before anything is allocated, a neural bandit that would not fit in memory
+    (:func:`neural_bandit_nbytes`): a ``ValueError`` naming ``num_arms`` (with ``dim``,
+    ``context_dim`` and ``num_envs``) and the memory needed."""
+    nbytes = neural_bandit_nbytes(num_arms, dim, context_dim, num_envs)
+    envs = max(num_envs, 1)
+    check_bandit_fits(
+        num_envs,
+        num_arms,
+        -(-nbytes // (envs * num_arms)),
+        f", dim={dim}, context_dim={context_dim}",
+    )
+
+
+#: Bytes per arm that every run of a neural bandit needs at least (``dim = 1``, one seed, no
+#: network): the env's arrays and a round's float64 inputs of the agent, a few copies each.
+_NEURAL_MIN_BYTES_PER_ARM = neural_bandit_nbytes(1, 1, 0) + 4 * 8 * 3
+
+
+def check_neural_arms(value: Any, name: str = "num_arms") -> int:
+    """``value`` as an int if it is a positive number of arms whose smallest neural-bandit run
+    (``dim = 1``, one seed) fits in memory; a ``ValueError`` naming ``name`` and the memory it
+    would need otherwise. A check that needs only the number of arms (the command line's
+    ``--arms``); the env and the agents check their full size again."""
+    k = check_positive_int(value, name)
+    check_would_fit(k * _NEURAL_MIN_BYTES_PER_ARM, f"{name}={k} (one seed, dim=1)")
+    return k
+
+
 def _context_box(shape: tuple[int, ...]) -> spaces.Space[NDArray[np.float32]]:
     box = spaces.Box(-1.0, 1.0, shape=shape, dtype=np.float32)
     return cast("spaces.Space[NDArray[np.float32]]", box)  # Box is typed for any dtype
@@ -164,7 +228,7 @@ class _WheelSettings:
         return max(values) - min(values)
 
     def _means_of(self, contexts: NDArray[np.float64]) -> NDArray[np.float64]:
-        return wheel_means(contexts, self.delta, self.mean_safe, self.mean_other, self.mean_large)
+        return _wheel_means(contexts, self.delta, self.mean_safe, self.mean_other, self.mean_large)
 
 
 class _NeuralSettings:
@@ -177,13 +241,20 @@ class _NeuralSettings:
     noise: float
 
     def _set_neural(
-        self, num_arms: Any, dim: Any, context_dim: Any, reward: Any, noise: Any
+        self,
+        num_arms: Any,
+        dim: Any,
+        context_dim: Any,
+        reward: Any,
+        noise: Any,
+        num_envs: int = 0,
     ) -> None:
         self.num_arms = check_positive_int(num_arms, "num_arms")
         self.dim = check_positive_int(dim, "dim")
         self.context_dim = check_nonnegative_int(context_dim, "context_dim")
         self.reward = check_neural_reward(reward)
         self.noise = check_nonnegative_float(noise, "noise")
+        check_neural_fits(self.num_arms, self.dim, self.context_dim, num_envs)
 
     @property
     def input_dim(self) -> int:
@@ -477,6 +548,8 @@ class WheelBanditVectorEnv(_WheelSettings, ContextualBanditVectorEnv):  # type: 
         render_mode: str | None = None,
     ) -> None:
         self.num_envs = check_positive_int(num_envs, "num_envs")
+        # Per sub-env: context, means, observation, optimum and flags (about 160 bytes).
+        check_bandit_fits(self.num_envs, WHEEL_NUM_ARMS, 32)
         self._set_wheel(delta, mean_safe, mean_other, mean_large, noise)
         self.num_arms = WHEEL_NUM_ARMS
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
@@ -691,7 +764,7 @@ class NeuralBanditVectorEnv(_NeuralSettings, ContextualBanditVectorEnv):  # type
         render_mode: str | None = None,
     ) -> None:
         self.num_envs = check_positive_int(num_envs, "num_envs")
-        self._set_neural(num_arms, dim, context_dim, reward, noise)
+        self._set_neural(num_arms, dim, context_dim, reward, noise, self.num_envs)
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         n, k = self.num_envs, self.num_arms
         set_vector_spaces(self, spaces.Discrete(k), _context_box((k, self.input_dim)))

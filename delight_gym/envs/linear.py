@@ -19,6 +19,7 @@ from delight_gym._checks import check_finite_array, check_nonnegative_float, che
 from delight_gym.envs._base import (
     OneStepBanditEnv,
     OneStepBanditVectorEnv,
+    check_bandit_fits,
     check_render_mode,
     instance_array,
     read_only_copy,
@@ -156,6 +157,11 @@ class _LinearBanditParameters:
         fixed_features = None if features is None else _check_features(features, num_envs)
         fixed_theta = None if theta is None else _check_theta(theta, num_envs)
         self.num_arms, self.dim = _resolve_shape(num_arms, dim, fixed_features, fixed_theta)
+        # Per arm and sub-env: features and their draw (float64), the observation (float32),
+        # the mean; the observation space's bounds (two float32 and two bool arrays) once.
+        envs = num_envs or 1
+        per_arm = 20 * self.dim + 16 + (10 * self.dim) // envs
+        check_bandit_fits(num_envs or 0, self.num_arms, per_arm, f", dim={self.dim}")
         self.noise = check_nonnegative_float(noise, "noise")
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self._fixed_features = fixed_features is not None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym._checks import check_nonnegative_int, check_positive_int, check_would_fit
 from delight_gym.envs.contextual import (
     ContextualBanditVectorEnv,
     NeuralBanditVectorEnv,
@@ -89,6 +89,9 @@ def run_contextual(
 
     horizon = check_positive_int(horizon, "horizon")
     seed = check_nonnegative_int(seed, "seed")
+    check_would_fit(  # the per-round regret and actions
+        16 * envs.num_envs * horizon, f"horizon={horizon} (x {envs.num_envs} seeds)"
+    )
     obs, _ = envs.reset(seed=seed)
     n, k = envs.num_envs, envs.num_arms
     bandit = make_contextual_agent(

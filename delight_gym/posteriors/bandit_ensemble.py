@@ -16,6 +16,7 @@ initialised like haiku's ``Linear``.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,11 +25,19 @@ import torch
 from delight_gym._checks import (
     check_device,
     check_float_dtype,
+    check_magnitude,
     check_nonnegative_float,
     check_positive_float,
     check_positive_int,
+    check_would_fit,
+    magnitude_limit,
 )
-from delight_gym.posteriors.batched_mlp import BatchedMLP, ObservationBuffer
+from delight_gym.posteriors.batched_mlp import (
+    BatchedMLP,
+    ObservationBuffer,
+    check_hidden_sizes,
+    mlp_parameter_count,
+)
 from delight_gym.posteriors.ensemble import (
     DEFAULT_NUM_HEADS,
     DEFAULT_PRIOR_SCALE,
@@ -36,6 +45,7 @@ from delight_gym.posteriors.ensemble import (
 )
 from delight_gym.posteriors.linfull import (
     check_arm_inputs,
+    check_baseline,
     check_generators,
     check_observations,
 )
@@ -65,11 +75,17 @@ class EnsemblePredictive:
     def expected_improvement(
         self, baseline: torch.Tensor, rows: torch.Tensor | None = None, *, at_least: float = 0.0
     ) -> torch.Tensor:
-        """``(1/H) Σ_h (f_h(a) − baseline)^+``, ``(r, K)``, for ``baseline`` ``(r,)`` on
-        ``rows`` (all rows when ``None``); exact everywhere (``at_least`` is accepted for the
-        interface of :class:`~delight_gym.posteriors.linfull.StudentTPredictive` and unused)."""
+        """``(1/H) Σ_h (f_h(a) − baseline)^+``, ``(r, K)``, on ``rows`` (all rows when
+        ``None``); exact everywhere (``at_least`` is accepted for the interface of
+        :class:`~delight_gym.posteriors.linfull.StudentTPredictive` and unused).
+
+        ``baseline`` is a number or a tensor of shape ``()`` (every row), ``(r,)`` or
+        ``(r, 1)`` (row ``j``'s baseline for all its arms); finite
+        (:func:`~delight_gym.posteriors.linfull.check_baseline`).
+        """
         values = self.head_values if rows is None else self.head_values[:, rows]
-        return ensemble_expected_improvement(values, baseline.to(values.dtype))
+        v = check_baseline(baseline, values.shape[1], values.dtype, values.device)
+        return ensemble_expected_improvement(values, v[:, 0])
 
 
 class BanditEnsemblePosterior:
@@ -121,9 +137,7 @@ class BanditEnsemblePosterior:
         self.input_dim = check_positive_int(input_dim, "input_dim")
         self.generators = check_generators(generators, self.batch_size)
         self.num_heads = check_positive_int(num_heads, "num_heads")
-        hidden = tuple(check_positive_int(h, "hidden_sizes") for h in hidden_sizes)
-        if not hidden:
-            raise ValueError("hidden_sizes must hold at least one layer")
+        hidden = check_hidden_sizes(hidden_sizes)
         self.prior_scale = check_nonnegative_float(prior_scale, "prior_scale")
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
         self.train_batch_size = check_positive_int(train_batch_size, "train_batch_size")
@@ -132,6 +146,13 @@ class BanditEnsemblePosterior:
         self.dtype = check_float_dtype(dtype)
         sizes = (self.input_dim, *hidden, self.num_groups)
         models = self.batch_size * self.num_heads
+        itemsize = torch.empty(0, dtype=self.dtype).element_size()
+        check_would_fit(  # network, prior, gradient and Adam's two moments
+            5 * models * mlp_parameter_count(sizes) * itemsize,
+            f"num_heads={self.num_heads} x batch_size={self.batch_size} (MLPs of sizes {sizes},"
+            " five copies)",
+            self.device,
+        )
         common: dict[str, Any] = {"init": "trunc_normal", "device": self.device, "dtype": dtype}
         self.network = BatchedMLP(models, sizes, generators=self.generators, **common)
         self.prior = BatchedMLP(models, sizes, generators=self.generators, **common)
@@ -180,6 +201,8 @@ class BanditEnsemblePosterior:
                     prior = self.prior(xx, cols)
                     self._prior_cache = (x.clone(), prior)
                 values = values + self.prior_scale * prior
+        if not bool(torch.isfinite(values).all()):
+            raise ValueError(f"inputs: the heads' values would overflow {self.dtype}")
         return values.reshape(b, self.num_heads, k).transpose(0, 1)
 
     def predictive(self, inputs: Any, *, validate: bool = True) -> EnsemblePredictive:
@@ -234,8 +257,16 @@ class BanditEnsemblePosterior:
             if xs.shape[1] != 1:
                 raise ValueError("inputs must hold one observation per row, shape (B, d)")
             x, g, y = xs[:, 0], gs[:, 0], ys[:, 0]
+            self.check_magnitudes(x, y)
         else:
             x, g, y = inputs.to(self.dtype), groups, targets.to(self.dtype)
+        generator_states = [gen.get_state() for gen in self.generators]
+        saved = None
+        if self.sgd_steps > 1:
+            saved = (
+                [p.detach().clone() for p in self.network.parameters()],
+                copy.deepcopy(self.optimizer.state_dict()),
+            )
         self.data.add(x, g, y)
         picks = self.data.sample(self.generators, self.sgd_steps, self.train_batch_size)
         heads = self.num_heads
@@ -253,9 +284,36 @@ class BanditEnsemblePosterior:
             grads = self.network.squared_error_gradients(
                 xx, cols, target, scale=0.5 / target.shape[1], offset=offset
             )
+            if not all(bool(torch.isfinite(grad).all()) for grad in grads):
+                self._undo(generator_states, saved)
+                raise ValueError(
+                    f"targets: the heads' gradients would overflow {self.dtype}; the posterior "
+                    "is unchanged"
+                )
             for p, grad in zip(self.network.parameters(), grads, strict=True):
                 p.grad = grad
             self.optimizer.step()
+
+    def check_magnitudes(self, inputs: torch.Tensor, targets: torch.Tensor) -> None:
+        """Refuse inputs or targets beyond ``finfo(dtype).max ** ¼`` (``4.3e9`` in float32):
+        the squared error's gradients, and Adam's squares of them, must stay finite."""
+        limit = magnitude_limit(self.dtype, 4)
+        why = f"(the squares of the training's gradients must stay finite in {self.dtype})"
+        check_magnitude(inputs, "inputs", limit, why=why)
+        check_magnitude(targets, "targets", limit, why=why)
+
+    def _undo(self, generator_states: list[torch.Tensor], saved: Any) -> None:
+        """Forget the observation just added and restore the generators (and, after more than
+        one step, the weights and the optimizer)."""
+        self.data.size -= 1
+        for gen, state in zip(self.generators, generator_states, strict=True):
+            gen.set_state(state)
+        if saved is not None:
+            params, optimizer_state = saved
+            with torch.no_grad():
+                for p, old in zip(self.network.parameters(), params, strict=True):
+                    p.copy_(old)
+            self.optimizer.load_state_dict(optimizer_state)
 
     def __repr__(self) -> str:
         return (

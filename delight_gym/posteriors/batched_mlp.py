@@ -21,9 +21,36 @@ from typing import Any
 import torch
 from torch import nn
 
-from delight_gym._checks import check_positive_float, check_positive_int
+from delight_gym._checks import check_positive_float, check_positive_int, check_would_fit
 
-__all__ = ["INITS", "BatchedMLP", "ObservationBuffer", "rmsprop_step"]
+__all__ = [
+    "INITS",
+    "BatchedMLP",
+    "ObservationBuffer",
+    "check_hidden_sizes",
+    "mlp_parameter_count",
+    "rmsprop_step",
+]
+
+
+def check_hidden_sizes(value: Any, name: str = "hidden_sizes") -> tuple[int, ...]:
+    """``value`` as a non-empty tuple of positive ints (a sequence, not one int); a
+    ``TypeError``/``ValueError`` naming ``name`` otherwise."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(
+            f"{name} must be a sequence of layer widths such as (50,), got {value!r} "
+            f"({type(value).__name__})"
+        )
+    sizes = tuple(check_positive_int(h, name) for h in value)
+    if not sizes:
+        raise ValueError(f"{name} must hold at least one layer")
+    return sizes
+
+
+def mlp_parameter_count(sizes: Sequence[int]) -> int:
+    """Weights and biases of one MLP with layer sizes ``sizes``."""
+    return sum(a * b + b for a, b in itertools.pairwise(sizes))
+
 
 #: Weight initialisations: ``"uniform"`` on ``[−init_scale, init_scale]`` (the showdown's), or
 #: ``"trunc_normal"`` with std ``1/√fan_in`` cut at two std (haiku's ``Linear``, bsuite's);
@@ -70,6 +97,12 @@ class BatchedMLP(nn.Module):
         if init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {init!r}")
         scale = check_positive_float(init_scale, "init_scale")
+        itemsize = torch.empty(0, dtype=dtype).element_size()
+        check_would_fit(
+            self.num_models * mlp_parameter_count(self.sizes) * itemsize,
+            f"num_models={self.num_models} (MLPs of sizes {self.sizes})",
+            device if device is not None else "cpu",
+        )
         gens = list(generators)
         if not gens or self.num_models % len(gens):
             raise ValueError(f"len(generators) must divide num_models = {self.num_models}")

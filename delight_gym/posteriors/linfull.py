@@ -21,8 +21,11 @@ import torch
 from delight_gym._checks import (
     check_device,
     check_float_dtype,
+    check_magnitude,
     check_positive_float,
     check_positive_int,
+    check_would_fit,
+    magnitude_limit,
 )
 from delight_gym.posteriors.student_t import student_t_expected_improvement
 
@@ -33,8 +36,10 @@ __all__ = [
     "LinFullPosterior",
     "StudentTPredictive",
     "check_arm_inputs",
+    "check_baseline",
     "check_generators",
     "check_observations",
+    "check_prior_shape",
 ]
 
 #: The showdown's LinFullPost and NeuralLinear prior (``example_main.py``): ``λ_prior``, ``a0``,
@@ -42,6 +47,40 @@ __all__ = [
 DEFAULT_LAMBDA_PRIOR = 0.25
 DEFAULT_A0 = 6.0
 DEFAULT_B0 = 6.0
+
+
+def check_prior_shape(value: Any, name: str = "a0") -> float:
+    """``value`` as a float if it is ``> 0.5`` and finite: the prior's Student-t predictive has
+    ``2·a0`` degrees of freedom, and its mean (and so its EI) exists only above one; a
+    ``ValueError`` naming ``name`` otherwise."""
+    a0 = check_positive_float(value, name)
+    if a0 <= 0.5:
+        raise ValueError(
+            f"{name} must be > 0.5 (the prior predictive is Student-t with 2·{name} degrees of "
+            f"freedom, and its mean and EI exist only above 1), got {value}"
+        )
+    return a0
+
+
+def check_baseline(baseline: Any, rows: int, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    """``baseline`` as a finite ``(rows, 1)`` tensor of ``dtype`` on ``device``: a number or a
+    tensor of shape ``()`` (one baseline for every row), ``(rows,)`` or ``(rows, 1)`` (one per
+    row, for all its arms); a ``ValueError``/``TypeError`` naming ``baseline`` otherwise."""
+    try:
+        v = torch.as_tensor(baseline, device=device)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise TypeError(f"baseline must be a number or a tensor: {exc}") from None
+    if v.is_complex() or v.dtype == torch.bool:
+        raise TypeError(f"baseline must be real, got dtype {v.dtype}")
+    if tuple(v.shape) not in ((), (rows,), (rows, 1)):
+        raise ValueError(
+            f"baseline must have shape (), ({rows},) or ({rows}, 1) (one per row asked), "
+            f"got {tuple(v.shape)}"
+        )
+    v = v.to(dtype)
+    if not bool(torch.isfinite(v).all()):
+        raise ValueError("baseline must be finite (no NaN or inf)")
+    return v.reshape(-1, 1).expand(rows, 1)
 
 
 class StudentTPredictive:
@@ -79,8 +118,12 @@ class StudentTPredictive:
     def expected_improvement(
         self, baseline: torch.Tensor, rows: torch.Tensor | None = None, *, at_least: float = 0.0
     ) -> torch.Tensor:
-        """``E[(f(a) − baseline)^+]``, ``(r, K)``, for ``baseline`` ``(r,)`` on ``rows``
-        (int64 ``(r,)``; all ``B`` rows when ``None``).
+        """``E[(f(a) − baseline)^+]``, ``(r, K)``, on ``rows`` (int64 ``(r,)``; all ``B`` rows
+        when ``None``).
+
+        ``baseline`` is a number or a tensor of shape ``()`` (every row), ``(r,)`` or
+        ``(r, 1)`` (row ``j``'s baseline for all its arms); finite
+        (:func:`check_baseline`).
 
         With ``at_least > 0`` the entries whose EI is provably below it are 0, not evaluated:
         ``(t − u)^+ ≤ t²/(4u)`` gives ``EI ≤ s²ν/(4(ν − 2)(v − m))`` for ``m < v``, ``ν > 2``.
@@ -88,8 +131,8 @@ class StudentTPredictive:
         same, and far fewer Student-t evaluations are made when most arms are hopeless.
         """
         m = self.mean if rows is None else self.mean[rows]
+        v = check_baseline(baseline, m.shape[0], m.dtype, m.device)
         s, nu = self.spread(rows)
-        v = baseline[:, None]
         if at_least <= 0:
             return student_t_expected_improvement(m, s, nu, v, validate=False)
         gap = v - m
@@ -250,7 +293,7 @@ class LinFullPosterior:
         self.num_groups = check_positive_int(num_groups, "num_groups")
         self.input_dim = check_positive_int(input_dim, "input_dim")
         self.lambda_prior = check_positive_float(lambda_prior, "lambda_prior")
-        self.a0 = check_positive_float(a0, "a0")
+        self.a0 = check_prior_shape(a0)
         self.b0 = check_positive_float(b0, "b0")
         if not isinstance(intercept, bool):
             raise TypeError(f"intercept must be a bool, got {intercept!r}")
@@ -258,6 +301,13 @@ class LinFullPosterior:
         self.dim = self.input_dim + int(intercept)
         self.device = check_device(device)
         self.dtype = check_float_dtype(dtype)
+        itemsize = torch.empty(0, dtype=self.dtype).element_size()
+        check_would_fit(
+            self.batch_size * self.num_groups * (2 * self.dim**2 + 2 * self.dim + 4) * itemsize,
+            f"num_groups={self.num_groups} x input_dim={self.input_dim} (x batch_size="
+            f"{self.batch_size}: two D x D matrices per model)",
+            self.device,
+        )
         self.reset()
 
     def reset(self) -> None:
@@ -317,6 +367,7 @@ class LinFullPosterior:
         """
         if validate:
             x, g, y = self.check_observations(inputs, groups, targets)
+            self.check_magnitudes(x, y)
         else:
             x, g, y = inputs, groups, targets
         b, n = y.shape
@@ -327,20 +378,34 @@ class LinFullPosterior:
             rows = torch.arange(b, device=self.device)
             idx = (rows, g[:, 0])
             zf = z[:, 0]
-            self.gram.index_put_(idx, zf[:, :, None] * zf[:, None, :], accumulate=True)
-            self.moment.index_put_(idx, zf * y, accumulate=True)
-            self.sum_squares.index_put_(idx, y[:, 0] ** 2, accumulate=True)
-            self.count.index_put_(idx, torch.ones_like(y[:, 0]), accumulate=True)
-            self._refresh(rows, g[:, 0])
+            stats = (
+                self.gram[idx] + zf[:, :, None] * zf[:, None, :],
+                self.moment[idx] + zf * y,
+                self.sum_squares[idx] + y[:, 0] ** 2,
+                self.count[idx] + 1.0,
+            )
+            self._commit(idx, stats)
             return
-        self._accumulate_grouped(z, g, y)
-        self._refresh(None, None)
+        self._commit((slice(None), slice(None)), self._accumulate_grouped(z, g, y))
 
-    def _accumulate_grouped(self, z: torch.Tensor, g: torch.Tensor, y: torch.Tensor) -> None:
-        """Add many observations: each row's ``(n, D)`` designs sorted by model, then every
-        model's block summed by one matrix product (``O(n·D²)`` flops per row and no ``n``
-        outer products in memory: a refit of 5 rows × 80 000 observations × 50 features runs
-        about 7 times faster than summing the outer products, measured)."""
+    def check_magnitudes(self, inputs: torch.Tensor, targets: torch.Tensor) -> None:
+        """Refuse inputs or targets whose square overflows this posterior's dtype
+        (:func:`~delight_gym._checks.magnitude_limit`), naming the argument."""
+        limit = magnitude_limit(self.dtype, 2)
+        why = f"(its square must stay finite in {self.dtype})"
+        check_magnitude(inputs, "inputs", limit, why=why)
+        check_magnitude(targets, "targets", limit, why=why)
+
+    def _accumulate_grouped(
+        self, z: torch.Tensor, g: torch.Tensor, y: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
+        """The sums after many observations (new tensors): each row's ``(n, D)`` designs
+        sorted by model, then every model's block summed by one matrix product (``O(n·D²)``
+        flops per row and no ``n`` outer products in memory: a refit of 5 rows × 80 000
+        observations × 50 features runs about 7 times faster than summing the outer products,
+        measured)."""
+        gram, moment = self.gram.clone(), self.moment.clone()
+        sum_squares, count = self.sum_squares.clone(), self.count.clone()
         order = torch.argsort(g, dim=1, stable=True)
         counts = torch.zeros(g.shape[0], self.num_groups, dtype=torch.int64, device=self.device)
         counts.scatter_add_(1, g, torch.ones_like(g))
@@ -351,32 +416,63 @@ class LinFullPosterior:
                 if c == 0:
                     continue
                 zk, yk = zs[start : start + c], ys[start : start + c]
-                self.gram[i, k] += zk.mT @ zk
-                self.moment[i, k] += zk.mT @ yk
-                self.sum_squares[i, k] += yk @ yk
-                self.count[i, k] += c
+                gram[i, k] += zk.mT @ zk
+                moment[i, k] += zk.mT @ yk
+                sum_squares[i, k] += yk @ yk
+                count[i, k] += c
                 start += c
+        return gram, moment, sum_squares, count
 
     def refit(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
-        """:meth:`reset`, then :meth:`update` with all ``(B, n, d)`` observations at once."""
+        """:meth:`reset`, then :meth:`update` with all ``(B, n, d)`` observations at once (on
+        a refused update the posterior is left as it was)."""
+        state = self._state()
         self.reset()
-        self.update(inputs, groups, targets, validate=validate)
+        try:
+            self.update(inputs, groups, targets, validate=validate)
+        except ValueError:
+            self._set_state(state)
+            raise
 
-    def _refresh(self, rows: torch.Tensor | None, groups: torch.Tensor | None) -> None:
-        """Refactorise the models ``(rows[j], groups[j])`` (all of them when ``None``)."""
-        if rows is None or groups is None:
-            idx: Any = (slice(None), slice(None))
-        else:
-            idx = (rows, groups)
-        gram = self.gram[idx]
-        chol = torch.linalg.cholesky(gram)
+    def _state(self) -> dict[str, torch.Tensor]:
+        names = ("gram", "moment", "sum_squares", "count", "loc", "whitener", "shape", "rate")
+        return {name: getattr(self, name) for name in names}
+
+    def _set_state(self, state: dict[str, torch.Tensor]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    def _commit(self, idx: Any, stats: tuple[torch.Tensor, ...]) -> None:
+        """Refactorise the models at ``idx`` from their new sums ``(gram, moment,
+        sum_squares, count)`` and store both, unless something would be non-finite: then a
+        ``ValueError`` naming the inputs or targets, and nothing changes."""
+        gram, moment, sum_squares, count = stats
+        why = f"would overflow {self.dtype}; the posterior is unchanged"
+        if not bool(torch.isfinite(gram).all()):
+            raise ValueError(f"inputs: the Gram matrix X̃ᵀX̃ {why}")
+        if not bool(torch.isfinite(sum_squares).all()):
+            raise ValueError(f"targets: the sum of squared rewards yᵀy {why}")
+        if not bool(torch.isfinite(moment).all()):
+            raise ValueError(f"inputs and targets: X̃ᵀy {why}")
+        chol, info = torch.linalg.cholesky_ex(gram)
         eye = torch.eye(self.dim, dtype=self.dtype, device=self.device)
         white = torch.linalg.solve_triangular(chol, eye.expand_as(gram), upper=False)
-        proj = (white @ self.moment[idx][..., None])[..., 0]  # W X̃ᵀy
+        proj = (white @ moment[..., None])[..., 0]  # W X̃ᵀy
+        loc = (white.mT @ proj[..., None])[..., 0]
+        shape = self.a0 + 0.5 * count
+        # b − b0 = ½ min_w (‖y − X̃w‖² + λ‖w‖²) >= 0; rounding may not cancel to it exactly.
+        rate = (self.b0 + 0.5 * (sum_squares - (proj * proj).sum(-1))).clamp_min(self.b0)
+        solved = (white, loc, rate)
+        if bool((info != 0).any()) or not all(bool(torch.isfinite(t).all()) for t in solved):
+            raise ValueError(f"inputs: the posterior's factorisation {why}")
+        self.gram[idx] = gram
+        self.moment[idx] = moment
+        self.sum_squares[idx] = sum_squares
+        self.count[idx] = count
         self.whitener[idx] = white
-        self.loc[idx] = (white.mT @ proj[..., None])[..., 0]
-        self.shape[idx] = self.a0 + 0.5 * self.count[idx]
-        self.rate[idx] = self.b0 + 0.5 * (self.sum_squares[idx] - (proj * proj).sum(-1))
+        self.loc[idx] = loc
+        self.shape[idx] = shape
+        self.rate[idx] = rate
 
     # -- predictions ---------------------------------------------------------------------------
 
@@ -429,8 +525,12 @@ class LinFullPosterior:
                 white = zr @ self.whitener[idx, 0].mT
                 shape, rate = shape[:, :1], rate[:, :1]
             var = (white * white).sum(-1) * (rate / shape)
+            if not bool(torch.isfinite(var).all()):
+                raise ValueError(f"inputs: the predictive variance would overflow {self.dtype}")
             return var.sqrt(), (2.0 * shape).expand_as(var)
 
+        if not bool(torch.isfinite(mean).all()):
+            raise ValueError(f"inputs: the posterior mean would overflow {self.dtype}")
         return StudentTPredictive(mean, spread)
 
     def mean(self, inputs: Any, *, validate: bool = True) -> torch.Tensor:

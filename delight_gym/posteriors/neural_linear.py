@@ -24,10 +24,17 @@ import torch
 from delight_gym._checks import (
     check_flag,
     check_float_dtype,
+    check_magnitude,
     check_positive_float,
     check_positive_int,
+    magnitude_limit,
 )
-from delight_gym.posteriors.batched_mlp import BatchedMLP, ObservationBuffer, rmsprop_step
+from delight_gym.posteriors.batched_mlp import (
+    BatchedMLP,
+    ObservationBuffer,
+    check_hidden_sizes,
+    rmsprop_step,
+)
 from delight_gym.posteriors.linfull import (
     DEFAULT_A0,
     DEFAULT_B0,
@@ -140,9 +147,7 @@ class NeuralLinearPosterior:
         self.num_groups = check_positive_int(num_groups, "num_groups")
         self.input_dim = check_positive_int(input_dim, "input_dim")
         self.generators = check_generators(generators, self.batch_size)
-        hidden = tuple(check_positive_int(h, "hidden_sizes") for h in hidden_sizes)
-        if not hidden:
-            raise ValueError("hidden_sizes must hold at least one layer")
+        hidden = check_hidden_sizes(hidden_sizes)
         self.train_every = check_positive_int(train_every, "train_every")
         self.train_steps = check_positive_int(train_steps, "train_steps")
         self.train_batch_size = check_positive_int(train_batch_size, "train_batch_size")
@@ -257,13 +262,51 @@ class NeuralLinearPosterior:
             x, g, y = inputs[:, None], groups[:, None], targets[:, None]
         if x.shape[1] != 1:
             raise ValueError("inputs must hold one observation per row, shape (B, d)")
-        self.data.add(x[:, 0], g[:, 0], y[:, 0])
-        self.num_updates += 1
-        if self.num_updates % self.train_every == 0:
+        if validate:
+            self.check_magnitudes(x, y)
+        if (self.num_updates + 1) % self.train_every != 0:
+            # The regression refuses an overflowing update before it changes anything.
+            self.regression.update(self.features(x), g, y, validate=False)
+            self.data.add(x[:, 0], g[:, 0], y[:, 0])
+            self.num_updates += 1
+            return
+        saved = self._snapshot()
+        try:
+            self.data.add(x[:, 0], g[:, 0], y[:, 0])
+            self.num_updates += 1
             self.train()
             self._refit()
-        else:
-            self.regression.update(self.features(x), g, y, validate=False)
+        except ValueError:
+            self._restore(saved)
+            raise
+
+    def check_magnitudes(self, inputs: torch.Tensor, targets: torch.Tensor) -> None:
+        """Refuse inputs or targets beyond ``finfo.max ** ¼`` of the network's or the
+        regression's dtype, whichever is smaller (``4.3e9`` for float32): the training's
+        squared errors and the squares of their gradients must stay finite."""
+        limit = min(magnitude_limit(self.network_dtype, 4), magnitude_limit(self.dtype, 4))
+        why = "(the squares of the training's gradients must stay finite)"
+        check_magnitude(inputs, "inputs", limit, why=why)
+        check_magnitude(targets, "targets", limit, why=why)
+
+    def _snapshot(self) -> dict[str, Any]:
+        """What a retraining changes, to undo a refused update."""
+        return {
+            "params": [p.detach().clone() for p in self.network.parameters()],
+            "mean_squares": [m.clone() for m in self._mean_squares],
+            "generators": [gen.get_state() for gen in self.generators],
+            "counters": (self.data.size, self.num_updates, self.trainings, self.sgd_steps),
+        }
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        with torch.no_grad():
+            for p, old in zip(self.network.parameters(), saved["params"], strict=True):
+                p.copy_(old)
+            for m, old in zip(self._mean_squares, saved["mean_squares"], strict=True):
+                m.copy_(old)
+        for gen, state in zip(self.generators, saved["generators"], strict=True):
+            gen.set_state(state)
+        self.data.size, self.num_updates, self.trainings, self.sgd_steps = saved["counters"]
 
     def train(self) -> None:
         """``train_steps`` RMSProp steps of every row's network on minibatches of its data."""

@@ -34,6 +34,12 @@ __all__ = ["student_t_expected_improvement"]
 _COMPLEMENT_PRODUCT = 1e6
 #: ``ν`` from which the log-gamma ratio comes from Stirling's series (error < 3e-16 there).
 _STIRLING_DOF = 40.0
+#: ``u²/ν`` from which ``g`` comes from the far-tail series (``x = ν/(ν + u²) <= 1/16``).
+_FAR_TAIL = 15.0
+#: Terms of the far-tail series (``x^k <= 16^-16 = 5e-20`` of the first).
+_FAR_TERMS = 16
+#: Largest ``u`` the near-tail formula takes (``u²`` finite); beyond it ``ν > 1.5e299``.
+_NEAR_MAX = 1e150
 
 
 def _log_gamma_ratio(a: np.ndarray) -> np.ndarray:
@@ -49,13 +55,27 @@ def _log_gamma_ratio(a: np.ndarray) -> np.ndarray:
     return np.where(big, series, special.gammaln(small + 0.5) - special.gammaln(small))
 
 
-def _upper_tail_ei(u: np.ndarray, nu: np.ndarray) -> np.ndarray:
-    """``g(u) = E[(T − u)^+]`` for ``T ~ t_ν``, ``u ≥ 0``, ``ν > 1`` (float64 arrays)."""
+def _upper_tail_ei(u: np.ndarray, log_u: np.ndarray, nu: np.ndarray) -> np.ndarray:
+    """``g(u) = E[(T − u)^+]`` for ``T ~ t_ν``, ``u ≥ 0``, ``ν > 1`` (float64 arrays), given
+    ``u`` (may be ``inf``) and ``log u`` (finite wherever ``u > 0``): the far tail
+    (``u² ≥ 15ν``) from :func:`_far_tail_ei`, which never forms ``u²``."""
+    u, log_u, nu = np.broadcast_arrays(u, log_u, nu)
+    far = 2.0 * log_u >= np.log(_FAR_TAIL * nu)
+    out = np.zeros(u.shape)
+    if far.any():
+        out[far] = _far_tail_ei(log_u[far], nu[far])
+    near = ~far & (u <= _NEAR_MAX)  # beyond: only for ν > 1e299, where g underflows to 0
+    if near.any():
+        out[near] = _near_tail_ei(u[near], nu[near])
+    return out
+
+
+def _near_tail_ei(u: np.ndarray, nu: np.ndarray) -> np.ndarray:
+    """``g(u) = (ν + u²)/(ν − 1)·f_ν(u) − u·S_ν(u)`` for ``u² < 15ν`` (``u² `` finite)."""
     u2 = u * u
     denom = nu + u2
     x = nu / denom
     y = u2 / denom
-    nu, x, y = np.broadcast_arrays(nu, x, y)
     survival = np.empty(x.shape)
     direct = (x < 0.5) | (nu * u2 <= _COMPLEMENT_PRODUCT)  # each branch on its own entries
     survival[direct] = 0.5 * special.betainc(0.5 * nu[direct], 0.5, x[direct])
@@ -68,6 +88,33 @@ def _upper_tail_ei(u: np.ndarray, nu: np.ndarray) -> np.ndarray:
     )
     out = denom / (nu - 1.0) * np.exp(log_density) - u * survival
     return np.maximum(out, 0.0)
+
+
+def _far_tail_ei(log_u: np.ndarray, nu: np.ndarray) -> np.ndarray:
+    """``g(u)`` for ``u² ≥ 15ν`` from ``log u``, without cancellation or overflow.
+
+    With ``x = ν/(ν + u²)`` (``≤ 1/16``), ``I_x(ν/2, ½)``'s hypergeometric series gives
+    ``g = √ν·x^((ν−1)/2)/(ν·B(ν/2, ½))·[1/(ν − 1) + Σ_{k≥1} c_{k−1} x^k/(ν + 2k)]``,
+    ``c_0 = 1``, ``c_j = c_{j−1}(ν/2 + j − ½)/(ν/2 + j)``: positive terms only, ``x`` and the
+    prefactor from logarithms, so ``u`` up to the largest float and ``ν`` near 1 are exact.
+    """
+    log_w2 = np.log(nu) - 2.0 * log_u  # log(ν/u²) <= log(1/15)
+    log_x = log_w2 - np.log1p(np.exp(log_w2))
+    x = np.exp(log_x)
+    series = 1.0 / (nu - 1.0)
+    coef = np.ones_like(nu)
+    power = np.ones_like(nu)
+    for k in range(1, _FAR_TERMS + 1):
+        power = power * x
+        series = series + coef * power / (nu + 2.0 * k)
+        coef = coef * (0.5 * nu + k - 0.5) / (0.5 * nu + k)
+    log_g = (
+        _log_gamma_ratio(0.5 * nu)
+        - 0.5 * np.log(nu * math.pi)
+        + 0.5 * (nu - 1.0) * log_x
+        + np.log(series)
+    )
+    return np.exp(log_g)
 
 
 def student_t_expected_improvement(
@@ -133,11 +180,17 @@ def student_t_expected_improvement(
         if np.any(arrays["dof"] <= 1):
             raise ValueError(f"dof must be > 1, got a minimum of {arrays['dof'].min()}")
     m, s, nu, v = broadcast_named(arrays)
-    d = m - v
-    positive = s > 0
-    s_safe = np.where(positive, s, 1.0)
-    tail = s_safe * _upper_tail_ei(np.abs(d) / s_safe, nu)
-    out = np.where(positive, np.maximum(d, 0.0) + tail, np.maximum(d, 0.0))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+        d = m - v  # ±inf only where |m − v| exceeds the largest float: then so does EI
+        positive = s > 0
+        s_safe = np.where(positive, s, 1.0)
+        gap = np.abs(d)
+        # log|m − v| even where m − v overflows (from the halves, which never do).
+        log_gap = np.where(
+            np.isfinite(gap), np.log(gap), np.log(np.abs(0.5 * m - 0.5 * v)) + math.log(2.0)
+        )
+        tail = s_safe * _upper_tail_ei(gap / s_safe, log_gap - np.log(s_safe), nu)
+        out = np.where(positive, np.maximum(d, 0.0) + tail, np.maximum(d, 0.0))
     if not tensors:
         return np.asarray(out)
     dtypes = [t.dtype for t in tensors if t.is_floating_point()]
