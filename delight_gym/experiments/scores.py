@@ -10,7 +10,7 @@ Examples
 --------
 >>> flags = [True] * 5 + [False] * 20
 >>> solve_episode(flags)
-DeepSeaSolve(solved=True, episode=7, finished=True)
+DeepSeaSolve(solved=True, episode=6, finished=True)
 >>> deep_sea_passes(4, solve_episode(flags))
 True
 """

@@ -48,6 +48,7 @@ __all__ = [
     "NeuralLinearPosterior",
     "PosteriorAdapter",
     "PosteriorValues",
+    "RFFPosterior",
     "TabularMDPAdapter",
     "TabularMDPPosterior",
     "TabularValuePosterior",
@@ -70,6 +71,7 @@ _LAZY = {
     "LinFullPosterior": "delight_gym.posteriors.linfull",
     "LinearGaussianPosterior": "delight_gym.posteriors.linear",
     "NeuralLinearPosterior": "delight_gym.posteriors.neural_linear",
+    "RFFPosterior": "delight_gym.posteriors.rff",
     "TabularMDPPosterior": "delight_gym.posteriors.tabular",
     "student_t_expected_improvement": "delight_gym.posteriors.student_t",
 }

@@ -1,0 +1,491 @@
+"""Continuum-armed bandits: a narrow needle among broad bumps on ``[0, 1]^d``.
+
+The mean reward of an action ``x ∈ [0, 1]^d`` is the maximum of isotropic Gaussian bumps,
+``f(x) = max_j h_j exp(−‖x − c_j‖² / (2 w_j²))``: one needle (height 1, width
+``needle_width``) and ``num_bumps`` broad bumps (heights ``U(0.3, 0.6)``, width
+``bump_width``). Each bump is at most its height and equals it at its centre, so
+``max f = max_j h_j``, exactly, at the highest bump's centre. The *instance* (centres and
+heights) has the life cycle of every bandit of :mod:`delight_gym.envs._base`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, cast
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+from numpy.typing import ArrayLike, NDArray
+
+from delight_gym._checks import (
+    check_finite_array,
+    check_nonnegative_float,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+)
+from delight_gym.envs._base import (
+    InstanceEnv,
+    InstanceVectorEnv,
+    check_render_mode,
+    instance_array,
+    read_only_copy,
+    set_vector_spaces,
+    vector_step_infos,
+    warn_no_render_mode,
+)
+
+__all__ = [
+    "BUMP_HEIGHT_RANGE",
+    "CENTER_MARGIN",
+    "DEFAULT_BUMP_WIDTH",
+    "DEFAULT_CONTINUUM_DIM",
+    "DEFAULT_NEEDLE_WIDTH",
+    "DEFAULT_NUM_BUMPS",
+    "NEEDLE_HEIGHT",
+    "ContinuumBanditEnv",
+    "ContinuumBanditVectorEnv",
+    "max_of_bumps",
+]
+
+#: Defaults of ``dim``, ``num_bumps``, ``bump_width`` and ``needle_width``.
+DEFAULT_CONTINUUM_DIM = 2
+DEFAULT_NUM_BUMPS = 5
+DEFAULT_BUMP_WIDTH = 0.15
+DEFAULT_NEEDLE_WIDTH = 0.03
+#: Height of the needle; the broad bumps' heights are ``U(*BUMP_HEIGHT_RANGE)``.
+NEEDLE_HEIGHT = 1.0
+BUMP_HEIGHT_RANGE = (0.3, 0.6)
+#: Drawn centres lie in ``[CENTER_MARGIN, 1 − CENTER_MARGIN]^d``.
+CENTER_MARGIN = 0.1
+#: Uniform candidates per broad bump in the best-candidate placement.
+_CANDIDATES = 16
+_FIXED = "this env was built with fixed centers and heights"
+
+
+def max_of_bumps(
+    x: NDArray[np.float64],
+    centers: NDArray[np.float64],
+    heights: NDArray[np.float64],
+    widths: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """``f(x) = max_j h_j exp(−‖x − c_j‖² / (2 w_j²))``, broadcast over leading axes.
+
+    Parameters
+    ----------
+    x : NDArray[np.float64]
+        ``(..., d)`` points.
+    centers : NDArray[np.float64]
+        ``(..., J, d)`` bump centres (broadcast against ``x``'s leading axes).
+    heights, widths : NDArray[np.float64]
+        ``(..., J)`` heights and widths (``> 0``).
+
+    Returns
+    -------
+    NDArray[np.float64]
+        ``(...)``. Computed elementwise with sums over the last axis, so one instance and the
+        same instance inside a batch give bit-identical values.
+    """
+    sq = np.sum((x[..., None, :] - centers) ** 2, axis=-1)
+    return np.max(heights * np.exp(-sq / (2.0 * widths**2)), axis=-1)
+
+
+def _draw_instance(
+    rng: np.random.Generator, num_bumps: int, dim: int
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Centres ``(J, d)`` and heights ``(J,)``, ``J = num_bumps + 1``, row 0 the needle.
+
+    Draw order: the needle's centre ``U(inner cube)``; ``_CANDIDATES`` uniform candidates per
+    broad bump (one ``(num_bumps, _CANDIDATES, d)`` draw), each bump taking the candidate
+    farthest from the centres placed before it (Mitchell's best-candidate sampling); the broad
+    heights. Centres are rounded to float32, so the float32 action space holds them exactly.
+    """
+    lo, span = CENTER_MARGIN, 1.0 - 2.0 * CENTER_MARGIN
+    centers = np.empty((num_bumps + 1, dim))
+    centers[0] = lo + span * rng.random(dim)
+    candidates = lo + span * rng.random((num_bumps, _CANDIDATES, dim))
+    centers[0] = centers[0].astype(np.float32)
+    candidates = candidates.astype(np.float32).astype(np.float64)
+    for j in range(num_bumps):
+        sq = np.sum((candidates[j][:, None, :] - centers[None, : j + 1]) ** 2, axis=-1)
+        centers[j + 1] = candidates[j][np.argmax(sq.min(axis=1))]
+    heights = np.empty(num_bumps + 1)
+    heights[0] = NEEDLE_HEIGHT
+    heights[1:] = rng.uniform(*BUMP_HEIGHT_RANGE, size=num_bumps)
+    return centers, heights
+
+
+def _check_box_actions(value: Any, shape: tuple[int, ...], name: str) -> NDArray[np.float64]:
+    """``value`` as a new float64 array of ``shape`` with entries in ``[0, 1]``; a
+    ``ValueError`` naming ``name`` otherwise (out-of-range actions are refused, not clipped)."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise ValueError(f"{name} must be an array of reals: {exc}") from None
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+    out = arr.astype(np.float64)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    bad = (out < 0.0) | (out > 1.0)
+    if bad.any():
+        where = np.argwhere(bad)[:5].tolist()
+        raise ValueError(
+            f"{name} must lie in [0, 1] (the action space; actions are not clipped); entries "
+            f"{where} are outside, e.g. {out[bad][:5].tolist()}"
+        )
+    return out
+
+
+class _ContinuumParameters:
+    """The arguments shared by :class:`ContinuumBanditEnv` and :class:`ContinuumBanditVectorEnv`,
+    checked once by :meth:`_set_parameters`."""
+
+    family: ClassVar[str] = "ContinuumBandit"
+    metadata: dict[str, Any]
+    render_mode: str | None
+    dim: int
+    num_bumps: int
+    bump_width: float
+    needle_width: float
+    noise: float
+    widths: NDArray[np.float64]
+
+    def _set_parameters(
+        self,
+        dim: Any,
+        num_bumps: Any,
+        bump_width: Any,
+        needle_width: Any,
+        noise: Any,
+        centers: ArrayLike | None,
+        heights: ArrayLike | None,
+        render_mode: str | None,
+        num_envs: int | None = None,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+        """Check and store the arguments; return the given ``(centers, heights)`` as float64
+        copies (batched when ``num_envs`` is set), or None when they are to be drawn."""
+        d = None if dim is None else check_positive_int(dim, "dim")
+        k = None if num_bumps is None else check_nonnegative_int(num_bumps, "num_bumps")
+        self.bump_width = check_positive_float(bump_width, "bump_width")
+        self.needle_width = check_positive_float(needle_width, "needle_width")
+        self.noise = check_nonnegative_float(noise, "noise")
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        fixed = None
+        if (centers is None) != (heights is None):
+            raise ValueError("centers and heights fix the instance together: pass both or neither")
+        if centers is not None and heights is not None:
+            c = instance_array(
+                check_finite_array(centers, "centers"), "centers", ("J", "dim"), num_envs
+            )
+            h = instance_array(check_finite_array(heights, "heights"), "heights", ("J",), num_envs)
+            if c.min() < 0.0 or c.max() > 1.0:
+                raise ValueError(
+                    f"centers must lie in [0, 1], got values in [{c.min()}, {c.max()}]"
+                )
+            if h.min() <= 0.0:
+                raise ValueError(f"heights must be > 0, got a minimum of {h.min()}")
+            if h.shape[-1] != c.shape[-2]:
+                raise ValueError(
+                    f"heights has {h.shape[-1]} bumps but centers has {c.shape[-2]} (shape "
+                    f"{c.shape}); they must agree"
+                )
+            for name, given, implied in (
+                ("dim", d, c.shape[-1]),
+                ("num_bumps", k, c.shape[-2] - 1),
+            ):
+                if given is not None and given != implied:
+                    raise ValueError(
+                        f"{name}={given} disagrees with centers of shape {c.shape}, which "
+                        f"implies {name}={implied}; pass one of them or make them agree"
+                    )
+            d, k, fixed = c.shape[-1], c.shape[-2] - 1, (c, h)
+        self.dim = DEFAULT_CONTINUUM_DIM if d is None else d
+        self.num_bumps = DEFAULT_NUM_BUMPS if k is None else k
+        self.widths = np.full(self.num_bumps + 1, self.bump_width)
+        self.widths[0] = self.needle_width
+        return fixed
+
+    def _action_box(self) -> spaces.Space[Any]:
+        box = spaces.Box(0.0, 1.0, shape=(self.dim,), dtype=np.float32)
+        return cast("spaces.Space[Any]", box)
+
+    def _summary(
+        self, centers: NDArray[np.float64] | None, heights: NDArray[np.float64] | None, last: Any
+    ) -> str:
+        """One line for the ``"ansi"`` render: the best centre, and the last pull."""
+        name = f"{self.family} d={self.dim} bumps={self.num_bumps + 1}"
+        if centers is None or heights is None:
+            return f"{name}: instance not drawn yet (call reset())"
+        best = int(np.argmax(heights))
+        text = f"{name}: best at {np.round(centers[best], 3).tolist()} (mean {heights[best]:.3f})"
+        if last is None:
+            return text + "; no pull yet"
+        x, expected, reward = last
+        return text + f"; last pull {np.round(x, 3).tolist()} (mean {expected:.3f}) -> {reward:.3f}"
+
+
+class ContinuumBanditEnv(_ContinuumParameters, InstanceEnv[np.int64]):
+    """A continuum-armed bandit on ``[0, 1]^d``: a narrow needle among broad bumps.
+
+    The instance (module docstring; row 0 the needle) is drawn at the first :meth:`reset` and
+    kept (``reset(options={"resample": True})`` redraws it): the needle's centre
+    ``U([0.1, 0.9]^d)``, each broad centre the farthest of 16 uniform candidates from those
+    placed, then the heights; centres are rounded to float32.
+
+    ## Action Space
+    ``Box(0, 1, (d,), float32)``; any real ``(d,)`` array in ``[0, 1]`` (float64 too), else a
+    ``ValueError`` naming ``action`` (no clipping).
+    ## Observation Space
+    ``Discrete(1)``: always ``0``.
+    ## Rewards
+    ``f(x) + noise·z``, ``z = self.np_random.standard_normal()``, one draw per step.
+    ## Episode End
+    One pull: ``terminated=True``; ``info`` has floats ``expected_reward`` (``f(x)``),
+    ``optimal_expected_reward`` (``max_j h_j``) and ``regret``.
+    ## Arguments
+    ``dim`` (2), ``num_bumps`` (5, may be 0), ``bump_width`` (0.15), ``needle_width`` (0.03),
+    ``noise`` (0.1); ``centers`` ``(J, d)`` in ``[0, 1]`` and ``heights`` ``(J,)`` ``> 0``
+    fix the instance together; ``render_mode`` ``None`` or ``"ansi"``.
+    ## Version History
+    - v0: initial version.
+
+    Examples
+    --------
+    >>> env = ContinuumBanditEnv(dim=2, noise=0.0); _ = env.reset(seed=0)
+    >>> env.step(env.optimal_action.astype("float32"))[1:4]
+    (1.0, True, False)
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+
+    def __init__(
+        self,
+        dim: int | None = None,
+        num_bumps: int | None = None,
+        bump_width: float = DEFAULT_BUMP_WIDTH,
+        needle_width: float = DEFAULT_NEEDLE_WIDTH,
+        noise: float = 0.1,
+        centers: ArrayLike | None = None,
+        heights: ArrayLike | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        fixed = self._set_parameters(
+            dim, num_bumps, bump_width, needle_width, noise, centers, heights, render_mode
+        )
+        self.action_space = self._action_box()
+        self.observation_space = spaces.Discrete(1)
+        self._fixed_instance = None if fixed is None else _FIXED
+        self._centers: NDArray[np.float64] | None = None if fixed is None else fixed[0]
+        self._heights: NDArray[np.float64] | None = None if fixed is None else fixed[1]
+        self._last: tuple[NDArray[np.float64], float, float] | None = None
+        self._has_reset = False
+
+    def _has_instance(self) -> bool:
+        return self._centers is not None
+
+    def _draw_instance(self) -> None:
+        self._centers, self._heights = _draw_instance(self.np_random, self.num_bumps, self.dim)
+        self._last = None
+
+    def _start_episode(self) -> np.int64:
+        return np.int64(0)
+
+    def _instance(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self._centers is None or self._heights is None:
+            raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
+        return self._centers, self._heights
+
+    @property
+    def centers(self) -> NDArray[np.float64]:
+        """Bump centres ``(J, d)``, row 0 the needle (a read-only copy)."""
+        return read_only_copy(self._instance()[0])
+
+    @property
+    def heights(self) -> NDArray[np.float64]:
+        """Bump heights ``(J,)`` (a read-only copy)."""
+        return read_only_copy(self._instance()[1])
+
+    @property
+    def optimal_action(self) -> NDArray[np.float64]:
+        """The maximiser ``c_{argmax h}``, ``(d,)`` (lowest row on ties)."""
+        centers, heights = self._instance()
+        return centers[int(np.argmax(heights))].copy()
+
+    @property
+    def optimal_expected_reward(self) -> float:
+        """``max f = max_j h_j``."""
+        return float(self._instance()[1].max())
+
+    def mean_reward(self, x: ArrayLike) -> NDArray[np.float64]:
+        """``f(x)`` at points ``x`` of shape ``(..., d)`` (any reals), shape ``(...)``."""
+        centers, heights = self._instance()
+        pts = check_finite_array(x, "x")
+        if pts.ndim == 0 or pts.shape[-1] != self.dim:
+            raise ValueError(f"x must have shape (..., {self.dim}), got {pts.shape}")
+        return max_of_bumps(pts, centers, heights, self.widths)
+
+    def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
+        """Pull ``action`` (``(d,)`` in ``[0, 1]``); the episode terminates after it."""
+        self._require_reset()
+        centers, heights = self._instance()
+        x = _check_box_actions(action, (self.dim,), "action")
+        expected = float(max_of_bumps(x, centers, heights, self.widths))
+        reward = expected + self.noise * float(self.np_random.standard_normal())
+        self._last = (x, expected, reward)
+        optimal = float(heights.max())
+        info = {
+            "expected_reward": expected,
+            "optimal_expected_reward": optimal,
+            "regret": optimal - expected,
+        }
+        return np.int64(0), reward, True, False, info
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``, a one-line text summary; otherwise ``None``."""
+        if self.render_mode is None:
+            warn_no_render_mode(self)
+            return None
+        return self._summary(self._centers, self._heights, self._last)
+
+
+class ContinuumBanditVectorEnv(_ContinuumParameters, InstanceVectorEnv):  # type: ignore[misc]
+    """``num_envs`` independent continuum bandits stepped together, without subprocesses.
+
+    Sub-env ``i`` equals a :class:`ContinuumBanditEnv` reset with seed ``seed + i``: it owns
+    its generator, draws its instance from it as the single env does and one standard normal
+    per step, so the same seeds and actions give identical instances, rewards and infos.
+
+    ``action_space = Box(0, 1, (num_envs, d), float32)``; ``observation_space =
+    MultiDiscrete([1] * num_envs)``. ``step(actions)`` takes reals of shape ``(num_envs, d)``
+    in ``[0, 1]`` and returns int64 zeros, float64 rewards, all-True ``terminated``, all-False
+    ``truncated`` and float64 ``infos`` ``expected_reward``, ``optimal_expected_reward`` and
+    ``regret`` (with ``SAME_STEP`` autoreset's ``final_obs`` / ``final_info``; the autoreset
+    never resamples). ``reset(options={"resample": mask})`` takes a bool or a bool array of
+    shape ``(num_envs,)``.
+
+    Parameters
+    ----------
+    num_envs : int
+        >= 1.
+    dim, num_bumps, bump_width, needle_width, noise, render_mode
+        As in :class:`ContinuumBanditEnv` (``render`` returns a tuple of strings).
+    centers, heights : ArrayLike | None
+        ``(num_envs, J, d)`` and ``(num_envs, J)``, or ``(J, d)`` and ``(J,)`` shared by all.
+    """
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium reads it from the class)
+        **InstanceVectorEnv.metadata,
+        "render_modes": ["ansi"],
+        "render_fps": 4,
+    }
+
+    def __init__(
+        self,
+        num_envs: int,
+        dim: int | None = None,
+        num_bumps: int | None = None,
+        bump_width: float = DEFAULT_BUMP_WIDTH,
+        needle_width: float = DEFAULT_NEEDLE_WIDTH,
+        noise: float = 0.1,
+        centers: ArrayLike | None = None,
+        heights: ArrayLike | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        self.num_envs = check_positive_int(num_envs, "num_envs")
+        fixed = self._set_parameters(
+            dim, num_bumps, bump_width, needle_width, noise, centers, heights, render_mode,
+            self.num_envs,
+        )  # fmt: skip
+        set_vector_spaces(self, self._action_box(), spaces.Discrete(1))
+        self._init_generators()
+        self._fixed_instance = None if fixed is None else _FIXED
+        self._centers: NDArray[np.float64] | None = None if fixed is None else fixed[0]
+        self._heights: NDArray[np.float64] | None = None if fixed is None else fixed[1]
+        self._all_true = np.ones(self.num_envs, dtype=np.bool_)
+        self._last: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None
+        self._last = None
+        self._has_reset = False
+
+    def _has_instance(self) -> bool:
+        return self._centers is not None
+
+    def _allocate_instances(self) -> None:
+        self._centers = np.empty((self.num_envs, self.num_bumps + 1, self.dim))
+        self._heights = np.empty((self.num_envs, self.num_bumps + 1))
+
+    def _draw_instances(self, resample: NDArray[np.bool_]) -> None:
+        assert self._centers is not None and self._heights is not None
+        for j in np.flatnonzero(resample).tolist():
+            self._centers[j], self._heights[j] = _draw_instance(
+                self._rng(j), self.num_bumps, self.dim
+            )
+        self._last = None
+
+    def _observations(self) -> NDArray[np.int64]:
+        return np.zeros(self.num_envs, dtype=np.int64)
+
+    def _instance(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self._centers is None or self._heights is None:
+            raise ResetNeeded("the bandit instances are drawn at the first reset(); call reset()")
+        return self._centers, self._heights
+
+    @property
+    def centers(self) -> NDArray[np.float64]:
+        """Bump centres ``(num_envs, J, d)``, row 0 of each the needle (a read-only copy)."""
+        return read_only_copy(self._instance()[0])
+
+    @property
+    def heights(self) -> NDArray[np.float64]:
+        """Bump heights ``(num_envs, J)`` (a read-only copy)."""
+        return read_only_copy(self._instance()[1])
+
+    @property
+    def optimal_action(self) -> NDArray[np.float64]:
+        """Each sub-env's maximiser, ``(num_envs, d)``."""
+        centers, heights = self._instance()
+        return centers[np.arange(self.num_envs), np.argmax(heights, axis=1)]
+
+    @property
+    def optimal_expected_reward(self) -> NDArray[np.float64]:
+        """``max_j h_j`` of each sub-env, ``(num_envs,)``."""
+        return self._instance()[1].max(axis=1)
+
+    def step(
+        self, actions: Any
+    ) -> tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
+        """Pull ``actions[i]`` in sub-env ``i``; each terminates and is reset in this step."""
+        self._require_reset()
+        centers, heights = self._instance()
+        x = _check_box_actions(actions, (self.num_envs, self.dim), "actions")
+        expected = max_of_bumps(x, centers, heights, self.widths)
+        rngs = self._generators()
+        normals = np.array([rng.standard_normal() for rng in rngs], dtype=np.float64)
+        rewards = expected + self.noise * normals
+        optimal = heights.max(axis=1)
+        self._last = (x, expected, rewards.copy())
+        every = self._all_true
+        step_info = {
+            "expected_reward": expected,
+            "optimal_expected_reward": optimal,
+            "regret": optimal - expected,
+        }
+        final_obs = np.empty(self.num_envs, dtype=object)
+        final_obs.fill(np.int64(0))
+        infos = vector_step_infos(step_info, every, final_obs)
+        return self._observations(), rewards, every.copy(), ~every, infos
+
+    def render(self) -> tuple[str, ...] | None:
+        """With ``render_mode="ansi"``, one line of text per sub-env; otherwise ``None``."""
+        if self.render_mode is None:
+            warn_no_render_mode(self)
+            return None
+        out = []
+        for i in range(self.num_envs):
+            c = None if self._centers is None else self._centers[i]
+            h = None if self._heights is None else self._heights[i]
+            last = None if self._last is None else tuple(part[i] for part in self._last)
+            out.append(self._summary(c, h, last))
+        return tuple(out)

@@ -1,0 +1,324 @@
+"""Bayesian linear regression on random Fourier features: a GP posterior for continuum bandits.
+
+Features ``φ(x) = √(2/M) cos(Ωx + β)``, ``Ω ~ N(0, I/ℓ²)``, ``β ~ U(0, 2π)`` ("Random Features
+for Large-Scale Kernel Machines", Rahimi & Recht) satisfy ``E[φ(x)ᵀφ(y)] = exp(−‖x − y‖²/(2ℓ²))``.
+With weights ``w ~ N(0, s²I)`` and rewards ``y = φ(x)ᵀw + N(0, σ²)``, ``f = φᵀw`` approximates a
+GP with kernel ``s²·exp(−‖x − y‖²/(2ℓ²))``. The posterior ``N(μ, Λ⁻¹)``, ``Λ = I/s² + ΦᵀΦ/σ²``,
+is kept as an upper-triangular ``U`` with ``UUᵀ = Λ`` (the convention of
+:mod:`~delight_gym.posteriors.linear`): the precision, never the covariance, is updated, so it
+stays positive definite over any number of updates (a Woodbury update of the covariance
+subtracts and drifts). ``n`` new rewards cost ``n`` rank-one updates (``O(nM²)``) when
+``8n < M``, else one QR of ``[Uᵀ; Φ/σ]`` (``O((M + n)M²)``). The EI is
+:func:`~delight_gym.posteriors.gaussian.gaussian_expected_improvement` of the predictive.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from delight_gym._checks import (
+    check_device,
+    check_finite_array,
+    check_float_dtype,
+    check_nonnegative_float,
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
+    check_seed,
+    check_would_fit,
+)
+from delight_gym.posteriors.gaussian import (
+    gaussian_expected_improvement,
+    log_gaussian_expected_improvement,
+)
+from delight_gym.posteriors.linear import cholesky_rank_one_update
+
+__all__ = ["RFFPosterior", "RFFSample"]
+
+#: ``n`` rewards per row are absorbed by rank-one updates while ``REFACTOR_RATIO·n < M``.
+REFACTOR_RATIO = 8
+
+
+def _as_tensor(
+    value: Any, name: str, shape: tuple[int | None, ...], dtype: torch.dtype, device: Any
+) -> torch.Tensor:
+    """``value`` as a finite tensor of ``shape`` (``None``: any size) on ``device``."""
+    if isinstance(value, torch.Tensor):
+        if value.is_complex() or value.dtype == torch.bool:
+            raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
+        out = value.detach().to(device=device, dtype=dtype)
+    else:
+        out = torch.as_tensor(check_finite_array(value, name), dtype=dtype, device=device)
+    sizes = tuple(out.shape)
+    if len(sizes) != len(shape) or any(
+        s not in (None, t) for s, t in zip(shape, sizes, strict=True)
+    ):
+        want = ", ".join("n" if s is None else str(s) for s in shape)
+        raise ValueError(f"{name} must have shape ({want}), got {tuple(out.shape)}")
+    if not bool(torch.isfinite(out).all()):
+        raise ValueError(f"{name} must be finite (no NaN or inf) in {dtype}")
+    return out
+
+
+def _stacked_factor(factor: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """Upper-triangular ``U'`` with positive diagonal and ``U'U'ᵀ = UUᵀ + rowsᵀrows``, from
+    ``U`` ``(B, M, M)`` and ``rows`` ``(B, n, M)``, by a QR of ``[Uᵀ; rows]`` with reversed
+    columns: ``Λ`` is never formed, so its condition number is not squared."""
+    stacked = torch.flip(torch.cat([factor.mT, rows], dim=-2), (-1,))
+    r = torch.linalg.qr(stacked, mode="r")[1]
+    r = r * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1)).unsqueeze(-1)
+    return torch.flip(r.mT, (-2, -1))
+
+
+class RFFSample:
+    """Thompson draws of ``f``: one weight vector per row (and sample), to evaluate anywhere.
+
+    Parameters
+    ----------
+    frequencies : torch.Tensor
+        ``(B, M, d)`` the posterior's ``Ω``.
+    phases : torch.Tensor
+        ``(B, M)`` its ``β``.
+    weights : torch.Tensor
+        ``(B, M)`` (one draw per row) or ``(B, S, M)`` (``S`` draws per row).
+    """
+
+    def __init__(self, frequencies: torch.Tensor, phases: torch.Tensor, weights: torch.Tensor):
+        self.frequencies, self.phases, self.weights = frequencies, phases, weights
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """``f(x)`` for ``x`` ``(B, m, d)``: ``(B, m)``, or ``(B, S, m)`` for ``S`` draws."""
+        phi = _features(x, self.frequencies, self.phases)
+        if self.weights.ndim == 2:
+            return (phi @ self.weights.unsqueeze(-1)).squeeze(-1)
+        return self.weights @ phi.mT
+
+
+def _features(x: torch.Tensor, frequencies: torch.Tensor, phases: torch.Tensor) -> torch.Tensor:
+    """``φ(x) = √(2/M) cos(Ωx + β)``: ``(B, m, d)`` inputs to ``(B, m, M)`` features."""
+    scale = math.sqrt(2.0 / frequencies.shape[1])
+    return scale * torch.cos(x @ frequencies.mT + phases.unsqueeze(-2))
+
+
+class RFFPosterior:
+    """Posteriors of ``B`` independent functions on ``R^d`` (one per seed): Bayesian linear
+    regression on ``M`` random Fourier features of an RBF kernel.
+
+    Row ``i`` has its own features (drawn at construction from :attr:`generator`) and data;
+    inputs are ``(B, m, d)``, ``m`` points per row. The methods are those of
+    :class:`~delight_gym.posteriors.base.ValuePosterior` (``mean``, ``expected_improvement``,
+    ``update``) with continuous inputs in place of discrete actions.
+
+    Parameters
+    ----------
+    batch_size, dim : int
+        ``B`` and ``d`` (>= 1).
+    num_features : int, default 512
+        ``M`` (>= 1); the kernel's error is ``O(1/√M)``; memory ``B·M²`` floats.
+    lengthscale, prior_std, noise : float, default 0.1, 1.0, 0.1
+        ``ℓ``, ``s`` (prior std of ``f(x)``) and the known reward noise std ``σ``; all ``> 0``.
+    seed : int or None
+        Seeds :attr:`generator` (features, then Thompson draws); None: fresh entropy.
+    device : torch.device or str, optional
+    dtype : torch.dtype, default torch.float64
+
+    Attributes
+    ----------
+    frequencies, phases : torch.Tensor
+        ``Ω`` ``(B, M, d)`` and ``β`` ``(B, M)``.
+    precision_factor, weight_mean : torch.Tensor
+        ``U`` ``(B, M, M)`` (upper, ``UUᵀ = Λ``) and ``μ`` ``(B, M)``.
+    num_observations : int
+        Rewards absorbed per row since the last :meth:`reset`.
+    """
+
+    def __init__(
+        self,
+        batch_size: int,
+        dim: int,
+        *,
+        num_features: int = 512,
+        lengthscale: float = 0.1,
+        prior_std: float = 1.0,
+        noise: float = 0.1,
+        seed: int | None = None,
+        device: Any = None,
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.dim = check_positive_int(dim, "dim")
+        self.num_features = check_positive_int(num_features, "num_features")
+        self.lengthscale = check_positive_float(lengthscale, "lengthscale")
+        self.prior_std = check_positive_float(prior_std, "prior_std")
+        self.noise = check_positive_float(noise, "noise")
+        self.seed = check_seed(seed)
+        self.dtype = check_float_dtype(dtype)
+        self.device = check_device(device)
+        nbytes = self.batch_size * self.num_features**2 * (8 if dtype == torch.float64 else 4)
+        check_would_fit(nbytes, f"batch_size={batch_size}, num_features={num_features}", device)
+        self.generator = torch.Generator(device=self.device)
+        if self.seed is None:
+            self.generator.seed()
+        else:
+            self.generator.manual_seed(self.seed)
+        b, m, d = self.batch_size, self.num_features, self.dim
+        gen, dt, dev = self.generator, self.dtype, self.device
+        self.frequencies = torch.randn((b, m, d), generator=gen, dtype=dt, device=dev)
+        self.frequencies /= self.lengthscale
+        self.phases = 2.0 * math.pi * torch.rand((b, m), generator=gen, dtype=dt, device=dev)
+        self.reset()
+
+    def reset(self) -> None:
+        """Return every row to the prior (the features are kept)."""
+        shape = (self.batch_size, self.num_features)
+        self.precision_factor = torch.diag_embed(
+            torch.full(shape, 1.0 / self.prior_std, dtype=self.dtype, device=self.device)
+        )
+        self.weighted_targets = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        self.weight_mean = torch.zeros_like(self.weighted_targets)
+        self.num_observations = 0
+
+    # -------------------------------------------------------------------- checks
+    def _inputs(self, x: Any, name: str) -> torch.Tensor:
+        return _as_tensor(x, name, (self.batch_size, None, self.dim), self.dtype, self.device)
+
+    def features(self, x: Any, *, validate: bool = True) -> torch.Tensor:
+        """``φ(x)``: ``(B, m, d)`` inputs to ``(B, m, M)`` features."""
+        return _features(self._inputs(x, "x") if validate else x, self.frequencies, self.phases)
+
+    # -------------------------------------------------------------------- update
+    def update(self, actions: Any, rewards: Any, *, validate: bool = True) -> None:
+        """Absorb ``n`` rewards per row: ``rewards[i, k] = f_i(actions[i, k]) + N(0, σ²)``.
+
+        Parameters
+        ----------
+        actions : torch.Tensor or array_like
+            ``(B, n, d)``, finite (``n >= 0``).
+        rewards : torch.Tensor or array_like
+            ``(B, n)``, finite.
+        validate : bool, default True
+            Check shapes and finiteness (``False``: tensors of the posterior's dtype and device).
+        """
+        if validate:
+            x = self._inputs(actions, "actions")
+            y = _as_tensor(
+                rewards, "rewards", (self.batch_size, x.shape[1]), self.dtype, self.device
+            )
+        else:
+            x, y = actions, rewards
+        n = x.shape[1]
+        if n == 0:
+            return
+        phi = _features(x, self.frequencies, self.phases) / self.noise  # (B, n, M)
+        self.weighted_targets = self.weighted_targets + (
+            phi.mT @ (y / self.noise).unsqueeze(-1)
+        ).squeeze(-1)
+        if REFACTOR_RATIO * n < self.num_features:
+            for k in range(n):
+                self.precision_factor = cholesky_rank_one_update(self.precision_factor, phi[:, k])
+        else:
+            self.precision_factor = _stacked_factor(self.precision_factor, phi)
+        self.weight_mean = self._solve(self.weighted_targets)
+        self.num_observations += n
+
+    def _solve(self, b: torch.Tensor) -> torch.Tensor:
+        """``Λ⁻¹b`` for ``b`` ``(B, M)`` (two triangular solves)."""
+        u = self.precision_factor
+        white = torch.linalg.solve_triangular(u, b.unsqueeze(-1), upper=True)
+        return torch.linalg.solve_triangular(u.mT, white, upper=False).squeeze(-1)
+
+    # ---------------------------------------------------------------- predictive
+    def _whitened(self, x: Any, validate: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(φ(x)μ, U⁻¹φ(x)ᵀ)``: ``(B, m)`` means and ``(B, M, m)`` whitened features."""
+        phi = self.features(x, validate=validate)
+        mu = (phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1)
+        white = torch.linalg.solve_triangular(self.precision_factor, phi.mT, upper=True)
+        return mu, white
+
+    def predictive(self, x: Any, *, validate: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+        """Posterior mean and standard deviation of ``f(x)`` (no noise), each ``(B, m)``."""
+        mu, white = self._whitened(x, validate)
+        return mu, torch.linalg.vector_norm(white, dim=-2)
+
+    def mean(self, x: Any, *, validate: bool = True) -> torch.Tensor:
+        """Posterior mean of ``f(x)`` for ``x`` ``(B, m, d)``: ``(B, m)``."""
+        phi = self.features(x, validate=validate)
+        return (phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1)
+
+    def std(self, x: Any, *, validate: bool = True) -> torch.Tensor:
+        """Posterior standard deviation of ``f(x)`` for ``x`` ``(B, m, d)``: ``(B, m)``."""
+        return self.predictive(x, validate=validate)[1]
+
+    def covariance(self, x: Any, *, validate: bool = True) -> torch.Tensor:
+        """Posterior covariance of ``f`` at ``x`` ``(B, m, d)``: ``(B, m, m)``; before any
+        update, the random-feature kernel ``s²φ(x)ᵀφ(x')``."""
+        white = self._whitened(x, validate)[1]
+        return white.mT @ white
+
+    def ucb(self, x: Any, beta: float, *, validate: bool = True) -> torch.Tensor:
+        """``mean + √beta·std`` (``beta >= 0``, as in GP-UCB), ``(B, m)``."""
+        beta = check_nonnegative_float(beta, "beta")
+        mu, sd = self.predictive(x, validate=validate)
+        return mu + math.sqrt(beta) * sd
+
+    def _baseline(self, baseline: Any, m: int) -> torch.Tensor:
+        """``baseline`` ``(B,)`` or ``(B, m)`` as ``(B, 1)`` or ``(B, m)``."""
+        ndim = baseline.ndim if isinstance(baseline, torch.Tensor) else np.ndim(baseline)
+        shape: tuple[int | None, ...] = (self.batch_size,) if ndim == 1 else (self.batch_size, m)
+        out = _as_tensor(baseline, "baseline", shape, self.dtype, self.device)
+        return out.unsqueeze(-1) if out.ndim == 1 else out
+
+    def expected_improvement(self, x: Any, baseline: Any, *, validate: bool = True) -> torch.Tensor:
+        """``E[(f(x) − baseline)^+]`` under the posterior, ``(B, m)``, exact for the Gaussian
+        predictive; ``baseline`` is ``(B,)`` (one per row) or ``(B, m)``."""
+        mu, sd = self.predictive(x, validate=validate)
+        base = self._baseline(baseline, mu.shape[1]) if validate else baseline
+        if base.ndim == 1:
+            base = base.unsqueeze(-1)
+        return gaussian_expected_improvement(mu, sd, base, validate=False)
+
+    def log_expected_improvement(
+        self, x: Any, baseline: Any, *, validate: bool = True
+    ) -> torch.Tensor:
+        """``log E[(f(x) − baseline)^+]``, ``(B, m)``, finite where the EI underflows."""
+        mu, sd = self.predictive(x, validate=validate)
+        base = self._baseline(baseline, mu.shape[1]) if validate else baseline
+        if base.ndim == 1:
+            base = base.unsqueeze(-1)
+        return log_gaussian_expected_improvement(mu, sd, base, validate=False)
+
+    # ------------------------------------------------------------------- Thompson
+    def sample_weights(self, num_samples: int | None = None) -> torch.Tensor:
+        """Draws ``w = μ + U⁻ᵀξ`` from :attr:`generator`: ``(B, M)``, or ``(B, S, M)`` for
+        ``num_samples = S``."""
+        s = 1 if num_samples is None else check_nonnegative_int(num_samples, "num_samples")
+        xi = torch.randn(
+            (self.batch_size, self.num_features, s),
+            generator=self.generator,
+            dtype=self.dtype,
+            device=self.device,
+        )
+        offset = torch.linalg.solve_triangular(self.precision_factor.mT, xi, upper=False)
+        draws = self.weight_mean.unsqueeze(-2) + offset.mT  # (B, S, M)
+        return draws[:, 0] if num_samples is None else draws
+
+    def sample_function(self, num_samples: int | None = None) -> RFFSample:
+        """Thompson draws of ``f`` to evaluate at any inputs (see :class:`RFFSample`)."""
+        return RFFSample(self.frequencies, self.phases, self.sample_weights(num_samples))
+
+    def thompson(self, x: Any, *, validate: bool = True) -> torch.Tensor:
+        """One draw of ``f`` per row, evaluated at ``x`` ``(B, m, d)``: ``(B, m)``."""
+        inputs = self._inputs(x, "x") if validate else x
+        return self.sample_function()(inputs)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(batch_size={self.batch_size}, dim={self.dim}, "
+            f"num_features={self.num_features}, lengthscale={self.lengthscale}, "
+            f"prior_std={self.prior_std}, noise={self.noise}, seed={self.seed}, "
+            f"device={self.device}, dtype={self.dtype})"
+        )
