@@ -94,3 +94,11 @@ def test_training_benchmark_smoke_times_both_paths():
     assert out.returncode == 0, out.stdout + out.stderr
     assert "same actions: True" in out.stdout
     assert "ratio" in out.stdout and "load average" in out.stdout
+
+
+def test_bench_candidates_smoke_scores_the_same_entries_at_every_k():
+    out = _run("bench_candidates.py", "--smoke")
+    assert out.returncode == 0, out.stdout + out.stderr
+    # The posterior and the host are asked about the candidates only, whatever K.
+    assert "at every K: True" in out.stdout and "candidates per row: 64" in out.stdout
+    assert "ratio" in out.stdout and "load average" in out.stdout

@@ -1,0 +1,608 @@
+"""Candidate-set Delight-gated exploration: the paper's gate on a finite candidate set ``C(s)``.
+
+Algorithm 1 scores every action. For ``Box`` actions and ``Discrete`` spaces too large to score,
+a decision that explores (probability ``ε_t``) draws ``C(s)`` = the host's own action followed
+by the candidates of small proposer objects, scores each ``c ∈ C`` with the caller's expected
+improvement over the host baseline (the posterior mean value of the host's action) and with
+:func:`~delight_gym.rule.surprisal` under the host *restricted to C* (probabilities or densities
+renormalised over the distinct members of ``C``), then applies
+:func:`~delight_gym.rule.delight_rule` unchanged (same ``λ``, ``L``, ``M``, ``ε_t``). When ``C``
+is a whole small ``Discrete`` space the decision is Algorithm 1's. numpy throughout;
+:func:`candidate_rule` also takes torch tensors.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+from gymnasium import spaces
+from scipy.special import ndtr, ndtri
+
+from delight_gym._arrays import array_namespace
+from delight_gym._checks import (
+    check_action_batch,
+    check_positive_float,
+    check_positive_int,
+    host_view,
+)
+from delight_gym.rule import (
+    DEFAULT_GATE_PRICE,
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    DelightDecision,
+    check_gate_settings,
+    delight_rule,
+    draw_acting_uniforms,
+    epsilon_schedule,
+    sample_categorical,
+)
+
+__all__ = [
+    "CandidateDecision",
+    "CandidateDelight",
+    "CandidateEI",
+    "CandidateHost",
+    "CandidateProposer",
+    "CategoricalHost",
+    "GaussianProposalHost",
+    "HostSamples",
+    "PosteriorArgmax",
+    "RankingHost",
+    "TopK",
+    "UniformProposals",
+    "candidate_rule",
+]
+
+Array = Any  # numpy.ndarray (or torch.Tensor for candidate_rule)
+
+
+class CandidateHost(Protocol):
+    """The host policy as a candidate-set decision sees it: ``states`` is a batch of ``b``
+    observations, host actions are int ``(b,)`` (``Discrete``) or float ``(b, d)`` (``Box``)."""
+
+    def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> Array:
+        """``log π(c | s)`` (``Discrete``; ``-inf`` where ``π = 0``) or a log-density
+        (``Box``, finite), shape ``(b, C)``, for candidates ``(b, C)`` or ``(b, C, d)``."""
+
+    def sample(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Array:
+        """``n`` independent draws from the host per row: ``(b, n)`` or ``(b, n, d)``."""
+
+
+class RankingHost(CandidateHost, Protocol):
+    """A ``Discrete`` host that can list its most probable actions (a retrieval index)."""
+
+    def top_actions(self, states: Any, k: int) -> Array:
+        """int ``(b, k)``: the host's ``k`` most probable distinct actions per row."""
+
+
+class CandidateProposer(Protocol):
+    """Proposes ``n`` candidates per row: int ``(b, n)`` or float ``(b, n, d)``, in the space."""
+
+    def propose(
+        self, states: Any, host_actions: Array, n: int, rng: np.random.Generator
+    ) -> Array: ...
+
+
+class CandidateEI(Protocol):
+    """``EI(c) = E[(f(s, c) − v(s))^+]``, shape ``(b, C)``, finite and non-negative, where the
+    baseline ``v(s)`` is the posterior mean value of the host's action ``candidates[:, 0]``."""
+
+    def __call__(self, states: Any, candidates: Array) -> Array: ...
+
+
+def _space_bounds(space: Any, name: str) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(K, empty, empty)`` for ``Discrete(K)``; ``(0, low, high)`` (float64 ``(d,)``) for a
+    1-D ``Box``. Refuses other spaces and a ``Discrete`` whose ``start`` is not 0."""
+    if isinstance(space, spaces.Discrete):
+        if int(space.start) != 0:
+            raise ValueError(f"{name} must be a Discrete space starting at 0, got {space}")
+        return int(space.n), np.empty(0), np.empty(0)
+    if isinstance(space, spaces.Box) and len(space.shape) == 1:
+        return 0, space.low.astype(np.float64), space.high.astype(np.float64)
+    raise TypeError(f"{name} must be a gymnasium Discrete or 1-D Box space, got {space!r}")
+
+
+def _finite_box(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` of a 1-D ``Box`` with finite bounds and ``high > low`` everywhere."""
+    k, low, high = _space_bounds(space, name)
+    if k:
+        raise TypeError(f"{name} must be a Box space, got {space!r}")
+    if not (np.isfinite(low).all() and np.isfinite(high).all()):
+        raise ValueError(f"{name} must have finite bounds, got low={low} high={high}")
+    if not (high > low).all():
+        raise ValueError(f"{name} must have high > low in every coordinate")
+    return low, high
+
+
+def _uniform(space: Any, shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+    """Uniform draws of ``shape`` ``(b, n)`` from ``space`` (checked: finite bounds)."""
+    k, low, high = _space_bounds(space, "space")
+    if k:
+        return rng.integers(0, k, size=shape, dtype=np.int64)
+    return low + (high - low) * rng.random((*shape, low.size))
+
+
+def _first_occurrences(candidates: Array) -> Array:
+    """bool ``(b, C)``: ``True`` at the first occurrence of each distinct candidate of a row
+    (column 0 always), for int ``(b, C)`` or float ``(b, C, d)`` candidates (equal = every
+    coordinate equal)."""
+    xp = array_namespace(candidates)
+    if candidates.ndim == 2:  # Discrete: a stable sort puts each value's first column first
+        if xp is np:
+            order = np.argsort(candidates, axis=-1, kind="stable")
+            ranked = np.take_along_axis(candidates, order, axis=-1)
+        else:
+            ranked, order = xp.sort(candidates, dim=-1, stable=True)
+        if xp is np:
+            first = np.ones(ranked.shape, dtype=bool)
+            first[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
+            out = np.empty_like(first)
+            np.put_along_axis(out, order, first, axis=-1)
+            return out
+        first = xp.ones_like(ranked, dtype=xp.bool)
+        first[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
+        return xp.empty_like(first).scatter_(-1, order, first)
+    if xp is np:  # Box: sort each row by a hash of the coordinates' bits, compare neighbours
+        exact = np.ascontiguousarray(candidates, dtype=np.float64) + 0.0  # −0.0 → 0.0
+        bits = exact.view(np.uint64)
+        key = bits[..., 0].copy()
+        for j in range(1, bits.shape[-1]):
+            key = (key * np.uint64(0x9E3779B97F4A7C15)) ^ bits[..., j]
+        order = np.argsort(key, axis=-1, kind="stable")
+        ranked = np.take_along_axis(exact, order[..., None], axis=1)
+        ranked_key = np.take_along_axis(key, order, axis=-1)
+        equal = (ranked[:, 1:] == ranked[:, :-1]).all(-1)
+        if not (ranked_key[:, 1:] == ranked_key[:, :-1])[~equal].any():  # no hash collision
+            first = np.ones(order.shape, dtype=bool)
+            first[:, 1:] = ~equal
+            out = np.empty_like(first)
+            np.put_along_axis(out, order, first, axis=-1)
+            return out
+    same = (candidates[:, :, None, :] == candidates[:, None, :, :]).all(-1)  # (b, C, C)
+    size = candidates.shape[1]
+    earlier = np.triu(np.ones((size, size), dtype=bool), 1)  # [i, j]: i < j
+    if xp is not np:
+        earlier = xp.from_numpy(earlier).to(candidates.device)
+    return ~(same & earlier).any(-2)
+
+
+def candidate_rule(
+    candidates: Array,
+    host_log_weights: Array,
+    expected_improvement: Array,
+    epsilon: Any,
+    *,
+    gate_price: float = DEFAULT_GATE_PRICE,
+    surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+    validate: bool = True,
+) -> tuple[DelightDecision, Array]:
+    """:func:`~delight_gym.rule.delight_rule` on candidate sets, the host restricted to them.
+
+    Duplicates are merged: only the first occurrence of a candidate (every coordinate equal)
+    keeps host mass and EI; later copies get host probability 0 and EI 0, hence ``χ = 0``, and
+    are never in the gate. The host's weights over the distinct members are renormalised
+    (a softmax of ``host_log_weights``), so ``ℓ`` is rule.py's surprisal of ``π(·|C)``.
+
+    Parameters
+    ----------
+    candidates : Array
+        int ``(b, C)`` (``Discrete``) or float ``(b, C, d)`` (``Box``); column 0 is the
+        host's own action.
+    host_log_weights : Array
+        ``(b, C)``: host log-probabilities (``-inf`` allowed for ``Discrete`` candidates the
+        host never takes) or log-densities (finite, ``Box``); column 0 finite.
+    expected_improvement : Array
+        ``(b, C)`` (broadcastable), finite, ``≥ 0``; a duplicate column's value is not used.
+    epsilon
+        ``ε`` in ``[0, 1]``, a scalar or ``(b,)``.
+    gate_price, surprisal_cap : float
+        ``λ ≥ 0`` and ``L > 0``.
+    validate : bool
+        check the inputs (``False``: nothing is checked).
+
+    Returns
+    -------
+    tuple[DelightDecision, Array]
+        the rule's decision over the ``C`` columns (its ``host`` is ``π(·|C)``), and the bool
+        ``(b, C)`` mask of first occurrences.
+
+    Raises
+    ------
+    ValueError
+        naming the argument: bad shapes, NaN or ``+inf`` log-weights, a non-finite
+        log-weight of the host's action or of a ``Box`` candidate; the rule's own checks.
+    """
+    xp = array_namespace(host_log_weights)
+    if validate:
+        if candidates.ndim not in (2, 3):
+            raise ValueError(f"candidates must be (b, C) or (b, C, d), got {candidates.shape}")
+        if tuple(host_log_weights.shape) != tuple(candidates.shape[:2]):
+            raise ValueError(
+                f"host_log_weights must have shape {tuple(candidates.shape[:2])}, "
+                f"got {tuple(host_log_weights.shape)}"
+            )
+        if bool(xp.any(xp.isnan(host_log_weights))) or bool(xp.any(host_log_weights == np.inf)):
+            raise ValueError("host_log_weights must not hold NaN or +inf")
+        if not bool(xp.all(xp.isfinite(host_log_weights[:, 0]))):
+            raise ValueError("host_log_weights[:, 0] (the host's own action) must be finite")
+        if candidates.ndim == 3 and not bool(xp.all(xp.isfinite(host_log_weights))):
+            raise ValueError("host_log_weights must be finite for Box candidates (log-densities)")
+    unique = _first_occurrences(candidates)
+    log_w = xp.where(unique, host_log_weights, -np.inf)
+    weights = xp.exp(log_w - xp.amax(log_w, axis=-1, keepdims=True))
+    restricted = weights / weights.sum(axis=-1, keepdims=True)
+    ei = xp.where(unique, expected_improvement, 0.0)
+    decision = delight_rule(
+        restricted,
+        ei,
+        epsilon,
+        gate_price=gate_price,
+        surprisal_cap=surprisal_cap,
+        validate=validate,
+    )
+    return decision, unique
+
+
+class CategoricalHost:
+    """A ``Discrete`` host given by its probabilities: ``probs(states)`` → ``(b, K)``.
+
+    Each call evaluates ``probs`` (``O(b·K)``): fine for thousands of actions; for millions,
+    give a :class:`RankingHost` that answers from an index in ``O(|C|)``.
+
+    Parameters
+    ----------
+    probs : Callable[[Any], Array]
+        the host's action probabilities for a batch of states, rows summing to one.
+    """
+
+    def __init__(self, probs: Callable[[Any], Array]) -> None:
+        if not callable(probs):
+            raise TypeError(f"probs must be callable, got {type(probs).__name__}")
+        self.probs = probs
+
+    def _table(self, states: Any) -> np.ndarray:
+        return np.asarray(host_view(self.probs(states)), dtype=np.float64)
+
+    def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> np.ndarray:
+        """``log π(c | s)``, ``(b, C)`` (``-inf`` where ``π = 0``)."""
+        picked = np.take_along_axis(self._table(states), candidates, axis=-1)
+        with np.errstate(divide="ignore"):
+            return np.log(picked)
+
+    def sample(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
+        """int ``(b, n)``: independent draws from ``π(·|s)`` (inverse CDF)."""
+        table = self._table(states)
+        rows = np.broadcast_to(table[:, None, :], (table.shape[0], n, table.shape[1]))
+        return sample_categorical(rows, rng.random((table.shape[0], n)))
+
+    def top_actions(self, states: Any, k: int) -> np.ndarray:
+        """int ``(b, k)``: the ``k`` most probable actions, most probable first."""
+        table = self._table(states)
+        if k > table.shape[1]:
+            raise ValueError(f"k must be <= the number of actions {table.shape[1]}, got {k}")
+        top = np.argpartition(-table, k - 1, axis=-1)[:, :k]
+        order = np.argsort(-np.take_along_axis(table, top, axis=-1), axis=-1, kind="stable")
+        return np.take_along_axis(top, order, axis=-1)
+
+
+class GaussianProposalHost:
+    """A deterministic ``Box`` host (TD3, DDPG) made a distribution, so that it has a density.
+
+    The host's action ``μ(s)`` (column 0) plus independent Gaussian noise of standard
+    deviation ``σ_i = host_std·(high_i − low_i)``, truncated to the box: the density is
+    ``Π_i φ((x_i − μ_i)/σ_i) / (σ_i·[Φ(β_i) − Φ(α_i)])`` on the box, 0 outside, with
+    ``α_i = (low_i − μ_i)/σ_i`` and ``β_i = (high_i − μ_i)/σ_i``. No mass is clipped onto the
+    boundary: draws are exact inverse-CDF draws from the truncated law.
+
+    Parameters
+    ----------
+    space : gymnasium.spaces.Box
+        1-D, finite bounds, ``high > low``.
+    host_std : float
+        ``> 0``, the noise scale as a fraction of each coordinate's range (default 0.1).
+    """
+
+    def __init__(self, space: Any, host_std: float = 0.1) -> None:
+        self.low, self.high = _finite_box(space, "space")
+        self.host_std = check_positive_float(host_std, "host_std")
+        self.scale = self.host_std * (self.high - self.low)
+
+    def _limits(self, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``α``, ``β`` and the mass ``Φ(β) − Φ(α)`` (as two non-negative halves: no
+        cancellation, since ``α ≤ 0 ≤ β`` for ``μ`` in the box)."""
+        alpha, beta = (self.low - mu) / self.scale, (self.high - mu) / self.scale
+        return alpha, beta, (ndtr(beta) - 0.5) + (ndtr(-alpha) - 0.5)
+
+    def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> np.ndarray:
+        """Log-density of the truncated Gaussian at ``candidates`` ``(b, C, d)`` → ``(b, C)``."""
+        mu = np.asarray(host_actions, dtype=np.float64)[:, None, :]
+        _, _, mass = self._limits(mu)
+        z = (candidates - mu) / self.scale
+        log_pdf = -0.5 * z**2 - 0.5 * np.log(2 * np.pi) - np.log(self.scale) - np.log(mass)
+        inside = (candidates >= self.low) & (candidates <= self.high)
+        return np.where(inside, log_pdf, -np.inf).sum(axis=-1)
+
+    def sample(
+        self, states: Any, host_actions: Array, n: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """float ``(b, n, d)``: inverse-CDF draws, each tail computed on its accurate side."""
+        mu = np.asarray(host_actions, dtype=np.float64)[:, None, :]
+        alpha, beta, mass = self._limits(mu)
+        r = rng.random((mu.shape[0], n, mu.shape[-1]))
+        r = np.where(r == 0.0, 2.0**-54, r)  # r in (0, 1): both tails below stay positive
+        lower = ndtr(alpha) + r * mass  # Φ(z)
+        upper = ndtr(-beta) + (1.0 - r) * mass  # 1 − Φ(z)
+        z = np.where(lower <= 0.5, ndtri(lower), -ndtri(upper))
+        # z ∈ [α, β] in exact arithmetic; the clip only undoes float rounding (a few ulps).
+        return np.clip(mu + self.scale * z, self.low, self.high)
+
+
+class HostSamples:
+    """Proposes ``n`` independent draws from the host (``host.sample``)."""
+
+    def __init__(self, host: CandidateHost) -> None:
+        self.host = host
+
+    def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
+        """``n`` host draws per row."""
+        return self.host.sample(states, host_actions, n, rng)
+
+
+class TopK:
+    """Proposes the host's ``n`` most probable actions (``host.top_actions``), for ``Discrete``
+    spaces too large to score."""
+
+    def __init__(self, host: RankingHost) -> None:
+        self.host = host
+
+    def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
+        """int ``(b, n)``."""
+        return self.host.top_actions(states, n)
+
+
+class UniformProposals:
+    """Proposes ``n`` actions uniformly from the space (a ``Box`` needs finite bounds).
+
+    Parameters
+    ----------
+    space : gymnasium.spaces.Discrete | gymnasium.spaces.Box
+    """
+
+    def __init__(self, space: Any) -> None:
+        k, _, _ = _space_bounds(space, "space")
+        if not k:
+            _finite_box(space, "space")
+        self.space = space
+
+    def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
+        """int ``(b, n)`` or float ``(b, n, d)``."""
+        return _uniform(self.space, (len(host_actions), n), rng)
+
+
+class PosteriorArgmax:
+    """Approximate Thompson proposals: each is the best of ``n_random`` uniform actions under
+    one posterior sample (e.g. one ensemble member, drawn anew for every proposal).
+
+    Parameters
+    ----------
+    space : gymnasium.spaces.Discrete | gymnasium.spaces.Box
+        a ``Box`` needs finite bounds.
+    sample_values : Callable
+        ``sample_values(states, actions, rng)`` → ``(b, N)``: the values of ``actions``
+        (int ``(b, N)`` or float ``(b, N, d)``) under one fresh posterior sample per row.
+    n_random : int
+        ``≥ 1`` random actions scored per proposal (default 64).
+    """
+
+    def __init__(self, space: Any, sample_values: Callable[..., Array], n_random: int = 64) -> None:
+        UniformProposals(space)  # checks the space
+        if not callable(sample_values):
+            raise TypeError(f"sample_values must be callable, got {type(sample_values).__name__}")
+        self.space, self.sample_values = space, sample_values
+        self.n_random = check_positive_int(n_random, "n_random")
+
+    def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
+        """``n`` proposals per row, each from its own posterior sample."""
+        b = len(host_actions)
+        picks = []
+        for _ in range(n):
+            actions = _uniform(self.space, (b, self.n_random), rng)
+            values = np.asarray(host_view(self.sample_values(states, actions, rng)))
+            if values.shape != (b, self.n_random):
+                raise ValueError(
+                    f"sample_values must return shape {(b, self.n_random)}, got {values.shape}"
+                )
+            picks.append(actions[np.arange(b), np.argmax(values, axis=-1)])
+        return np.stack(picks, axis=1)
+
+
+class CandidateDecision(NamedTuple):
+    """Output of :meth:`CandidateDelight.decide` for ``b`` decisions, ``r`` of which explored.
+
+    Attributes
+    ----------
+    actions
+        int ``(b,)`` or float ``(b, d)``: the action to play (the host's unless overridden).
+    explored
+        bool ``(b,)``: ``u < ε_t``, a candidate set was drawn.
+    overridden
+        bool ``(b,)``: explored with a non-empty gate, the action drawn from ``q`` (it may
+        equal the host's).
+    rows
+        int64 ``(r,)``: the exploring rows, ascending.
+    candidates
+        ``(r, C)`` or ``(r, C, d)``: their candidate sets, column 0 the host's action.
+    unique
+        bool ``(r, C)``: first occurrences (merged duplicates are ``False``).
+    delight, gate
+        ``(r, C)``: ``χ = EI·ℓ`` and the gate mask.
+    decision
+        the rule's :class:`~delight_gym.rule.DelightDecision` over the ``C`` columns, or
+        ``None`` when no row explored.
+    """
+
+    actions: Array
+    explored: Array
+    overridden: Array
+    rows: Array
+    candidates: Array
+    unique: Array
+    delight: Array
+    gate: Array
+    decision: DelightDecision | None
+
+
+def _take_rows(states: Any, rows: np.ndarray) -> Any:
+    """``states`` restricted to ``rows``: arrays and tensors indexed, dicts entrywise."""
+    if isinstance(states, dict):
+        return {key: _take_rows(value, rows) for key, value in states.items()}
+    if states is None:
+        return None
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(states, torch.Tensor):
+        return states[torch.from_numpy(rows).to(states.device)]
+    return np.asarray(states)[rows]
+
+
+class CandidateDelight:
+    """Candidate-set DE around one host and one posterior; :meth:`decide` acts for a batch.
+
+    On a row that explores (probability ``ε_t = M/(M + t)``) the set ``C`` is the host's action
+    followed by each proposer's ``n`` candidates in order (``|C| = 1 + Σ n``), scored by
+    :func:`candidate_rule`. A non-empty gate draws from ``q``; an empty one plays the host's own
+    action, itself a draw from ``π`` (the rule's ``q = π``). Settings are checked once here.
+
+    Parameters
+    ----------
+    space : gymnasium.spaces.Discrete | gymnasium.spaces.Box
+        ``Discrete(K)`` (start 0) or a 1-D ``Box``.
+    host : CandidateHost
+        the host's log-weights on candidates.
+    expected_improvement : CandidateEI
+        the posterior's EI of candidates over the posterior mean of the host's action.
+    proposals : Sequence[tuple[CandidateProposer, int]]
+        proposers with their budgets ``n ≥ 1``, e.g. ``[(HostSamples(host), 8),
+        (PosteriorArgmax(space, f), 8)]``.
+    half_life, gate_price, surprisal_cap : float
+        ``M > 0``, ``λ ≥ 0``, ``L > 0`` (defaults 100, 0.1, 10).
+    """
+
+    def __init__(
+        self,
+        space: Any,
+        host: CandidateHost,
+        expected_improvement: CandidateEI,
+        proposals: Sequence[tuple[CandidateProposer, int]],
+        *,
+        half_life: float = DEFAULT_HALF_LIFE,
+        gate_price: float = DEFAULT_GATE_PRICE,
+        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+    ) -> None:
+        self.num_actions, self.low, self.high = _space_bounds(space, "space")
+        self.space, self.host, self.expected_improvement = space, host, expected_improvement
+        self.half_life = check_positive_float(half_life, "half_life")
+        self.gate_price, self.surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
+        self.proposals: list[tuple[CandidateProposer, int]] = []
+        for i, pair in enumerate(proposals):
+            if not (isinstance(pair, tuple) and len(pair) == 2 and hasattr(pair[0], "propose")):
+                raise TypeError(f"proposals[{i}] must be a (proposer, n) pair, got {pair!r}")
+            self.proposals.append((pair[0], check_positive_int(pair[1], f"proposals[{i}] n")))
+        self.size = 1 + sum(n for _, n in self.proposals)
+
+    def _check_actions(self, actions: Any, size: int, name: str) -> np.ndarray:
+        """int ``(size,)`` or float ``(size, d)`` actions inside the space, or ValueError."""
+        if self.num_actions:
+            return check_action_batch(actions, size, self.num_actions, name)
+        arr = np.asarray(host_view(actions), dtype=np.float64)
+        if arr.shape != (size, self.low.size):
+            raise ValueError(f"{name} must have shape {(size, self.low.size)}, got {arr.shape}")
+        if not np.isfinite(arr).all() or (arr < self.low).any() or (arr > self.high).any():
+            raise ValueError(f"{name} must be finite and inside the Box [{self.low}, {self.high}]")
+        return arr
+
+    def candidates(self, states: Any, host_actions: np.ndarray, rng: np.random.Generator) -> Any:
+        """``C`` for each row: ``(b, |C|)`` or ``(b, |C|, d)``, column 0 ``host_actions``."""
+        b = len(host_actions)
+        parts = [host_actions[:, None]]
+        for i, (proposer, n) in enumerate(self.proposals):
+            out = np.asarray(host_view(proposer.propose(states, host_actions, n, rng)))
+            shape = host_actions.shape[1:]
+            if out.shape != (b, n, *shape):
+                raise ValueError(
+                    f"proposals[{i}] must return shape {(b, n, *shape)}, got {out.shape}"
+                )
+            flat = self._check_actions(out.reshape(b * n, *shape), b * n, f"proposals[{i}]")
+            parts.append(flat.reshape(b, n, *shape))
+        return np.concatenate(parts, axis=1)
+
+    def decide(
+        self, states: Any, host_actions: Any, t: Any, rng: np.random.Generator
+    ) -> CandidateDecision:
+        """One decision per row: the host's action, or on exploring rows the gate's draw.
+
+        Parameters
+        ----------
+        states
+            a batch of ``b`` states, passed (restricted to the exploring rows) to the host,
+            the proposers and the EI; arrays, tensors or dicts of them.
+        host_actions : Array
+            the host's actions, int ``(b,)`` or float ``(b, d)``, inside the space.
+        t
+            rounds completed: a scalar or ``(b,)``, ``≥ 0``.
+        rng : numpy.random.Generator
+            the only source of randomness.
+
+        Returns
+        -------
+        CandidateDecision
+            A :class:`CandidateDecision`.
+        """
+        b = len(host_actions)
+        host = self._check_actions(host_actions, b, "host_actions")
+        eps = np.asarray(epsilon_schedule(t, self.half_life), dtype=np.float64)
+        if eps.shape not in ((), (b,)):
+            raise ValueError(f"t must be a scalar or have shape ({b},), got {eps.shape}")
+        eps = np.broadcast_to(eps, (b,))
+        u_explore, u_draw = draw_acting_uniforms(rng, (b,))
+        explored = u_explore < eps
+        rows = np.flatnonzero(explored)
+        actions, overridden = host.copy(), np.zeros(b, dtype=bool)
+        if rows.size == 0:
+            none = np.zeros((0, self.size), dtype=bool)
+            cands = np.empty((0, self.size, *host.shape[1:]), dtype=host.dtype)
+            return CandidateDecision(
+                actions, explored, overridden, rows, cands, none, np.zeros(none.shape), none, None
+            )
+        sub = states if rows.size == b else _take_rows(states, rows)
+        cands = self.candidates(sub, host[rows], rng)
+        log_w = np.asarray(host_view(self.host.log_weight(sub, host[rows], cands)), np.float64)
+        ei = np.asarray(host_view(self.expected_improvement(sub, cands)), np.float64)
+        if ei.shape != log_w.shape:
+            raise ValueError(f"expected_improvement must have shape {log_w.shape}, got {ei.shape}")
+        decision, unique = candidate_rule(
+            cands,
+            log_w,
+            ei,
+            eps[rows],
+            gate_price=self.gate_price,
+            surprisal_cap=self.surprisal_cap,
+        )
+        chosen = np.where(
+            decision.gate_empty, 0, sample_categorical(decision.override, u_draw[rows])
+        )
+        actions[rows] = cands[np.arange(rows.size), chosen]
+        overridden[rows] = ~decision.gate_empty
+        return CandidateDecision(
+            actions,
+            explored,
+            overridden,
+            rows,
+            cands,
+            unique,
+            decision.delight,
+            decision.gate,
+            decision,
+        )
