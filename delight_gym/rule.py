@@ -11,7 +11,8 @@ For one decision with actions ``a = 1..A`` (paper §2.1, Algorithm 1):
 
 Every function is batched over any leading dimensions (the last axis indexes actions) and
 accepts numpy arrays or torch tensors; the result has the input's type, dtype and device.
-Agents, wrappers and experiments all call these functions.
+Agents, wrappers and experiments all call these functions; DE's options record lives beside
+this module (:mod:`delight_gym.options`).
 """
 
 from __future__ import annotations
@@ -33,9 +34,7 @@ __all__ = [
     "DEFAULT_GATE_PRICE",
     "DEFAULT_HALF_LIFE",
     "DEFAULT_SURPRISAL_CAP",
-    "AnnealedSettings",
     "DelightDecision",
-    "DelightSettings",
     "ExploreRowsDraw",
     "GateSettings",
     "apply_delight_rule",
@@ -288,7 +287,7 @@ def delight_rule(
 
 
 class GateSettings(Protocol):
-    """Anything holding checked gate settings: an agent, a wrapper, a settings record."""
+    """Anything holding checked gate settings, e.g. :class:`~delight_gym.options.DelightOptions`."""
 
     @property
     def gate_price(self) -> float:
@@ -329,73 +328,6 @@ def apply_delight_rule(
         multiplicity=multiplicity,
         validate=False,
     )
-
-
-class AnnealedSettings:
-    """``half_life``: ``M > 0`` of the override schedule ``ε_t = M/(M + t)`` (default 100).
-
-    A mixin for agents and wrappers, put before their base class (``class
-    EpsilonGreedyAgent(AnnealedSettings, BernoulliAgent)``): it takes its keyword argument,
-    checks it (``ValueError`` or ``TypeError`` naming ``half_life``), stores it and passes the
-    rest on.
-
-    Attributes
-    ----------
-    half_life : float
-    """
-
-    def __init__(self, *args: Any, half_life: float = DEFAULT_HALF_LIFE, **kwargs: Any) -> None:
-        self.half_life = check_positive_float(half_life, "half_life")
-        super().__init__(*args, **kwargs)
-
-
-class DelightSettings(AnnealedSettings):
-    """``half_life`` (as :class:`AnnealedSettings`), ``gate_price`` ``λ >= 0`` (``inf``: never
-    override; default 0.1) and ``surprisal_cap`` ``L > 0`` (default 10), checked once by the
-    constructor (:func:`check_gate_settings`); :meth:`decide` then applies the rule with them,
-    unchecked.
-
-    The one home of DE's settings: every DE agent and
-    :class:`~delight_gym.wrappers.DelightExplorationWrapper` mix it in before their base class.
-
-    Attributes
-    ----------
-    half_life, gate_price, surprisal_cap : float
-    """
-
-    def __init__(
-        self,
-        *args: Any,
-        gate_price: float = DEFAULT_GATE_PRICE,
-        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        **kwargs: Any,
-    ) -> None:
-        self.gate_price, self.surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
-        super().__init__(*args, **kwargs)
-
-    def decide(
-        self,
-        host_probs: Any,
-        expected_improvement: Any,
-        epsilon: Any,
-        *,
-        multiplicity: Any = None,
-    ) -> DelightDecision:
-        """:func:`apply_delight_rule` with these settings (checked by the constructor; the
-        caller builds and checks the inputs).
-
-        Parameters
-        ----------
-        host_probs, expected_improvement : numpy.ndarray or torch.Tensor
-            ``(..., A)``, as for :func:`delight_rule`.
-        epsilon : float or array
-            ``ε``, a scalar or ``(...)``.
-        multiplicity : numpy.ndarray or torch.Tensor, optional
-            ``(..., A)`` column counts (see :func:`delight_rule`).
-        """
-        return apply_delight_rule(
-            self, host_probs, expected_improvement, epsilon, multiplicity=multiplicity
-        )
 
 
 def sample_categorical(probs: Array, uniforms: Array) -> Array:

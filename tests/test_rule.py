@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from delight_gym.options import DelightSettings
 from delight_gym.posteriors.beta import beta_expected_improvement
 from delight_gym.rule import (
-    DelightSettings,
     apply_delight_rule,
     check_gate_settings,
     delight_rule,

@@ -587,6 +587,7 @@ def test_a_wrapper_pickled_before_delight_options_unpickles() -> None:
     stats = stats_cls.__new__(stats_cls)
     stats.__setstate__({**old_stats, "steps": 3, "overridden": 1})
     old = {k: v for k, v in vars(de).items() if k != "delight"}
+    old.update(gate_price=0.2, surprisal_cap=10.0, half_life=100.0)  # held as attributes then
     old.update(baseline="max", stats=stats)
     loaded = DelightExplorationWrapper.__new__(DelightExplorationWrapper)
     loaded.__setstate__(old)

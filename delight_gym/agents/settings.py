@@ -1,11 +1,11 @@
-"""The DE settings of the agents, checked once, in the constructor, and a DE agent's step info.
+"""The DE settings of the agents and a DE agent's step info.
 
 Agents mix the settings classes in before their base class (``class
-DelightAgent(DelightSettings, BernoulliAgent)``): each takes its keyword arguments, checks them
-(``ValueError`` or ``TypeError`` naming the argument), stores them and passes the rest on. The
-per-step code then calls the rule through :meth:`DelightSettings.decide` (``validate=False``):
-nothing is re-checked on every act. The classes live in :mod:`delight_gym.rule` (the wrapper
-mixes them in too, and may not import agents) and are re-exported here.
+DelightAgent(DelightSettings, BernoulliAgent)``): each takes its keyword arguments and stores
+them, checked once, in a :class:`~delight_gym.options.DelightOptions` (``ValueError`` or
+``TypeError`` naming the argument). The per-step code then calls the rule through
+:meth:`DelightSettings.decide` (``validate=False``): nothing is re-checked on every act. The
+classes live in :mod:`delight_gym.options` and are re-exported here.
 :func:`delight_step_info` is the one layout of a DE agent's ``last_info``.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from delight_gym.rule import AnnealedSettings, DelightSettings
+from delight_gym.options import AnnealedSettings, DelightSettings
 
 __all__ = ["AnnealedSettings", "DelightSettings", "delight_step_info"]
 

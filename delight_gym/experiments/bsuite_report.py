@@ -81,9 +81,10 @@ def scores_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
     sizes = BSUITE_EXPERIMENTS[experiment].sizes
     out = []
     for agent, group in runs.groupby("agent", sort=True):
+        solved = group["solve_episode"].notna().to_numpy()
         solves = [
-            (int(r.size), DeepSeaSolve(not pd.isna(r.solve_episode), int(r.episodes_run), True))
-            for r in group.itertuples()
+            (int(n), DeepSeaSolve(bool(done), int(e), True))
+            for n, e, done in zip(group["size"], group["episodes_run"], solved, strict=True)
         ]
         missing = sorted(set(sizes) - set(group["size"]))
         out.append(

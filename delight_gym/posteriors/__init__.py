@@ -41,6 +41,8 @@ __all__ = [
     "BanditEnsemblePosterior",
     "BetaBernoulliAdapter",
     "BetaBernoulliPosterior",
+    "ContinuousQEnsemble",
+    "ContinuousTransitions",
     "EnsembleQPosterior",
     "LinFullPosterior",
     "LinearGaussianAdapter",
@@ -66,6 +68,8 @@ __all__ = [
 #: The torch posteriors (and the Student-t EI, which needs SciPy) and their modules, imported
 #: on first use (PEP 562).
 _LAZY = {
+    "ContinuousQEnsemble": "delight_gym.posteriors.q_ensemble",
+    "ContinuousTransitions": "delight_gym.posteriors.q_ensemble",
     "BanditEnsemblePosterior": "delight_gym.posteriors.bandit_ensemble",
     "EnsembleQPosterior": "delight_gym.posteriors.ensemble",
     "LinFullPosterior": "delight_gym.posteriors.linfull",

@@ -5,7 +5,7 @@ It is mixed in before the SB3 base class and overrides SB3's hooks with SB3's ex
 signatures: ``predict`` (``deterministic=True`` is the policy's own greedy choice),
 ``_store_transition`` (then :meth:`DelightAlgorithmMixin._transition_stored`), ``_on_step``
 (``exploration_rate = ε_t``) and ``dump_logs`` (DE's
-:class:`~delight_gym.wrappers.stats.DelightStats` before SB3's own dump).
+:class:`~delight_gym.stats.DelightStats` before SB3's own dump).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from stable_baselines3.common.type_aliases import MaybeCallback
 
 from delight_gym._checks import check_all_finite
 from delight_gym.posteriors.ensemble import EnsembleQPosterior, TDStepStats
-from delight_gym.wrappers.stats import DelightStats
+from delight_gym.stats import DelightStats
 
 __all__ = ["DelightAlgorithmMixin", "PredictState", "Prediction", "StoredTransition"]
 

@@ -5,9 +5,9 @@ al. 2016, 2018; bsuite's ``boot_dqn``), optionally with Delight-gated exploratio
 are trained by Q-learning from SB3's replay buffer (:class:`BootstrapReplayBuffer`, with
 bootstrap masks when ``mask_prob < 1``); each environment of the VecEnv draws a head at the start
 of every episode and acts greedily on it for the whole episode (Thompson sampling over heads).
-With ``delight=`` (:class:`~delight_gym.wrappers.options.DelightOptions`) DE overrides on top of
+With ``delight=`` (:class:`~delight_gym.options.DelightOptions`) DE overrides on top of
 that host, with the ensemble's exact EI (:func:`~delight_gym.posteriors.ensemble.ensemble_values`,
-then :func:`~delight_gym.wrappers.exploration.decide_on_values`, the path the wrapper uses).
+then :func:`~delight_gym.options.decide_on_values`, the path the wrapper uses).
 Randomness comes from the algorithm's own generators, all seeded from ``seed``. Defaults, the
 episode clock, ``value_scale`` and ``commit``: ``docs/sb3.md``.
 """
@@ -36,7 +36,7 @@ from delight_gym._checks import (
     check_seed,
     check_would_fit,
 )
-from delight_gym._lazy import lazy_getattr
+from delight_gym.options import HOSTS, DelightOptions, decide_on_values, greedy_probs
 from delight_gym.posteriors.base import PosteriorValues
 from delight_gym.posteriors.ensemble import (
     DEFAULT_HIDDEN_SIZES,
@@ -52,10 +52,7 @@ from delight_gym.sb3.base import (
     PredictState,
     StoredTransition,
 )
-from delight_gym.wrappers.exploration import decide_on_values
-from delight_gym.wrappers.hosts import greedy_probs
-from delight_gym.wrappers.options import HOSTS, DelightOptions
-from delight_gym.wrappers.stats import DelightStats
+from delight_gym.stats import DelightStats
 
 __all__ = [
     "BootstrapReplayBuffer",
@@ -67,12 +64,6 @@ __all__ = [
 SelfBootstrappedDQN = TypeVar("SelfBootstrappedDQN", bound="BootstrappedDQN")
 
 _AUTO_RATE = 0.01
-
-#: ``DelightSettings``, this module's options record until this release, is
-#: :class:`~delight_gym.wrappers.options.DelightOptions` (the old name warns).
-__getattr__ = lazy_getattr(
-    __name__, {"DelightSettings": "delight_gym.wrappers.options:DelightOptions"}, moved=True
-)
 
 
 def _spawn_rng(seed: int | None, stream: int) -> np.random.Generator:
@@ -143,7 +134,10 @@ class BootstrapReplayBuffer(ReplayBuffer):
             raise ValueError("optimize_memory_usage is not supported by BootstrapReplayBuffer")
         size = check_positive_int(buffer_size, "buffer_size")
         heads = check_positive_int(num_heads, "num_heads")
-        masked = check_probability(mask_prob, "mask_prob") < 1
+        mask = check_probability(mask_prob, "mask_prob")
+        if mask == 0:
+            raise ValueError("mask_prob must be > 0")
+        masked = mask < 1
         obs_bytes = int(np.prod(get_obs_shape(observation_space)))  # type: ignore[arg-type]
         obs_bytes *= np.dtype(observation_space.dtype).itemsize
         # Per stored step of each env: observation and next one, int64 actions, float32 reward,
@@ -162,10 +156,8 @@ class BootstrapReplayBuffer(ReplayBuffer):
             optimize_memory_usage=False,
             handle_timeout_termination=handle_timeout_termination,
         )
-        self.num_heads = check_positive_int(num_heads, "num_heads")
-        self.mask_prob = check_probability(mask_prob, "mask_prob")
-        if self.mask_prob == 0:
-            raise ValueError("mask_prob must be > 0")
+        self.num_heads = heads
+        self.mask_prob = mask
         self.rng = _spawn_rng(seed, 1)
         self.masks: np.ndarray | None = None
         if self.mask_prob < 1:
@@ -301,7 +293,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         Bootstrap mask probability (``< 1`` keeps masks in the replay buffer).
     delight : None, bool, dict or DelightOptions, default None
         ``None``/``False``: plain bootstrapped DQN; ``True``, a dict or
-        :class:`~delight_gym.wrappers.options.DelightOptions`: DE on top (its clock counts
+        :class:`~delight_gym.options.DelightOptions`: DE on top (its clock counts
         episodes unless ``clock="step"``; its host is the episode's head unless
         ``host="mean"``).
     replay_buffer_class : type, optional
@@ -374,12 +366,8 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         self.target_update_interval = check_positive_int(
             target_update_interval, "target_update_interval"
         )
-        check_positive_int(num_heads, "num_heads")
         check_positive_int(batch_size, "batch_size")
         check_positive_int(buffer_size, "buffer_size")
-        mask = check_probability(mask_prob, "mask_prob")
-        if mask == 0:
-            raise ValueError("mask_prob must be > 0")
         if replay_buffer_class is None:
             replay_buffer_class = BootstrapReplayBuffer
         elif not (
@@ -387,7 +375,8 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
             and issubclass(replay_buffer_class, BootstrapReplayBuffer)
         ):
             raise TypeError("replay_buffer_class must be a subclass of BootstrapReplayBuffer")
-        buffer_kwargs = {"num_heads": num_heads, "mask_prob": mask, "seed": seed}
+        # num_heads and mask_prob are checked once, by the buffer (built by _setup_model).
+        buffer_kwargs = {"num_heads": num_heads, "mask_prob": mask_prob, "seed": seed}
         buffer_kwargs.update(replay_buffer_kwargs or {})
         pol_kwargs = dict(policy_kwargs or {})
         own = sorted({"num_heads", "prior_scale", "gamma", "seed"} & set(pol_kwargs))
@@ -430,8 +419,8 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
             supported_action_spaces=(spaces.Discrete,),
             support_multi_env=True,
         )
-        self.num_heads = int(num_heads)
-        self.mask_prob = mask
+        self.num_heads = num_heads
+        self.mask_prob = mask_prob
         self.rng = _spawn_rng(seed, 0)
         self.delight_stats = DelightStats()
         self.episode_heads: np.ndarray | None = None
@@ -457,6 +446,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
                 f"{type(self.observation_space).__name__}"
             )
         super()._setup_model()
+        self.num_heads, self.mask_prob = self.replay_buffer.num_heads, self.replay_buffer.mask_prob
         if (
             self.n_envs > 1
             and self.episode_heads is not None

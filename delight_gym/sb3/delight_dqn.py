@@ -23,6 +23,7 @@ from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
 from stable_baselines3.dqn.policies import DQNPolicy
 
+from delight_gym.options import DelightOptions
 from delight_gym.posteriors.base import ValuePosterior
 from delight_gym.posteriors.encoders import encoder_for_space
 from delight_gym.posteriors.ensemble import EnsembleQPosterior
@@ -32,10 +33,9 @@ from delight_gym.sb3.base import (
     PredictState,
     StoredTransition,
 )
+from delight_gym.stats import DelightStats
 from delight_gym.wrappers.exploration import DelightExplorationWrapper, unpack_vec_env_step
 from delight_gym.wrappers.hosts import SB3QHost
-from delight_gym.wrappers.options import DelightOptions
-from delight_gym.wrappers.stats import DelightStats
 
 __all__ = ["DelightDQN"]
 
@@ -62,7 +62,7 @@ class DelightDQN(DelightAlgorithmMixin, DQN):
     seed : int, optional
         Seeds SB3 (as for DQN), DE's generator and the default ensemble posterior.
     delight : DelightOptions or dict, optional
-        DE's options (:class:`~delight_gym.wrappers.options.DelightOptions`; the clock counts
+        DE's options (:class:`~delight_gym.options.DelightOptions`; the clock counts
         environment steps). ``None``: the defaults. The keywords ``gate_price=``,
         ``surprisal_cap=``, ``half_life=``, ``baseline=`` and ``delight_seed=`` still work until
         the next release, with a ``DeprecationWarning``.

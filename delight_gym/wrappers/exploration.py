@@ -3,7 +3,8 @@
 Each :meth:`~DelightExplorationWrapper.predict` is one DE decision per observation row (paper
 §2.1, Algorithm 1): the host's probabilities (:mod:`delight_gym.wrappers.hosts`), the
 posterior's means, baseline and EI (:func:`~delight_gym.posteriors.base.evaluate_posterior`),
-then the one rule and draw (:func:`decide_on_values`, :func:`delight_gym.rule.sample_acting`)
+then the one rule and draw (:func:`~delight_gym.options.decide_on_values`,
+:func:`delight_gym.rule.sample_acting`)
 at ``ε_t = M/(M + t)``, ``t`` counting the transitions given to
 :meth:`~DelightExplorationWrapper.observe`. ``deterministic=True`` is the host's own choice
 (SB3's contract); ``deterministic=False`` is DE frozen at the current ``ε_t`` and posterior.
@@ -22,14 +23,13 @@ from gymnasium import spaces
 from delight_gym._checks import (
     check_all_finite,
     check_binary,
-    check_finite_array,
     check_nonnegative_int,
     check_probabilities,
     check_seed,
 )
+from delight_gym.options import DelightOptions, DelightSettings, decide_on_values
 from delight_gym.posteriors.base import (
     BASELINES,
-    PosteriorValues,
     ValuePosterior,
     adapt_posterior,
     evaluate_posterior,
@@ -37,18 +37,15 @@ from delight_gym.posteriors.base import (
 from delight_gym.posteriors.value import default_posterior
 from delight_gym.rule import (
     DelightDecision,
-    DelightSettings,
-    apply_delight_rule,
     draw_acting_uniforms,
     epsilon_schedule,
     sample_acting,
     sample_acting_on_explore_rows,
 )
+from delight_gym.stats import DelightStats
 from delight_gym.wrappers.hosts import Host, make_host
-from delight_gym.wrappers.options import DelightOptions
-from delight_gym.wrappers.stats import DelightStats
 
-__all__ = ["BASELINES", "DelightExplorationWrapper", "decide_on_values", "unpack_vec_env_step"]
+__all__ = ["BASELINES", "DelightExplorationWrapper", "unpack_vec_env_step"]
 
 
 def unpack_vec_env_step(
@@ -84,55 +81,6 @@ def unpack_vec_env_step(
         if final is not None:
             next_obs[i] = final
     return next_obs, done & ~truncated, truncated
-
-
-def decide_on_values(
-    options: DelightOptions,
-    host_probs: np.ndarray,
-    values: PosteriorValues,
-    epsilon: float,
-    *,
-    value_scale: float | None = None,
-) -> tuple[DelightDecision, np.ndarray]:
-    """DE's decision for ``n`` rows from the host's probabilities and the posterior's values:
-    the one path from posterior values to a decision, used by
-    :class:`DelightExplorationWrapper` (so by :class:`~delight_gym.sb3.DelightDQN`) and by
-    :class:`~delight_gym.sb3.BootstrappedDQN`.
-
-    Parameters
-    ----------
-    options : DelightOptions
-        The rule's settings (checked when they were built).
-    host_probs : numpy.ndarray
-        float64 ``(n, A)``, checked by the caller.
-    values : PosteriorValues
-        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``; checked here
-        (finite, shapes, EI ``>= 0``).
-    epsilon : float
-        ``ε_t``.
-    value_scale : float, optional
-        EI is divided by it before the gate (default: ``options.value_scale``, then a float).
-
-    Returns
-    -------
-    (DelightDecision, numpy.ndarray)
-        The decision and the EI the gate saw, float64 ``(n, A)``.
-    """
-    shape = host_probs.shape
-    for name, value in (
-        ("mean", values.mean),
-        ("expected_improvement", values.expected_improvement),
-    ):
-        arr = check_finite_array(value, f"posterior {name}")
-        if arr.shape != shape:
-            raise ValueError(f"posterior {name} has shape {arr.shape}, expected {shape}")
-    ei = np.asarray(values.expected_improvement, dtype=np.float64)
-    if np.any(ei < 0):
-        raise ValueError("posterior expected_improvement must be non-negative")
-    scale = float(options.value_scale if value_scale is None else value_scale)
-    if scale != 1.0:
-        ei = ei / scale
-    return apply_delight_rule(options, host_probs, ei, epsilon), ei
 
 
 def _as_batch(observation: Any, space: Any, name: str, where: str) -> tuple[np.ndarray, bool]:
@@ -192,7 +140,7 @@ class DelightExplorationWrapper(DelightSettings):
         :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (10 heads, trained on what
         :meth:`observe` gives it).
     delight : DelightOptions or dict, optional
-        DE's options (:class:`~delight_gym.wrappers.options.DelightOptions`: ``gate_price``,
+        DE's options (:class:`~delight_gym.options.DelightOptions`: ``gate_price``,
         ``surprisal_cap``, ``half_life``, ``baseline``, ``value_scale``; the clock counts
         steps). ``None``: the defaults. The keywords ``gate_price=``, ``surprisal_cap=``,
         ``half_life=`` and ``baseline=`` still work until the next release, with a
@@ -233,7 +181,7 @@ class DelightExplorationWrapper(DelightSettings):
     rng : numpy.random.Generator
     stats : DelightStats
         Every non-deterministic :meth:`predict` since the last ``stats.log(logger)`` /
-        ``stats.reset()`` (see :mod:`delight_gym.wrappers.stats`).
+        ``stats.reset()`` (see :mod:`delight_gym.stats`).
     last_info : dict
         About the last :meth:`predict` call, one entry per row: ``overridden`` (bool: the
         action was drawn from a non-empty override ``q`` rather than the host), ``explored``
@@ -284,11 +232,6 @@ class DelightExplorationWrapper(DelightSettings):
             raise ValueError("delight=False: the wrapper is DE; use the host itself instead")
         options = DelightOptions.from_keywords(type(self).__name__, delight, deprecated)
         self.delight = (options or DelightOptions()).resolve(type(self).__name__, clocks=("step",))
-        super().__init__(
-            gate_price=self.delight.gate_price,
-            surprisal_cap=self.delight.surprisal_cap,
-            half_life=self.delight.half_life,
-        )
         self.host: Host = make_host(
             host,
             temperature=host_temperature,
@@ -542,7 +485,7 @@ class DelightExplorationWrapper(DelightSettings):
         ----------
         logger : stable_baselines3.common.logger.Logger, optional
             When given, :attr:`stats` is logged (:meth:`DelightStats.log
-            <delight_gym.wrappers.stats.DelightStats.log>`) and dumped at step ``t`` at the end
+            <delight_gym.stats.DelightStats.log>`) and dumped at step ``t`` at the end
             of every evaluation episode.
 
         Returns
@@ -573,14 +516,11 @@ class DelightExplorationWrapper(DelightSettings):
     def __setstate__(self, state: dict[str, Any]) -> None:
         """Unpickle, also a wrapper pickled before :class:`DelightOptions` (a ``DelightDQN``
         saved by the previous release): its options are rebuilt from the settings it held."""
+        state = dict(state)
+        old = {k: state.pop(k) for k in ("gate_price", "surprisal_cap", "half_life") if k in state}
         if "delight" not in state:
-            state = dict(state)
             state["delight"] = DelightOptions(
-                gate_price=state["gate_price"],
-                surprisal_cap=state["surprisal_cap"],
-                half_life=state["half_life"],
-                baseline=state.pop("baseline", "host"),
-                clock="step",
+                **old, baseline=state.pop("baseline", "host"), clock="step"
             )
         self.__dict__.update(state)
 

@@ -25,18 +25,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from delight_gym._checks import check_positive_float
+from delight_gym.options import greedy_probs
 
-__all__ = ["CallableHost", "Host", "SB3PolicyHost", "SB3QHost", "greedy_probs", "make_host"]
-
-
-def greedy_probs(values: np.ndarray) -> np.ndarray:
-    """A greedy host's probabilities: one-hot on ``argmax_a values[i, a]`` (ties: the first
-    maximal index, as ``torch.argmax`` and DQN's ``predict``), float64 ``(n, A)`` for values
-    ``(n, A)``. Used by :class:`SB3QHost` and by :class:`~delight_gym.sb3.BootstrappedDQN`'s
-    head and mean hosts."""
-    out = np.zeros(values.shape, dtype=np.float64)
-    out[np.arange(values.shape[0]), np.argmax(values, axis=1)] = 1.0
-    return out
+__all__ = ["CallableHost", "Host", "SB3PolicyHost", "SB3QHost", "make_host"]
 
 
 @runtime_checkable

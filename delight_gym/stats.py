@@ -4,9 +4,8 @@
 :class:`~delight_gym.sb3.DelightDQN` and :class:`~delight_gym.sb3.BootstrappedDQN` record
 into one; :meth:`DelightStats.log` writes the rates of the current window to a
 Stable-Baselines3 logger under the keys of :data:`LOG_KEYS` and starts a new window, while
-the running totals are never reset. It lives beside the wrapper (not in
-:mod:`delight_gym.sb3`) because the wrapper records into it and does not import SB3: the
-logger is anything with ``record(key, value)``. What each key means: ``docs/sb3.md``.
+the running totals are never reset. The logger is anything with ``record(key, value)``, so this
+module does not import SB3. What each key means: ``docs/sb3.md``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,365 @@
+"""DE's options, checked once: :class:`DelightOptions` and the value-based decision.
+
+:class:`DelightOptions` is the one record of DE's settings, taken as ``delight=`` by
+:class:`~delight_gym.wrappers.DelightExplorationWrapper`, :class:`~delight_gym.sb3.DelightDQN`
+and :class:`~delight_gym.sb3.BootstrappedDQN`, and held by every DE agent through the
+:class:`DelightSettings` mixin. Its constructor checks every field; the holders trust it.
+:func:`decide_on_values` turns a posterior's values into a decision with those options.
+What each option does, with examples: ``docs/sb3.md``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from delight_gym._checks import check_finite_array, check_positive_float, check_probability
+from delight_gym.posteriors.base import BASELINES, PosteriorValues
+from delight_gym.rule import (
+    DEFAULT_GATE_PRICE,
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    DelightDecision,
+    apply_delight_rule,
+    check_gate_settings,
+)
+
+__all__ = [
+    "CLOCKS",
+    "HOSTS",
+    "AnnealedSettings",
+    "DelightOptions",
+    "DelightSettings",
+    "decide_on_values",
+    "greedy_probs",
+]
+
+#: What ``t`` of ``ε_t = M/(M + t)`` may count.
+CLOCKS = ("step", "episode")
+#: :class:`~delight_gym.sb3.BootstrappedDQN`'s hosts: the episode's head or the ensemble mean.
+HOSTS = ("head", "mean")
+_CLOCK_ALIASES = {"steps": "step", "episodes": "episode"}
+#: The values of ``value_scale`` that are not a number.
+_SCALE_MODES = ("auto", "spread")
+_DEPRECATED_KEYWORDS = ("gate_price", "surprisal_cap", "half_life", "baseline")
+
+
+@dataclasses.dataclass(frozen=True)
+class DelightOptions:
+    """Delight-gated exploration's options (checked on construction, and only there).
+
+    Parameters
+    ----------
+    gate_price : float, default 0.1
+        ``λ >= 0`` (``inf``: never override).
+    surprisal_cap : float, default 10.0
+        ``L > 0``.
+    half_life : float, default 100.0
+        ``M > 0`` of ``ε_t = M/(M + t)``.
+    baseline : {"host", "max"}, default "host"
+        The EI baseline ``v_s`` (:func:`~delight_gym.posteriors.base.host_baseline`'s ``kind``).
+    value_scale : float or "auto" or "spread", default 1.0
+        EI is divided by it before the gate, in the environment's value unit (``1.0``: the
+        paper's rule). ``"auto"``: a running estimate from the TD targets; ``"spread"``: each
+        state's spread of the heads' values (beyond the paper; both ``BootstrappedDQN`` only).
+    clock : {"step", "episode"}, optional
+        What ``t`` counts. ``None``: the holder's default (``"episode"`` for
+        ``BootstrappedDQN``, ``"step"`` for the others). ``"steps"``/``"episodes"`` accepted.
+    host : {"head", "mean"}, optional
+        ``BootstrappedDQN`` only (``None``: ``"head"``): greedy on the episode's head or on the
+        ensemble mean. The other classes take their host as an argument of their own.
+    commit : bool, default False
+        ``BootstrappedDQN`` with ``host="head"`` only, beyond the paper: an override also
+        switches the episode's head.
+    agreement : float, optional
+        ``BootstrappedDQN`` only, beyond the paper: the gate is closed (``EI = 0``) at a state
+        where at least this fraction of the heads, in ``(0, 1]``, share their greedy action.
+
+    Examples
+    --------
+    >>> DelightOptions(half_life=50).resolve("DelightDQN", clocks=("step",)).clock
+    'step'
+    >>> DelightOptions.make({"gate_price": 0.2}).gate_price
+    0.2
+    """
+
+    gate_price: float = DEFAULT_GATE_PRICE
+    surprisal_cap: float = DEFAULT_SURPRISAL_CAP
+    half_life: float = DEFAULT_HALF_LIFE
+    baseline: str = "host"
+    value_scale: float | str = 1.0
+    clock: str | None = None
+    host: str | None = None
+    commit: bool = False
+    agreement: float | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        gate_price, surprisal_cap = check_gate_settings(self.gate_price, self.surprisal_cap)
+        set_(self, "gate_price", gate_price)
+        set_(self, "surprisal_cap", surprisal_cap)
+        set_(self, "half_life", check_positive_float(self.half_life, "half_life"))
+        if self.baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {BASELINES}, got {self.baseline!r}")
+        if self.value_scale not in _SCALE_MODES:
+            if isinstance(self.value_scale, str):
+                raise ValueError(
+                    "value_scale must be a positive float, 'auto' or 'spread', got "
+                    f"{self.value_scale!r}"
+                )
+            set_(self, "value_scale", check_positive_float(self.value_scale, "value_scale"))
+        if self.clock is not None:
+            clock = _CLOCK_ALIASES.get(self.clock, self.clock)
+            if clock not in CLOCKS:
+                raise ValueError(f"clock must be one of {CLOCKS} or None, got {self.clock!r}")
+            set_(self, "clock", clock)
+        if self.host is not None and self.host not in HOSTS:
+            raise ValueError(f"host must be one of {HOSTS} or None, got {self.host!r}")
+        if not isinstance(self.commit, bool):
+            raise TypeError(f"commit must be a bool, got {self.commit!r}")
+        if self.commit and self.host == "mean":
+            raise ValueError("commit switches the episode's head: it needs host='head'")
+        if self.agreement is not None:
+            agreement = check_probability(self.agreement, "agreement")
+            if agreement == 0:
+                raise ValueError("agreement must lie in (0, 1], got 0")
+            set_(self, "agreement", agreement)
+
+    @classmethod
+    def make(cls, value: Any) -> DelightOptions | None:
+        """``None``/``False`` → ``None``; ``True`` → the defaults; a dict →
+        ``DelightOptions(**value)``; a :class:`DelightOptions` as it is. Anything else: a
+        ``TypeError`` naming ``delight``."""
+        if value is None or value is False:
+            return None
+        if value is True:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            try:
+                return cls(**value)
+            except TypeError as exc:
+                raise TypeError(f"delight: {exc}") from None
+        raise TypeError(
+            f"delight must be None, a bool, a dict or DelightOptions, got {type(value).__name__}"
+        )
+
+    def resolve(
+        self,
+        owner: str,
+        *,
+        clocks: tuple[str, ...],
+        hosts: tuple[str, ...] = (),
+        auto_scale: bool = False,
+    ) -> DelightOptions:
+        """These options as ``owner`` uses them: ``clock`` and ``host`` filled with its defaults
+        (the first of ``clocks`` / ``hosts``); ``ValueError`` naming the field it cannot honour.
+
+        Parameters
+        ----------
+        owner : str
+            The class's name (for the messages).
+        clocks : tuple of str
+            The clocks it can count, its default first.
+        hosts : tuple of str, default ()
+            The hosts it can choose (empty: its host is given otherwise, so ``host`` and
+            ``commit`` are refused).
+        auto_scale : bool, default False
+            Whether it estimates ``value_scale="auto"`` and acts on an ensemble's heads
+            (``value_scale="spread"`` and ``agreement``).
+        """
+        clock = self.clock or clocks[0]
+        if clock not in clocks:
+            raise ValueError(f"{owner} counts clock in {clocks}; got clock={self.clock!r}")
+        if not hosts and self.host is not None:
+            raise ValueError(f"{owner} takes its host as an argument; delight.host must be None")
+        if not hosts and self.commit:
+            raise ValueError(f"{owner} has no episode head to commit to; commit must be False")
+        if self.value_scale in _SCALE_MODES and not auto_scale:
+            raise ValueError(
+                f"{owner} has no running value scale nor heads; value_scale must be a float"
+            )
+        if self.agreement is not None and not auto_scale:
+            raise ValueError(f"{owner} has no heads to agree; agreement must be None")
+        resolved = copy.copy(self)  # the fields were checked on construction: no second check
+        object.__setattr__(resolved, "clock", clock)
+        object.__setattr__(resolved, "host", self.host or (hosts[0] if hosts else None))
+        return resolved
+
+    @classmethod
+    def from_keywords(
+        cls, owner: str, delight: Any, deprecated: dict[str, Any]
+    ) -> DelightOptions | None:
+        """``delight`` as :meth:`make` reads it, or the options built from the keywords that
+        ``owner`` took before ``delight=`` existed (``gate_price``, ``surprisal_cap``,
+        ``half_life``, ``baseline``; each warns with a ``DeprecationWarning``). Any other keyword
+        is a ``TypeError``, as Python's own for an unexpected keyword."""
+        unknown = sorted(set(deprecated) - set(_DEPRECATED_KEYWORDS))
+        if unknown:
+            raise TypeError(f"{owner}() got unexpected keyword arguments {unknown}")
+        if not deprecated:
+            return cls.make(delight)
+        if delight is not None:
+            raise TypeError(f"pass DE's options either as delight= or as {sorted(deprecated)}")
+        warnings.warn(
+            f"{owner}({', '.join(f'{k}=...' for k in deprecated)}) is deprecated: pass "
+            "delight=DelightOptions(...) (or a dict); the old keywords will be removed in the "
+            "next release",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return cls(**deprecated)
+
+
+class AnnealedSettings:
+    """``half_life``: ``M > 0`` of the override schedule ``ε_t = M/(M + t)`` (default 100).
+
+    A mixin for agents, put before their base class (``class EpsilonGreedyAgent(
+    AnnealedSettings, BernoulliAgent)``): it takes its keyword argument, checks it
+    (``ValueError`` or ``TypeError`` naming ``half_life``), stores it and passes the rest on.
+    In a :class:`DelightSettings` holder, ``half_life`` is its options' (checked there).
+
+    Attributes
+    ----------
+    half_life : float
+    """
+
+    def __init__(self, *args: Any, half_life: float = DEFAULT_HALF_LIFE, **kwargs: Any) -> None:
+        if not isinstance(self, DelightSettings):  # a DE holder's options hold half_life
+            self.half_life = check_positive_float(half_life, "half_life")
+        super().__init__(*args, **kwargs)
+
+
+class DelightSettings(AnnealedSettings):
+    """A holder of :class:`DelightOptions`: the mixin of every DE agent and of the wrapper.
+
+    Its constructor takes ``gate_price`` ``λ`` (default 0.1), ``surprisal_cap`` ``L`` (default
+    10) and ``half_life`` ``M`` (default 100), builds :attr:`delight` from them (which checks
+    them, naming a bad one) and passes the other keywords on; put it before the base class
+    (``class DelightAgent(DelightSettings, BernoulliAgent)``). A holder that builds its options
+    otherwise (the wrapper, from ``delight=``) sets :attr:`delight` instead of calling this
+    constructor. :meth:`decide` applies the rule with these options, unchecked.
+
+    Attributes
+    ----------
+    delight : DelightOptions
+    gate_price, surprisal_cap, half_life : float
+        Read from :attr:`delight`.
+    """
+
+    delight: DelightOptions
+
+    def __init__(
+        self,
+        *args: Any,
+        gate_price: float = DEFAULT_GATE_PRICE,
+        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+        half_life: float = DEFAULT_HALF_LIFE,
+        **kwargs: Any,
+    ) -> None:
+        self.delight = DelightOptions(
+            gate_price=gate_price, surprisal_cap=surprisal_cap, half_life=half_life
+        )
+        super().__init__(*args, **kwargs)
+
+    @property
+    def half_life(self) -> float:  # type: ignore[override]
+        """``M`` (``delight.half_life``)."""
+        return self.delight.half_life
+
+    @property
+    def gate_price(self) -> float:
+        """``λ`` (``delight.gate_price``)."""
+        return self.delight.gate_price
+
+    @property
+    def surprisal_cap(self) -> float:
+        """``L`` (``delight.surprisal_cap``)."""
+        return self.delight.surprisal_cap
+
+    def decide(
+        self,
+        host_probs: Any,
+        expected_improvement: Any,
+        epsilon: Any,
+        *,
+        multiplicity: Any = None,
+    ) -> DelightDecision:
+        """:func:`~delight_gym.rule.apply_delight_rule` with these options (the caller builds
+        and checks the inputs).
+
+        Parameters
+        ----------
+        host_probs, expected_improvement : numpy.ndarray or torch.Tensor
+            ``(..., A)``, as for :func:`~delight_gym.rule.delight_rule`.
+        epsilon : float or array
+            ``ε``, a scalar or ``(...)``.
+        multiplicity : numpy.ndarray or torch.Tensor, optional
+            ``(..., A)`` column counts (see :func:`~delight_gym.rule.delight_rule`).
+        """
+        return apply_delight_rule(
+            self.delight, host_probs, expected_improvement, epsilon, multiplicity=multiplicity
+        )
+
+
+def greedy_probs(values: np.ndarray) -> np.ndarray:
+    """A greedy host's probabilities: one-hot on ``argmax_a values[i, a]`` (ties: the first
+    maximal index, as ``torch.argmax`` and DQN's ``predict``), float64 ``(n, A)`` for values
+    ``(n, A)``."""
+    out = np.zeros(values.shape, dtype=np.float64)
+    out[np.arange(values.shape[0]), np.argmax(values, axis=1)] = 1.0
+    return out
+
+
+def decide_on_values(
+    options: DelightOptions,
+    host_probs: np.ndarray,
+    values: PosteriorValues,
+    epsilon: float,
+    *,
+    value_scale: float | None = None,
+) -> tuple[DelightDecision, np.ndarray]:
+    """DE's decision for ``n`` rows from the host's probabilities and the posterior's values:
+    the one path from posterior values to a decision (the wrapper, so ``DelightDQN``, and
+    ``BootstrappedDQN``).
+
+    Parameters
+    ----------
+    options : DelightOptions
+        The rule's settings.
+    host_probs : numpy.ndarray
+        float64 ``(n, A)``, checked by the caller.
+    values : PosteriorValues
+        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``; checked here
+        (finite, shapes, EI ``>= 0``).
+    epsilon : float
+        ``ε_t``.
+    value_scale : float, optional
+        EI is divided by it before the gate (default: ``options.value_scale``, then a float).
+
+    Returns
+    -------
+    (DelightDecision, numpy.ndarray)
+        The decision and the EI the gate saw, float64 ``(n, A)``.
+    """
+    shape = host_probs.shape
+    for name, value in (
+        ("mean", values.mean),
+        ("expected_improvement", values.expected_improvement),
+    ):
+        arr = check_finite_array(value, f"posterior {name}")
+        if arr.shape != shape:
+            raise ValueError(f"posterior {name} has shape {arr.shape}, expected {shape}")
+    ei = np.asarray(values.expected_improvement, dtype=np.float64)
+    if np.any(ei < 0):
+        raise ValueError("posterior expected_improvement must be non-negative")
+    scale = float(options.value_scale if value_scale is None else value_scale)
+    if scale != 1.0:
+        ei = ei / scale
+    return apply_delight_rule(options, host_probs, ei, epsilon), ei
