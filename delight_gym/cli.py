@@ -1,25 +1,23 @@
 """The ``delight-gym`` command: reproduce the paper's figures, or run its agents on your own
 settings.
 
-* ``delight-gym reproduce FIGURE [--quick] [--seeds N] [--out DIR] [--jobs N] ...`` redraws
-  one of the paper's figures (or ``all``, ``theory``, ``deepsea-bsuite``) and writes
-  ``summary.csv``, ``curves.csv`` and the figure into ``--out``;
+* ``delight-gym reproduce FIGURE [--quick] [--seeds N] [--out DIR] [--jobs N] ...`` redraws a
+  figure of :data:`~delight_gym.experiments.specs.FIGURES` (or ``all``, ``theory``);
 * ``delight-gym run FAMILY [settings] [--horizon T | --episodes E] [--agents a,b] ...`` runs
   every agent on every combination of one family's settings (built from
   :data:`delight_gym.experiments.families.FAMILIES`).
 
-Both resume a killed run, refuse to overwrite results of other settings without
-``--overwrite``, and end with one line naming the option (exit status 2) on bad arguments.
-``delight-gym --help`` lists every option; the documentation's "Results files, resume, Ray"
-page describes them in full.
+Both write ``summary.csv``, ``curves.csv`` and a figure into ``--out``, resume a killed run and
+refuse to overwrite results of other settings (:mod:`delight_gym.experiments.results`); bad
+arguments end with one line naming the option (exit status 2). Details: ``--help`` and the
+documentation's "Results files, resume, Ray" page.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import tempfile
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -27,17 +25,20 @@ from typing import TYPE_CHECKING, TypeVar
 from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym._version import __version__
 from delight_gym.experiments.families import FAMILIES, Family, SettingError
+from delight_gym.experiments.results import (
+    RUN_RECORD,
+    OtherSettingsError,
+    claim_folder,
+    prepare_folder,
+)
+from delight_gym.experiments.specs import FIGURES, PAPER_FIGURES, ExperimentSpec, setting_grid
 
 if TYPE_CHECKING:
     from delight_gym.experiments.runner import ExperimentResult
-    from delight_gym.experiments.specs import ExperimentSpec
 
-__all__ = ["FIGURE_NAMES", "RUN_RECORD", "build_parser", "main"]
+__all__ = ["FIGURE_NAMES", "build_parser", "main"]
 
 T = TypeVar("T")
-
-#: The file in each output folder that records the settings of its results.
-RUN_RECORD = "run.json"
 
 _DESCRIPTION = """\
 Delight-gated exploration (DE): reproduce the paper's figures, or run its agents on your own
@@ -55,28 +56,11 @@ examples:
 
 'delight-gym run FAMILY --help' lists a family's options, agents and defaults."""
 
-#: Figures ``reproduce`` accepts (``all`` runs the paper's figures, :data:`PAPER_FIGURES`;
-#: ``theory`` runs the paper's claims as checks, see :mod:`delight_gym.theory`;
-#: ``deepsea-bsuite``, ``wheel`` and ``neural-width``, beyond the paper, run only by name).
-FIGURE_NAMES = (
-    "bernoulli-arms",
-    "bernoulli-curves",
-    "bernoulli-tune",
-    "linear-dim",
-    "linear-noise",
-    "linear-tune",
-    "deepsea-regret",
-    "deepsea-curves",
-    "deepsea-bsuite",
-    "wheel",
-    "neural-width",
-    "theory",
-    "all",
-)
-
-#: What ``reproduce all`` runs: the paper's eight figures.
-_BEYOND_THE_PAPER = ("deepsea-bsuite", "wheel", "neural-width", "theory", "all")
-PAPER_FIGURES = tuple(n for n in FIGURE_NAMES if n not in _BEYOND_THE_PAPER)
+#: What ``reproduce`` accepts: the figure specs' names
+#: (:data:`~delight_gym.experiments.specs.FIGURES`), ``theory`` (the paper's claims as checks,
+#: :mod:`delight_gym.theory`) and ``all`` (the paper's figures,
+#: :data:`~delight_gym.experiments.specs.PAPER_FIGURES`).
+FIGURE_NAMES = (*FIGURES, "theory", "all")
 
 
 def _checked(check: Callable[[object, str], T], option: str) -> Callable[[str], T]:
@@ -302,81 +286,27 @@ def _prepare_out(parser: argparse.ArgumentParser, folder: Path) -> None:
     """Create ``folder`` and check that it can be written to; otherwise end with one line
     naming ``--out`` (exit status 2, as argparse's errors; no usage, which is not the problem)."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
+        prepare_folder(folder)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         parser.exit(2, f"{parser.prog}: error: --out: cannot write to {str(folder)!r}: {reason}\n")
 
 
-def _run_record(spec: ExperimentSpec) -> dict[str, object]:
-    """What determines the results a folder holds: the sweep's experiment, family, agents,
-    settings, horizon, seeds, base seed and batch size (as JSON would read it back)."""
-    record = {
-        "experiment": spec.name,
-        "family": spec.family.name,
-        "agents": list(spec.agents),
-        "settings": [dict(s) for s in spec.settings],
-        "horizon": spec.horizon,
-        "seeds": spec.seeds,
-        "seed": spec.seed,
-        "batch_size": spec.batch_size,
-    }
-    loaded: dict[str, object] = json.loads(json.dumps(record, default=str))
-    return loaded
-
-
-def _differences(old: dict[str, object], new: dict[str, object]) -> list[str]:
-    """``key old → new`` for each field of two run records that differs; the settings field by
-    setting key, as the sorted values each takes (``arms 10,100 → 1000``)."""
-
-    def values(record: dict[str, object]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for key, value in record.items():
-            if key != "settings":
-                out[key] = ",".join(map(str, value)) if isinstance(value, list) else str(value)
-                continue
-            settings = [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
-            for name in dict.fromkeys(k for s in settings for k in s):
-                taken = {s.get(name) for s in settings}
-                ordered = sorted(taken, key=lambda v: (not isinstance(v, (int, float)), str(v)))
-                numbers = sorted(v for v in taken if isinstance(v, (int, float)))
-                if len(numbers) == len(taken):
-                    ordered = list(numbers)
-                out[name] = ",".join(map(str, ordered))
-        return out
-
-    before, after = values(old), values(new)
-    return [
-        f"{key} {before.get(key, '-')} → {after.get(key, '-')}"
-        for key in dict.fromkeys([*after, *before])
-        if before.get(key) != after.get(key)
-    ]
-
-
 def _claim_out(
     parser: argparse.ArgumentParser, out: Path, spec: ExperimentSpec, overwrite: bool
 ) -> None:
-    """Record ``spec``'s settings in ``out/run.json``. A folder that holds the results of other
-    settings ends the command with one line naming the differences (exit status 2, before
-    anything runs), unless ``overwrite``; the same settings resume."""
-    record = _run_record(spec)
-    path = out / RUN_RECORD
+    """Record ``spec``'s settings in ``out``
+    (:func:`~delight_gym.experiments.results.claim_folder`); a folder that holds the results of
+    other settings ends the command with one line naming the differences (exit status 2, before
+    anything runs), unless ``overwrite``."""
     try:
-        old = json.loads(path.read_text())
-    except (OSError, ValueError):
-        old = None  # a new folder (or an unreadable record): nothing to protect
-    if isinstance(old, dict) and old != record and not overwrite:
+        claim_folder(out, spec, overwrite=overwrite)
+    except OtherSettingsError as exc:
         parser.exit(
             2,
-            f"{parser.prog}: error: --out: {str(out)!r} holds the results of other settings "
-            f"({'; '.join(_differences(old, record))}); choose another --out to keep both, or "
-            "pass --overwrite to replace its tables and figure (finished cells are kept)\n",
+            f"{parser.prog}: error: --out: {exc}; choose another --out to keep both, or pass "
+            "--overwrite to replace its tables and figure (finished cells are kept)\n",
         )
-    tmp = path.with_name(f".{RUN_RECORD}.tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n")
-    tmp.replace(path)
 
 
 def _report(result: ExperimentResult, out: Path, cache: Path, files: Sequence[Path]) -> None:
@@ -399,7 +329,6 @@ def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     """``delight-gym reproduce FIGURE``: run, plot and print one figure or ``all``."""
     from delight_gym.experiments.figures import make_figure
     from delight_gym.experiments.runner import ray_session, run_experiment
-    from delight_gym.experiments.specs import FIGURES
     from delight_gym.plotting import FigureProcess
 
     names = list(PAPER_FIGURES) if args.figure == "all" else [args.figure]
@@ -427,6 +356,7 @@ def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
         _prepare_out(parser, out)
     for _, spec, out, _ in jobs:
         _claim_out(parser, out, spec, args.overwrite)
+    args.sweeps = [(spec, cache) for _, spec, _, cache in jobs]
     # One Ray session for every figure (started here unless Ray is already initialised).
     session = ray_session(args.jobs) if args.backend == "ray" else contextlib.nullcontext()
     drawing = FigureProcess([make_figure.__module__], enabled=not args.no_plot)
@@ -457,8 +387,6 @@ def _run_spec(
 ) -> ExperimentSpec:
     """The ``run`` command's sweep: every combination of the instance options, each with the
     DE options; a setting the family refuses ends the command naming its option."""
-    from delight_gym.experiments.specs import ExperimentSpec, setting_grid
-
     instances = setting_grid(**{p.name: getattr(args, p.name) for p in family.instance})
     tuning = {p.name: getattr(args, p.name) for p in family.agent_parameters}
     try:
@@ -486,6 +414,7 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     out: Path = args.out
     _prepare_out(parser, out)
     _claim_out(parser, out, spec, args.overwrite)
+    args.sweeps = [(spec, out)]
     files: list[Path] = []
     # The figure process starts before this one imports the figures' module (and pandas with
     # it), so that its own imports overlap these.
@@ -545,15 +474,39 @@ def _reproduce_theory(parser: argparse.ArgumentParser, args: argparse.Namespace)
     return 1 if failed else 0
 
 
+def _interrupted(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """After Ctrl-C: one line saying how many cells are saved and that the same command
+    resumes from them; exit status 130 (128 + SIGINT), as a shell reports it."""
+    from delight_gym.experiments.results import cell_path
+
+    sweeps: list[tuple[ExperimentSpec, Path]] = getattr(args, "sweeps", [])
+    cells = [(cache, cell.key) for spec, cache in sweeps for cell in spec.cells()]
+    saved = sum(cell_path(cache, key).exists() for cache, key in cells)
+    if cells:
+        where = ", ".join(dict.fromkeys(str(Path(cache) / "cells") for cache, _ in cells))
+        what = (
+            f"{saved} of {len(cells)} cells are saved in {where}; run the same command again "
+            "to resume from them"
+        )
+    else:
+        what = "nothing was saved"
+    sys.stderr.write(f"\n{parser.prog}: interrupted; {what}\n")
+    return 130
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``delight-gym`` console script."""
+    """Entry point of the ``delight-gym`` console script (exit status 130 after Ctrl-C, with
+    one line saying how many cells are saved: the same command resumes from them)."""
     args = build_parser().parse_args(argv)
     parser: argparse.ArgumentParser = args.parser  # the subcommand's, for its usage line
-    if args.command == "reproduce" and args.figure == "theory":
-        return _reproduce_theory(parser, args)
-    if args.command == "reproduce":
-        return reproduce_command(parser, args)
-    return run_command(parser, args)
+    try:
+        if args.command == "reproduce" and args.figure == "theory":
+            return _reproduce_theory(parser, args)
+        if args.command == "reproduce":
+            return reproduce_command(parser, args)
+        return run_command(parser, args)
+    except KeyboardInterrupt:
+        return _interrupted(parser, args)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -84,8 +84,7 @@ def test_interrupted_run_keeps_finished_cells(tmp_path, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(bandit_runner, "run_bernoulli", dies_on_third)
-    with pytest.raises(KeyboardInterrupt):
-        cli.main(argv)
+    assert cli.main(argv) == 130  # one line, no traceback (tests/test_bad_input_contextual.py)
     assert len(list((out / "cells").glob("*.npz"))) == 2
     assert not list((out / "cells").glob("*.tmp"))
     calls.clear()
@@ -378,3 +377,32 @@ def test_reproduce_into_an_out_of_other_settings_is_refused(tmp_path, capsys):
         cli.main([*argv, "--seeds", "3"])
     assert exc.value.code == 2
     assert "seeds 2 → 3" in capsys.readouterr().err
+
+
+def test_run_records_are_the_results_modules_and_the_command_only_words_them(tmp_path):
+    """``claim_folder`` keeps a folder's settings without any command line; the command turns
+    its refusal into the one-line error above."""
+    from delight_gym.experiments.results import RUN_RECORD, OtherSettingsError, claim_folder
+    from delight_gym.experiments.specs import ExperimentSpec
+
+    family = FAMILIES["bernoulli"]
+    spec = ExperimentSpec.for_family(family, "b", [{"arms": 5}], horizon=3, seeds=2)
+    claim_folder(tmp_path, spec)
+    claim_folder(tmp_path, spec)  # the same settings resume
+    written = (tmp_path / RUN_RECORD).read_text()
+    other = spec.replace(settings=({"arms": 7},))
+    with pytest.raises(OtherSettingsError) as exc:
+        claim_folder(tmp_path, other)
+    assert exc.value.differences == ["arms 5 → 7"] and exc.value.folder == tmp_path
+    assert (tmp_path / RUN_RECORD).read_text() == written
+    claim_folder(tmp_path, other, overwrite=True)
+    assert json.loads((tmp_path / RUN_RECORD).read_text())["settings"] == [{"arms": 7}]
+
+
+def test_figure_names_come_from_the_figure_specs():
+    from delight_gym.experiments.specs import FIGURES, PAPER_FIGURES
+
+    assert cli.FIGURE_NAMES == (*FIGURES, "theory", "all")
+    beyond = {"deepsea-bsuite", "wheel", "neural-width"}
+    assert PAPER_FIGURES == tuple(n for n in FIGURES if n not in beyond)
+    assert len(PAPER_FIGURES) == 8

@@ -13,19 +13,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from delight_gym.experiments.deep_sea_bsuite import (
-    _BOOT_DQN_DELIGHT,
+from delight_gym.experiments.families import DEEP_SEA_BSUITE, FAMILIES, bsuite_score_report
+from delight_gym.experiments.families.deepsea_bsuite import (
     AGREEMENT,
-    BSUITE_AGENTS,
+    BOOT_DQN_DE_OPTIONS,
     COMMIT_FAST_HALF_LIFE,
+    SPREAD_GATE_PRICE,
+)
+from delight_gym.experiments.families.deepsea_bsuite_run import (
+    BSUITE_AGENTS,
     DE_VARIANTS,
     DEEP_AGENTS,
-    SPREAD_GATE_PRICE,
     DeepSeaSolveCallback,
     make_deep_agent,
     run_bsuite_deep_sea,
 )
-from delight_gym.experiments.families import DEEP_SEA_BSUITE, FAMILIES, bsuite_score_report
 from delight_gym.experiments.results import parse_solve_episodes, summary_frame
 from delight_gym.experiments.scores import (
     DeepSeaSolve,
@@ -103,7 +105,7 @@ def test_tiny_sweep_summary_matches_flags_recomputed_through_scores(tmp_path) ->
 def test_deep_de_overrides_match_every_recorded_decision(monkeypatch) -> None:
     """The run's override total equals the sum of the overridden flags of every decision the
     agent recorded (counted by wrapping ``record``, across SB3's log dumps)."""
-    from delight_gym.experiments import deep_sea_bsuite as bsuite
+    from delight_gym.experiments.families import deepsea_bsuite_run as bsuite
 
     seen: list[int] = []
     original = bsuite.make_deep_agent
@@ -210,7 +212,7 @@ def test_variants_build_with_their_fixed_settings_and_refuse_to_take_them() -> N
     # Each takes from the command line exactly the DE settings it does not fix.
     for name in DE_VARIANTS:
         taken = {p.name for p in DEEP_SEA_BSUITE.agent(name).parameters}
-        fixed = set(_BOOT_DQN_DELIGHT[name]) & {"half_life", "gate_price", "surprisal_cap"}
+        fixed = set(BOOT_DQN_DE_OPTIONS[name]) & {"half_life", "gate_price", "surprisal_cap"}
         assert taken == {"half_life", "gate_price", "surprisal_cap"} - fixed
 
 
@@ -287,7 +289,7 @@ def test_bsuite_families_use_bsuites_sweeps() -> None:
 
 def test_stochastic_run_uses_bsuites_stochastic_rule() -> None:
     # Runs shorter than 100 episodes cannot be solved under deep_sea_stochastic's rule.
-    from delight_gym.experiments.deep_sea_bsuite import run_bsuite_deep_sea
+    from delight_gym.experiments.families.deepsea_bsuite_run import run_bsuite_deep_sea
 
     run = run_bsuite_deep_sea(
         "boot_dqn", 4, seed=0, mapping_seed=42, episodes=120, deterministic=False

@@ -60,6 +60,8 @@ BUILD = {
     "linear": lambda name, **kw: make_linear_agent(name, 1, 2, 2, noise=1.0, **kw),
     "deepsea": lambda name, **kw: make_mdp_agent(name, 1, 4, 2, 2, **kw),
     "deepsea-bsuite": _bsuite_agent,
+    "bsuite-deep-sea": _bsuite_agent,
+    "bsuite-deep-sea-stochastic": _bsuite_agent,
     "wheel": _contextual_agent,
     "neural-width": _contextual_agent,
 }
@@ -240,6 +242,18 @@ def test_a_spec_of_a_new_family_takes_its_defaults():
     assert spec.groups()[1] == ("scaled", {"width": 2, "scale": 1.0})
     with pytest.raises(ValueError, match="unknown"):
         spec.replace(agents=("delight",))
+
+
+def test_cells_are_keyed_by_the_cell_functions_public_path():
+    """A cell's key names its cell function by its path in the families package, whichever
+    family module defines it, so moving one between modules keeps the cells computed."""
+    for name, family in FAMILIES.items():
+        setting = {p.name: p.sweep[0] for p in family.instance}
+        cell = ExperimentSpec.for_family(family, name, [setting]).cells()[0]
+        assert family.cell.__module__.startswith("delight_gym.experiments.families.")
+        assert cell.key_spec()["cell"] == f"delight_gym.experiments.families:{family.cell.__name__}"
+    toy = ExperimentSpec.for_family(TOY, "toy", [{"width": 1}]).cells()[0]
+    assert toy.key_spec()["cell"] == f"{__name__}:toy_cell"
 
 
 # -- override counts: one name in every family's cells -----------------------------------------

@@ -2,9 +2,9 @@
 figures.
 
 The names below are imported on first use (PEP 562), so that importing one module of this
-package (the command line imports :mod:`.families` for ``--help``; a pool worker imports
-:mod:`.runner` and the cell function's runner) does not import all the others, with pandas,
-scipy and the agents."""
+package (the command line imports :mod:`.families`, :mod:`.specs` and :mod:`.results` for
+``--help``; a pool worker imports :mod:`.runner` and the cell function's runner) does not
+import all the others, with pandas, scipy and the agents."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
-"""Results store: cells saved atomically, then ``summary.csv`` and ``curves.csv``.
+"""Results store: cells saved atomically, ``summary.csv`` and ``curves.csv``, and run records.
 
 A *cell* is one (agent, setting, seed batch) triple (see :mod:`delight_gym.experiments.specs`;
 the sweep runner is :mod:`delight_gym.experiments.runner`). Each finished cell is written to
 ``<out>/cells/<key>.npz`` through a temporary file and an atomic rename, so a sweep killed at
-any moment leaves only complete cells behind; re-running the same command loads them instead
-of recomputing. The key hashes everything that determines the cell's numbers. (A write cut
-off by ``SIGKILL`` can leave a ``cells/*.tmp`` file behind; it is never read and safe to delete.)
-A cell file that cannot be read (truncated by a full disk or a partial copy) is reported with a
-:class:`DamagedCellWarning` and treated as missing, so the sweep recomputes it.
+any moment leaves only complete cells behind (a ``cells/*.tmp`` left by ``SIGKILL`` is never
+read); re-running the same command loads them. The key hashes everything that determines the
+cell's numbers. A cell file that cannot be read is reported with a :class:`DamagedCellWarning`
+and recomputed. Each output folder's :data:`RUN_RECORD` names the settings of the results it
+holds (:func:`claim_folder`), so that a run with other settings does not overwrite them.
 """
 
 from __future__ import annotations
@@ -27,16 +27,24 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
+    from delight_gym.experiments.specs import ExperimentSpec
+
 __all__ = [
     "OPTIONAL_PER_SEED",
+    "RUN_RECORD",
     "DamagedCellWarning",
+    "OtherSettingsError",
     "cell_key",
     "cell_path",
+    "claim_folder",
     "curves_frame",
     "format_summary",
     "load_cell",
     "mean_se",
     "parse_solve_episodes",
+    "prepare_folder",
+    "record_differences",
+    "run_record",
     "save_cell",
     "summary_frame",
     "write_tables",
@@ -225,3 +233,90 @@ def write_tables(out: Path, summary: pd.DataFrame, curves: pd.DataFrame) -> None
 def format_summary(summary: pd.DataFrame) -> str:
     """The summary table as printed at the end of a run (two decimals, ``-`` for n/a)."""
     return summary.to_string(index=False, float_format=lambda x: f"{x:.2f}", na_rep="-")
+
+
+# -- run records: which settings an output folder's results are of ----------------------------
+
+#: The file in each output folder that records the settings of its results.
+RUN_RECORD = "run.json"
+
+
+class OtherSettingsError(ValueError):
+    """An output folder holds the results of other settings; ``folder`` is it, ``differences``
+    names each field that differs (``arms 10,100 → 1000``, :func:`record_differences`)."""
+
+    def __init__(self, folder: Path, differences: list[str]) -> None:
+        super().__init__(
+            f"{str(folder)!r} holds the results of other settings ({'; '.join(differences)})"
+        )
+        self.folder = folder
+        self.differences = differences
+
+
+def prepare_folder(folder: Path) -> None:
+    """Create ``folder`` and check that a file can be written into it; an ``OSError`` if not."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile(dir=folder):
+        pass
+
+
+def run_record(spec: ExperimentSpec) -> dict[str, object]:
+    """What determines the results a folder holds: the sweep's experiment, family, agents,
+    settings, horizon, seeds, base seed and batch size (as JSON would read it back)."""
+    record = {
+        "experiment": spec.name,
+        "family": spec.family.name,
+        "agents": list(spec.agents),
+        "settings": [dict(s) for s in spec.settings],
+        "horizon": spec.horizon,
+        "seeds": spec.seeds,
+        "seed": spec.seed,
+        "batch_size": spec.batch_size,
+    }
+    loaded: dict[str, object] = json.loads(json.dumps(record, default=str))
+    return loaded
+
+
+def record_differences(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:
+    """``key old → new`` for each field of two run records that differs; the settings field by
+    setting key, as the sorted values each takes (``arms 10,100 → 1000``)."""
+
+    def values(record: Mapping[str, object]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key, value in record.items():
+            if key != "settings":
+                out[key] = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+                continue
+            settings = [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
+            for name in dict.fromkeys(k for s in settings for k in s):
+                taken = {s.get(name) for s in settings}
+                ordered = sorted(taken, key=lambda v: (not isinstance(v, (int, float)), str(v)))
+                numbers = sorted(v for v in taken if isinstance(v, (int, float)))
+                if len(numbers) == len(taken):
+                    ordered = list(numbers)
+                out[name] = ",".join(map(str, ordered))
+        return out
+
+    before, after = values(old), values(new)
+    return [
+        f"{key} {before.get(key, '-')} → {after.get(key, '-')}"
+        for key in dict.fromkeys([*after, *before])
+        if before.get(key) != after.get(key)
+    ]
+
+
+def claim_folder(folder: Path, spec: ExperimentSpec, *, overwrite: bool = False) -> None:
+    """Record ``spec``'s settings in ``folder/run.json`` (:data:`RUN_RECORD`); the same settings
+    resume. A folder that holds the results of other settings raises
+    :class:`OtherSettingsError` (before anything is written), unless ``overwrite``."""
+    record = run_record(spec)
+    path = Path(folder) / RUN_RECORD
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        old = None  # a new folder (or an unreadable record): nothing to protect
+    if isinstance(old, dict) and old != record and not overwrite:
+        raise OtherSettingsError(Path(folder), record_differences(old, record))
+    tmp = path.with_name(f".{RUN_RECORD}.tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n")
+    tmp.replace(path)

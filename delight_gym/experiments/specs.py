@@ -1,7 +1,7 @@
 """The paper's experiments as data: one small spec per figure (bsuite-sweep style).
 
 An :class:`ExperimentSpec` says *what* to run — the experiment :class:`family
-<delight_gym.experiments.families.Family>`, agents, a list of settings (dicts with keys such
+<delight_gym.experiments.families.base.Family>`, agents, a list of settings (dicts with keys such
 as ``arms``, ``half_life``, ``gate_price``), seeds, horizon and the setting columns of the
 results tables. The sweep runner (:mod:`delight_gym.experiments.runner`) executes its cells
 (``agent × setting × seed batch``, :meth:`ExperimentSpec.cells`); :mod:`.figures` draws them.
@@ -22,6 +22,7 @@ from typing import Any
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym._version import __version__
+from delight_gym.experiments import families
 from delight_gym.experiments.families import (
     BERNOULLI,
     DEEP_SEA,
@@ -36,6 +37,7 @@ from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE
 
 __all__ = [
     "FIGURES",
+    "PAPER_FIGURES",
     "Cell",
     "ExperimentSpec",
     "FigureSpec",
@@ -47,7 +49,13 @@ __all__ = [
 def _cell_path(family: Family) -> str:
     """``module:qualname`` of the family's cell function (part of every cell's key)."""
     fn = family.cell
-    return f"{fn.__module__}:{fn.__qualname__}"
+    module, package = fn.__module__, families.__name__
+    # This package's cell functions are keyed by their public path in the families package
+    # (``delight_gym.experiments.families:bernoulli_cell``), not by the module that defines
+    # them, so that moving one between family modules keeps the cells already computed.
+    if module.startswith(f"{package}.") and getattr(families, fn.__qualname__, None) is fn:
+        module = package
+    return f"{module}:{fn.__qualname__}"
 
 
 @dataclass(frozen=True)
@@ -125,18 +133,16 @@ class ExperimentSpec:
     agents
         agent names (from ``family.agents``).
     settings
-        dicts whose keys are the family's instance keys (``arms``) or agent
-        parameters (``half_life``, ``gate_price``, ``surprisal_cap``); each is checked with
-        :meth:`Family.check_setting <delight_gym.experiments.families.Family.check_setting>`.
+        dicts whose keys are the family's instance keys (``arms``) or agent parameters
+        (``half_life``, ...), each checked with :meth:`Family.check_setting
+        <delight_gym.experiments.families.base.Family.check_setting>`.
     setting_columns
         the setting keys reported as columns of ``summary.csv`` and
         ``curves.csv`` (empty where an agent does not take the parameter).
     horizon
         rounds per run.
-    seeds
-        independent instances per (agent, setting).
-    seed
-        base seed; instance ``i`` is seeded ``seed + i``.
+    seeds, seed
+        independent instances per (agent, setting); base seed (instance ``i``: ``seed + i``).
     batch_size
         at most this many seeds per cell.
     family
@@ -290,6 +296,9 @@ class FigureSpec:
         name of the drawing function in :mod:`delight_gym.experiments.figures`.
     plot_options
         keyword arguments for it.
+    paper
+        whether it is one of the paper's figures (``reproduce all`` runs those); the others,
+        beyond the paper, run only by name.
     """
 
     name: str
@@ -298,6 +307,7 @@ class FigureSpec:
     quick: ExperimentSpec
     plot: str
     plot_options: Mapping[str, Any] = field(default_factory=dict)
+    paper: bool = True
 
     def spec(self, *, quick: bool = False) -> ExperimentSpec:
         """The full or the quick experiment."""
@@ -458,6 +468,7 @@ FIGURES: Mapping[str, FigureSpec] = {
                 horizon=200,
             ),
             "plot_bsuite_deep_sea",
+            paper=False,
         ),
         # Learned posteriors on the showdown's wheel and on many-armed neural bandits (beyond
         # the paper; docs/reproduce/contextual.md says how the sizes were chosen).
@@ -478,6 +489,7 @@ FIGURES: Mapping[str, FigureSpec] = {
                 "log_y": True,
                 "relative_to": "uniform",
             },
+            paper=False,
         ),
         FigureSpec(
             "neural-width",
@@ -490,6 +502,10 @@ FIGURES: Mapping[str, FigureSpec] = {
             ),
             "plot_regret_panels",
             {"x": "arms", "panel": "reward"},
+            paper=False,
         ),
     )
 }
+
+#: What ``delight-gym reproduce all`` runs: the paper's figures, in :data:`FIGURES`' order.
+PAPER_FIGURES = tuple(name for name, figure in FIGURES.items() if figure.paper)

@@ -59,12 +59,27 @@ def pages() -> dict[str, str]:
         body = [f"# `{PACKAGE}.{child.stem}`", ""]
         for module in modules:
             body += [f"::: {module}", ""]
-            if module == modules[0] and len(modules) > 1:
-                # A subpackage's __init__ re-exports its modules' names: show its docstring
-                # here and each name once, on its module's section below.
-                body[-1:] = ["    options:", "      members: false", ""]
+            if any(other.startswith(f"{module}.") for other in modules):
+                # A (sub)package's __init__ re-exports its modules' names: show its docstring
+                # and the names it defines here, and each other name once, on its module's
+                # section below.
+                defined = _defined_names(root.parent.joinpath(*module.split("."), "__init__.py"))
+                members = "[" + ", ".join(defined) + "]" if defined else "false"
+                body[-1:] = ["    options:", f"      members: {members}", ""]
         result[f"api/{child.stem}.md"] = "\n".join(body)
     return result
+
+
+def _defined_names(init: Path) -> list[str]:
+    """The public names a package's ``__init__.py`` defines itself (not those it imports)."""
+    names = []
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return [name for name in names if not name.startswith("_")]
 
 
 def _package_page(init: Path) -> str:

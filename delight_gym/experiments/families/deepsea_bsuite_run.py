@@ -1,10 +1,11 @@
-"""One agent on one DeepSea size and seed, scored by bsuite's rule (the ``deepsea-bsuite`` family).
+"""One agent on one DeepSea size and seed, scored by bsuite's rule (the DeepSea bsuite families).
 
 :func:`run_bsuite_deep_sea` plays one run (agent, size ``N``, seed ``s`` on bsuite's instance
-``mapping_seed = s``), feeds every finished episode's ``info["bad_episode"]`` to a
-:class:`~delight_gym.experiments.scores.SolveTracker` and stops once the run is solved or at the
-episode budget :func:`~delight_gym.experiments.scores.deep_sea_episode_budget`. The agents are
-the family record's (:data:`~delight_gym.experiments.families.DEEP_SEA_BSUITE`);
+``mapping_seed = s`` unless told otherwise), feeds every finished episode's
+``info["bad_episode"]`` to a :class:`~delight_gym.experiments.scores.SolveTracker` and stops
+once the run is solved or at the episode budget
+:func:`~delight_gym.experiments.scores.deep_sea_episode_budget`. The agents are the family
+record's (:data:`~delight_gym.experiments.families.deepsea_bsuite.DEEP_SEA_BSUITE`);
 :func:`make_deep_agent` builds the deep ones. What each agent is, the settings taken from
 bsuite's baselines, and what the deep agents log: ``docs/reproduce/deepsea-bsuite.md``.
 """
@@ -19,20 +20,16 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
-from delight_gym.experiments.families import (
-    BOOT_DQN,
-    BOOT_DQN_DE,
+from delight_gym.experiments.families.base import DE_PARAMETERS, DELIGHT, PSRL
+from delight_gym.experiments.families.deepsea_bsuite import (
     BOOT_DQN_DE_AGREE,
-    BOOT_DQN_DE_COMMIT,
     BOOT_DQN_DE_COMMIT_FAST,
-    BOOT_DQN_DE_MEAN,
+    BOOT_DQN_DE_OPTIONS,
     BOOT_DQN_DE_SPREAD,
-    DE_PARAMETERS,
+    BSUITE_REPLAY_SIZE,
     DEEP_SEA_BSUITE,
-    DELIGHT,
     DELIGHT_DQN,
     DQN_EGREEDY,
-    PSRL,
 )
 from delight_gym.experiments.scores import (
     BSUITE_EXPERIMENTS,
@@ -42,26 +39,17 @@ from delight_gym.experiments.scores import (
 )
 
 __all__ = [
-    "AGREEMENT",
     "BSUITE_AGENTS",
-    "COMMIT_FAST_HALF_LIFE",
+    "BSUITE_DQN_SETTINGS",
     "DEEP_AGENTS",
     "DE_AGENTS",
     "DE_VARIANTS",
-    "SPREAD_GATE_PRICE",
     "TABULAR_AGENTS",
     "BsuiteRun",
     "DeepSeaSolveCallback",
     "make_deep_agent",
     "run_bsuite_deep_sea",
 ]
-
-#: ``boot_dqn_de_spread``'s ``λ``, in units of each state's spread of the heads' values.
-SPREAD_GATE_PRICE = 2.0
-#: ``boot_dqn_de_agree``'s ``agreement``: the gate is closed where this share of heads agree.
-AGREEMENT = 0.9
-#: ``boot_dqn_de_commit_fast``'s ``M`` of ``ε_t = M/(M + t)`` (episodes).
-COMMIT_FAST_HALF_LIFE = 10.0
 
 #: Every agent :func:`run_bsuite_deep_sea` knows: the family record's, in its order.
 BSUITE_AGENTS = DEEP_SEA_BSUITE.agent_names
@@ -76,23 +64,11 @@ DEEP_AGENTS = tuple(name for name in BSUITE_AGENTS if name not in TABULAR_AGENTS
 DE_AGENTS = tuple(
     a.name for a in DEEP_SEA_BSUITE.agents if any(p in DE_PARAMETERS for p in a.parameters)
 )
-#: The DE options of the :class:`~delight_gym.sb3.BootstrappedDQN` agents (``None``: no DE).
-#: The variants' settings were chosen on seeds 100-104 at N = 10 and 14
-#: (``docs/reproduce/deepsea-bsuite.md``, "DE variants").
-_BOOT_DQN_DELIGHT: dict[str, dict[str, Any] | None] = {
-    BOOT_DQN.name: None,
-    BOOT_DQN_DE.name: {},
-    BOOT_DQN_DE_MEAN.name: {"host": "mean"},
-    BOOT_DQN_DE_COMMIT.name: {"commit": True},
-    BOOT_DQN_DE_SPREAD.name: {"value_scale": "spread", "gate_price": SPREAD_GATE_PRICE},
-    BOOT_DQN_DE_AGREE.name: {"agreement": AGREEMENT},
-    BOOT_DQN_DE_COMMIT_FAST.name: {"commit": True, "half_life": COMMIT_FAST_HALF_LIFE},
-}
 
 #: bsuite's DQN baseline (``default_agent``) mapped onto SB3's DQN (module docstring).
 BSUITE_DQN_SETTINGS: dict[str, Any] = {
     "learning_rate": 1e-3,
-    "buffer_size": 10_000,
+    "buffer_size": BSUITE_REPLAY_SIZE,
     "learning_starts": 100,
     "batch_size": 32,
     "gamma": 0.99,
@@ -150,7 +126,7 @@ def _de_settings(agent: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     found = {k: kwargs.pop(k) for k in _DE_KEYS if k in kwargs}
     if found and agent not in DE_AGENTS:
         raise TypeError(f"agent {agent!r} has no DE: it does not take {sorted(found)}")
-    fixed = sorted(set(found) & set(_BOOT_DQN_DELIGHT.get(agent) or {}))
+    fixed = sorted(set(found) & set(BOOT_DQN_DE_OPTIONS.get(agent) or {}))
     if fixed:
         raise TypeError(f"agent {agent!r} fixes {fixed}: it does not take them")
     return found
@@ -215,7 +191,7 @@ def make_deep_agent(
         )
     from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN
 
-    options = _BOOT_DQN_DELIGHT[agent]
+    options = BOOT_DQN_DE_OPTIONS[agent]
     delight = None if options is None else {**de, **options}
     return BootstrappedDQN("MlpPolicy", env, delight=delight, **{**common, **kwargs})
 

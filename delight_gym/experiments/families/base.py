@@ -1,0 +1,322 @@
+"""What every experiment family is made of: :class:`Family`, :class:`Agent`, :class:`Parameter`.
+
+Also the records two or more families share: the DE rule's three parameters
+(:data:`DE_PARAMETERS`), the number of arms :data:`ARMS`, the agent records of the paper's
+bandit and DeepSea families, and :func:`one_torch_thread` for cells that run torch. A
+:class:`Parameter`'s ``check`` is the one the agents' constructors call, so whatever
+``delight-gym run`` accepts the agents accept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from delight_gym._checks import check_nonnegative_float, check_positive_float, check_positive_int
+from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
+
+if TYPE_CHECKING:
+    from delight_gym.experiments.runner import ExperimentResult
+
+__all__ = [
+    "ARMS",
+    "BANDIT_AGENTS",
+    "DELIGHT",
+    "DE_PARAMETERS",
+    "EGREEDY",
+    "GATE_PRICE",
+    "GREEDY",
+    "HALF_LIFE",
+    "PSRL",
+    "SURPRISAL_CAP",
+    "THOMPSON",
+    "UCB",
+    "Agent",
+    "Family",
+    "Parameter",
+    "SettingError",
+    "one_torch_thread",
+]
+
+
+class SettingError(ValueError):
+    """A setting value its family refuses; ``key`` is the setting's name (``gate_price``)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One number of an experiment's setting.
+
+    Attributes
+    ----------
+    name
+        the keyword of the cell function and of the agents (``gate_price``).
+    kind
+        ``int``, ``float`` or ``str`` (how the command line parses it).
+    check
+        ``check(value, name) -> number``: the :mod:`delight_gym._checks` function the
+        agents call on the same argument; raises ``ValueError``/``TypeError`` naming
+        ``name`` and returns the value as ``kind``.
+    default
+        agent parameters: the value a setting that leaves it out gets (and the
+        command line's default).
+    sweep
+        instance parameters: the values ``delight-gym run`` sweeps by default.
+    symbol
+        short name in labels and panel titles (``λ``, ``K``; default ``name``).
+    help
+        the command line's help text.
+    """
+
+    name: str
+    kind: type[int] | type[float] | type[str]
+    check: Callable[[Any, str], Any]
+    default: float | str | None = None
+    sweep: tuple[float | str, ...] = ()
+    symbol: str = ""
+    help: str = ""
+
+    @property
+    def option(self) -> str:
+        """The command-line option, ``--gate-price`` for ``gate_price``."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def short(self) -> str:
+        """``symbol`` or, if empty, ``name``."""
+        return self.symbol or self.name
+
+    def format(self, value: Any) -> str:
+        """``symbol=value`` for labels: ints and strings as they are, floats in ``%g``."""
+        exact = isinstance(value, (int, np.integer, str))
+        shown = str(value) if exact else f"{float(value):g}"
+        return f"{self.short}={shown}"
+
+
+#: ``M`` of ``ε_t = M/(M + t)``: positive and finite (``check_positive_float``, as the agents).
+HALF_LIFE = Parameter(
+    "half_life",
+    float,
+    check_positive_float,
+    default=DEFAULT_HALF_LIFE,
+    symbol="M",
+    help="M, the half-life of the override schedule ε_t = M/(M+t) (default %(default)s)",
+)
+#: ``λ``: non-negative, ``inf`` allowed (the gate is then always empty), as the agents.
+GATE_PRICE = Parameter(
+    "gate_price",
+    float,
+    functools.partial(check_nonnegative_float, allow_inf=True),
+    default=DEFAULT_GATE_PRICE,
+    symbol="λ",
+    help="λ, the gate price (default %(default)s; inf: never override)",
+)
+#: ``L``: positive and finite, as the agents.
+SURPRISAL_CAP = Parameter(
+    "surprisal_cap",
+    float,
+    check_positive_float,
+    default=DEFAULT_SURPRISAL_CAP,
+    symbol="L",
+    help="L, the surprisal cap (default %(default)s)",
+)
+#: The DE rule's three settings (``M``, ``λ``, ``L``), declared once for every family.
+DE_PARAMETERS = (HALF_LIFE, GATE_PRICE, SURPRISAL_CAP)
+
+
+@dataclass(frozen=True)
+class Agent:
+    """An agent of a family, as the sweeps and the figures see it.
+
+    Attributes
+    ----------
+    name
+        the name the family's cell function (and ``--agents``) takes.
+    label
+        legend label (default ``name``).
+    color
+        line colour (default: matplotlib's cycle).
+    linestyle
+        line style (default solid).
+    parameters
+        the tunable settings the agent takes (its constructor's keywords).
+    """
+
+    name: str
+    label: str = ""
+    color: str | None = None
+    linestyle: str = "-"
+    parameters: tuple[Parameter, ...] = ()
+
+
+DELIGHT = Agent("delight", "DE (delight-gated)", "#d62728", parameters=DE_PARAMETERS)
+THOMPSON = Agent("thompson", "Thompson sampling", "#1f77b4")
+EGREEDY = Agent("egreedy", "annealed ε-greedy", "#2ca02c", parameters=(HALF_LIFE,))
+# The greedy ablation is dashed, so that an agent whose curve coincides with its host's (DE on
+# DeepSea) stays visible under it.
+GREEDY = Agent("greedy", "greedy (host only)", "#7f7f7f", linestyle="--")
+UCB = Agent("ucb", "UCB1", "#9467bd")
+PSRL = Agent("psrl", "PSRL", "#ff7f0e")
+
+
+@dataclass(frozen=True)
+class Family:
+    """One kind of experiment: its cell function, agents, parameters and command-line defaults.
+
+    Attributes
+    ----------
+    name
+        ``delight-gym run NAME`` and the default experiment name.
+    help
+        one line for the command line.
+    cell
+        the cell function, module level (pickled by reference):
+        ``fn(agent, horizon, seeds, *, seed, **setting)``, the runner's protocol.
+    agents
+        the agents the cell function runs.
+    instance
+        the setting keys every agent gets (``arms``), in column order.
+    default_agents
+        what ``run`` runs without ``--agents``.
+    horizon, horizon_option
+        default horizon (rounds or episodes) and its option (``--horizon``, ``--episodes``).
+    time_label
+        what a time step is, for the curves' axis (``t``, ``episode``).
+    seeds, batch_size
+        default number of seeds, and of seeds per cell.
+    title
+        title of the ``run`` figure.
+    report
+        optional ``report(result) -> lines`` printed after a ``run``.
+    """
+
+    name: str
+    help: str
+    cell: Callable[..., Any]
+    agents: tuple[Agent, ...]
+    instance: tuple[Parameter, ...]
+    default_agents: tuple[str, ...]
+    horizon: int = 1000
+    horizon_option: str = "--horizon"
+    time_label: str = "t"
+    seeds: int = 100
+    batch_size: int = 25
+    title: str = ""
+    report: Callable[[ExperimentResult], list[str]] | None = None
+    _parameters: dict[str, Parameter] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not callable(self.cell):
+            raise TypeError(f"cell must be a function, got {self.cell!r}")
+        names = [a.name for a in self.agents]
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"agents must be non-empty and distinct, got {names}")
+        unknown = [a for a in self.default_agents if a not in names]
+        if unknown:
+            raise ValueError(f"default_agents: unknown {unknown}; choose from {names}")
+        params: dict[str, Parameter] = {}
+        for p in (*self.instance, *(p for a in self.agents for p in a.parameters)):
+            if params.setdefault(p.name, p) != p:
+                raise ValueError(f"two different parameters are named {p.name!r}")
+        object.__setattr__(self, "_parameters", params)
+
+    @property
+    def agent_names(self) -> tuple[str, ...]:
+        """The agents' names, in record order."""
+        return tuple(a.name for a in self.agents)
+
+    @property
+    def instance_keys(self) -> tuple[str, ...]:
+        """The instance parameters' names."""
+        return tuple(p.name for p in self.instance)
+
+    @property
+    def parameters(self) -> Mapping[str, Parameter]:
+        """Every setting key of the family: instance parameters, then the agents' parameters."""
+        return self._parameters
+
+    @property
+    def agent_parameters(self) -> tuple[Parameter, ...]:
+        """The agents' tunable parameters (each once), in record order."""
+        instance = set(self.instance_keys)
+        return tuple(p for name, p in self._parameters.items() if name not in instance)
+
+    def agent(self, name: str) -> Agent:
+        """The agent record called ``name``."""
+        for a in self.agents:
+            if a.name == name:
+                return a
+        raise ValueError(f"agents: unknown {name!r}; choose from {list(self.agent_names)}")
+
+    def check_setting(self, setting: Mapping[str, Any]) -> dict[str, Any]:
+        """Check a setting (every instance key present, every value valid) and return it with
+        each value as its parameter's ``kind``.
+
+        Raises
+        ------
+        SettingError
+            a value its parameter refuses (the message is the check's, naming
+            the key); ``ValueError`` for an unknown or a missing key; ``TypeError`` for a
+            value that is not a number of the right kind.
+        """
+        bad = sorted(set(setting) - set(self._parameters))
+        if bad:
+            raise ValueError(
+                f"settings: unknown key(s) {bad} for the {self.name!r} family; choose from "
+                f"{sorted(self._parameters)}"
+            )
+        missing = [k for k in self.instance_keys if k not in setting]
+        if missing:
+            raise ValueError(f"settings: every setting needs {missing}, got {dict(setting)}")
+        out: dict[str, Any] = {}
+        for key, value in setting.items():
+            try:
+                out[key] = self._parameters[key].check(value, key)
+            except TypeError:
+                raise
+            except ValueError as exc:
+                raise SettingError(key, str(exc)) from None
+        return out
+
+    def restrict(self, agent: str, setting: Mapping[str, Any]) -> dict[str, Any]:
+        """The cell-function keywords of a checked ``setting`` for ``agent``: the instance keys,
+        then the agent's parameters (defaults filled in), so that a cell's keywords name every
+        number that determines it."""
+        out = {k: setting[k] for k in self.instance_keys}
+        for p in self.agent(agent).parameters:
+            out[p.name] = setting.get(p.name, p.default)
+        return out
+
+
+#: ``K``, the number of arms: a positive integer (the bandit families' instance key).
+ARMS = Parameter(
+    "arms", int, check_positive_int, sweep=(10, 100, 1000), symbol="K", help="numbers of arms K"
+)
+#: The paper's bandit agents (the ``bernoulli`` and ``linear`` families').
+BANDIT_AGENTS = (DELIGHT, THOMPSON, EGREEDY, GREEDY, UCB)
+
+
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Run the block with torch on one thread, then restore the thread count.
+
+    A torch cell's numbers then do not depend on the machine's cores, ``OMP_NUM_THREADS`` or
+    whether the runner used workers (CPU reductions on several threads sum in another order).
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

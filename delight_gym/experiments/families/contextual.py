@@ -1,0 +1,240 @@
+"""The contextual families with learned posteriors: ``wheel`` and ``neural-width``.
+
+``wheel`` is the Deep Bayesian Bandits Showdown's wheel bandit, ``neural-width`` many persistent
+arms with nonlinear means. Both take the same agents (three rules × three learned posteriors,
+annealed ε-greedy, uniform play); their cells run
+:func:`~delight_gym.experiments.contextual.run_wheel` / ``run_neural`` on one torch thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from delight_gym._checks import (
+    check_nonnegative_float,
+    check_nonnegative_int,
+    check_positive_int,
+    check_probability,
+)
+from delight_gym.experiments.families.base import (
+    ARMS,
+    DE_PARAMETERS,
+    EGREEDY,
+    Agent,
+    Family,
+    Parameter,
+    one_torch_thread,
+)
+
+if TYPE_CHECKING:
+    from delight_gym.experiments.runner import ExperimentResult
+
+__all__ = [
+    "NEURAL_WIDTH",
+    "NL_SETTINGS",
+    "WHEEL",
+    "WHEEL_NL_SETTINGS",
+    "neural_cell",
+    "uniform_relative_report",
+    "wheel_cell",
+]
+
+
+def wheel_cell(
+    agent: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int,
+    delta: float,
+    noise: float,
+    **agent_kwargs: Any,
+) -> Any:
+    """Cell of the ``wheel`` family: :func:`~delight_gym.experiments.contextual.run_wheel`
+    (a :class:`~delight_gym.experiments.bandit.BanditResult`); torch on one thread."""
+    from delight_gym.experiments import contextual
+
+    with one_torch_thread():
+        return contextual.run_wheel(
+            agent, delta, horizon, seeds, seed=seed, noise=noise, **agent_kwargs
+        )
+
+
+def neural_cell(
+    agent: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int,
+    arms: int,
+    reward: str,
+    dim: int,
+    context_dim: int,
+    noise: float,
+    **agent_kwargs: Any,
+) -> Any:
+    """Cell of the ``neural-width`` family: :func:`~delight_gym.experiments.contextual.run_neural`
+    (a :class:`~delight_gym.experiments.bandit.BanditResult`); torch on one thread."""
+    from delight_gym.experiments import contextual
+
+    with one_torch_thread():
+        return contextual.run_neural(
+            agent,
+            arms,
+            reward,
+            horizon,
+            seeds,
+            seed=seed,
+            dim=dim,
+            context_dim=context_dim,
+            noise=noise,
+            **agent_kwargs,
+        )
+
+
+def _check_nl_settings(value: Any, name: str) -> str:
+    from delight_gym.posteriors.neural_linear import neural_linear_settings
+
+    return neural_linear_settings(value, name)
+
+
+#: Which NeuralLinear settings the ``*-neurallinear`` agents use: the Showdown's public example
+#: or its paper's (:data:`~delight_gym.posteriors.neural_linear.NEURAL_LINEAR_SETTINGS`); the
+#: ``wheel`` family defaults to the paper's (:data:`WHEEL_NL_SETTINGS`), which come closest to
+#: the Showdown's published wheel results.
+NL_SETTINGS = Parameter(
+    "nl_settings",
+    str,
+    _check_nl_settings,
+    default="example",
+    symbol="NL",
+    help="NeuralLinear's settings: example (the Showdown's public example_main.py) or paper "
+    "(its paper's: two layers of 100, retrained every 20 rounds for 20 steps) "
+    "(default %(default)s)",
+)
+WHEEL_NL_SETTINGS = dataclasses.replace(NL_SETTINGS, default="paper")
+
+
+def uniform_relative_report(result: ExperimentResult) -> list[str]:
+    """The showdown's metric for each setting: every agent's cumulative regret divided by
+    ``uniform``'s (:func:`~delight_gym.experiments.contextual.relative_to_uniform`)."""
+    from delight_gym.experiments.contextual import relative_to_uniform
+
+    columns = list(result.spec.setting_columns)
+    table = relative_to_uniform(result.summary, columns)
+    if table.empty:
+        return []
+    lines = ["cumulative regret relative to uniform play (the showdown's metric):"]
+    for _, row in table.iterrows():
+        setting = " ".join(result.spec.family.parameters[c].format(row[c]) for c in columns)
+        lines.append(
+            f"  {setting} {row['agent']}: {row['relative_regret']:.4f} ± {row['relative_se']:.4f}"
+        )
+    return lines
+
+
+def _check_neural_reward(value: Any, name: str) -> str:
+    from delight_gym.envs.contextual import check_neural_reward
+
+    return check_neural_reward(value, name)
+
+
+def _contextual_agents(nl_settings: Parameter) -> tuple[Agent, ...]:
+    """``RULE-POSTERIOR`` for the three rules and the three learned posteriors (the
+    NeuralLinear ones taking ``nl_settings``), then the paper's annealed ε-greedy and uniform
+    play (the names of :data:`~delight_gym.agents.contextual.CONTEXTUAL_AGENTS`)."""
+    posteriors = {"linfull": "LinFull", "neurallinear": "NeuralLinear", "ensemble": "ensemble"}
+    colors = {
+        "delight": ("#d62728", "#e377c2", "#8c564b"),
+        "thompson": ("#1f77b4", "#17becf", "#9467bd"),
+        "greedy": ("#7f7f7f", "#bcbd22", "#393b79"),
+    }
+    rules = {"delight": "DE", "thompson": "Thompson", "greedy": "greedy"}
+    agents = []
+    for rule, label in rules.items():
+        for (post, post_label), color in zip(posteriors.items(), colors[rule], strict=True):
+            agents.append(
+                Agent(
+                    f"{rule}-{post}",
+                    f"{label} ({post_label})",
+                    color,
+                    linestyle="--" if rule == "greedy" else "-",
+                    parameters=(
+                        *(DE_PARAMETERS if rule == "delight" else ()),
+                        *((nl_settings,) if post == "neurallinear" else ()),
+                    ),
+                )
+            )
+    uniform = Agent("uniform", "uniform play", "#000000", linestyle=":")
+    return (*agents, EGREEDY, uniform)
+
+
+_WHEEL_AGENTS = _contextual_agents(WHEEL_NL_SETTINGS)
+_CONTEXTUAL_AGENTS = _contextual_agents(NL_SETTINGS)
+_CONTEXTUAL_NAMES = tuple(a.name for a in _CONTEXTUAL_AGENTS)
+
+#: The Deep Bayesian Bandits Showdown's wheel (``WheelBandit-v0``): one model per arm on the
+#: context; DE's λ = gate_price × 49 (the mean-reward range), fixed before any result.
+WHEEL = Family(
+    name="wheel",
+    help="the Deep Bayesian Bandits Showdown's wheel bandit (WheelBandit-v0)",
+    cell=wheel_cell,
+    agents=_WHEEL_AGENTS,
+    instance=(
+        Parameter(
+            "delta",
+            float,
+            check_probability,
+            sweep=(0.5, 0.7, 0.9, 0.95, 0.99),
+            symbol="δ",
+            help="radii δ beyond which the quadrant's arm pays 50",
+        ),
+        Parameter(
+            "noise", float, check_nonnegative_float, sweep=(0.01,), symbol="σ", help="noise σ"
+        ),
+    ),
+    default_agents=_CONTEXTUAL_NAMES,
+    horizon=2000,
+    seeds=20,
+    batch_size=20,
+    title="Wheel bandit",
+    report=uniform_relative_report,
+)
+
+#: Many persistent arms with nonlinear means (``NeuralBandit-v0``): one shared model on every
+#: arm's row; DE's λ = gate_price × the mean-reward range (10 quadratic, 2 cosine).
+NEURAL_WIDTH = Family(
+    name="neural-width",
+    help="K persistent arms with nonlinear means 10 (xᵀθ)² or cos(3 xᵀθ) (NeuralBandit-v0)",
+    cell=neural_cell,
+    agents=_CONTEXTUAL_AGENTS,
+    instance=(
+        dataclasses.replace(ARMS, sweep=(10, 100, 1000)),
+        Parameter(
+            "reward",
+            str,
+            _check_neural_reward,
+            sweep=("quadratic", "cosine"),
+            symbol="h",
+            help="mean-reward functions h (quadratic: 10 s², cosine: cos(3 s))",
+        ),
+        Parameter("dim", int, check_positive_int, sweep=(20,), symbol="D", help="arm dimensions"),
+        Parameter(
+            "context_dim",
+            int,
+            check_nonnegative_int,
+            sweep=(0,),
+            symbol="C",
+            help="per-round context dimensions",
+        ),
+        Parameter(
+            "noise", float, check_nonnegative_float, sweep=(0.1,), symbol="σ", help="noise σ"
+        ),
+    ),
+    default_agents=_CONTEXTUAL_NAMES,
+    horizon=1000,
+    seeds=10,
+    batch_size=10,
+    title="Neural bandits",
+)

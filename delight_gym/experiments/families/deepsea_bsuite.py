@@ -1,0 +1,333 @@
+"""The DeepSea families scored by bsuite's rule (beyond the paper): deep agents on DeepSea.
+
+``deepsea-bsuite`` runs seed ``s`` on instance ``mapping_seed = s`` over an extended grid of
+sizes; ``bsuite-deep-sea`` and ``bsuite-deep-sea-stochastic`` are bsuite's own ``deep_sea`` and
+``deep_sea_stochastic`` sweeps (N = 10..50, ``mapping_seed`` 42). Here: the agent records (with
+the DE options each variant fixes), the cell functions and the score report; one run (the agent
+builder, the SB3 callback, the tabular loop) is
+:mod:`~delight_gym.experiments.families.deepsea_bsuite_run`, imported when a cell runs.
+Settings and logs: ``docs/reproduce/deepsea-bsuite.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from delight_gym._checks import check_would_fit
+from delight_gym.envs.deep_sea import check_deep_sea_size
+from delight_gym.experiments.families.base import (
+    DE_PARAMETERS,
+    DELIGHT,
+    GATE_PRICE,
+    HALF_LIFE,
+    PSRL,
+    SURPRISAL_CAP,
+    Agent,
+    Family,
+    Parameter,
+    one_torch_thread,
+)
+from delight_gym.experiments.scores import BSUITE_EXPERIMENTS
+
+if TYPE_CHECKING:
+    from delight_gym.experiments.runner import ExperimentResult
+
+__all__ = [
+    "AGREEMENT",
+    "BOOT_DQN",
+    "BOOT_DQN_DE",
+    "BOOT_DQN_DE_AGREE",
+    "BOOT_DQN_DE_COMMIT",
+    "BOOT_DQN_DE_COMMIT_FAST",
+    "BOOT_DQN_DE_MEAN",
+    "BOOT_DQN_DE_OPTIONS",
+    "BOOT_DQN_DE_SPREAD",
+    "BSUITE_DEEP_SEA",
+    "BSUITE_DEEP_SEA_STOCHASTIC",
+    "BSUITE_REPLAY_SIZE",
+    "BSUITE_SIZES",
+    "COMMIT_FAST_HALF_LIFE",
+    "DEEP_SEA_BSUITE",
+    "DELIGHT_DQN",
+    "DQN_EGREEDY",
+    "SPREAD_GATE_PRICE",
+    "BsuiteCellResult",
+    "bsuite_deep_sea_cell",
+    "bsuite_deep_sea_stochastic_cell",
+    "bsuite_score_report",
+    "check_bsuite_size",
+    "deep_sea_bsuite_cell",
+]
+
+#: Transitions the deep agents of ``deepsea-bsuite`` keep in replay: bsuite's 10 000 (the
+#: ``buffer_size`` its DQN and bootstrapped DQN agents are built with).
+BSUITE_REPLAY_SIZE = 10_000
+
+
+def check_bsuite_size(value: Any, name: str) -> int:
+    """``size`` of the ``deepsea-bsuite`` family, checked before any cell runs: what DeepSea
+    accepts (:func:`~delight_gym.envs.deep_sea.check_deep_sea_size`), and a replay buffer of
+    :data:`BSUITE_REPLAY_SIZE` transitions (two ``N x N`` float32 observations each) that fits
+    in the machine's memory; a ``ValueError`` naming ``name`` and the size it would need
+    otherwise."""
+    n = check_deep_sea_size(value, name)
+    check_would_fit(
+        BSUITE_REPLAY_SIZE * 2 * n * n * 4,
+        f"{name}={n} (the deep agents' replay of {BSUITE_REPLAY_SIZE} transitions, two N x N "
+        "float32 observations each)",
+    )
+    return n
+
+
+DQN_EGREEDY = Agent("dqn", "DQN, ε = 0.05 (SB3, bsuite's settings)", "#2ca02c")
+BOOT_DQN = Agent("boot_dqn", "BootDQN + priors (K=10)", "#1f77b4")
+BOOT_DQN_DE = Agent(
+    "boot_dqn_de", "BootDQN + DE (host: episode's head)", "#c51b7d", parameters=DE_PARAMETERS
+)
+BOOT_DQN_DE_MEAN = Agent(
+    "boot_dqn_de_mean", "BootDQN + DE (host: ensemble mean)", "#17becf", parameters=DE_PARAMETERS
+)
+BOOT_DQN_DE_COMMIT = Agent(
+    "boot_dqn_de_commit",
+    "BootDQN + DE + commit (beyond the paper)",
+    "#9467bd",
+    parameters=DE_PARAMETERS,
+)
+DELIGHT_DQN = Agent(
+    "delight_dqn", "DelightDQN (ensemble posterior)", "#8c564b", parameters=DE_PARAMETERS
+)
+# The DE variants (beyond the paper), each with its setting(s) chosen on seeds 100-104 and fixed
+# in its DE options (:data:`BOOT_DQN_DE_OPTIONS`); a fixed setting is not one of its parameters.
+BOOT_DQN_DE_SPREAD = Agent(
+    "boot_dqn_de_spread",
+    "BootDQN + DE, λ in units of the heads' spread",
+    "#e377c2",
+    "--",
+    parameters=(HALF_LIFE, SURPRISAL_CAP),
+)
+BOOT_DQN_DE_AGREE = Agent(
+    "boot_dqn_de_agree",
+    "BootDQN + DE, gate closed where the heads agree",
+    "#bcbd22",
+    "--",
+    parameters=DE_PARAMETERS,
+)
+BOOT_DQN_DE_COMMIT_FAST = Agent(
+    "boot_dqn_de_commit_fast",
+    "BootDQN + DE + commit, shorter M",
+    "#7f7f7f",
+    "--",
+    parameters=(GATE_PRICE, SURPRISAL_CAP),
+)
+
+
+#: ``boot_dqn_de_spread``'s ``λ``, in units of each state's spread of the heads' values.
+SPREAD_GATE_PRICE = 2.0
+#: ``boot_dqn_de_agree``'s ``agreement``: the gate is closed where this share of heads agree.
+AGREEMENT = 0.9
+#: ``boot_dqn_de_commit_fast``'s ``M`` of ``ε_t = M/(M + t)`` (episodes).
+COMMIT_FAST_HALF_LIFE = 10.0
+#: The DE options of the :class:`~delight_gym.sb3.BootstrappedDQN` agents (``None``: no DE).
+#: The variants' settings were chosen on seeds 100-104 at N = 10 and 14
+#: (``docs/reproduce/deepsea-bsuite.md``, "DE variants").
+BOOT_DQN_DE_OPTIONS: dict[str, dict[str, Any] | None] = {
+    BOOT_DQN.name: None,
+    BOOT_DQN_DE.name: {},
+    BOOT_DQN_DE_MEAN.name: {"host": "mean"},
+    BOOT_DQN_DE_COMMIT.name: {"commit": True},
+    BOOT_DQN_DE_SPREAD.name: {"value_scale": "spread", "gate_price": SPREAD_GATE_PRICE},
+    BOOT_DQN_DE_AGREE.name: {"agreement": AGREEMENT},
+    BOOT_DQN_DE_COMMIT_FAST.name: {"commit": True, "half_life": COMMIT_FAST_HALF_LIFE},
+}
+
+
+@dataclass
+class BsuiteCellResult:
+    """What :func:`deep_sea_bsuite_cell` returns (the runner's cell protocol).
+
+    Attributes
+    ----------
+    cumulative
+        cumulative per-episode regret, ``(seeds, episodes)``; NaN after a run
+        stopped (solved, or at its budget ``min(2**N + 100, episodes)``).
+    seconds
+        compute time.
+    overrides
+        DE's overridden decisions per seed (zeros without DE), ``(seeds,)``.
+    solve_episode
+        bsuite's solve episode per seed; for an unsolved run its budget,
+        ``(seeds,)``.
+    solved
+        whether each seed's run was solved within its budget, ``(seeds,)``.
+    """
+
+    cumulative: Any
+    seconds: float
+    overrides: Any
+    solve_episode: Any
+    solved: Any
+
+
+def deep_sea_bsuite_cell(
+    agent: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int,
+    size: int,
+    mapping_seed: int | None = None,
+    deterministic: bool = True,
+    **agent_kwargs: Any,
+) -> BsuiteCellResult:
+    """Cell of the ``deepsea-bsuite`` family:
+    :func:`~delight_gym.experiments.families.deepsea_bsuite_run.run_bsuite_deep_sea` for seeds
+    ``seed, …, seed + seeds − 1`` (seed ``s`` plays ``mapping_seed = s`` unless
+    ``mapping_seed`` is given), each for at most ``min(2**N + 100, horizon)`` episodes and
+    stopped once solved; torch on one thread."""
+    from delight_gym.experiments.families import deepsea_bsuite_run
+
+    with one_torch_thread():
+        cumulative = np.full((seeds, horizon), np.nan)
+        overrides = np.zeros(seeds, dtype=np.int64)
+        solve_episode = np.zeros(seeds, dtype=np.int64)
+        solved = np.zeros(seeds, dtype=bool)
+        seconds = 0.0
+        for i in range(seeds):
+            run = deepsea_bsuite_run.run_bsuite_deep_sea(
+                agent,
+                size,
+                seed=seed + i,
+                episodes=horizon,
+                mapping_seed=mapping_seed,
+                deterministic=deterministic,
+                **agent_kwargs,
+            )
+            cumulative[i, : run.episodes] = np.cumsum(run.regret)
+            overrides[i] = run.overrides
+            solved[i] = run.solve.solved
+            solve_episode[i] = run.solve.episode if run.solve.solved else run.budget
+            seconds += run.seconds
+    return BsuiteCellResult(cumulative, seconds, overrides, solve_episode, solved)
+
+
+def bsuite_score_report(result: ExperimentResult) -> list[str]:
+    """Each agent's bsuite score over the runs of the sweep (the fraction of (size, seed) runs
+    solved within ``2**N + 100`` episodes,
+    :func:`~delight_gym.experiments.scores.deep_sea_score`)."""
+    from delight_gym.experiments.scores import DeepSeaSolve, deep_sea_score
+
+    runs: dict[str, list[tuple[int, DeepSeaSolve]]] = {}
+    for row in result.rows:
+        size = int(row["setting"]["size"])
+        for done, episode in zip(row["solved"], row["solve_episode"], strict=True):
+            solve = DeepSeaSolve(bool(done), int(episode), True)
+            runs.setdefault(row["agent"], []).append((size, solve))
+    lines = [
+        f"  {agent}: {deep_sea_score(pairs):.2f} ({len(pairs)} runs)"
+        for agent, pairs in runs.items()
+    ]
+    if lines:
+        lines.insert(0, "bsuite score (fraction of runs solved within 2^N + 100 episodes):")
+    return lines
+
+
+def bsuite_deep_sea_cell(
+    agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
+) -> BsuiteCellResult:
+    """Cell of ``bsuite-deep-sea``: bsuite's ``deep_sea`` setting ``size`` (``mapping_seed``
+    42), agent seeds ``seed, …``, scored and stopped by bsuite's ``deep_sea`` rule."""
+    mapping_seed = BSUITE_EXPERIMENTS["deep_sea"].mapping_seed
+    return deep_sea_bsuite_cell(
+        agent, horizon, seeds, seed=seed, size=size, mapping_seed=mapping_seed, **agent_kwargs
+    )
+
+
+def bsuite_deep_sea_stochastic_cell(
+    agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
+) -> BsuiteCellResult:
+    """Cell of ``bsuite-deep-sea-stochastic``: bsuite's ``deep_sea_stochastic`` setting
+    ``size`` (``mapping_seed`` 42), scored and stopped by its rule (episodes ≥ 100, 0.8)."""
+    mapping_seed = BSUITE_EXPERIMENTS["deep_sea_stochastic"].mapping_seed
+    return deep_sea_bsuite_cell(
+        agent,
+        horizon,
+        seeds,
+        seed=seed,
+        size=size,
+        mapping_seed=mapping_seed,
+        deterministic=False,
+        **agent_kwargs,
+    )
+
+
+_BSUITE_AGENTS = (
+    DQN_EGREEDY,
+    BOOT_DQN,
+    BOOT_DQN_DE,
+    BOOT_DQN_DE_MEAN,
+    BOOT_DQN_DE_COMMIT,
+    DELIGHT_DQN,
+    PSRL,
+    DELIGHT,
+)
+_BSUITE_VARIANTS = (BOOT_DQN_DE_SPREAD, BOOT_DQN_DE_AGREE, BOOT_DQN_DE_COMMIT_FAST)
+
+#: Deep agents on bsuite's deterministic DeepSea (``mapping_seed`` = seed), bsuite's yardstick.
+DEEP_SEA_BSUITE = Family(
+    name="deepsea-bsuite",
+    help="deep agents on DeepSea-v0 (mapping_seed = seed), scored by bsuite's rule",
+    cell=deep_sea_bsuite_cell,
+    agents=(*_BSUITE_AGENTS, *_BSUITE_VARIANTS),
+    instance=(
+        Parameter(
+            "size", int, check_bsuite_size, sweep=(10, 12, 14, 16, 20), symbol="N", help="sizes N"
+        ),
+    ),
+    default_agents=tuple(a.name for a in _BSUITE_AGENTS),
+    horizon=10_000,
+    horizon_option="--episodes",
+    time_label="episode",
+    seeds=5,
+    batch_size=1,
+    title="DeepSea, bsuite's yardstick",
+    report=bsuite_score_report,
+)
+
+
+#: bsuite's sizes N = 10, 12, …, 50 (``deep_sea/sweep.py``; a test reads the installed bsuite).
+BSUITE_SIZES = tuple(range(10, 51, 2))
+_BSUITE_SWEEP_AGENTS = (DQN_EGREEDY, BOOT_DQN, BOOT_DQN_DE, BOOT_DQN_DE_COMMIT_FAST)
+_BSUITE_SIZE = Parameter(
+    "size", int, check_bsuite_size, sweep=BSUITE_SIZES, symbol="N", help="sizes N"
+)
+
+#: bsuite's ``deep_sea`` experiment exactly: its 21 settings, one run each, its budget and score.
+BSUITE_DEEP_SEA = Family(
+    name="bsuite-deep-sea",
+    help="bsuite's deep_sea sweep (N = 10..50, mapping_seed 42), scored by bsuite's rule",
+    cell=bsuite_deep_sea_cell,
+    agents=(*_BSUITE_AGENTS, *_BSUITE_VARIANTS),
+    instance=(_BSUITE_SIZE,),
+    default_agents=tuple(a.name for a in _BSUITE_SWEEP_AGENTS),
+    horizon=10_000,
+    horizon_option="--episodes",
+    time_label="episode",
+    seeds=1,
+    batch_size=1,
+    title="bsuite deep_sea",
+    report=bsuite_score_report,
+)
+
+#: bsuite's ``deep_sea_stochastic`` experiment exactly (its own solve rule).
+BSUITE_DEEP_SEA_STOCHASTIC = dataclasses.replace(
+    BSUITE_DEEP_SEA,
+    name="bsuite-deep-sea-stochastic",
+    help="bsuite's deep_sea_stochastic sweep (N = 10..50, mapping_seed 42), bsuite's rule",
+    cell=bsuite_deep_sea_stochastic_cell,
+    agents=tuple(a for a in BSUITE_DEEP_SEA.agents if a not in (PSRL, DELIGHT)),
+    title="bsuite deep_sea_stochastic",
+)

@@ -1,0 +1,82 @@
+"""The ``linear`` family: linear-Gaussian bandits, φ(a) ~ N(0, I/D), θ* ~ N(0, I), noise σ.
+
+Its cell runs :func:`~delight_gym.experiments.linear.run_linear` (imported when the cell runs);
+after a ``run`` its report sets DE's selected-override rounds against the paper's budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from delight_gym._checks import check_positive_float, check_positive_int
+from delight_gym.experiments.families.base import ARMS, BANDIT_AGENTS, Family, Parameter
+
+if TYPE_CHECKING:
+    from delight_gym.experiments.runner import ExperimentResult
+
+__all__ = ["LINEAR", "linear_budget_report", "linear_cell"]
+
+
+def linear_cell(
+    agent: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int,
+    arms: int,
+    dim: int,
+    noise: float,
+    **agent_kwargs: Any,
+) -> Any:
+    """Cell of the linear family: :func:`~delight_gym.experiments.linear.run_linear` on the CPU
+    in float64 (a :class:`~delight_gym.experiments.bandit.BanditResult`)."""
+    from delight_gym.experiments import linear
+
+    return linear.run_linear(agent, arms, dim, noise, horizon, seeds, seed=seed, **agent_kwargs)
+
+
+def linear_budget_report(result: ExperimentResult) -> list[str]:
+    """DE's selected-override rounds (max over seeds) of each linear setting against the
+    paper's budget :func:`~delight_gym.theory.budget.linear_override_budget`."""
+    from delight_gym.theory.budget import linear_override_budget
+
+    lines = []
+    for row in result.rows:
+        if row["agent"] != "delight":
+            continue
+        s = row["setting"]
+        bound = linear_override_budget(
+            s["dim"],
+            result.spec.horizon,
+            s["noise"],
+            gate_price=s["gate_price"],
+            surprisal_cap=s["surprisal_cap"],
+        )
+        most = int(np.max(row["overrides"]))
+        verdict = "OK" if most <= bound else "EXCEEDED"
+        lines.append(
+            f"  K={s['arms']} D={s['dim']} σ={s['noise']:g}: {most} <= {bound:.1f} {verdict}"
+        )
+    if lines:
+        lines.insert(0, "selected-override rounds of DE (max over seeds) vs the paper's budget:")
+    return lines
+
+
+#: Linear-Gaussian bandits: φ(a) ~ N(0, I/D), θ* ~ N(0, I), reward noise σ.
+LINEAR = Family(
+    name="linear",
+    help="linear-Gaussian bandits: φ(a) ~ N(0, I/D), θ* ~ N(0, I), noise σ",
+    cell=linear_cell,
+    agents=BANDIT_AGENTS,
+    instance=(
+        dataclasses.replace(ARMS, sweep=(100,)),
+        Parameter("dim", int, check_positive_int, sweep=(10, 30), symbol="D", help="dimensions D"),
+        Parameter("noise", float, check_positive_float, sweep=(1.0,), symbol="σ", help="noise σ"),
+    ),
+    default_agents=("delight", "thompson", "egreedy", "greedy"),
+    title="Linear bandits",
+    report=linear_budget_report,
+)
