@@ -39,6 +39,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import delight_gym.envs.deep_sea as deep_sea_module
+import delight_gym.envs.deep_sea_maths as deep_sea_maths
 from delight_gym.envs import (
     DeepSeaEnv,
     DeepSeaVectorEnv,
@@ -564,7 +565,7 @@ def test_size_limit_is_one_clear_error_naming_size() -> None:
 
 def test_size_limit_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
     # The same rule at a small budget (16 cells), so both sides of the boundary are built.
-    monkeypatch.setattr(deep_sea_module, "MAX_DEEP_SEA_CELLS", 16)
+    monkeypatch.setattr(deep_sea_maths, "MAX_DEEP_SEA_CELLS", 16)
     assert DeepSeaEnv(size=4).size == 4
     with pytest.raises(ValueError, match="size=5"):
         DeepSeaEnv(size=5)

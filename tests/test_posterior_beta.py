@@ -29,7 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-import delight_gym.posteriors.beta as beta_mod
+import delight_gym.posteriors.beta_ei as beta_mod
 from delight_gym.posteriors.beta import (
     BetaBernoulliPosterior,
     beta_ei_flat,

@@ -1,17 +1,12 @@
 """Fast Bernoulli-bandit agents, batched over seeds, with cost and memory flat in ``K``.
 
-Every agent acts on a batch of ``batch_size`` independent ``K``-armed Bernoulli bandits
+Every agent acts on ``batch_size`` independent ``K``-armed Bernoulli bandits
 (:meth:`~BernoulliAgent.act` returns an arm per row, :meth:`~BernoulliAgent.update` feeds the
-rewards back), with independent ``Beta(prior_alpha, prior_beta)`` priors (default
-``Beta(1, 1)``) and one ``numpy.random.Generator`` per agent.
-
-**Untried arms are one column.** Untried arms share the prior, so they are kept as one block
-and opened in index order: the tried arms of a row are always ``0 … n_tried − 1`` and a step
-costs ``O(batch · n_tried)``. :meth:`BernoulliAgent.update` must therefore be given, per row,
-a tried arm or the next untried arm ``n_tried`` (as :meth:`BernoulliAgent.act` returns); the
-dense agents of :mod:`delight_gym.agents.dense` accept any arm and are the reference these
-agents are tested against. ``t`` counts completed rounds (``ε_0 = 1``); ties go to the lowest
-index. How each agent decides over the untried block is on the documentation's Agents page.
+rewards back), with ``Beta(prior_alpha, prior_beta)`` priors and one ``numpy.random.Generator``
+per agent. Untried arms share the prior, so they are one block opened in index order: a row's
+tried arms are ``0 … n_tried − 1``, and :meth:`BernoulliAgent.update` takes, per row, a tried
+arm or the next untried arm ``n_tried``. The dense agents of :mod:`delight_gym.agents.dense`
+accept any arm and are the reference; the documentation's Agents page gives the details.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Contextual-bandit agents on learned posteriors, batched over seeds (torch, any device).
 
-Each round every row (seed) sees the inputs of its ``K`` arms, ``(batch, K, input_dim)``
-(the wheel: the context, repeated for every arm), plays one arm and observes its reward. The
-posterior is one of ``linfull`` (:class:`~delight_gym.posteriors.linfull.LinFullPosterior`),
-``neurallinear`` (:class:`~delight_gym.posteriors.neural_linear.NeuralLinearPosterior`) or
-``ensemble`` (:class:`~delight_gym.posteriors.bandit_ensemble.BanditEnsemblePosterior`), with
-one model per arm (``per_arm=True``) or one shared model (``per_arm=False``). Agents are named
-``RULE-POSTERIOR``: ``delight`` (DE, Algorithm 1, greedy host on the posterior mean, baseline
-``v = max_a`` mean, EI under the posterior of the mean reward, ``λ = gate_price·reward_scale``),
-``thompson`` (one posterior draw per round; ensemble: one random head), ``greedy`` (the host
-alone); plus ``egreedy`` (uniform arm with probability ``ε_t = M/(M + t)``, else greedy on the
-LinFull posterior mean) and ``uniform``. Row ``i`` of an agent with ``seed = s`` draws only
-from its own CPU generator, seeded from ``s + i``: a batch equals per-seed agents of batch 1.
+Each round every row (seed) sees its ``K`` arms' inputs ``(batch, K, input_dim)``, plays one
+arm and observes its reward. The posterior is ``linfull``, ``neurallinear`` or ``ensemble``
+(per arm or shared); agents are named ``RULE-POSTERIOR`` with ``delight`` (DE, greedy host,
+EI of the mean reward, ``λ = gate_price·reward_scale``), ``thompson`` or ``greedy``, plus
+``egreedy`` and ``uniform``. Row ``i`` of an agent with ``seed = s`` draws only from its own
+generator seeded ``s + i``: a batch equals per-seed agents of batch 1.
 """
 
 from __future__ import annotations

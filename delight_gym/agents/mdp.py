@@ -1,18 +1,12 @@
 """Tabular MDP agents (DeepSea and other finite-horizon MDPs) in torch, batched over seeds.
 
-Every agent treats its environment as an unknown tabular MDP (a state is an index in
-``[0, S)``, ``A`` actions, a known horizon ``H``), keeps a
-:class:`~delight_gym.posteriors.tabular.TabularMDPPosterior` and does **not** use DeepSea's
-layered structure. A batch of ``B`` environments, all at step ``h``, is driven by
-``agent.begin_episode()``, then for each ``h``: ``actions = agent.act(states, h)``, step the
-environments, ``agent.observe(states, actions, rewards, next_states, h)``.
-
-Agents: ``psrl`` (posterior sampling, Strens 2000; Osband et al. 2013), ``delight`` (DE on
-DeepSea, paper §3.3: a Boltzmann host over the posterior-mean plan frozen at each episode
-start, EI from the exact posterior-mean ``Q`` re-planned on the exploring rows only),
-``egreedy`` and ``greedy`` (the DE host alone). One ``torch.Generator`` per seed, so row ``b``
-behaves identically in a batch of 1 or of 30. The details are on the documentation's Agents
-page.
+Every agent treats its environment as an unknown tabular MDP (``S`` states, ``A`` actions, a
+known horizon ``H``) with a :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`, and
+does not use DeepSea's layered structure. A batch is driven by ``agent.begin_episode()``, then
+per step ``h``: ``actions = agent.act(states, h)``, step the environments,
+``agent.observe(states, actions, rewards, next_states, h)``. Agents: ``psrl``, ``delight``
+(DE: a Boltzmann host over the posterior-mean plan, EI from the exact posterior-mean ``Q``),
+``egreedy`` and ``greedy``; one ``torch.Generator`` per seed. Details: the Agents docs page.
 """
 
 from __future__ import annotations

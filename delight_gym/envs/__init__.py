@@ -1,12 +1,6 @@
 """Gymnasium environments of delight_gym and their registration."""
 
 from delight_gym.envs.bandits import BernoulliBanditEnv, BernoulliBanditVectorEnv
-from delight_gym.envs.contextual import (
-    NeuralBanditEnv,
-    NeuralBanditVectorEnv,
-    WheelBanditEnv,
-    WheelBanditVectorEnv,
-)
 from delight_gym.envs.continuum import ContinuumBanditEnv, ContinuumBanditVectorEnv
 from delight_gym.envs.deep_sea import (
     MAX_DEEP_SEA_SIZE,
@@ -16,7 +10,9 @@ from delight_gym.envs.deep_sea import (
     deep_sea_optimal_return,
 )
 from delight_gym.envs.linear import LinearBanditEnv, LinearBanditVectorEnv
+from delight_gym.envs.neural import NeuralBanditEnv, NeuralBanditVectorEnv
 from delight_gym.envs.registration import ENV_IDS, register_envs
+from delight_gym.envs.wheel import WheelBanditEnv, WheelBanditVectorEnv
 
 __all__ = [
     "ENV_IDS",

@@ -2,17 +2,10 @@
 
 :class:`LazyBernoulliBanditVectorEnv` plays the same instances as
 :class:`~delight_gym.envs.bandits.BernoulliBanditVectorEnv` *in distribution* (not seed for
-seed) without ever holding ``K`` means, so ``K = 10⁶`` or more costs what ``K = 10³`` does.
-
-How (exact in distribution). For ``K`` i.i.d. ``U(0, 1)`` means, the maximum is
-``μ* ~ Beta(K, 1)``, drawn at reset as ``U^{1/K}``; the best arm's position is uniform over
-the ``K`` arms, and given ``μ*`` the other means are i.i.d. ``U(0, μ*)``. So when an arm is
-pulled for the first time, it is the best arm with probability ``1/(arms not yet revealed)``
-(if the best has not been revealed yet) and otherwise gets a fresh ``U(0, μ*)`` mean. This is
-exact for any agent whose choice of arms does not depend on means it has not observed —
-every agent.
-
-The regret ``μ* − μ_a`` is exact too, since ``μ*`` is known from the start.
+seed) without holding ``K`` means: the maximum ``μ* ~ Beta(K, 1)`` is drawn at reset, and an
+arm pulled for the first time is the best one with probability ``1/(arms not yet revealed)``,
+else gets a fresh ``U(0, μ*)`` mean. Exact for any agent whose choices do not depend on means
+it has not observed; the regret ``μ* − μ_a`` is exact too.
 """
 
 from __future__ import annotations

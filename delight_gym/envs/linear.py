@@ -16,10 +16,12 @@ from gymnasium.error import ResetNeeded
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import check_finite_array, check_nonnegative_float, check_positive_int
-from delight_gym.envs._base import (
-    OneStepBanditEnv,
-    OneStepBanditVectorEnv,
+from delight_gym.envs._bandit import (
+    GaussianBanditEnv,
+    GaussianBanditVectorEnv,
     check_bandit_fits,
+)
+from delight_gym.envs._base import (
     check_render_mode,
     instance_array,
     read_only_copy,
@@ -178,116 +180,36 @@ class _LinearBanditParameters:
         return f"K={self.num_arms} D={self.dim}"
 
 
-class LinearBanditEnv(_LinearBanditParameters, OneStepBanditEnv[NDArray[np.float32]]):
+class LinearBanditEnv(_LinearBanditParameters, GaussianBanditEnv):
     """A ``K``-armed linear-Gaussian bandit: arm ``a`` pays ``φ(a)ᵀθ* + σ·N(0, 1)``.
 
-    ## Description
+    The instance, the features ``Φ`` (a row ``φ(a) ∈ R^D`` per arm) and ``θ*``, is drawn at
+    the first :meth:`reset`, features first: ``φ(a) ~ N(0, I_D / D)``
+    (``standard_normal((K, D)) / sqrt(D)``), then ``θ* ~ N(0, I_D)``. It is kept for the env's
+    life; ``features`` / ``theta`` fix their part, and ``reset(options={"resample": True})``
+    redraws the parts not given.
 
-    The linear bandit of the Delight-gated exploration paper's linear experiments. An
-    *instance* is the feature matrix ``Φ`` (one row ``φ(a) ∈ R^D`` per arm) and the parameter
-    ``θ*``. Unless given, they are drawn at the **first** :meth:`reset`, from the generator
-    that reset's ``seed`` creates, features first and then ``θ*``:
+    - Action space: ``Discrete(K)`` (a ``ValueError`` naming ``action`` outside it).
+    - Observation space: ``Box(-F, F, (K, D), float32)``, ``F`` the largest float32: the
+      features (float64: :attr:`features`), the same at every step of an instance.
+    - Rewards: ``φ(a)ᵀθ* + noise·z``, one ``z ~ N(0, 1)`` per step (also when ``noise == 0``).
+    - Episode end: after one pull (``terminated=True``); ``info`` holds ``expected_reward``,
+      ``optimal_expected_reward`` and ``regret`` (pseudo-regret).
+    - Arguments: ``num_arms`` (100), ``dim`` (10), ``noise`` (1.0), ``features`` (``(K,
+      D)``), ``theta`` (``(D,)``), ``render_mode`` (``None`` or ``"ansi"``).
+    - Version history: v0, the initial version (delight_gym 0.1.0).
 
-    - ``φ(a) ~ N(0, I_D / D)`` i.i.d., as ``self.np_random.standard_normal((K, D)) / sqrt(D)``;
-    - ``θ* ~ N(0, I_D)``, as ``self.np_random.standard_normal(D)``
-
-    (so each arm's mean ``φ(a)ᵀθ*`` has variance ``E‖θ*‖²/D = 1`` across instances). The
-    instance is **kept for the env's life**: a later ``reset(seed=...)`` reseeds the reward
-    noise but does not redraw it, so ``T`` pulls on one instance are ``T`` one-step episodes.
-    ``reset(options={"resample": True})`` draws a new instance from ``self.np_random``
-    (only the parts that were not given: with ``features`` given it redraws ``θ*`` alone).
-
-    ## Action Space
-
-    ``Discrete(K)``: the arm to pull. An action outside the space (negative, ``>= K``,
-    non-integer or bool) raises a ``ValueError`` naming ``action``.
-
-    ## Observation Space
-
-    ``Box(-F, F, shape=(K, D), dtype=float32)`` with ``F`` the largest finite float32 (the
-    whole finite float32 range: unbounded in effect, but with finite bounds, which Gymnasium's
-    ``check_env`` asks for): the arm features ``Φ`` rounded to float32, row ``a`` being
-    ``φ(a)``. The observation is the same on every reset and step of an instance (a fresh
-    array each time); it changes only when the instance is resampled. The exact float64
-    features are :attr:`features`.
-
-    ## Rewards
-
-    ``φ(a)ᵀθ* + noise·z`` with ``z = self.np_random.standard_normal()``: exactly one standard
-    normal draw per step, also when ``noise == 0`` (the reward is then exactly
-    ``φ(a)ᵀθ*``), so the random stream does not depend on ``noise``.
-
-    ## Episode End
-
-    Every episode is one pull: ``terminated=True`` and ``truncated=False`` on every step. There
-    is no ``max_episode_steps``; the termination is the env's own.
-
-    ## Information
-
-    ``step`` returns ``info`` with Python floats
-
-    - ``"expected_reward"``: ``φ(a)ᵀθ*``;
-    - ``"optimal_expected_reward"``: ``max_b φ(b)ᵀθ*``;
-    - ``"regret"``: their difference, the pseudo-regret of the pull (not the noisy reward
-      difference).
-
-    ``reset`` returns an empty ``info``.
-
-    Bad arguments raise ``TypeError`` (wrong type) or ``ValueError`` (bad value) naming the
-    argument. ``optimal_arm`` breaks ties by the lowest index.
-
-    ## Version History
-
-    - v0: initial version (delight_gym 0.1.0).
-
-    Parameters
-    ----------
-    num_arms : int | None
-        int >= 1, optional: ``K``. Defaults to 100 (the paper's K), or to the number of rows of
-        ``features`` when that is given; if both are given they must agree.
-    dim : int | None
-        int >= 1, optional: ``D``. Defaults to 10, or to what ``features`` / ``theta`` imply; given
-        ones must agree.
-    noise : float
-        float >= 0, finite: the reward noise's standard deviation ``σ``. Default 1.
-    features : ArrayLike | None
-        array-like ``(K, D)``, finite and within the float32 range, optional: fixes ``Φ``.
-    theta : ArrayLike | None
-        array-like ``(D,)``, finite, optional: fixes ``θ*``. With both ``features`` and ``theta``
-        given, ``resample`` is an error.
-    render_mode : str | None
-        ``None`` or ``"ansi"``: ``"ansi"`` makes :meth:`render` return a one-line text summary of
-        the instance and the last pull.
-
-    Examples
-    --------
-    >>> import numpy as np
     >>> from delight_gym.envs import LinearBanditEnv
     >>> env = LinearBanditEnv(num_arms=4, dim=2, noise=0.5)
     >>> obs, info = env.reset(seed=42)
-    >>> obs.shape, obs.dtype, info
-    ((4, 2), dtype('float32'), {})
-    >>> env.features.round(3)
-    array([[ 0.215, -0.735],
-           [ 0.531,  0.665],
-           [-1.38 , -0.921],
-           [ 0.09 , -0.224]])
-    >>> env.theta.round(3)
-    array([-0.017, -0.853])
-    >>> env.means.round(3), env.optimal_arm
-    (array([ 0.624, -0.576,  0.809,  0.189]), 2)
+    >>> obs.shape, env.means.round(3), env.optimal_arm
+    ((4, 2), array([ 0.624, -0.576,  0.809,  0.189]), 2)
     >>> obs, reward, terminated, truncated, info = env.step(1)
-    >>> round(reward, 3), terminated, truncated
-    (-0.137, True, False)
-    >>> {key: round(value, 3) for key, value in info.items()}
-    {'expected_reward': -0.576, 'optimal_expected_reward': 0.809, 'regret': 1.385}
+    >>> round(reward, 3), terminated, round(info["regret"], 3)
+    (-0.137, True, 1.385)
     >>> _ = env.reset(seed=7)  # reseeds the reward noise, keeps the instance
     >>> env.means.round(3)
     array([ 0.624, -0.576,  0.809,  0.189])
-
-    With the ids registered (``import delight_gym``), ``gym.make("LinearBandit-v0",
-    dim=30, noise=1.0)`` builds it and ``gym.make_vec("LinearBandit-v0", num_envs=64)`` builds
-    :class:`LinearBanditVectorEnv`.
     """
 
     def __init__(
@@ -346,83 +268,30 @@ class LinearBanditEnv(_LinearBanditParameters, OneStepBanditEnv[NDArray[np.float
             raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
         return read_only_copy(self._theta)
 
-    def _observation(self) -> NDArray[np.float32]:
-        assert self._obs is not None
-        return self._obs.copy()
 
-    def _reward(self, expected: float) -> float:
-        return expected + self.noise * float(self.np_random.standard_normal())
-
-
-class LinearBanditVectorEnv(_LinearBanditParameters, OneStepBanditVectorEnv):  # type: ignore[misc]
+class LinearBanditVectorEnv(_LinearBanditParameters, GaussianBanditVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent linear bandits, stepped together without subprocesses.
 
     Sub-env ``i`` behaves exactly like a :class:`LinearBanditEnv` reset with seed ``seed + i``
-    (Gymnasium's convention; a list of per-env seeds is accepted too): it owns a generator
-    made as ``gymnasium.utils.seeding.np_random(seed_i)`` makes it, draws its features and
-    ``θ*`` from it as the single env does (features first), and draws one standard normal per
-    step from it. Same seeds and actions therefore give identical instances, observations,
-    rewards and infos. ``noise`` is shared by all sub-envs.
+    (its features, then ``θ*``, and one normal per step from its own generator, in the single
+    env's order). ``action_space`` is ``MultiDiscrete([K] * num_envs)``,
+    ``observation_space`` ``Box(-F, F, (num_envs, K, D), float32)``. Autoreset is
+    ``SAME_STEP`` (never a new instance): ``final_obs`` / ``final_info`` carry the terminal
+    step, and the pull's float64 infos are also at the top level. ``features`` may be
+    ``(num_envs, K, D)`` or ``(K, D)`` shared by all, ``theta`` ``(num_envs, D)`` or ``(D,)``;
+    ``reset(options={"resample": mask})`` redraws the sub-envs in ``mask``.
 
-    ## Spaces
-
-    ``action_space = MultiDiscrete([K] * num_envs)``; ``observation_space = Box(-F, F,
-    shape=(num_envs, K, D), dtype=float32)``: each sub-env's features, as in the single env
-    (``F`` the largest finite float32).
-
-    ## Autoreset
-
-    ``metadata["autoreset_mode"] = AutoresetMode.SAME_STEP``: every episode is one pull, and
-    each sub-env is reset inside the step that terminates it, so every ``step`` is a pull and
-    no step is spent on an autoreset. The autoreset never resamples the instance. As
-    ``SAME_STEP`` requires, the step's ``infos`` carry ``final_obs`` (object array of the
-    terminal observations, each a ``(K, D)`` float32 array) and ``final_info`` (the terminal
-    step's infos, with ``_key`` masks), with masks ``_final_obs`` / ``_final_info`` (all
-    True). The observations returned are those of the new episodes (the same features). For
-    convenience the pull's infos are also at the top level of ``infos`` (with masks), since a
-    reset itself adds no info.
-
-    ## Step
-
-    ``step(actions)`` takes an integer array of shape ``(num_envs,)`` with entries in
-    ``[0, K)`` and returns ``obs`` (float32, ``(num_envs, K, D)``), ``rewards`` (float64),
-    ``terminated`` (all True), ``truncated`` (all False) and ``infos`` holding float64 arrays
-    ``expected_reward``, ``optimal_expected_reward`` and ``regret``. The only per-sub-env
-    Python work is the normal draw from each sub-env's own generator.
-
-    ``reset(options={"resample": ...})`` takes a bool (all sub-envs) or a bool array of shape
-    ``(num_envs,)`` (those sub-envs).
-
-    Parameters
-    ----------
-    num_envs : int
-        int >= 1.
-    num_arms, dim, noise
-        as in :class:`LinearBanditEnv`.
-    features : ArrayLike | None
-        array-like, ``(num_envs, K, D)`` or ``(K, D)`` shared by all, optional.
-    theta : ArrayLike | None
-        array-like, ``(num_envs, D)`` or ``(D,)`` shared by all, optional.
-    render_mode : str | None
-        ``None`` or ``"ansi"``: :meth:`render` returns a tuple of strings.
-
-    Examples
-    --------
     >>> import numpy as np
     >>> from delight_gym.envs import LinearBanditVectorEnv
     >>> envs = LinearBanditVectorEnv(num_envs=3, num_arms=4, dim=2, noise=0.5)
     >>> obs, infos = envs.reset(seed=42)
-    >>> obs.shape, obs.dtype
-    ((3, 4, 2), dtype('float32'))
     >>> envs.means.round(3)  # row 0 is LinearBanditEnv(num_arms=4, dim=2) reset with seed 42
     array([[ 0.624, -0.576,  0.809,  0.189],
            [ 0.453, -0.464,  1.946,  0.169],
            [ 0.348, -0.324,  0.01 ,  0.268]])
     >>> obs, rewards, terminated, truncated, infos = envs.step(np.array([2, 0, 3]))
-    >>> terminated, truncated
-    (array([ True,  True,  True]), array([False, False, False]))
-    >>> infos["regret"].round(3)
-    array([0.   , 1.493, 0.08 ])
+    >>> obs.shape, bool(terminated.all())
+    ((3, 4, 2), True)
     >>> infos["final_info"]["regret"].round(3)  # SAME_STEP: the terminal step's infos
     array([0.   , 1.493, 0.08 ])
     """
@@ -485,16 +354,3 @@ class LinearBanditVectorEnv(_LinearBanditParameters, OneStepBanditVectorEnv):  #
         self._means[resample] = _arm_means(self._features[resample], self._theta[resample])
         self._obs[resample] = self._features[resample]  # rounded to float32
         self._instances_drawn(resample)
-
-    def _observations(self) -> NDArray[np.float32]:
-        assert self._obs is not None
-        return self._obs.copy()
-
-    def _final_observations(self) -> NDArray[np.object_]:
-        return np.fromiter(self._observations(), dtype=object, count=self.num_envs)
-
-    def _rewards(
-        self, expected: NDArray[np.float64], rngs: list[np.random.Generator]
-    ) -> NDArray[np.float64]:
-        normals = np.array([rng.standard_normal() for rng in rngs], dtype=np.float64)
-        return expected + self.noise * normals

@@ -46,63 +46,24 @@ def _positive_vector(value: ArrayLike, name: str) -> NDArray[np.float64]:
 class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
     """Weitzman's Pandora's boxes with ``Beta`` priors on ``[0, 1]`` and inspection costs.
 
-    ## Description
+    Box ``a`` holds ``X_a ~ Beta(alphas[a], betas[a])``; opening it costs ``costs[a]`` and
+    reveals ``X_a``; stopping keeps the best revealed value (or ``outside_option``). The
+    instance (priors and costs) is drawn at the first :meth:`reset` (shapes ``U(0.5, 5)``,
+    costs log-uniform on ``[1e-3, 1e-1]``) and kept, unless ``alphas``/``betas``/``costs``
+    fix it; the values are drawn afresh at every reset.
 
-    Box ``a`` holds a value ``X_a ~ Beta(alphas[a], betas[a])``, independent across boxes.
-    Opening box ``a`` costs ``costs[a]`` and reveals ``X_a``; the decision maker may stop at
-    any time and keeps the best revealed value (or ``outside_option`` if it is larger, e.g.
-    when nothing was opened). The *instance* (priors and costs) is drawn at the first
-    :meth:`reset` (shapes ``U(0.5, 5)``, costs log-uniform on ``[1e-3, 1e-1]``) and kept for the
-    env's life; ``reset(options={"resample": True})`` draws a new one and explicit
-    ``alphas``/``betas``/``costs`` fix it. The values ``X`` are drawn afresh at every reset.
+    - Action space: ``Discrete(K + 1)``: ``a < K`` opens box ``a`` (again: its cost again),
+      ``K`` stops.
+    - Observation space: ``Box(0, 1, (K, 3), float32)``, per box ``[opened, value, cost]``.
+    - Rewards: ``−costs[a]`` per opening; at the end, plus ``max(outside_option, values)``.
+    - Episode end: the stop action or every box open; truncated after ``max_steps`` (``2K +
+      1``). ``info``: ``opened``, and at the end ``payoff``, ``best_value`` and ``values``.
+    - Arguments: ``num_boxes`` (5), ``alphas``, ``betas``, ``costs`` (all three or none),
+      ``outside_option`` (0), ``max_steps``.
+    - Version history: v0, the initial version (delight_gym 0.1.0).
 
-    ## Action Space
-
-    ``Discrete(K + 1)``: ``a < K`` opens box ``a``; ``K`` stops. Opening a box that is
-    already open charges its cost again and reveals nothing new.
-
-    ## Observation Space
-
-    ``Box(0, 1, (K, 3), float32)``: per box ``[opened, revealed value (0 if closed), cost]``.
-
-    ## Rewards
-
-    ``−costs[a]`` for opening box ``a``; on the step that ends the episode, in addition,
-    ``max(outside_option, revealed values)``. The return is Weitzman's payoff.
-
-    ## Episode End
-
-    Terminated by the stop action, or automatically when every box is open (the payoff is
-    then collected). Truncated after ``max_steps`` steps (default ``2K + 1``; only repeated
-    openings can reach it), with the payoff collected on that step.
-
-    ## Information
-
-    ``step`` returns ``info`` with ``"opened"`` (the boxes opened so far, in order) and, when
-    the episode ends, ``"payoff"`` (best value minus all costs paid), ``"best_value"`` and
-    ``"values"`` (all ``K`` hidden values, for analysis). ``reset`` returns an empty ``info``.
-
-    ## Version History
-
-    - v0: initial version (delight_gym 0.1.0).
-
-    Parameters
-    ----------
-    num_boxes : int | None
-        int >= 1: ``K`` (default 5, or the length of the priors when given).
-    alphas, betas, costs : ArrayLike | None
-        positive arrays of shape ``(K,)``: fix the instance; give all three or none.
-    outside_option : float
-        float in ``[0, 1]``, default 0: the value kept if nothing better is revealed.
-    max_steps : int | None
-        int, optional: the truncation limit.
-
-    Examples
-    --------
     >>> env = PandoraBoxesEnv(alphas=[1.0, 2.0], betas=[1.0, 1.0], costs=[0.01, 0.05])
     >>> obs, info = env.reset(seed=0)
-    >>> obs.shape
-    (2, 3)
     >>> obs, reward, terminated, truncated, info = env.step(0)
     >>> round(reward, 3), bool(obs[0, 0]), terminated
     (-0.01, True, False)

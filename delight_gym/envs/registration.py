@@ -40,13 +40,13 @@ _ENV_TABLE: tuple[EnvEntry, ...] = (
     ),
     EnvEntry(
         id="WheelBandit-v0",
-        entry_point="delight_gym.envs.contextual:WheelBanditEnv",
-        vector_entry_point="delight_gym.envs.contextual:WheelBanditVectorEnv",
+        entry_point="delight_gym.envs.wheel:WheelBanditEnv",
+        vector_entry_point="delight_gym.envs.wheel:WheelBanditVectorEnv",
     ),
     EnvEntry(
         id="NeuralBandit-v0",
-        entry_point="delight_gym.envs.contextual:NeuralBanditEnv",
-        vector_entry_point="delight_gym.envs.contextual:NeuralBanditVectorEnv",
+        entry_point="delight_gym.envs.neural:NeuralBanditEnv",
+        vector_entry_point="delight_gym.envs.neural:NeuralBanditVectorEnv",
     ),
     EnvEntry(
         id="ContinuumBandit-v0",

@@ -30,56 +30,21 @@ REWARD_MODES = ("revealed", "bernoulli")
 class ReservoirEnv(InstanceEnv[np.int64]):
     """A bandit with a reservoir of i.i.d. arms whose values have a polynomial upper tail.
 
-    ## Description
+    Arm ``a`` has value ``X_a ~ Beta(1, α)``, so ``P(X ≥ 1 − y) = y^α`` (``α =
+    tail_exponent``; 1 is the uniform prior). The instance, all ``num_arms`` values, is drawn
+    at the first :meth:`reset` and kept (``resample`` draws a new reservoir); with at least as
+    many arms as rounds a policy never runs out of fresh arms, the infinite-reservoir model.
 
-    Arm ``a`` has value ``X_a ~ Beta(1, α)`` on ``[0, 1]``, so ``P(X ≥ 1 − y) = y^α`` exactly:
-    the upper tail of Theorem ``tail_rate`` with exponent ``α = tail_exponent`` and
-    ``c_- = c_+ = 1`` (``α = 1`` is the uniform prior). With at least as many arms as rounds,
-    a policy never runs out of fresh arms, which is the infinite-reservoir model. As for the
-    Bernoulli bandit, the instance (all ``num_arms`` values) is drawn at the first
-    :meth:`reset` and kept for the env's life, so ``T`` rounds are ``T`` one-step episodes;
-    ``reset(options={"resample": True})`` draws a new reservoir. Arms are exchangeable, so
-    "a fresh arm" can be any arm not pulled yet (e.g. the next index).
+    - Action space: ``Discrete(num_arms)``.
+    - Observation space: ``Discrete(1)``, always ``0``.
+    - Rewards: ``"revealed"`` (default), the value ``X_a`` itself; ``"bernoulli"``, ``1``
+      with probability ``X_a``.
+    - Episode end: after one pull (``terminated=True``); ``info``: ``expected_reward``
+      (``X_a``), ``optimal_expected_reward`` (``1.0``, the support's top) and ``regret``.
+    - Arguments: ``tail_exponent`` (1), ``num_arms`` (1000; use at least the horizon),
+      ``reward_mode``, ``render_mode``.
+    - Version history: v0, the initial version (delight_gym 0.1.0).
 
-    ## Action Space
-
-    ``Discrete(num_arms)``: the arm to pull.
-
-    ## Observation Space
-
-    ``Discrete(1)``: always ``0`` (no state).
-
-    ## Rewards
-
-    ``reward_mode="revealed"`` (default): the arm's value ``X_a`` itself, so one pull reveals
-    it (the revealed-value discovery model of the theorem). ``"bernoulli"``: ``1`` with
-    probability ``X_a``, else ``0``.
-
-    ## Episode End
-
-    Every episode is one pull (``terminated=True``).
-
-    ## Information
-
-    ``"expected_reward"``: ``X_a``; ``"optimal_expected_reward"``: ``1.0``, the upper endpoint
-    of the support (the paper measures reservoir regret against it, ``R_T = E Σ (1 − X_{A_t})``,
-    not against the best of the finitely many arms drawn); ``"regret"``: ``1 − X_a``.
-
-    ## Version History
-
-    - v0: initial version (delight_gym 0.1.0).
-
-    Parameters
-    ----------
-    tail_exponent : float
-        float > 0, default 1: ``α``.
-    num_arms : int
-        int >= 1, default 1000: the reservoir's size; use at least the horizon.
-    reward_mode : str
-        ``"revealed"`` or ``"bernoulli"``.
-
-    Examples
-    --------
     >>> env = ReservoirEnv(tail_exponent=2.0, num_arms=10)
     >>> _ = env.reset(seed=3)
     >>> obs, reward, terminated, truncated, info = env.step(0)

@@ -1,17 +1,11 @@
 """An ensemble with randomized prior functions for contextual bandits, batched over seeds.
 
-Osband, Aslanides & Cassirer 2018 ("Randomized prior functions for deep reinforcement
-learning") in one-step form: head ``h`` of row ``b`` predicts the mean reward of an input as
-``f_h(x) + β p_h(x)``, with ``f_h`` a trainable MLP and ``p_h`` a frozen random MLP of the same
-shape, and is regressed on the observed rewards (loss ``½(f_h + βp_h − r)²``, no bootstrap
-target). Heads and rows are one :class:`~delight_gym.posteriors.batched_mlp.BatchedMLP` of
-``B·H`` models. The posterior is the heads' empirical distribution: its mean is the heads'
-mean, and EI is exact for it, ``(1/H) Σ_h (f_h − v)^+``
-(:func:`~delight_gym.posteriors.ensemble.ensemble_expected_improvement`). Defaults: ``H = 10``
-heads and ``β = 3`` (the deep-RL ensemble's), one hidden layer of 50 (the showdown's
-NeuralLinear layer; a smaller net keeps ``K = 10⁴`` arms affordable), Adam ``1e-3``, one
-gradient step on a minibatch of 128 observations (with replacement) per update, weights
-initialised like haiku's ``Linear``.
+Osband, Aslanides & Cassirer 2018 in one-step form: head ``h`` of row ``b`` predicts the mean
+reward as ``f_h(x) + β p_h(x)`` (``f_h`` a trainable MLP, ``p_h`` a frozen random one),
+regressed on the observed rewards. Heads and rows are one
+:class:`~delight_gym.posteriors.batched_mlp.BatchedMLP` of ``B·H`` models. The posterior is the
+heads' empirical distribution, for which EI is exact. The defaults and their sources are on
+the Posteriors docs page.
 """
 
 from __future__ import annotations
@@ -25,12 +19,16 @@ import torch
 from delight_gym._checks import (
     check_device,
     check_float_dtype,
-    check_magnitude,
     check_nonnegative_float,
     check_positive_float,
     check_positive_int,
     check_would_fit,
     magnitude_limit,
+)
+from delight_gym.posteriors.batched_base import (
+    BatchedBanditPosterior,
+    check_baseline,
+    check_generators,
 )
 from delight_gym.posteriors.batched_mlp import (
     BatchedMLP,
@@ -42,12 +40,6 @@ from delight_gym.posteriors.ensemble import (
     DEFAULT_NUM_HEADS,
     DEFAULT_PRIOR_SCALE,
     ensemble_expected_improvement,
-)
-from delight_gym.posteriors.linfull import (
-    check_arm_inputs,
-    check_baseline,
-    check_generators,
-    check_observations,
 )
 
 __all__ = ["BanditEnsemblePosterior", "EnsemblePredictive"]
@@ -81,14 +73,14 @@ class EnsemblePredictive:
 
         ``baseline`` is a number or a tensor of shape ``()`` (every row), ``(r,)`` or
         ``(r, 1)`` (row ``j``'s baseline for all its arms); finite
-        (:func:`~delight_gym.posteriors.linfull.check_baseline`).
+        (:func:`~delight_gym.posteriors.batched_base.check_baseline`).
         """
         values = self.head_values if rows is None else self.head_values[:, rows]
         v = check_baseline(baseline, values.shape[1], values.dtype, values.device)
         return ensemble_expected_improvement(values, v[:, 0])
 
 
-class BanditEnsemblePosterior:
+class BanditEnsemblePosterior(BatchedBanditPosterior):
     """``H`` heads with randomized priors per row, each predicting ``G`` groups' mean rewards.
 
     Parameters
@@ -132,9 +124,7 @@ class BanditEnsemblePosterior:
         device: Any = None,
         dtype: torch.dtype = torch.float32,
     ) -> None:
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.num_groups = check_positive_int(num_groups, "num_groups")
-        self.input_dim = check_positive_int(input_dim, "input_dim")
+        self._set_shape(batch_size, num_groups, input_dim)
         self.generators = check_generators(generators, self.batch_size)
         self.num_heads = check_positive_int(num_heads, "num_heads")
         hidden = check_hidden_sizes(hidden_sizes)
@@ -164,13 +154,6 @@ class BanditEnsemblePosterior:
         self._prior_cache: tuple[torch.Tensor, torch.Tensor] | None = None
 
     # -- values --------------------------------------------------------------------------------
-
-    def check_inputs(self, inputs: Any) -> torch.Tensor:
-        """``inputs`` as a finite ``(B, K, d)`` tensor, ``K = G`` or ``G = 1``
-        (:func:`~delight_gym.posteriors.linfull.check_arm_inputs`)."""
-        return check_arm_inputs(
-            inputs, (self.batch_size, self.input_dim), self.num_groups, self.dtype, self.device
-        )
 
     def _columns(self, arms: int) -> torch.Tensor:
         if self.num_groups == 1:
@@ -245,19 +228,8 @@ class BanditEnsemblePosterior:
         validate : bool, default True
         """
         if validate:
-            xs, gs, ys = check_observations(
-                inputs,
-                groups,
-                targets,
-                shape=(self.batch_size, self.input_dim),
-                num_groups=self.num_groups,
-                dtype=self.dtype,
-                device=self.device,
-            )
-            if xs.shape[1] != 1:
-                raise ValueError("inputs must hold one observation per row, shape (B, d)")
+            xs, gs, ys = self.check_one_observation(inputs, groups, targets)
             x, g, y = xs[:, 0], gs[:, 0], ys[:, 0]
-            self.check_magnitudes(x, y)
         else:
             x, g, y = inputs.to(self.dtype), groups, targets.to(self.dtype)
         generator_states = [gen.get_state() for gen in self.generators]
@@ -294,13 +266,11 @@ class BanditEnsemblePosterior:
                 p.grad = grad
             self.optimizer.step()
 
-    def check_magnitudes(self, inputs: torch.Tensor, targets: torch.Tensor) -> None:
-        """Refuse inputs or targets beyond ``finfo(dtype).max ** ¼`` (``4.3e9`` in float32):
-        the squared error's gradients, and Adam's squares of them, must stay finite."""
-        limit = magnitude_limit(self.dtype, 4)
+    def _magnitude_limit(self) -> tuple[float, str]:
+        """``finfo(dtype).max ** ¼`` (``4.3e9`` in float32): the squared error's gradients,
+        and Adam's squares of them, must stay finite."""
         why = f"(the squares of the training's gradients must stay finite in {self.dtype})"
-        check_magnitude(inputs, "inputs", limit, why=why)
-        check_magnitude(targets, "targets", limit, why=why)
+        return magnitude_limit(self.dtype, 4), why
 
     def _undo(self, generator_states: list[torch.Tensor], saved: Any) -> None:
         """Forget the observation just added and restore the generators (and, after more than

@@ -1,18 +1,12 @@
 """The posterior protocol: what the DE wrapper and the deep-RL algorithms need from a posterior.
 
-A posterior answers three questions about a batch of ``n`` observations with ``A`` actions each
-(:class:`ValuePosterior`):
-
-* ``mean(observations) -> (n, A)``: the posterior mean value ``m(s, a)`` of every action;
-* ``expected_improvement(observations, baseline) -> (n, A)``: ``E[(f(s, a) − v_s)^+]`` over the
-  baseline ``v_s`` of each row (shape ``(n,)``);
-* ``update(observations, actions, rewards, next_observations, terminated, truncated=None)``:
-  absorb ``n`` transitions (episode-aware posteriors use ``truncated``; others may omit it);
-
-and carries ``num_actions``. The baseline comes from the means and the host's probabilities
-(:func:`host_baseline`); :func:`evaluate_posterior` returns means, baseline and EI in one call,
-through the posterior's own ``evaluate`` when it defines one (a GPU posterior then computes all
-three on its device and copies to the host once per decision).
+A :class:`ValuePosterior` carries ``num_actions`` and answers, for ``n`` observations with
+``A`` actions each: ``mean(observations) -> (n, A)``;
+``expected_improvement(observations, baseline) -> (n, A)``, ``E[(f(s, a) − v_s)^+]`` over a
+baseline ``(n,)``; and ``update(observations, actions, rewards, next_observations,
+terminated, truncated=None)``. The baseline comes from the means and the host's probabilities
+(:func:`host_baseline`); :func:`evaluate_posterior` returns means, baseline and EI in one
+call, through the posterior's own ``evaluate`` when it defines one.
 """
 
 from __future__ import annotations

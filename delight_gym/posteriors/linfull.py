@@ -21,11 +21,16 @@ import torch
 from delight_gym._checks import (
     check_device,
     check_float_dtype,
-    check_magnitude,
     check_positive_float,
-    check_positive_int,
     check_would_fit,
     magnitude_limit,
+)
+from delight_gym.posteriors.batched_base import (
+    BatchedBanditPosterior,
+    check_arm_inputs,
+    check_baseline,
+    check_generators,
+    check_observations,
 )
 from delight_gym.posteriors.student_t import student_t_expected_improvement
 
@@ -60,27 +65,6 @@ def check_prior_shape(value: Any, name: str = "a0") -> float:
             f"freedom, and its mean and EI exist only above 1), got {value}"
         )
     return a0
-
-
-def check_baseline(baseline: Any, rows: int, dtype: torch.dtype, device: Any) -> torch.Tensor:
-    """``baseline`` as a finite ``(rows, 1)`` tensor of ``dtype`` on ``device``: a number or a
-    tensor of shape ``()`` (one baseline for every row), ``(rows,)`` or ``(rows, 1)`` (one per
-    row, for all its arms); a ``ValueError``/``TypeError`` naming ``baseline`` otherwise."""
-    try:
-        v = torch.as_tensor(baseline, device=device)
-    except (TypeError, ValueError, RuntimeError) as exc:
-        raise TypeError(f"baseline must be a number or a tensor: {exc}") from None
-    if v.is_complex() or v.dtype == torch.bool:
-        raise TypeError(f"baseline must be real, got dtype {v.dtype}")
-    if tuple(v.shape) not in ((), (rows,), (rows, 1)):
-        raise ValueError(
-            f"baseline must have shape (), ({rows},) or ({rows}, 1) (one per row asked), "
-            f"got {tuple(v.shape)}"
-        )
-    v = v.to(dtype)
-    if not bool(torch.isfinite(v).all()):
-        raise ValueError("baseline must be finite (no NaN or inf)")
-    return v.reshape(-1, 1).expand(rows, 1)
 
 
 class StudentTPredictive:
@@ -147,100 +131,7 @@ class StudentTPredictive:
         return out
 
 
-def check_generators(generators: Any, batch_size: int) -> list[torch.Generator]:
-    """``generators`` as a list of ``batch_size`` CPU ``torch.Generator`` objects, one per row
-    (``TypeError``/``ValueError`` naming ``generators``)."""
-    if isinstance(generators, torch.Generator) or not isinstance(generators, Sequence):
-        raise TypeError("generators must be a sequence of torch.Generator, one per row")
-    gens = list(generators)
-    if len(gens) != batch_size:
-        raise ValueError(f"generators must hold {batch_size} generators, got {len(gens)}")
-    for g in gens:
-        if not isinstance(g, torch.Generator):
-            raise TypeError(f"generators must hold torch.Generator objects, got {type(g)}")
-        if g.device.type != "cpu":
-            raise ValueError("generators must be CPU generators")
-    return gens
-
-
-def check_arm_inputs(
-    inputs: Any, shape: tuple[int, int], num_groups: int, dtype: torch.dtype, device: Any
-) -> torch.Tensor:
-    """``inputs`` as a finite ``(B, K, d)`` tensor of ``dtype`` on ``device``, where
-    ``shape = (B, d)`` and ``K`` is ``num_groups`` unless ``num_groups = 1`` (``ValueError``
-    naming ``inputs``)."""
-    batch, dim = shape
-    x = torch.as_tensor(inputs, dtype=dtype, device=device)
-    if x.ndim != 3 or x.shape[0] != batch or x.shape[2] != dim:
-        raise ValueError(f"inputs must have shape ({batch}, K, {dim}), got {tuple(x.shape)}")
-    if num_groups not in (1, x.shape[1]):
-        raise ValueError(
-            f"inputs must hold 1 or num_groups = {num_groups} arms per row, got {x.shape[1]}"
-        )
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError("inputs must be finite (no NaN or inf)")
-    return x
-
-
-def check_observations(
-    inputs: Any,
-    groups: Any,
-    targets: Any,
-    *,
-    shape: tuple[int, int],
-    num_groups: int,
-    dtype: torch.dtype,
-    device: Any,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Observations checked and shaped ``(B, n, d)``, int64 ``(B, n)``, ``(B, n)``.
-
-    Parameters
-    ----------
-    inputs : torch.Tensor
-        ``(B, d)`` (one per row) or ``(B, n, d)``, finite.
-    groups : torch.Tensor
-        Integers in ``[0, num_groups)``, ``B·n`` of them.
-    targets : torch.Tensor
-        ``B·n`` finite rewards.
-    shape : (int, int)
-        ``(B, d)``.
-    num_groups : int
-    dtype, device
-        Of the returned inputs and targets.
-
-    Raises
-    ------
-    ValueError, TypeError
-        Naming the argument.
-    """
-    batch, dim = shape
-    x = torch.as_tensor(inputs, dtype=dtype, device=device)
-    if x.ndim == 2:
-        x = x[:, None]
-    if x.ndim != 3 or x.shape[0] != batch or x.shape[2] != dim:
-        raise ValueError(
-            f"inputs must have shape ({batch}, {dim}) or ({batch}, n, {dim}), got {tuple(x.shape)}"
-        )
-    n = x.shape[1]
-    g = torch.as_tensor(groups, device=device)
-    if g.is_floating_point() or g.dtype == torch.bool:
-        raise TypeError(f"groups must be an integer tensor, got {g.dtype}")
-    if g.numel() != batch * n:
-        raise ValueError(f"groups must have {batch * n} entries, got {g.numel()}")
-    g = g.reshape(batch, n)
-    if bool(((g < 0) | (g >= num_groups)).any()):
-        raise ValueError(f"groups must lie in [0, {num_groups})")
-    y = torch.as_tensor(targets, dtype=dtype, device=device)
-    if y.numel() != batch * n:
-        raise ValueError(f"targets must have {batch * n} entries, got {y.numel()}")
-    y = y.reshape(batch, n)
-    for name, t in (("inputs", x), ("targets", y)):
-        if not bool(torch.isfinite(t).all()):
-            raise ValueError(f"{name} must be finite (no NaN or inf)")
-    return x, g.long(), y
-
-
-class LinFullPosterior:
+class LinFullPosterior(BatchedBanditPosterior):
     """``G`` Normal-Inverse-Gamma linear regressions in each of ``B`` rows (seeds).
 
     Parameters
@@ -289,9 +180,7 @@ class LinFullPosterior:
         device: Any = None,
         dtype: torch.dtype = torch.float64,
     ) -> None:
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.num_groups = check_positive_int(num_groups, "num_groups")
-        self.input_dim = check_positive_int(input_dim, "input_dim")
+        self._set_shape(batch_size, num_groups, input_dim)
         self.lambda_prior = check_positive_float(lambda_prior, "lambda_prior")
         self.a0 = check_prior_shape(a0)
         self.b0 = check_positive_float(b0, "b0")
@@ -331,21 +220,6 @@ class LinFullPosterior:
         if not self.intercept:
             return inputs
         return torch.cat([inputs, torch.ones_like(inputs[..., :1])], dim=-1)
-
-    def check_observations(
-        self, inputs: Any, groups: Any, targets: Any, input_dim: int | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """:func:`check_observations` for this posterior (``input_dim`` defaults to its
-        ``d``)."""
-        return check_observations(
-            inputs,
-            groups,
-            targets,
-            shape=(self.batch_size, self.input_dim if input_dim is None else input_dim),
-            num_groups=self.num_groups,
-            dtype=self.dtype,
-            device=self.device,
-        )
 
     # -- updates -------------------------------------------------------------------------------
 
@@ -388,13 +262,9 @@ class LinFullPosterior:
             return
         self._commit((slice(None), slice(None)), self._accumulate_grouped(z, g, y))
 
-    def check_magnitudes(self, inputs: torch.Tensor, targets: torch.Tensor) -> None:
-        """Refuse inputs or targets whose square overflows this posterior's dtype
-        (:func:`~delight_gym._checks.magnitude_limit`), naming the argument."""
-        limit = magnitude_limit(self.dtype, 2)
-        why = f"(its square must stay finite in {self.dtype})"
-        check_magnitude(inputs, "inputs", limit, why=why)
-        check_magnitude(targets, "targets", limit, why=why)
+    def _magnitude_limit(self) -> tuple[float, str]:
+        """``finfo(dtype).max ** ½``: the squares of inputs and targets must stay finite."""
+        return magnitude_limit(self.dtype, 2), f"(its square must stay finite in {self.dtype})"
 
     def _accumulate_grouped(
         self, z: torch.Tensor, g: torch.Tensor, y: torch.Tensor
@@ -484,13 +354,6 @@ class LinFullPosterior:
             return True
         raise ValueError(
             f"inputs must hold 1 or num_groups = {self.num_groups} arms per row, got {num_arms}"
-        )
-
-    def check_inputs(self, inputs: Any) -> torch.Tensor:
-        """:func:`check_arm_inputs` for this posterior: ``(B, K, d)`` with ``K = G`` or
-        ``G = 1``."""
-        return check_arm_inputs(
-            inputs, (self.batch_size, self.input_dim), self.num_groups, self.dtype, self.device
         )
 
     def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:

@@ -1,17 +1,12 @@
-"""NeuralLinear (Riquelme, Tucker & Snoek 2018, "Deep Bayesian Bandits Showdown"): Bayesian
-linear regression on a network's last hidden layer, batched over seeds.
+"""NeuralLinear (Riquelme, Tucker & Snoek 2018): Bayesian linear regression on a network's
+last hidden layer, batched over seeds.
 
-One :class:`~delight_gym.posteriors.batched_mlp.BatchedMLP` holds a network per row (seed); it
-maps an input to features ``z`` (the last hidden layer, after its ReLU) and has one output per
-model group (per arm, or 1 shared), trained on the squared error of the observed group's output
-(the showdown's loss, ``Σ (ŷ − y)² / batch_size``). A
-:class:`~delight_gym.posteriors.linfull.LinFullPosterior` on ``z`` (no intercept) gives the
-Student-t posterior of the mean reward. Every ``train_every`` updates the networks are trained
-``train_steps`` minibatch steps on all data so far (minibatches drawn with replacement), then
-the regression is refitted on every datum's new features. Defaults are the showdown's
-``example_main.py`` NeuralLinear settings (layer ``[50]``, RMSProp, lr 0.1 with inverse-time
-decay 0.5 over every step ever taken, as its code runs, gradient-norm clip 5, batch 512, 100
-steps every 50 rounds, uniform init ±0.3, ``λ_prior = 0.25``, ``a0 = b0 = 6``).
+A :class:`~delight_gym.posteriors.batched_mlp.BatchedMLP` (a network per row) maps an input to
+features ``z`` and has one output per model group, trained on the squared error of the
+observed group's output; a :class:`~delight_gym.posteriors.linfull.LinFullPosterior` on ``z``
+gives the Student-t posterior of the mean reward. Every ``train_every`` updates the networks
+are trained ``train_steps`` minibatch steps on all data, then the regression is refitted. The
+defaults are the showdown's ``example_main.py`` settings (the Posteriors docs page).
 """
 
 from __future__ import annotations
@@ -24,11 +19,11 @@ import torch
 from delight_gym._checks import (
     check_flag,
     check_float_dtype,
-    check_magnitude,
     check_positive_float,
     check_positive_int,
     magnitude_limit,
 )
+from delight_gym.posteriors.batched_base import BatchedBanditPosterior, check_generators
 from delight_gym.posteriors.batched_mlp import (
     BatchedMLP,
     ObservationBuffer,
@@ -41,8 +36,6 @@ from delight_gym.posteriors.linfull import (
     DEFAULT_LAMBDA_PRIOR,
     LinFullPosterior,
     StudentTPredictive,
-    check_arm_inputs,
-    check_generators,
 )
 
 __all__ = ["NEURAL_LINEAR_SETTINGS", "NeuralLinearPosterior", "neural_linear_settings"]
@@ -73,7 +66,7 @@ def neural_linear_settings(value: Any, name: str = "nl_settings") -> str:
     return value
 
 
-class NeuralLinearPosterior:
+class NeuralLinearPosterior(BatchedBanditPosterior):
     """NeuralLinear posteriors of ``G`` reward models in each of ``B`` rows.
 
     Parameters
@@ -143,9 +136,7 @@ class NeuralLinearPosterior:
         dtype: torch.dtype = torch.float64,
         network_dtype: torch.dtype = torch.float64,
     ) -> None:
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.num_groups = check_positive_int(num_groups, "num_groups")
-        self.input_dim = check_positive_int(input_dim, "input_dim")
+        self._set_shape(batch_size, num_groups, input_dim)
         self.generators = check_generators(generators, self.batch_size)
         hidden = check_hidden_sizes(hidden_sizes)
         self.train_every = check_positive_int(train_every, "train_every")
@@ -216,13 +207,6 @@ class NeuralLinearPosterior:
             raise ValueError("the network's features must be finite (no NaN or inf)")
         self.regression.refit(feats, data.groups, data.targets, validate=False)
 
-    def check_inputs(self, inputs: Any) -> torch.Tensor:
-        """``inputs`` as a finite ``(B, K, d)`` tensor, ``K = G`` or ``G = 1``
-        (:func:`~delight_gym.posteriors.linfull.check_arm_inputs`)."""
-        return check_arm_inputs(
-            inputs, (self.batch_size, self.input_dim), self.num_groups, self.dtype, self.device
-        )
-
     def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:
         """Student-t posterior of every arm's mean reward (``(B, K, d)`` → ``(B, K)`` each);
         see :meth:`LinFullPosterior.predictive`."""
@@ -257,13 +241,9 @@ class NeuralLinearPosterior:
         validate : bool, default True
         """
         if validate:
-            x, g, y = self.regression.check_observations(inputs, groups, targets, self.input_dim)
+            x, g, y = self.check_one_observation(inputs, groups, targets)
         else:
             x, g, y = inputs[:, None], groups[:, None], targets[:, None]
-        if x.shape[1] != 1:
-            raise ValueError("inputs must hold one observation per row, shape (B, d)")
-        if validate:
-            self.check_magnitudes(x, y)
         if (self.num_updates + 1) % self.train_every != 0:
             # The regression refuses an overflowing update before it changes anything.
             self.regression.update(self.features(x), g, y, validate=False)
@@ -280,14 +260,11 @@ class NeuralLinearPosterior:
             self._restore(saved)
             raise
 
-    def check_magnitudes(self, inputs: torch.Tensor, targets: torch.Tensor) -> None:
-        """Refuse inputs or targets beyond ``finfo.max ** ¼`` of the network's or the
-        regression's dtype, whichever is smaller (``4.3e9`` for float32): the training's
-        squared errors and the squares of their gradients must stay finite."""
+    def _magnitude_limit(self) -> tuple[float, str]:
+        """``finfo.max ** ¼`` of the network's or the regression's dtype, whichever is smaller
+        (``4.3e9`` for float32): the squares of the training's gradients must stay finite."""
         limit = min(magnitude_limit(self.network_dtype, 4), magnitude_limit(self.dtype, 4))
-        why = "(the squares of the training's gradients must stay finite)"
-        check_magnitude(inputs, "inputs", limit, why=why)
-        check_magnitude(targets, "targets", limit, why=why)
+        return limit, "(the squares of the training's gradients must stay finite)"
 
     def _snapshot(self) -> dict[str, Any]:
         """What a retraining changes, to undo a refused update."""

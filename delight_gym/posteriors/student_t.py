@@ -1,18 +1,12 @@
-"""Expected improvement ``E[(X − v)^+]`` of a Student-t variable ``X = m + s·T``, ``T ~ t_ν``.
+r"""Expected improvement ``E[(X − v)^+]`` of a Student-t variable ``X = m + s·T``, ``T ~ t_ν``.
 
-With ``d = m − v``, ``z = d/s`` and ``u = |z|``,
-
-.. math::
-
-    \\mathrm{EI} = d^+ + s\\,g(u), \\qquad
-    g(u) = \\mathbb{E}[(T - u)^+] = \\frac{ν + u^2}{ν - 1} f_ν(u) - u\\,S_ν(u),
-
-(``f_ν`` the density, ``S_ν`` the survival function of ``t_ν``; finite for ``ν > 1``).
-``S_ν`` comes from SciPy's regularized incomplete beta on the side that keeps it accurate,
-the density's constant from Stirling's series of ``log Γ(a + ½) − log Γ(a)``; relative error
-against quadrature ``≤ 4e-11`` for ``|z| ≤ 30``, ``ν ∈ [1.5, 1e9]`` (the choices and the
-measurements: docs, "Posteriors"). Computed on the host in float64; tensors come back on
-their device and dtype.
+With ``d = m − v``, ``u = |d|/s``: ``EI = d^+ + s·g(u)``, where
+``g(u) = E[(T − u)^+] = (ν + u²)/(ν − 1)·f_ν(u) − u·S_ν(u)`` (``f_ν`` the density, ``S_ν``
+the survival function of ``t_ν``; finite for ``ν > 1``). ``S_ν`` comes from SciPy's
+regularized incomplete beta on the side that keeps it accurate; relative error against
+quadrature ``≤ 4e-11`` for ``|z| ≤ 30``, ``ν ∈ [1.5, 1e9]`` (the measurements: the
+Posteriors docs page). Computed on the host in float64; tensors come back on their device
+and dtype.
 """
 
 from __future__ import annotations

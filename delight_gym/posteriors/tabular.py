@@ -1,24 +1,18 @@
-"""Tabular MDP posteriors (batched over seeds, torch) and a fast finite-horizon planner.
+"""Tabular MDP posteriors, batched over seeds (torch): ``B`` unknown MDPs with ``S`` states,
+``A`` actions and a known horizon ``H`` (time-homogeneous dynamics, ``V_H = 0``).
 
-A batch of ``B`` unknown MDPs with ``S`` states, ``A`` actions and a known horizon ``H``
-(time-homogeneous dynamics, time-indexed values, ``V_H = 0``: the last step's successor is
-never recorded). Transitions have a symmetric ``Dirichlet(α0·1_S)`` prior over all states
-(default total mass ``S·α0 = 0.1``, ``DEFAULT_TRANSITION_MASS``), stored sparsely, so a
-backup of the mean model costs ``O(S·A·K)`` per seed (``K`` distinct successors per pair).
-Rewards are ``reward_model="beta"`` (bounded, rescaled from ``reward_range``; default prior
-``Beta(1, 1)``) or ``"normal"`` (known noise). PSRL samples are exact in distribution,
-drawn by stick-breaking without an ``S × S`` matrix (``sampler="sparse"``, with a dense
-fallback). Tensors live on ``device``; randomness only from the generators passed in.
-
-The model, the default prior's rationale and the sampler's derivation are on the
-documentation's Posteriors page ("How each posterior computes").
+Transitions have a symmetric ``Dirichlet(α0·1_S)`` prior (default total mass ``S·α0 = 0.1``),
+stored sparsely; rewards are ``reward_model="beta"`` (bounded, rescaled from
+``reward_range``) or ``"normal"`` (known noise). PSRL samples are exact in distribution, drawn
+by stick-breaking without an ``S × S`` matrix; plans come from
+:mod:`delight_gym.posteriors.tabular_planning`. The model, the prior's rationale and the
+sampler's derivation are on the Posteriors docs page ("How each posterior computes").
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -29,6 +23,11 @@ from delight_gym._checks import (
     check_float_dtype,
     check_positive_float,
     check_positive_int,
+)
+from delight_gym.posteriors.tabular_planning import (
+    TabularModel,
+    dense_value_iteration,
+    value_iteration,
 )
 
 __all__ = [
@@ -46,171 +45,6 @@ DEFAULT_TRANSITION_MASS = 0.1
 DEFAULT_STICK_TOLERANCE = 1e-9
 
 GeneratorLike = torch.Generator | Sequence[torch.Generator]
-
-
-@dataclass
-class TabularModel:
-    """One MDP per seed in the sparse form the planner uses.
-
-    ``P(·|s, a)·V = Σ_k weight[..., k]·V[succ[..., k]] + uniform·mean(V)`` plus, if ``extra``
-    is given, ``Σ_e extra_weight[e]·V[extra_succ[e]]`` over the entries ``e`` of the pair.
-
-    Attributes
-    ----------
-    reward
-        mean reward ``r(s, a)``, shape ``(B, S, A)``.
-    succ
-        successor states, int64 ``(B, S, A, J)``; ``None`` means the dense form, where
-        ``weight`` has ``J = S`` columns indexed by the states themselves.
-    weight
-        transition weights, ``(B, S, A, J)`` (padding slots have weight 0).
-    uniform
-        weight on the uniform distribution over all states, ``(B, S, A)``.
-    extra
-        optional overflow entries ``(pair, succ, weight)``, three ``(E,)`` tensors:
-        ``pair`` indexes the flattened ``(B·S·A)`` pairs, ``succ`` the flattened ``(B·S)``
-        states (of the same seed). PSRL samples keep the few pairs with many heavy sticks
-        here, so that ``J`` stays small for the rest.
-    """
-
-    reward: torch.Tensor
-    succ: torch.Tensor | None
-    weight: torch.Tensor
-    uniform: torch.Tensor
-    extra: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
-
-    def dense_transitions(self) -> torch.Tensor:
-        """The full transition tensor ``(B, S, A, S)`` (``O(S²A)`` memory; for tests)."""
-        b, s, a = self.reward.shape
-        dense = self.uniform[..., None].expand(b, s, a, s) / s
-        if self.succ is None:
-            return dense + self.weight
-        out = dense.clone().scatter_add_(-1, self.succ, self.weight)
-        if self.extra is not None:
-            pair, succ, weight = self.extra
-            seed = pair // (s * a)
-            flat = pair * s + (succ - seed * s)
-            out.view(-1).index_add_(0, flat, weight)
-        return out
-
-
-def value_iteration(
-    model: TabularModel, horizon: int, first_step: int = 0, out: torch.Tensor | None = None
-) -> torch.Tensor:
-    """Finite-horizon optimal ``Q_h`` for ``h = first_step..horizon-1`` (``V_horizon = 0``).
-
-    One backup is a gather of ``V_{h+1}`` at the ``J`` successor slots of every pair, a
-    weighted sum over the slots, the uniform part ``uniform·mean(V_{h+1})`` and the reward:
-    ``O(S·A·J)`` per seed, written into preallocated buffers (fresh megabyte-sized tensors per
-    backup cost about as much as the arithmetic on CPU).
-
-    Parameters
-    ----------
-    model : TabularModel
-        the MDPs (batch ``B``).
-    horizon : int
-        ``H``.
-    first_step : int
-        the first time step wanted; only the backups ``h ≥ first_step`` are done.
-    out : torch.Tensor | None
-        optional contiguous buffer of the result's shape, dtype and device, reused across
-        calls (a fresh 60 MB tensor per plan at ``N = 50``, ``B = 30`` costs its page faults
-        again every time, about as much as the backups writing into it).
-
-    Returns
-    -------
-    torch.Tensor
-        ``Q`` of shape ``(H - first_step, B, S, A)``; ``Q[i]`` is ``Q_{first_step + i}``.
-    """
-    h_total = check_positive_int(horizon, "horizon")
-    if not 0 <= first_step < h_total:
-        raise ValueError(f"first_step must lie in [0, {h_total}), got {first_step}")
-    b, s, a = model.reward.shape
-    kw: dict[str, Any] = {"dtype": model.reward.dtype, "device": model.reward.device}
-    shape = (h_total - first_step, b, s, a)
-    if out is None:
-        q = torch.empty(shape, **kw)
-    else:
-        if (
-            tuple(out.shape) != shape
-            or out.dtype != kw["dtype"]
-            or out.device != kw["device"]
-            or not out.is_contiguous()
-        ):
-            raise ValueError(f"out must be a contiguous {kw['dtype']} tensor of shape {shape}")
-        q = out
-    q[-1] = model.reward
-    if h_total - 1 == first_step:
-        return q
-    v = torch.empty((b, s), **kw)
-    v_mean = torch.empty((b, 1), **kw)
-    if model.succ is None:
-        dense_w = model.weight
-    else:
-        j = model.succ.shape[-1]
-        # Slot-major layout (B, J, S, A): the sum over slots runs over contiguous blocks.
-        index = model.succ.permute(0, 3, 1, 2).reshape(b, j * s * a)
-        weight = model.weight.permute(0, 3, 1, 2).contiguous()
-        gathered = torch.empty((b, j * s * a), **kw)
-    uniform = model.uniform
-    for h in range(h_total - 2, first_step - 1, -1):
-        q_next = q[h + 1 - first_step]
-        _max_action(q_next, v)
-        torch.mean(v, dim=1, keepdim=True, out=v_mean)
-        qh = q[h - first_step]
-        if model.succ is None:
-            qh.copy_(torch.einsum("bsat,bt->bsa", dense_w, v))
-        elif j == 0:
-            qh.zero_()
-        else:
-            torch.gather(v, 1, index, out=gathered)
-            g4 = gathered.view(b, j, s, a)
-            if j == 1:
-                torch.mul(g4[:, 0], weight[:, 0], out=qh)
-            else:
-                g4.mul_(weight)
-                torch.sum(g4, dim=1, out=qh)
-        qh.add_(model.reward)
-        qh.addcmul_(uniform, v_mean[:, :, None])
-        if model.extra is not None:
-            e_pair, e_succ, e_weight = model.extra
-            qh.view(-1).index_add_(0, e_pair, v.view(-1).index_select(0, e_succ) * e_weight)
-    return q
-
-
-def _max_action(q: torch.Tensor, out: torch.Tensor) -> None:
-    if q.shape[-1] == 2:
-        torch.maximum(q[..., 0], q[..., 1], out=out)
-    else:
-        torch.amax(q, dim=-1, out=out)
-
-
-def dense_value_iteration(
-    rewards: torch.Tensor, transitions: torch.Tensor, horizon: int
-) -> torch.Tensor:
-    """Reference planner: ``Q_h = r + P V_{h+1}`` with a dense ``P`` (``O(S²A)`` per backup).
-
-    Parameters
-    ----------
-    rewards : torch.Tensor
-        ``(B, S, A)``.
-    transitions : torch.Tensor
-        ``(B, S, A, S)``, rows summing to one.
-    horizon : int
-        ``H``.
-
-    Returns
-    -------
-    torch.Tensor
-        ``Q`` of shape ``(H, B, S, A)``.
-    """
-    h_total = check_positive_int(horizon, "horizon")
-    q = torch.empty((h_total, *rewards.shape), dtype=rewards.dtype, device=rewards.device)
-    v = torch.zeros(rewards.shape[:2], dtype=rewards.dtype, device=rewards.device)
-    for h in range(h_total - 1, -1, -1):
-        q[h] = rewards + torch.einsum("bsat,bt->bsa", transitions, v)
-        v = q[h].amax(dim=-1)
-    return q
 
 
 def _generators(generator: GeneratorLike, rows: Sequence[int]) -> list[torch.Generator]:
