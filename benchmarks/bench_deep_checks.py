@@ -42,10 +42,11 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-import delight_gym.posteriors.ensemble as ensemble_module
+import delight_gym.posteriors.ensemble_inputs as ensemble_module
 import delight_gym.sb3.base as sb3_base
 from delight_gym._checks import host_view
-from delight_gym.posteriors.ensemble import EnsembleQNetwork, EnsembleQPosterior
+from delight_gym.posteriors.ensemble import EnsembleQPosterior
+from delight_gym.posteriors.ensemble_inputs import EnsembleInputs
 
 
 def _unchecked_actions(actions: Any, size: int, num_actions: int, name: str = "actions") -> Any:
@@ -72,14 +73,14 @@ def checks(enabled: bool) -> Iterator[None]:
         (ensemble_module, "check_binary"): ensemble_module.check_binary,
         (ensemble_module, "check_action_batch"): ensemble_module.check_action_batch,
         (sb3_base, "check_all_finite"): sb3_base.check_all_finite,
-        (EnsembleQNetwork, "_valid_on_device"): EnsembleQNetwork._valid_on_device,
+        (EnsembleInputs, "valid_on_device"): EnsembleInputs.valid_on_device,
     }
     replacements: dict[tuple[Any, str], Callable[..., Any]] = {
         (ensemble_module, "check_all_finite"): _no_check,
         (ensemble_module, "check_binary"): _no_check,
         (ensemble_module, "check_action_batch"): _unchecked_actions,
         (sb3_base, "check_all_finite"): _no_check,
-        (EnsembleQNetwork, "_valid_on_device"): _all_valid,  # a GPU batch: no check at all
+        (EnsembleInputs, "valid_on_device"): _all_valid,  # a GPU batch: no check at all
     }
     for (module, name), value in replacements.items():
         setattr(module, name, value)

@@ -57,7 +57,7 @@ if TYPE_CHECKING:  # the lazy names below, for type checkers
     from delight_gym.posteriors.gaussian import gaussian_expected_improvement
     from delight_gym.posteriors.linear import LinearGaussianPosterior
     from delight_gym.theory.reservation import reservation_index
-    from delight_gym.wrappers import DelightExplorationWrapper
+    from delight_gym.wrappers import ContinuousDelightWrapper, DelightExplorationWrapper
 
 __all__ = [
     "BANDIT_AGENTS",
@@ -70,6 +70,7 @@ __all__ = [
     "BernoulliBanditEnv",
     "BernoulliBanditVectorEnv",
     "BetaBernoulliPosterior",
+    "ContinuousDelightWrapper",
     "ContinuumBanditEnv",
     "ContinuumBanditVectorEnv",
     "DeepSeaEnv",
@@ -127,6 +128,7 @@ _LAZY = {
     "run_linear": "delight_gym.experiments.linear",
     "LinearGaussianPosterior": "delight_gym.posteriors.linear",
     "DelightExplorationWrapper": "delight_gym.wrappers",
+    "ContinuousDelightWrapper": "delight_gym.wrappers",
     "gaussian_expected_improvement": "delight_gym.posteriors.gaussian",
 }
 

@@ -9,7 +9,8 @@ from gymnasium import spaces
 
 from delight_gym.agents.boot_dqn import SeedBatchedBootDQN, one_hot_states
 from delight_gym.envs.deep_sea import DeepSeaVectorEnv
-from delight_gym.posteriors.ensemble import EnsembleQNetwork
+from delight_gym.posteriors.ensemble import EnsembleQNetwork, Transitions
+from delight_gym.posteriors.ensemble_td import ensemble_td_loss
 
 
 def _filled(num_seeds: int = 3, num_heads: int = 4, states: int = 20) -> SeedBatchedBootDQN:
@@ -52,6 +53,12 @@ def _seed_network(agent: SeedBatchedBootDQN, s: int) -> EnsembleQNetwork:
     return net
 
 
+def _transitions(rows: dict[str, torch.Tensor]) -> Transitions:
+    return Transitions(
+        rows["states"], rows["next"], rows["actions"], rows["rewards"], rows["terminated"], None
+    )
+
+
 def test_batched_td_loss_and_gradients_equal_separate_ensembles() -> None:
     agent = _filled()
     idx = agent.sample()
@@ -61,20 +68,15 @@ def test_batched_td_loss_and_gradients_equal_separate_ensembles() -> None:
     }
     agent.optimizer.zero_grad()
     per_head = {name: agent._per_head(value) for name, value in rows.items()}
-    loss, _ = agent.network.td_loss_encoded(
-        per_head["states"], per_head["next"], per_head["actions"], per_head["rewards"],
-        per_head["terminated"], agent.gamma,
-    )  # fmt: skip
+    loss, _ = ensemble_td_loss(agent.network, _transitions(per_head), agent.gamma)
     loss.backward()
     total = 0.0
     k = agent.num_heads
     for s in range(agent.num_seeds):
         net = _seed_network(agent, s)
         # the shared-input path of an ordinary ensemble on seed s's batch (-1: terminal rows)
-        ref, _ = net.td_loss_encoded(
-            rows["states"][s], rows["next"][s], rows["actions"][s], rows["rewards"][s],
-            rows["terminated"][s], agent.gamma,
-        )  # fmt: skip
+        seed_rows = {name: value[s] for name, value in rows.items()}
+        ref, _ = ensemble_td_loss(net, _transitions(seed_rows), agent.gamma)
         ref.backward()
         total += float(ref.detach())
         for i in range(net.num_layers):

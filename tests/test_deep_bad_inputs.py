@@ -20,7 +20,7 @@ from delight_gym._checks import (
     check_would_fit,
     format_bytes,
 )
-from delight_gym.posteriors.ensemble import EnsembleQNetwork, EnsembleQPosterior
+from delight_gym.posteriors.ensemble import EnsembleQNetwork, EnsembleQPosterior, Transitions
 
 BOX = spaces.Box(-1.0, 1.0, (3,), np.float32)
 N = 5
@@ -542,18 +542,22 @@ def _as_tensors(batch: dict[str, Any]) -> dict[str, Any]:
 def test_one_sync_gpu_check_refuses_what_the_strict_checks_refuse(
     label: str, batch: dict[str, Any], error: type, name: str
 ) -> None:
-    """The GPU path decides validity with one host sync (``_valid_on_device``) and checks item
+    """The GPU path decides validity with one host sync (``valid_on_device``) and checks item
     by item only a batch that fails: it must refuse every batch the strict checks refuse, and
     give the strict checks' result for a good one. Tested here on CPU tensors."""
     net = _posterior().network
-    assert not net._valid_on_device(**_as_tensors(batch), masks=None)
+
+    def valid(given: dict[str, Any], masks: Any = None) -> bool:
+        return net.inputs.valid_on_device(Transitions(**given, masks=masks), net.device)
+
+    assert not valid(_as_tensors(batch))
     good = _as_tensors(_batch(np.random.default_rng(106)))
-    assert net._valid_on_device(**good, masks=None)
+    assert valid(good)
     masks = torch.ones(N, 3)
     for bad_masks in (torch.full((N, 3), float("nan")), -masks, torch.ones(N, 2)):
-        assert not net._valid_on_device(**good, masks=bad_masks)
+        assert not valid(good, bad_masks)
     strict = net.check_transitions(**good, masks=masks)
-    fast = net._unchecked_transitions(**good, masks=masks)
+    fast = net.prepare(Transitions(**good, masks=masks), check=False)
     for a, b in zip(strict, fast, strict=True):
         assert a is not None and b is not None
         assert a.dtype == b.dtype and torch.equal(a, b)

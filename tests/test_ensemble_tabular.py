@@ -13,6 +13,7 @@ from gymnasium import spaces
 
 from delight_gym.posteriors.ensemble import EnsembleQPosterior, one_hot_indices
 from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES
+from delight_gym.posteriors.ensemble_td import ensemble_td_loss
 
 
 def _pair(space, hidden=(16, 16), **kwargs):
@@ -59,12 +60,6 @@ def test_td_steps_equal_the_generic_path(space):
     np.testing.assert_allclose(fast.head_values(obs), plain.head_values(obs), rtol=1e-6, atol=1e-6)
 
 
-def _encoded(post, batch, masks=None):
-    net = post.network
-    x, xn, act, rew, done, m = net.check_transitions(*batch, masks)
-    return x, xn, act, rew, done, None if m is None else m.T
-
-
 @pytest.mark.parametrize("space", SPACES, ids=["discrete", "one_hot"])
 @pytest.mark.parametrize("masked", [False, True], ids=["unmasked", "masked"])
 @pytest.mark.parametrize("hidden", [(16, 16), (8,), ()], ids=["two", "one", "none"])
@@ -76,12 +71,12 @@ def test_gradients_without_autograd_equal_autograd(space, masked, hidden):
     rng = np.random.default_rng(1)
     batch = _batch(rng, space)
     masks = (rng.random((64, 5)) < 0.5).astype(np.float32) if masked else None
-    x, xn, act, rew, done, w = _encoded(fast, batch, masks)
-    tables = fast.network._current_tables(x)
+    checked = fast.network.check_transitions(*batch, masks)
+    tables = fast.network.tables_for(checked.observations)
     assert tables is not None
-    loss, std = tables.td_gradients(fast.network._trainable(), x, xn, act, rew, done, 0.9, w)
-    x, xn, act, rew, done, w = _encoded(plain, batch, masks)
-    ref_loss, ref_std = plain.network.td_loss_encoded(x, xn, act, rew, done, 0.9, w)
+    loss, std = tables.td_gradients(fast.network.trainable_layers(), checked, 0.9)
+    checked = plain.network.check_transitions(*batch, masks)
+    ref_loss, ref_std = ensemble_td_loss(plain.network, checked, 0.9)
     ref_loss.backward()
     torch.testing.assert_close(loss, ref_loss.detach(), rtol=1e-6, atol=1e-7)
     torch.testing.assert_close(std, ref_std, rtol=1e-6, atol=1e-7)

@@ -40,6 +40,7 @@ SCRIPTS = (
     "ppo_wrapped_eval.py",
     "cartpole_delight.py",
     "mountain_car_delight.py",
+    "mountain_car_continuous_delight.py",
 )
 # Deterministic DeepSea, any size N: N "right" moves at 0.01/N each and the treasure's 1.
 OPTIMAL_RETURN = 0.99
@@ -76,7 +77,8 @@ def _run_recorded(script: str, record_path: str) -> None:
         def step(self, action: Any) -> Any:
             result = self.env.step(action)
             episode = self.episodes[-1]
-            episode["actions"].append(int(action))
+            a = np.asarray(action)  # an int for Discrete actions, a list for Box ones
+            episode["actions"].append(int(a) if a.ndim == 0 else a.tolist())
             episode["rewards"].append(float(result[1]))
             means = getattr(self.env.unwrapped, "means", None)  # bandits only
             if means is not None:
@@ -470,3 +472,35 @@ def test_one_seed_prints_no_standard_error(capsys: pytest.CaptureFixture[str]) -
     for agent in ("psrl", "delight", "egreedy"):
         assert re.search(rf"^{agent}\s+\d+/1\s+.* ± n/a\s", text, re.MULTILINE), text
     assert "nan" not in text
+
+
+def test_continuous_control_table(outputs: dict[str, tuple[str, dict[str, Any]]]) -> None:
+    text, record = outputs["mountain_car_continuous_delight.py"]
+    m = re.search(r"(\d+) training steps, seeds 0-(\d+), (\d+) evaluation episodes", text)
+    assert m is not None, text
+    steps, seeds, episodes = int(m[1]), int(m[2]) + 1, int(m[3])
+    rows = re.findall(r"^(\S+)\s+(-?[\d.]+)\s+(n/a|[\d.]+)\s+(.+)$", text, re.MULTILINE)
+    agents = ("sac", "delight-sac", "td3", "delight-td3")
+    rows = [r for r in rows if r[0] in agents]
+    assert [r[0] for r in rows] == list(agents), text
+    evals = [env for env in record["envs"] if env and (env[0]["seed"] or 0) >= 10**6]
+    trains = [env for env in record["envs"] if env and (env[0]["seed"] or 0) < 10**6]
+    assert len(evals) == len(trains) == len(agents) * seeds
+    for k, (_, mean, _, per_seed) in enumerate(rows):
+        seed_means = []
+        for env in evals[k * seeds : (k + 1) * seeds]:
+            assert [e["seed"] for e in env] == [10**6 + e for e in range(episodes)]
+            # Box actions of one coordinate, inside [-1, 1], and episodes of at most 999 steps.
+            actions = np.array([a for e in env for a in e["actions"]])
+            assert actions.ndim == 2 and actions.shape[1] == 1 and np.abs(actions).max() <= 1
+            assert all(1 <= len(e["actions"]) <= 999 for e in env)
+            seed_means.append(np.mean([sum(e["rewards"]) for e in env]))
+        # Catches a mean that does not follow from the rewards the evaluation env paid.
+        np.testing.assert_allclose([float(v) for v in per_seed.split()], seed_means, atol=0.005)
+        assert abs(float(mean) - np.mean(seed_means)) <= 0.005 + 1e-9
+    # Every agent trained for the printed number of steps, and each DE agent's override count
+    # is out of exactly those steps.
+    assert all(sum(len(e["actions"]) for e in env) == steps for env in trains)
+    counts = re.findall(r"DE overrode (\d+) of (\d+) training steps", text)
+    assert len(counts) == 2 * seeds and all(int(n) == steps for _, n in counts)
+    assert all(0 < int(k) <= steps for k, _ in counts)

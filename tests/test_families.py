@@ -14,6 +14,7 @@ import pytest
 from delight_gym import cli
 from delight_gym._checks import check_positive_int
 from delight_gym.agents.bandits import make_bandit_agent
+from delight_gym.agents.continuum import ContinuumAgent
 from delight_gym.agents.linear import make_linear_agent
 from delight_gym.agents.mdp import make_mdp_agent
 from delight_gym.experiments import families
@@ -64,6 +65,7 @@ BUILD = {
     "bsuite-deep-sea-stochastic": _bsuite_agent,
     "wheel": _contextual_agent,
     "neural-width": _contextual_agent,
+    "continuum": lambda name, **kw: ContinuumAgent(name, 1, 1, seed=0, **kw),
 }
 
 

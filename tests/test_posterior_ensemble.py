@@ -253,6 +253,70 @@ def test_update_counts_learning_starts_sgd_period_and_target_updates() -> None:
     assert not torch.equal(net.weights[0], net.frozen_weights_0[:2])
 
 
+def test_the_three_callers_take_the_same_td_steps() -> None:
+    """One TD step for every ensemble trainer: the posterior's ``td_step``, BootstrappedDQN's
+    ``train`` (SB3's replay sample) and SeedBatchedBootDQN (one seed, its batch per head), on
+    the same batch from the same heads with the same settings (no masks, targets copied every
+    2 steps). The posterior and the SB3 algorithm run the same code: equal bit for bit. The
+    seed-batched agent runs the generic path (no state tables) with its own unfused Adam: equal
+    to float32 rounding."""
+    import gymnasium as gym
+    from stable_baselines3.common.logger import Logger
+
+    from delight_gym.agents.boot_dqn import SeedBatchedBootDQN
+    from delight_gym.sb3 import BootstrappedDQN
+    from delight_gym.sb3.bootstrapped_dqn import BootstrapReplayBufferSamples
+
+    b, k, steps = 24, 3, 4
+    settings = {"gamma": 0.9, "learning_rate": 1e-2, "batch_size": b}
+    model = BootstrappedDQN(
+        "MlpPolicy", gym.make("DeepSea-v0", size=4, mapping_seed=0), num_heads=k,
+        policy_kwargs={"net_arch": [8, 8]}, target_update_interval=2, seed=0, device="cpu",
+        **settings,
+    )  # fmt: skip
+    space = model.observation_space
+    post = EnsembleQPosterior(space, 2, num_heads=k, hidden_sizes=(8, 8), **settings)
+    agent = SeedBatchedBootDQN(
+        1, 16, 2, num_heads=k, hidden_sizes=(8, 8), buffer_size=b, learning_starts=10**9,
+        target_update_period=2, **settings,
+    )  # fmt: skip
+    start = {name: v.clone() for name, v in model.ensemble.network.state_dict().items()}
+    post.network.load_state_dict(start)
+    agent.network.load_state_dict(start)
+
+    rng = np.random.default_rng(7)
+    states, actions = rng.integers(0, 16, b), rng.integers(0, 2, b)
+    rewards = rng.normal(size=b).astype(np.float32)
+    terminated = rng.random(b) < 0.25
+    nxt = np.where(terminated, -1, rng.integers(0, 16, b))  # -1: the all-zero final row
+    obs, next_obs = (np.vstack([np.eye(16), np.zeros((1, 16))])[i] for i in (states, nxt))
+    obs, next_obs = (x.reshape(b, 4, 4).astype(np.float32) for x in (obs, next_obs))
+
+    for i in range(b):  # the agent's replay holds the batch in order
+        agent.observe(states[i : i + 1], actions[i : i + 1], rewards[i : i + 1],
+                      nxt[i : i + 1], terminated[i : i + 1])  # fmt: skip
+    sample = BootstrapReplayBufferSamples(
+        *map(torch.as_tensor, (obs, actions[:, None], next_obs)),
+        torch.as_tensor(terminated[:, None].astype(np.float32)),
+        torch.as_tensor(rewards[:, None]),
+    )
+    model.replay_buffer.sample = lambda batch_size, env=None: sample  # type: ignore[method-assign]
+    model.set_logger(Logger(folder=None, output_formats=[]))
+
+    model.train(steps, b)
+    for step in range(1, steps + 1):
+        post.td_step(obs, actions, rewards, next_obs, terminated)
+        if step % 2 == 0:
+            post.update_target()
+        agent.td_step(torch.arange(b)[None])
+    assert model._n_updates == agent.gradient_steps == steps
+    sb3 = model.ensemble.network.state_dict()
+    for name, value in post.network.state_dict().items():
+        assert torch.equal(value, sb3[name]), name
+        assert not torch.equal(value, start[name]), name  # trained (targets: copied)
+        torch.testing.assert_close(agent.network.state_dict()[name], value, rtol=1e-5, atol=1e-6)
+
+
 def test_mask_prob_draws_masks() -> None:
     post = EnsembleQPosterior(spaces.Discrete(3), 2, num_heads=50, mask_prob=0.3, seed=0)
     post.update(

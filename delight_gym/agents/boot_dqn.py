@@ -4,13 +4,12 @@
 Aslanides & Cassirer, *Randomized Prior Functions for Deep Reinforcement Learning*) on a
 vector env of ``S`` seeds with tabular (state-index) observations, such as
 :class:`~delight_gym.envs.deep_sea.DeepSeaVectorEnv`. The ``S × K`` heads are one
-:class:`~delight_gym.posteriors.ensemble.EnsembleQNetwork`; the heads of seed ``s`` are rows
-``s·K … (s+1)·K − 1`` and train on seed ``s``'s own replay samples
-(:meth:`~delight_gym.posteriors.ensemble.EnsembleQNetwork.td_loss_encoded` with one batch per
-head), so one batched step serves every seed, on a CPU or a GPU. Its TD loss is the
-ensemble's (squared loss, no clipping), and one Adam over all heads takes the steps separate
-Adams would. The SB3 algorithm :class:`~delight_gym.sb3.BootstrappedDQN` is the one to use for
-a single env; this class is the throughput path (one process, one device, many seeds).
+:class:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork`; seed ``s``'s heads, rows
+``s·K … (s+1)·K − 1``, train on its own replay samples by the ensemble's TD step
+(:func:`~delight_gym.posteriors.ensemble_td.ensemble_td_step`, one batch per head), so one
+batched step serves every seed, on a CPU or a GPU. The SB3 algorithm
+:class:`~delight_gym.sb3.BootstrappedDQN` is the one to use for a single env; this class is
+the throughput path (one process, one device, many seeds).
 """
 
 from __future__ import annotations
@@ -30,13 +29,14 @@ from delight_gym._checks import (
     check_probability,
 )
 from delight_gym.agents.seeding import torch_seed
-from delight_gym.posteriors.ensemble import (
+from delight_gym.posteriors.ensemble_inputs import one_hot_indices
+from delight_gym.posteriors.ensemble_network import (
     DEFAULT_HIDDEN_SIZES,
     DEFAULT_NUM_HEADS,
     DEFAULT_PRIOR_SCALE,
     EnsembleQNetwork,
-    one_hot_indices,
 )
+from delight_gym.posteriors.ensemble_td import Transitions, ensemble_td_step
 
 __all__ = ["SeedBatchedBootDQN", "one_hot_states"]
 
@@ -66,10 +66,8 @@ class SeedBatchedBootDQN:
         ``S``, independent agents (one per sub-env of the vector env).
     num_states : int
         Size of the tabular observation (DeepSea: ``N²``).
-    num_actions : int
-        ``A``.
-    num_heads : int, default 10
-        ``K`` heads per seed.
+    num_actions, num_heads : int
+        ``A``, and ``K`` heads per seed (default 10).
     hidden_sizes : sequence of int, default (64, 64)
     prior_scale : float, default 3.0
     learning_rate : float, default 1e-3
@@ -84,8 +82,8 @@ class SeedBatchedBootDQN:
         Gradient steps between target copies.
     gamma : float, default 0.99
     seed : int, default 0
-        Seeds the initial weights, the replay samples and the heads drawn (one CPU generator,
-        so a CPU and a GPU run draw the same numbers).
+        Seeds the initial weights, replay samples and heads drawn (one CPU generator: a CPU
+        and a GPU run draw the same numbers).
     device : str or torch.device, optional
         Where the heads and the replay live (default: CPU).
     """
@@ -186,31 +184,33 @@ class SeedBatchedBootDQN:
         idx = torch.randint(size, (self.num_seeds, self.batch_size), generator=self.generator)
         return idx.to(self.device)
 
-    def td_step(self, idx: torch.Tensor | None = None) -> torch.Tensor:
-        """One Adam step of every head on its seed's replay sample ``idx`` (default
-        :meth:`sample`); the target networks are copied every ``target_update_period`` steps.
-        Returns the loss before the step."""
-        if idx is None:
-            idx = self.sample()
+    def replay_batch(self, idx: torch.Tensor) -> Transitions:
+        """The stored transitions at replay indices ``idx`` ``(S, B)``, one batch per head:
+        ``(S·K, B)`` rows, no masks."""
 
         def rows(buffer: torch.Tensor) -> torch.Tensor:
             return self._per_head(buffer.gather(1, idx))
 
-        loss, _ = self.network.td_loss_encoded(
-            rows(self._states),
-            rows(self._next),
-            rows(self._actions),
-            rows(self._rewards),
-            rows(self._terminated),
-            self.gamma,
+        return Transitions(
+            observations=rows(self._states),
+            next_observations=rows(self._next),
+            actions=rows(self._actions),
+            rewards=rows(self._rewards),
+            terminated=rows(self._terminated),
+            masks=None,
         )
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        self.optimizer.step()
+
+    def td_step(self, idx: torch.Tensor | None = None) -> torch.Tensor:
+        """One Adam step of every head on its seed's replay sample ``idx`` (default
+        :meth:`sample`); the target networks are copied every ``target_update_period`` steps.
+        Returns the loss before the step. The loss is the ensemble's (squared, no clipping),
+        and one Adam over all heads takes the steps separate Adams would."""
+        batch = self.replay_batch(self.sample() if idx is None else idx)
+        stats = ensemble_td_step(self.network, self.optimizer, batch, self.gamma)
         self.gradient_steps += 1
         if self.gradient_steps % self.target_update_period == 0:
             self.network.update_target()
-        return loss.detach()
+        return stats.loss
 
     def play(self, env: Any, episodes: int, *, seed: int | None = None) -> np.ndarray:
         """Play ``episodes`` episodes per seed on a vector env of ``S`` sub-envs with tabular

@@ -25,6 +25,7 @@ from delight_gym._version import __version__
 from delight_gym.experiments import families
 from delight_gym.experiments.families import (
     BERNOULLI,
+    CONTINUUM,
     DEEP_SEA,
     DEEP_SEA_BSUITE,
     LINEAR,
@@ -502,6 +503,26 @@ FIGURES: Mapping[str, FigureSpec] = {
             ),
             "plot_regret_panels",
             {"x": "arms", "panel": "reward"},
+            paper=False,
+        ),
+        FigureSpec(
+            "continuum",
+            "Continuum bandits: regret at T vs dimension d",
+            ExperimentSpec.for_family(
+                CONTINUUM,
+                "continuum",
+                setting_grid(dim=(1, 2, 5, 10), needle_width=(0.03, 0.1)),
+            ),
+            ExperimentSpec.for_family(
+                CONTINUUM,
+                "continuum",
+                setting_grid(dim=(1, 2), needle_width=(0.1,)),
+                seeds=10,
+                batch_size=10,
+                horizon=100,
+            ),
+            "plot_regret_panels",
+            {"x": "dim", "xlabel": "dimension d", "panel": "needle_width", "log_x": False},
             paper=False,
         ),
     )

@@ -8,7 +8,8 @@
 * :mod:`~delight_gym.posteriors.linear` (Bayesian linear regression),
   :mod:`~delight_gym.posteriors.tabular` (tabular MDPs), :mod:`~delight_gym.posteriors.value`
   (tabular values, the wrapper's default), :mod:`~delight_gym.posteriors.ensemble` (Q-heads
-  with randomized priors) and, for contextual bandits, :mod:`~delight_gym.posteriors.linfull`,
+  with randomized priors), :mod:`~delight_gym.posteriors.q_ensemble` (``Q(s, a)`` heads for
+  ``Box`` actions) and, for contextual bandits, :mod:`~delight_gym.posteriors.linfull`,
   :mod:`~delight_gym.posteriors.neural_linear`, :mod:`~delight_gym.posteriors.bandit_ensemble`.
 
 The torch modules are imported on first use of their names.

@@ -1,6 +1,6 @@
 """Per-state tables for an ensemble of Q-heads whose observations are states (look-ups).
 
-When :class:`~delight_gym.posteriors.ensemble.EnsembleQNetwork` reads its inputs as state
+When :class:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork` reads its inputs as state
 indices (a ``Discrete`` space, or one-hot rows), the frozen parts of a TD step depend on the
 state alone: the priors ``β p_k(s)`` never change and the targets ``Q^-_k(s) + β p_k(s)``
 change only at a target update. :class:`StateTables` keeps them per state (one row more for an
@@ -14,8 +14,12 @@ numbers are those of the generic path up to float32 rounding (tested to ``1e-6``
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from delight_gym.posteriors.ensemble_td import Transitions
 
 __all__ = ["TABLE_MAX_STATES", "StateTables"]
 
@@ -144,15 +148,7 @@ class StateTables:
         )
 
     def td_gradients(
-        self,
-        layers: Layers,
-        x: torch.Tensor,
-        xn: torch.Tensor,
-        actions: torch.Tensor,
-        rewards: torch.Tensor,
-        terminated: torch.Tensor,
-        gamma: float,
-        weights: torch.Tensor | None = None,
+        self, layers: Layers, batch: Transitions, gamma: float
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The TD loss of the trainable ``layers`` on one batch of states, its gradients written
         to each parameter's ``.grad`` (replacing what was there), without autograd.
@@ -161,31 +157,27 @@ class StateTables:
         first layer as a row look-up whose gradient is copied row by row into a zeroed dense
         ``(K, S, out)`` tensor (so a dense optimizer sees the generic path's gradient), and the
         targets' maxima are read from the table. The loss, the targets and the gradients are
-        :meth:`EnsembleQNetwork.td_loss_encoded
-        <delight_gym.posteriors.ensemble.EnsembleQNetwork.td_loss_encoded>`'s and its backward
-        pass's up to float32 rounding (the sums over a repeated state are taken in another
-        order).
+        :func:`~delight_gym.posteriors.ensemble_td.ensemble_td_loss`'s and its backward pass's
+        up to float32 rounding (the sums over a repeated state are taken in another order).
 
         Parameters
         ----------
         layers : list of (torch.Tensor, torch.Tensor)
             The trainable ``(K, in, out)`` weights and ``(K, 1, out)`` biases; ``in`` of the
             first is ``S``.
-        x, xn : torch.Tensor
-            int64 ``(B,)``: states (``-1`` for an all-zero one-hot row) and next states.
-        actions : torch.Tensor
-            int64 ``(B,)``.
-        rewards, terminated : torch.Tensor
-            float32 ``(B,)``.
+        batch : Transitions
+            Checked, shared by every head: int64 ``(B,)`` states (``-1`` for an all-zero
+            one-hot row) and next states, int64 actions, float32 rewards and terminal flags
+            ``(B,)``, and float32 ``(B, K)`` masks or ``None``.
         gamma : float
-        weights : torch.Tensor, optional
-            float32 ``(K, B)``: each transition's weight in each head's loss.
 
         Returns
         -------
         (torch.Tensor, torch.Tensor)
             The summed loss of the ``K`` heads and the TD targets' std (0-d, no graph).
         """
+        x, xn, actions = batch.observations, batch.next_observations, batch.actions
+        weights = None if batch.masks is None else batch.masks.T  # (K, B)
         w0, b0 = layers[0]
         k, b, s = w0.shape[0], actions.shape[0], self.num_states
         with torch.no_grad():
@@ -213,7 +205,7 @@ class StateTables:
             q_sa = q_t.view(k, -1).index_select(1, taken)
             q_sa += self.prior.reshape(k, -1).index_select(1, rows * num_actions + actions)
             next_max = self.target_max.index_select(1, self.next_rows(xn))  # (K, B)
-            y = rewards + gamma * (1.0 - terminated) * next_max
+            y = batch.rewards + gamma * (1.0 - batch.terminated) * next_max
             diff = q_sa - y
             sq = 0.5 * diff**2
             scale = diff * (1.0 / b)  # d loss / d q_sa

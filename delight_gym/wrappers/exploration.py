@@ -45,7 +45,7 @@ from delight_gym.rule import (
 from delight_gym.stats import DelightStats
 from delight_gym.wrappers.hosts import Host, make_host
 
-__all__ = ["BASELINES", "DelightExplorationWrapper", "unpack_vec_env_step"]
+__all__ = ["BASELINES", "DelightExplorationWrapper", "observation_batch", "unpack_vec_env_step"]
 
 
 def unpack_vec_env_step(
@@ -83,7 +83,9 @@ def unpack_vec_env_step(
     return next_obs, done & ~truncated, truncated
 
 
-def _as_batch(observation: Any, space: Any, name: str, where: str) -> tuple[np.ndarray, bool]:
+def observation_batch(
+    observation: Any, space: Any, name: str, where: str
+) -> tuple[np.ndarray, bool]:
     """``(batch, single)``: the observation as a batch ``(n, ...)`` and whether it was one;
     a ``ValueError`` naming ``name`` (and ``where``, e.g. ``" at t = 7"``) on a wrong shape or a
     non-finite value."""
@@ -251,7 +253,10 @@ class DelightExplorationWrapper(DelightSettings):
         self.observation_space = obs_space
         act_space = self.host.action_space
         if act_space is not None and not isinstance(act_space, spaces.Discrete):
-            raise ValueError(f"action_space must be Discrete, got {act_space!r}")
+            raise ValueError(
+                f"action_space must be Discrete, got {act_space!r}; for Box actions use "
+                "ContinuousDelightWrapper"
+            )
         self.num_actions: int | None = None if act_space is None else int(act_space.n)
         if posterior is None:
             if self.num_actions is None:
@@ -348,7 +353,7 @@ class DelightExplorationWrapper(DelightSettings):
         (numpy.ndarray, state)
             int64 actions of shape ``()`` for one observation, ``(n,)`` for a batch.
         """
-        obs, single = _as_batch(
+        obs, single = observation_batch(
             observation, self.observation_space, "observation", f" at t = {self.t}"
         )
         n = len(obs)
@@ -442,8 +447,8 @@ class DelightExplorationWrapper(DelightSettings):
         :class:`~delight_gym.posteriors.adapters.TabularMDPAdapter`); others ignore it.
         """
         where = f" at t = {self.t}"
-        batch, _ = _as_batch(obs, self.observation_space, "obs", where)
-        nxt, _ = _as_batch(next_obs, self.observation_space, "next_obs", where)
+        batch, _ = observation_batch(obs, self.observation_space, "obs", where)
+        nxt, _ = observation_batch(next_obs, self.observation_space, "next_obs", where)
         n = len(batch)
         if len(nxt) != n:
             raise ValueError(f"next_obs holds {len(nxt)} observations, obs holds {n}")

@@ -88,7 +88,10 @@ class _SB3Host:
         from gymnasium import spaces
 
         if not isinstance(model.action_space, spaces.Discrete):
-            raise ValueError(f"host must have a Discrete action space, got {model.action_space!r}")
+            raise ValueError(
+                f"host must have a Discrete action space, got {model.action_space!r}; for Box "
+                "actions use ContinuousDelightWrapper"
+            )
         self.model: Any = model
         self.observation_space: Any = model.observation_space
         self.action_space: Any = model.action_space

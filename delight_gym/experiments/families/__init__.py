@@ -4,10 +4,11 @@ A :class:`Family` (:mod:`.base`) says everything the package needs to run, sweep
 kind of experiment: its cell function, its agents and the parameters they take, its instance
 parameters and the command line's defaults. Each family's module holds its record, its agents
 and its cell function: :mod:`.bernoulli`, :mod:`.linear`, :mod:`.deep_sea`,
-:mod:`.deepsea_bsuite` (one run: :mod:`.deepsea_bsuite_run`) and :mod:`.contextual` (``wheel``,
-``neural-width``). The command line, the figure specs, the runner and the figures all read
-:data:`FAMILIES`; importing it imports neither torch nor the environments' agents. Validation,
-override counts and how to add a family: the documentation's "Results files, resume, Ray" page.
+:mod:`.deepsea_bsuite` (one run: :mod:`.deepsea_bsuite_run`), :mod:`.contextual` (``wheel``,
+``neural-width``) and :mod:`.continuum`. The command line, the figure specs, the runner and the
+figures all read :data:`FAMILIES`; importing it imports neither torch nor the environments'
+agents. Validation, override counts and how to add a family: the documentation's "Results
+files, resume, Ray" page.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from delight_gym.experiments.families.contextual import (
     uniform_relative_report,
     wheel_cell,
 )
+from delight_gym.experiments.families.continuum import CONTINUUM, continuum_cell
 from delight_gym.experiments.families.deep_sea import DEEP_SEA, DeepSeaCellResult, deep_sea_cell
 from delight_gym.experiments.families.deepsea_bsuite import (
     BSUITE_DEEP_SEA,
@@ -54,6 +56,7 @@ __all__ = [
     "BSUITE_DEEP_SEA_STOCHASTIC",
     "BSUITE_REPLAY_SIZE",
     "BSUITE_SIZES",
+    "CONTINUUM",
     "DEEP_SEA",
     "DEEP_SEA_BSUITE",
     "DE_PARAMETERS",
@@ -75,6 +78,7 @@ __all__ = [
     "bsuite_deep_sea_stochastic_cell",
     "bsuite_score_report",
     "check_bsuite_size",
+    "continuum_cell",
     "deep_sea_bsuite_cell",
     "deep_sea_cell",
     "linear_budget_report",
@@ -96,5 +100,6 @@ FAMILIES: Mapping[str, Family] = {
         BSUITE_DEEP_SEA_STOCHASTIC,
         WHEEL,
         NEURAL_WIDTH,
+        CONTINUUM,
     )
 }

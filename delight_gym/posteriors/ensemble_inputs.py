@@ -1,0 +1,320 @@
+"""What an ensemble of Q-heads accepts: its observation space's encodings and the input checks.
+
+:class:`EnsembleInputs` turns a batch of observations into the first layer's input (row
+indices for a look-up, or float32 rows for a matrix product) and a batch of transitions into a
+checked :class:`~delight_gym.posteriors.ensemble_td.Transitions` on the heads' device. Every
+error names its argument, and nothing is computed from a batch that fails. These checks run
+once, where data comes in; the TD step trusts what they return.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+from delight_gym._checks import (
+    check_action_batch,
+    check_all_finite,
+    check_binary,
+    host_view,
+)
+from delight_gym.posteriors.ensemble_td import Transitions
+
+__all__ = ["ENCODINGS", "EnsembleInputs", "as_device_tensor", "one_hot_indices"]
+
+#: Input encodings of an ensemble of Q-heads: ``"auto"`` (Discrete → ``"index"``, Box with
+#: bounds ``[0, 1]`` → ``"one_hot"``, other Box → ``"dense"``), ``"index"``, ``"one_hot"``
+#: (row look-up when every row of a batch is one-hot or all zero, else the matrix product —
+#: the same values either way), ``"dense"`` (always the matrix product).
+ENCODINGS = ("auto", "index", "one_hot", "dense")
+
+
+class EnsembleInputs:
+    """The inputs of ``K`` Q-heads over ``A`` actions on one observation space, and their checks.
+
+    Parameters
+    ----------
+    observation_space : gymnasium.spaces.Discrete or gymnasium.spaces.Box
+        Box observations of any shape are flattened.
+    num_actions : int
+        ``A`` (checked by the caller).
+    num_heads : int
+        ``K``, the width of the bootstrap masks (checked by the caller).
+    encoding : str, default "auto"
+        One of :data:`ENCODINGS`.
+
+    Attributes
+    ----------
+    encoding : str
+        The resolved encoding: ``"index"``, ``"one_hot"`` or ``"dense"``.
+    input_dim : int
+        The number of states (``"index"``) or of numbers in an observation.
+    obs_start : int
+        A Discrete space's first state (0 for a Box).
+    obs_shape : tuple of int
+        A Box observation's shape (``()`` for a Discrete space).
+    """
+
+    def __init__(
+        self, observation_space: Any, num_actions: int, num_heads: int, encoding: str = "auto"
+    ) -> None:
+        self.num_actions = num_actions
+        self.num_heads = num_heads
+        if encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
+        if isinstance(observation_space, spaces.Discrete):
+            if encoding not in ("auto", "index"):
+                raise ValueError(
+                    f"encoding {encoding!r} needs a Box observation space; a Discrete space "
+                    "uses 'index'"
+                )
+            self.encoding = "index"
+            self.input_dim = int(observation_space.n)
+            self.obs_start = int(observation_space.start)
+            self.obs_shape: tuple[int, ...] = ()
+        elif isinstance(observation_space, spaces.Box):
+            if encoding == "index":
+                raise ValueError("encoding 'index' needs a Discrete observation space")
+            if encoding == "auto":
+                unit = bool(
+                    np.all(observation_space.low == 0) and np.all(observation_space.high == 1)
+                )
+                encoding = "one_hot" if unit else "dense"
+            self.encoding = encoding
+            self.obs_shape = tuple(int(d) for d in observation_space.shape)
+            self.input_dim = int(np.prod(self.obs_shape)) if self.obs_shape else 1
+            self.obs_start = 0
+            if self.input_dim == 0:
+                raise ValueError(
+                    "observation_space must hold at least one number, got a Box of shape "
+                    f"{self.obs_shape}"
+                )
+        else:
+            raise TypeError(
+                "observation_space must be a gymnasium Discrete or Box space, got "
+                f"{type(observation_space).__name__}"
+            )
+
+    # -- observations ----------------------------------------------------------------------------
+
+    def encode(
+        self,
+        observations: Any,
+        device: torch.device,
+        name: str = "observations",
+        *,
+        check_finite: bool = True,
+    ) -> torch.Tensor:
+        """A batch of observations as the first layer's input, checked, on ``device``
+        (:meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.encode`, documented
+        there); ``check_finite=False`` when the caller checked finiteness itself."""
+        x = host_view(observations)
+        if x.ndim == 0:
+            raise ValueError(f"{name} must be a batch with a leading axis, got a scalar")
+        n = int(x.shape[0])
+        kind = _dtype_kind(x)
+        if kind not in "biuf":
+            raise TypeError(f"{name} must be numbers, got dtype {x.dtype}")
+        if self.encoding == "index":
+            self._check_index_shape(tuple(x.shape), name)
+            if kind == "f" and check_finite:
+                check_all_finite(x, name)
+            if kind == "b" or (kind == "f" and bool((x != x.round()).any())):
+                raise ValueError(f"{name} must be integers for a Discrete observation space")
+            idx = _cast(x.reshape(n), "int64") - self.obs_start
+            if bool(((idx < 0) | (idx >= self.input_dim)).any()):
+                raise ValueError(self._range_message(name))
+            return as_device_tensor(idx, device)
+        self._check_box_shape(tuple(x.shape), name)
+        flat = _cast(x.reshape(n, self.input_dim), "float32")
+        if check_finite:  # after the cast: beyond float32's range is inf
+            check_all_finite(flat, name, where=" in float32")
+        if self.encoding == "one_hot":
+            idx = one_hot_indices(flat)
+            if idx is not None:
+                return as_device_tensor(idx, device)
+        return as_device_tensor(flat, device)
+
+    def _check_index_shape(self, shape: tuple[int, ...], name: str) -> None:
+        if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
+            raise ValueError(
+                f"{name} must be Discrete observations of shape (n,) or (n, 1), got {shape}"
+            )
+
+    def _range_message(self, name: str) -> str:
+        return f"{name} must lie in [{self.obs_start}, {self.obs_start + self.input_dim})"
+
+    def _check_box_shape(self, shape: tuple[int, ...], name: str) -> None:
+        if int(np.prod(shape[1:])) != self.input_dim:
+            raise ValueError(
+                f"{name} must have shape (n, {', '.join(map(str, self.obs_shape))}), got {shape}"
+            )
+
+    # -- transitions -----------------------------------------------------------------------------
+
+    def check(self, batch: Transitions, device: torch.device) -> Transitions:
+        """``batch``, as given, checked and on ``device``
+        (:meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.check_transitions`,
+        documented there).
+
+        Tensors on a GPU are checked there with one host synchronisation for the whole batch
+        (:meth:`valid_on_device`); only a batch that fails is checked again item by item, for
+        the message.
+        """
+        if device.type != "cpu" and self.valid_on_device(batch, device):
+            return self.convert(batch, device)
+        x = self.encode(batch.observations, device, "observations")
+        b = int(x.shape[0])
+        xn = self.encode(batch.next_observations, device, "next_observations")
+        if xn.shape[0] != b:
+            raise ValueError(
+                f"next_observations must hold one row per observation ({b}), got {xn.shape[0]}"
+            )
+        act = _column(batch.actions, b, "actions")
+        act = check_action_batch(act, b, self.num_actions, "actions")
+        rew = _column(batch.rewards, b, "rewards")
+        if _dtype_kind(rew) not in "iuf":
+            raise TypeError(f"rewards must be real numbers, got dtype {rew.dtype}")
+        rew = _cast(rew, "float32")
+        check_all_finite(rew, "rewards", where=" in float32")
+        done = _column(batch.terminated, b, "terminated")
+        check_binary(done, "terminated")
+        m = None
+        if batch.masks is not None:
+            m = host_view(batch.masks)
+            if tuple(m.shape) != (b, self.num_heads):
+                raise ValueError(
+                    f"masks must have shape ({b}, {self.num_heads}), got {tuple(m.shape)}"
+                )
+            if _dtype_kind(m) not in "biuf":
+                raise TypeError(f"masks must be numbers, got dtype {m.dtype}")
+            m = _cast(m, "float32")
+            check_all_finite(m, "masks", where=" in float32")
+            if bool((m < 0).any()):
+                raise ValueError("masks must be >= 0 (weights of each transition in each head)")
+            m = as_device_tensor(_cast(m, "float32"), device)
+        return Transitions(
+            observations=x,
+            next_observations=xn,
+            actions=as_device_tensor(act, device),
+            rewards=as_device_tensor(_cast(rew, "float32"), device),
+            terminated=as_device_tensor(_cast(done, "float32"), device),
+            masks=m,
+        )
+
+    def valid_on_device(self, batch: Transitions, device: torch.device) -> bool:
+        """Whether a batch of tensors already on ``device`` passes every check of
+        :meth:`check`, decided with one host synchronisation; ``False`` for anything else
+        (which :meth:`check` then checks item by item)."""
+        obs, nxt, actions, rewards, terminated, masks = batch
+        given = [obs, actions, rewards, nxt, terminated]
+        given += [] if masks is None else [masks]
+        if not all(torch.is_tensor(v) and v.device == device for v in given):
+            return False
+        b = obs.shape[0] if obs.ndim else -1
+        shapes = [tuple(v.shape) for v in (actions, rewards, terminated)]
+        if (
+            nxt.ndim == 0
+            or nxt.shape[0] != b
+            or any(shape not in ((b,), (b, 1)) for shape in shapes)
+            or (masks is not None and tuple(masks.shape) != (b, self.num_heads))
+            or _dtype_kind(actions) not in "iu"
+            or _dtype_kind(rewards) != "f"
+            or _dtype_kind(terminated) not in "bf"
+            or (masks is not None and _dtype_kind(masks) not in "bf")
+        ):
+            return False
+        flags = [
+            ((actions >= 0) & (actions < self.num_actions)).all(),
+            rewards.float().isfinite().all(),  # beyond float32's range is inf in the cast
+            ((terminated == 0) | (terminated == 1)).all(),
+        ]
+        for rows in (obs, nxt):
+            if rows.is_floating_point():  # beyond float32's range becomes inf in the cast
+                flags.append(rows.float().isfinite().all())
+        if masks is not None and masks.is_floating_point():
+            flags.append((masks.float().isfinite() & (masks >= 0)).all())
+        return bool(torch.stack(flags).all())
+
+    def convert(self, batch: Transitions, device: torch.device) -> Transitions:
+        """:meth:`check`'s result without its value checks, for a batch known to pass them
+        (:meth:`valid_on_device`, or data checked where it came in)."""
+        b = len(batch.actions)
+        return Transitions(
+            observations=self.encode(batch.observations, device, check_finite=False),
+            next_observations=self.encode(
+                batch.next_observations, device, "next_observations", check_finite=False
+            ),
+            actions=as_device_tensor(batch.actions, device).reshape(b).long(),
+            rewards=as_device_tensor(batch.rewards, device).reshape(b).float(),
+            terminated=as_device_tensor(batch.terminated, device).reshape(b).float(),
+            masks=None if batch.masks is None else as_device_tensor(batch.masks, device).float(),
+        )
+
+
+def one_hot_indices(rows: Any) -> Any | None:
+    """Row indices of ``(n, d)`` rows (numpy or torch) that are each one-hot or all zero.
+
+    Returns
+    -------
+    array or torch.Tensor or None
+        int64 ``(n,)``: the column of each row's one, ``-1`` for an all-zero row; ``None`` if
+        some row is neither.
+    """
+    if isinstance(rows, np.ndarray):  # the row's maximum must be its only nonzero entry
+        at = np.arange(rows.shape[0])
+        top = rows.argmax(1)
+        peak = rows[at, top]
+        rebuilt = np.zeros_like(rows)
+        rebuilt[at, top] = peak
+        if not (np.array_equal(rows, rebuilt) and ((peak == 1) | (peak == 0)).all()):
+            return None
+        return np.where(peak == 1, top, -1).astype(np.int64, copy=False)
+    count = (rows != 0).sum(1)
+    if not bool(((count <= 1) & (rows.sum(1) == count)).all()):
+        return None
+    return _cast(torch.where(count == 1, rows.argmax(1), -1), "int64")
+
+
+def as_device_tensor(value: Any, device: torch.device) -> torch.Tensor:
+    """``value`` (a tensor, a numpy array or an array_like) as a tensor on ``device``, its
+    dtype kept (no copy where it is already there)."""
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(value).to(device)
+    if torch.is_tensor(value):
+        return value.to(device)
+    return torch.as_tensor(np.asarray(value), device=device)
+
+
+def _column(value: Any, rows: int, name: str) -> Any:
+    """``value`` (:func:`~delight_gym._checks.host_view`) as ``(rows,)``; it may be ``(rows,)``
+    or ``(rows, 1)`` (SB3's replay samples)."""
+    x = host_view(value)
+    if tuple(x.shape) not in ((rows,), (rows, 1)):
+        raise ValueError(f"{name} must have shape ({rows},) or ({rows}, 1), got {tuple(x.shape)}")
+    return x.reshape(rows)
+
+
+def _dtype_kind(x: Any) -> str:
+    """numpy's dtype kind (``"b"``, ``"i"``, ``"u"``, ``"f"``, ``"c"``, ...) of an array or a
+    tensor."""
+    if isinstance(x, np.ndarray):
+        return str(x.dtype.kind)
+    if x.dtype == torch.bool:
+        return "b"
+    if x.dtype.is_floating_point:
+        return "f"
+    if x.dtype.is_complex:
+        return "c"
+    return "u" if x.dtype == torch.uint8 else "i"
+
+
+def _cast(x: Any, dtype: str) -> Any:
+    """``x`` (array or tensor) as ``"int64"`` or ``"float32"`` (no copy if it already is)."""
+    if isinstance(x, np.ndarray):
+        with np.errstate(over="ignore"):  # beyond float32's range: inf, refused by the caller
+            return x.astype(dtype, copy=False)
+    return x.to(getattr(torch, dtype))

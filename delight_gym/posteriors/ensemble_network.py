@@ -1,0 +1,364 @@
+"""``K`` Q-heads with randomized prior functions and their target networks, in one module.
+
+:class:`EnsembleQNetwork` holds ``Q_k = f_k + β p_k`` for ``k = 1 … K``: ``f_k`` a trainable
+MLP, ``p_k`` a frozen random MLP of the same shape scaled by ``β = prior_scale`` (Osband,
+Aslanides & Cassirer 2018), and each head's target copy of ``f_k``. The heads are one set of
+batched tensors (no Python loop over heads); with few look-up states the frozen parts are kept
+as per-state tables (:mod:`~delight_gym.posteriors.ensemble_tabular`). Inputs are checked and
+encoded by :mod:`~delight_gym.posteriors.ensemble_inputs`; the TD step is
+:mod:`~delight_gym.posteriors.ensemble_td`'s.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from delight_gym._checks import (
+    check_nonnegative_float,
+    check_positive_int,
+    check_would_fit,
+)
+from delight_gym.posteriors.ensemble_inputs import EnsembleInputs
+from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES, StateTables
+from delight_gym.posteriors.ensemble_td import Transitions, ensemble_td_loss
+
+__all__ = [
+    "DEFAULT_HIDDEN_SIZES",
+    "DEFAULT_NUM_HEADS",
+    "DEFAULT_PRIOR_SCALE",
+    "EnsembleQNetwork",
+]
+
+#: Defaults of the ensemble, shared by the network, the posterior and the deep agents built on
+#: them: ``K`` heads, each an MLP with these hidden sizes plus its frozen prior scaled by
+#: ``prior_scale`` (bsuite: 20 heads of [50, 50], scale 3 (TF) or 5 (JAX)).
+DEFAULT_NUM_HEADS = 10
+DEFAULT_HIDDEN_SIZES = (64, 64)
+DEFAULT_PRIOR_SCALE = 3.0
+
+Layers = list[tuple[torch.Tensor, torch.Tensor]]
+
+
+def _hidden_sizes(value: Any) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"hidden_sizes must be a sequence of integers, got {value!r}")
+    return tuple(check_positive_int(h, "hidden_sizes") for h in value)
+
+
+def _invalidate_tables(network: EnsembleQNetwork, incompatible_keys: Any) -> None:
+    """After ``load_state_dict``: the frozen weights may have changed, the tables are stale."""
+    if network.tables is not None:
+        network.tables.invalidate()
+
+
+class EnsembleQNetwork(nn.Module):
+    """``K`` trainable Q-heads, their target copies and their frozen priors, batched.
+
+    Parameters
+    ----------
+    observation_space : gymnasium.spaces.Discrete or gymnasium.spaces.Box
+        Box observations of any shape are flattened.
+    num_actions, num_heads : int
+        ``A``, and ``K`` (default 10).
+    hidden_sizes : sequence of int, default (64, 64)
+    prior_scale : float, default 3.0
+        ``β >= 0`` (0: no prior).
+    encoding : str, default "auto"
+        One of :data:`~delight_gym.posteriors.ensemble_inputs.ENCODINGS`.
+    generator : torch.Generator, optional
+        CPU generator of the initial weights (default: a fresh unseeded one).
+
+    Attributes
+    ----------
+    inputs : EnsembleInputs
+        The observation space's encoding and the input checks.
+    tables : StateTables or None
+        The frozen parts per state, for look-up inputs with few states.
+    weights, biases : torch.nn.ParameterList
+        Trainable layers: ``weights[l]`` of shape ``(K, in_l, out_l)`` (the first layer's
+        ``in`` is the number of states for look-up inputs), ``biases[l]`` of shape
+        ``(K, 1, out_l)``.
+    frozen_weights_<l>, frozen_biases_<l> : torch.Tensor
+        Buffers of shape ``(2K, in_l, out_l)`` and ``(2K, 1, out_l)``: rows ``[:K]`` are the
+        target networks' layers, rows ``[K:]`` the priors'.
+    """
+
+    def __init__(
+        self,
+        observation_space: Any,
+        num_actions: int,
+        *,
+        num_heads: int = DEFAULT_NUM_HEADS,
+        hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
+        prior_scale: float = DEFAULT_PRIOR_SCALE,
+        encoding: str = "auto",
+        generator: torch.Generator | None = None,
+    ) -> None:
+        super().__init__()
+        self.num_actions = check_positive_int(num_actions, "num_actions")
+        self.num_heads = check_positive_int(num_heads, "num_heads")
+        self.hidden_sizes = _hidden_sizes(hidden_sizes)
+        self.prior_scale = check_nonnegative_float(prior_scale, "prior_scale")
+        self.inputs = EnsembleInputs(observation_space, self.num_actions, self.num_heads, encoding)
+        if generator is None:
+            generator = torch.Generator()
+        sizes = (self.input_dim, *self.hidden_sizes, self.num_actions)
+        check_would_fit(
+            self.training_bytes(sizes, self.num_heads), self.size_description(sizes), "cpu"
+        )
+        k = self.num_heads
+        self.weights = nn.ParameterList()
+        self.biases = nn.ParameterList()
+        for i, (fan_in, fan_out) in enumerate(itertools.pairwise(sizes)):
+            # Heads 0..K-1 trainable, K..2K-1 the priors; targets start as copies.
+            w = torch.empty(2 * k, fan_in, fan_out)
+            std = 1.0 / math.sqrt(fan_in)
+            nn.init.trunc_normal_(w, 0.0, std, -2.0 * std, 2.0 * std, generator=generator)
+            b = torch.zeros(2 * k, 1, fan_out)
+            self.weights.append(nn.Parameter(w[:k].clone()))
+            self.biases.append(nn.Parameter(b[:k].clone()))
+            self.register_buffer(f"frozen_weights_{i}", w.clone())
+            self.register_buffer(f"frozen_biases_{i}", b.clone())
+        self.num_layers = len(sizes) - 1
+        # Look-up inputs with few states: the priors' and targets' values as per-state tables
+        # (ensemble_tabular), refreshed at each target update and whenever weights are loaded.
+        self.tables: StateTables | None = None
+        if self.encoding in ("index", "one_hot") and self.input_dim <= TABLE_MAX_STATES:
+            self.tables = StateTables(self.input_dim, self.run_layers)
+            self.register_load_state_dict_post_hook(_invalidate_tables)
+
+    @staticmethod
+    def training_bytes(sizes: Sequence[int], num_heads: int) -> int:
+        """Bytes ``K`` heads of layer widths ``sizes`` (inputs, hidden..., actions) take while
+        training: float32 weights and biases six times over (trainable, target, prior,
+        gradient and Adam's two moments)."""
+        per_head = sum(fan_in * fan_out + fan_out for fan_in, fan_out in itertools.pairwise(sizes))
+        return 6 * 4 * num_heads * per_head
+
+    def size_description(self, sizes: Sequence[int]) -> str:
+        """The settings behind layer widths ``sizes``, for a refusal to allocate them."""
+        return (
+            f"num_heads={self.num_heads} with hidden_sizes={self.hidden_sizes}, "
+            f"{sizes[0]} inputs (observation_space) and {sizes[-1]} actions"
+        )
+
+    # -- the observation space (its encoding and checks live in self.inputs) ---------------------
+
+    @property
+    def encoding(self) -> str:
+        """``"index"``, ``"one_hot"`` or ``"dense"`` (:attr:`EnsembleInputs.encoding`)."""
+        return self.inputs.encoding
+
+    @property
+    def input_dim(self) -> int:
+        """The number of states (look-ups) or of numbers in an observation."""
+        return self.inputs.input_dim
+
+    @property
+    def obs_start(self) -> int:
+        """A Discrete space's first state (0 for a Box)."""
+        return self.inputs.obs_start
+
+    @property
+    def obs_shape(self) -> tuple[int, ...]:
+        """A Box observation's shape (``()`` for a Discrete space)."""
+        return self.inputs.obs_shape
+
+    @property
+    def device(self) -> torch.device:
+        """Where the heads live."""
+        return self.weights[0].device
+
+    # -- layers and targets ----------------------------------------------------------------------
+
+    def frozen_layers(self) -> Layers:
+        """``(weight (2K, in, out), bias (2K, 1, out))`` per layer: targets, then priors."""
+        return [
+            (self._buffers[f"frozen_weights_{i}"], self._buffers[f"frozen_biases_{i}"])  # type: ignore[misc]
+            for i in range(self.num_layers)
+        ]
+
+    def trainable_layers(self) -> Layers:
+        """``(weight (K, in, out), bias (K, 1, out))`` per layer: the trainable heads."""
+        w, b = self.weights._parameters, self.biases._parameters
+        return [(w[str(i)], b[str(i)]) for i in range(self.num_layers)]  # type: ignore[misc]
+
+    @torch.no_grad()
+    def update_target(self) -> None:
+        """Copy the trainable layers into the target networks (a hard update)."""
+        k = self.num_heads
+        for (w, b), (fw, fb) in zip(self.trainable_layers(), self.frozen_layers(), strict=True):
+            fw[:k].copy_(w)
+            fb[:k].copy_(b)
+        if self.tables is not None and self.tables.current(fw):
+            self.tables.refresh_target(self.frozen_layers(), k)
+
+    def tables_for(self, inputs: torch.Tensor) -> StateTables | None:
+        """The state tables, refreshed if stale, when ``inputs`` are one batch of states
+        ``(n,)`` shared by every head; else ``None`` (the networks run)."""
+        if self.tables is None or inputs.dtype != torch.int64 or inputs.ndim != 1:
+            return None
+        frozen = self.frozen_layers()
+        if not self.tables.current(frozen[0][0]):
+            self.tables.refresh(frozen, self.num_heads, self.prior_scale)
+        return self.tables
+
+    # -- inputs ----------------------------------------------------------------------------------
+
+    def encode(self, observations: Any, name: str = "observations") -> torch.Tensor:
+        """A batch of observations as the first layer's input, checked.
+
+        Numpy arrays and CPU tensors are checked in numpy (cheaper for small batches), a GPU
+        tensor on its device; the checks and the encoding are the same either way.
+
+        Parameters
+        ----------
+        observations : array_like or torch.Tensor
+            ``(n,)`` or ``(n, 1)`` Discrete observations, or ``(n, *obs_shape)`` Box ones
+            (flattened rows of the right size are accepted too).
+        name : str
+            The argument name for error messages.
+
+        Returns
+        -------
+        torch.Tensor
+            int64 ``(n,)`` state indices (``-1`` for an all-zero one-hot row) for a row
+            look-up, or float32 ``(n, input_dim)`` for a matrix product; on :attr:`device`.
+
+        Raises
+        ------
+        TypeError
+            If the observations are not numbers.
+        ValueError
+            On a wrong shape, a non-finite value (also a float64 beyond float32's range), or a
+            Discrete observation that is not an integer of the space.
+        """
+        return self.inputs.encode(observations, self.device, name)
+
+    def check_transitions(
+        self,
+        observations: Any,
+        actions: Any,
+        rewards: Any,
+        next_observations: Any,
+        terminated: Any,
+        masks: Any = None,
+    ) -> Transitions:
+        """A batch of ``B`` transitions checked and on :attr:`device`: every error names its
+        argument, and nothing is computed from a batch that fails.
+
+        Parameters
+        ----------
+        observations, next_observations : array_like or torch.Tensor
+            ``(B, ...)``, as for :meth:`encode`.
+        actions : array_like or torch.Tensor
+            ``(B,)`` or ``(B, 1)`` integers in ``[0, A)``.
+        rewards, terminated : array_like or torch.Tensor
+            ``(B,)`` or ``(B, 1)``; ``terminated`` is 1 where the episode ended without a
+            time-limit truncation (the target does not bootstrap there).
+        masks : array_like or torch.Tensor, optional
+            ``(B, K)`` bootstrap masks (weights of each transition in each head's loss).
+
+        Returns
+        -------
+        Transitions
+            ``observations`` and ``next_observations`` encoded (:meth:`encode`), ``actions``
+            int64 ``(B,)``, ``rewards`` and ``terminated`` float32 ``(B,)``, ``masks`` float32
+            ``(B, K)`` or ``None``.
+
+        Raises
+        ------
+        ValueError
+            On a shape that does not fit ``B`` rows, a non-finite observation, reward or mask,
+            an action outside ``[0, A)``, ``terminated`` not 0/1, or a negative mask.
+        TypeError
+            On non-numeric observations or rewards.
+        """
+        batch = Transitions(observations, next_observations, actions, rewards, terminated, masks)
+        return self.inputs.check(batch, self.device)
+
+    def prepare(self, batch: Transitions, *, check: bool = True) -> Transitions:
+        """A batch as given, checked (:meth:`check_transitions`) or, with ``check=False``, only
+        converted: for data checked where it came in (the SB3 algorithms' replay buffers)."""
+        if check:
+            return self.inputs.check(batch, self.device)
+        return self.inputs.convert(batch, self.device)
+
+    # -- forward ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def run_layers(inputs: torch.Tensor, layers: Layers) -> torch.Tensor:
+        """The batched MLP of ``H`` stacked heads → ``(H, n, A)``.
+
+        ``inputs`` are shared by every head, ``(n,)`` indices or ``(n, d)`` rows, or one batch
+        per head, ``(H, n)`` indices or ``(H, n, d)`` rows. ``layers`` holds
+        ``(weight (H, in, out), bias (H, 1, out))`` per layer.
+        """
+        w0, b0 = layers[0]
+        if inputs.dtype == torch.int64 and inputs.ndim == 2:  # one batch of indices per head
+            blank = (inputs < 0)[..., None]
+            heads = torch.arange(w0.shape[0], device=w0.device)[:, None]
+            h = torch.where(blank, b0, w0[heads, inputs.clamp_min(0)] + b0)
+        elif inputs.dtype == torch.int64:
+            blank = inputs < 0  # all-zero one-hot rows: only the bias
+            h = w0.index_select(1, inputs.clamp_min(0)) + b0  # (H, n, out): the row look-up
+            if inputs.device.type != "cpu":  # no host sync on a GPU
+                h = torch.where(blank[None, :, None], b0, h)
+            elif bool(blank.any()):
+                if h.requires_grad:
+                    h = torch.where(blank[None, :, None], b0, h)
+                else:  # the same numbers, in place: far cheaper than where on a CPU
+                    h[:, blank] = b0
+        elif inputs.ndim == 3:  # one batch of rows per head
+            h = torch.baddbmm(b0, inputs, w0)
+        else:
+            h = torch.baddbmm(b0, inputs.expand(w0.shape[0], *inputs.shape), w0)
+        for w, b in layers[1:]:
+            h = torch.baddbmm(b, torch.relu(h), w)
+        return h
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        """Every head's ``Q_k = f_k + β p_k`` on encoded inputs (:meth:`encode`): ``(K, n, A)``."""
+        q = self.run_layers(inputs, self.trainable_layers())
+        if self.prior_scale == 0:
+            return q
+        k = self.num_heads
+        with torch.no_grad():
+            tables = self.tables_for(inputs)
+            if tables is not None:
+                return q + tables.prior.index_select(1, tables.rows(inputs))
+            prior = self.run_layers(inputs, [(w[k:], b[k:]) for w, b in self.frozen_layers()])
+        return q + self.prior_scale * prior
+
+    def td_loss(
+        self,
+        observations: Any,
+        actions: Any,
+        rewards: Any,
+        next_observations: Any,
+        terminated: Any,
+        gamma: float,
+        masks: Any = None,
+        *,
+        check: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The heads' summed TD loss on one batch as given, and the TD targets' std.
+
+        The arguments are :meth:`check_transitions`'s (``check=False`` only converts them, as
+        :meth:`prepare`), with the discount ``gamma``; the loss is
+        :func:`~delight_gym.posteriors.ensemble_td.ensemble_td_loss`'s.
+
+        Returns
+        -------
+        (torch.Tensor, torch.Tensor)
+            The loss (0-d, with a graph to the trainable parameters) and the std of the TD
+            targets (0-d, no graph).
+        """
+        batch = Transitions(observations, next_observations, actions, rewards, terminated, masks)
+        return ensemble_td_loss(self, self.prepare(batch, check=check), gamma)

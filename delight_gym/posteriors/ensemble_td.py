@@ -1,0 +1,152 @@
+"""The one TD step of an ensemble of Q-heads with randomized priors and per-head targets.
+
+Every head ``k`` regresses ``Q_k(s, a) = f_k(s, a) + β p_k(s, a)`` on the target
+``y_k = r + γ (1 − terminated) max_b [Q^-_k(s', b) + β p_k(s', b)]`` of its own target network,
+with the squared loss ``½ (Q_k − y_k)²`` averaged over the batch (weighted by the bootstrap
+masks when given) and summed over the heads. :func:`ensemble_td_step` is the one gradient step
+of :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (and so of the SB3 algorithms
+that train it) and of :class:`~delight_gym.agents.boot_dqn.SeedBatchedBootDQN`; on the CPU a
+batch of states takes the per-state tables' path
+(:meth:`~delight_gym.posteriors.ensemble_tabular.StateTables.td_gradients`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+import torch
+
+if TYPE_CHECKING:
+    from delight_gym.posteriors.ensemble_network import EnsembleQNetwork
+
+__all__ = ["TDStepStats", "Transitions", "ensemble_td_loss", "ensemble_td_step"]
+
+
+class Transitions(NamedTuple):
+    """A batch of ``B`` transitions: as a caller gives it (array_like or tensors, see
+    :meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.check_transitions`), or
+    checked and encoded on the heads' device, as the TD step takes it.
+
+    Checked, the rows are shared by every head (``(B, ...)``) or there is one batch per head
+    (``(H, B, ...)``: ``H`` independent learners in one network, e.g. several seeds' ensembles).
+
+    Attributes
+    ----------
+    observations, next_observations : torch.Tensor
+        Encoded (:meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.encode`):
+        int64 ``(B,)`` or float32 ``(B, d)``; per head int64 ``(H, B)`` or float32 ``(H, B, d)``.
+    actions : torch.Tensor
+        int64 ``(B,)`` or ``(H, B)``.
+    rewards, terminated : torch.Tensor
+        float32 ``(B,)`` or ``(H, B)`` (``terminated`` 0 or 1: no bootstrap from ``s'``).
+    masks : torch.Tensor or None
+        float32 ``(B, K)``: each transition's weight in each head's loss (bootstrap masks).
+    """
+
+    observations: torch.Tensor
+    next_observations: torch.Tensor
+    actions: torch.Tensor
+    rewards: torch.Tensor
+    terminated: torch.Tensor
+    masks: torch.Tensor | None
+
+
+class TDStepStats(NamedTuple):
+    """What one TD step reports (0-d tensors).
+
+    Attributes
+    ----------
+    loss : torch.Tensor
+        The summed loss of the ``K`` heads before the step.
+    target_std : torch.Tensor
+        Standard deviation of the TD targets ``y`` over the batch and the heads (the value
+        scale of the environment; :class:`~delight_gym.sb3.BootstrappedDQN` can divide EI
+        by its running average).
+    """
+
+    loss: torch.Tensor
+    target_std: torch.Tensor
+
+
+def ensemble_td_loss(
+    network: EnsembleQNetwork, batch: Transitions, gamma: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The heads' summed TD loss on a checked batch, with autograd, and the targets' std.
+
+    Parameters
+    ----------
+    network : EnsembleQNetwork
+        ``K`` heads (their targets and priors are read, never trained).
+    batch : Transitions
+        Checked and encoded, shared by every head or one batch per head.
+    gamma : float
+        Discount of the targets.
+
+    Returns
+    -------
+    (torch.Tensor, torch.Tensor)
+        The loss (0-d, with a graph to the trainable parameters) and the std of the TD
+        targets (0-d, no graph).
+    """
+    x, xn, actions = batch.observations, batch.next_observations, batch.actions
+    k = network.num_heads
+    b = actions.shape[-1]
+    q = network.run_layers(x, network.trainable_layers())  # (K, B, A), with a graph
+    with torch.no_grad():
+        tables = network.tables_for(x) if xn.ndim == 1 else None
+        if tables is not None:  # β p(x) and the targets at xn, read from the tables
+            prior_s, next_q = tables.lookup(x, xn)
+        else:
+            frozen = network.frozen_layers()
+            beta = network.prior_scale
+            prior_s = beta * network.run_layers(x, [(w[k:], bb[k:]) for w, bb in frozen])
+            per_head = xn.ndim == (2 if xn.dtype == torch.int64 else 3)
+            both = network.run_layers(torch.cat([xn, xn]) if per_head else xn, frozen)  # (2K,B,A)
+            next_q = both[:k] + beta * both[k:]
+        y = batch.rewards + gamma * (1.0 - batch.terminated) * next_q.max(dim=-1).values  # (K, B)
+    q_sa = (q + prior_s).gather(-1, actions.expand(k, b)[..., None])[..., 0]
+    sq = 0.5 * (q_sa - y) ** 2
+    if batch.masks is not None:
+        sq = sq * batch.masks.T
+    return sq.mean(dim=1).sum(), y.std() if y.numel() > 1 else y.new_zeros(())
+
+
+def ensemble_td_step(
+    network: EnsembleQNetwork,
+    optimizer: torch.optim.Optimizer,
+    batch: Transitions,
+    gamma: float,
+) -> TDStepStats:
+    """One optimizer step of every head on one checked batch (the targets are not touched).
+
+    Parameters
+    ----------
+    network : EnsembleQNetwork
+    optimizer : torch.optim.Optimizer
+        Over the network's trainable parameters (the caller's: its settings are kept).
+    batch : Transitions
+        Checked and encoded (nothing is checked here), shared or one batch per head.
+    gamma : float
+
+    Returns
+    -------
+    TDStepStats
+        The loss before the step and the TD targets' std (0-d tensors on the heads' device).
+
+    Notes
+    -----
+    A shared, non-empty batch of states on the CPU with state tables takes the tables' path
+    (no graph, each distinct state run once, the gradients written directly); the result is
+    :func:`ensemble_td_loss`'s and its backward pass's up to float32 rounding.
+    """
+    x = batch.observations
+    tabular = batch.next_observations.ndim == 1 and x.device.type == "cpu" and x.shape[0] > 0
+    tables = network.tables_for(x) if tabular else None
+    if tables is not None:
+        loss, target_std = tables.td_gradients(network.trainable_layers(), batch, gamma)
+    else:
+        loss, target_std = ensemble_td_loss(network, batch, gamma)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+    optimizer.step()
+    return TDStepStats(loss.detach(), target_std)

@@ -1,0 +1,459 @@
+"""``DelightSAC`` and ``DelightTD3``: SB3's SAC and TD3 whose collected actions DE decides.
+
+Each environment step, ``_sample_action`` asks the algorithm's
+:class:`~delight_gym.wrappers.ContinuousDelightWrapper` for the action: the host is the
+algorithm's own actor (SAC: a draw of its squashed Gaussian; TD3: ``μ(s)``, plus
+``action_noise`` where DE does not override), the posterior a
+:class:`~delight_gym.posteriors.q_ensemble.ContinuousQEnsemble` trained by TD from the same
+replay samples, next actions from the actor. The executed action is the one the buffer stores
+(SB3's ``[-1, 1]`` scaling), so the data stay valid off-policy data. What the two share:
+:class:`DelightOffPolicyMixin`. Guide: ``docs/sb3.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+from stable_baselines3 import SAC, TD3
+from stable_baselines3.common.buffers import ReplayBuffer
+from stable_baselines3.common.noise import ActionNoise
+from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
+from stable_baselines3.sac.policies import SACPolicy
+from stable_baselines3.td3.policies import TD3Policy
+
+from delight_gym.options import DelightOptions
+from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble, ContinuousTransitions
+from delight_gym.sb3.base import DelightAlgorithmMixin, Prediction, PredictState, StoredTransition
+from delight_gym.stats import DelightStats
+from delight_gym.wrappers.box_hosts import (
+    DEFAULT_HOST_STD,
+    BoxHost,
+    SB3DeterministicHost,
+    SB3GaussianHost,
+    box_bounds,
+)
+from delight_gym.wrappers.continuous import DEFAULT_CANDIDATES, ContinuousDelightWrapper
+
+__all__ = ["DelightOffPolicyMixin", "DelightSAC", "DelightTD3"]
+
+SelfDelightSAC = TypeVar("SelfDelightSAC", bound="DelightSAC")
+SelfDelightTD3 = TypeVar("SelfDelightTD3", bound="DelightTD3")
+
+
+class DelightOffPolicyMixin(DelightAlgorithmMixin):
+    """What :class:`DelightSAC` and :class:`DelightTD3` share, mixed in before SAC or TD3.
+
+    A subclass calls :meth:`_keep_delight_config` before the SB3 constructor and provides
+    :meth:`_make_host` and :meth:`_actor_actions`; this mixin builds the wrapper in
+    ``_setup_model`` (or rebinds a loaded one), decides the collected actions in
+    ``_sample_action`` and trains the posterior after SB3's own gradient steps
+    (:meth:`_train_posterior`).
+
+    Attributes
+    ----------
+    delight : ContinuousDelightWrapper
+        DE's state: options, ``posterior``, clock ``t``, ``rng``, ``stats`` (saved with the
+        model).
+    """
+
+    delight: ContinuousDelightWrapper | None
+    _delight_config: dict[str, Any]
+
+    def _keep_delight_config(self, n_steps: int, **config: Any) -> None:
+        """Check and keep DE's settings until ``_setup_model`` builds the wrapper."""
+        name = type(self).__name__
+        if config["delight"] is False:
+            raise ValueError(f"delight=False: {name} is DE; use the SB3 algorithm instead")
+        if n_steps != 1:
+            raise ValueError(f"{name} trains its posterior by one-step TD: n_steps must be 1")
+        options = DelightOptions.make(config.pop("delight")) or DelightOptions()
+        config["options"] = options.resolve(name, clocks=("step",))
+        self.delight = None
+        self._delight_config = config
+
+    def _make_host(self) -> BoxHost:
+        """The host around this algorithm."""
+        raise NotImplementedError
+
+    def _actor_actions(self, observations: torch.Tensor) -> torch.Tensor:
+        """The actor's deterministic actions in SB3's ``[-1, 1]`` units (no graph)."""
+        raise NotImplementedError
+
+    def _setup_model(self) -> None:
+        super()._setup_model()
+        if self.delight is not None:  # loaded: the host's link to the model was not saved
+            host = self.delight.host
+            host.model = self  # type: ignore[attr-defined]
+            host.observation_space = self.observation_space
+            host.action_space = self.action_space
+            return
+        cfg = self._delight_config
+        box_bounds(self.action_space, "action_space")
+        posterior = cfg["posterior"]
+        if posterior is None:
+            kwargs = {"gamma": float(self.gamma), "seed": cfg["seed"], "device": self.device}
+            kwargs.update(cfg["posterior_kwargs"] or {})
+            posterior = ContinuousQEnsemble(self.observation_space, self.action_space, **kwargs)
+        elif cfg["posterior_kwargs"]:
+            raise TypeError("posterior_kwargs apply only to the default posterior")
+        self.delight = ContinuousDelightWrapper(
+            self._make_host(),
+            posterior,
+            delight=cfg["options"],
+            seed=cfg["seed"],
+            n_host=cfg["n_host"],
+            n_posterior=cfg["n_posterior"],
+            start_step=0,
+        )
+        self._delight_config = {}  # the wrapper holds it now (and is what gets saved)
+
+    def _de(self) -> ContinuousDelightWrapper:
+        if self.delight is None:  # pragma: no cover - only before _setup_model
+            raise RuntimeError(f"{type(self).__name__} is not set up yet")
+        return self.delight
+
+    @property
+    def epsilon(self) -> float:
+        """DE's current ``ε_t`` (``t``: environment steps seen in training)."""
+        return self._de().epsilon
+
+    @property
+    def delight_stats(self) -> DelightStats:
+        """DE's decisions since the last log dump (the wrapper's ``stats``)."""
+        return self._de().stats
+
+    def _delight_stats(self) -> DelightStats:
+        return self.delight_stats
+
+    def _predict_exploring(
+        self, observation: Any, state: PredictState, episode_start: np.ndarray | None
+    ) -> Prediction:
+        """DE's action(s) (``predict(deterministic=False)``)."""
+        return self._de().predict(observation, state, episode_start, deterministic=False)
+
+    def _sample_action(
+        self,
+        learning_starts: int,
+        action_noise: ActionNoise | None = None,
+        n_envs: int = 1,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """DE's action for every env from the first step (no uniform warm-up); ``action_noise``
+        is added to the host's action where DE did not override. Returns the executed action
+        and the buffer's, ``unscale(buffer_action)`` exactly."""
+        assert self._last_obs is not None, "self._last_obs was not set"
+        de = self._de()
+        actions, _ = de.predict(self._last_obs, deterministic=False)
+        shape = (n_envs, *self.action_space.shape)  # type: ignore[misc]
+        scaled = self.policy.scale_action(np.asarray(actions, dtype=np.float32).reshape(shape))
+        if action_noise is not None:
+            noisy = scaled + action_noise()
+            overridden = np.asarray(de.last_info["overridden"], dtype=bool).reshape(n_envs, 1)
+            scaled = np.where(overridden, scaled, noisy)
+        buffer_action = np.clip(scaled, -1.0, 1.0).astype(np.float32)
+        return self.policy.unscale_action(buffer_action), buffer_action
+
+    def _transition_stored(self, transition: StoredTransition) -> None:
+        """The posterior trains from the buffer: only DE's clock advances."""
+        self._de().advance(len(transition.dones))
+
+    def _unscale(self, scaled: torch.Tensor) -> torch.Tensor:
+        """SB3's ``[-1, 1]`` actions in the environment's units (float64, inside the box)."""
+        low, high = (
+            torch.as_tensor(b, device=scaled.device)
+            for b in box_bounds(self.action_space, "action_space")
+        )
+        return torch.clamp(low + 0.5 * (scaled.double() + 1.0) * (high - low), low, high)
+
+    def _train_posterior(self, gradient_steps: int, batch_size: int) -> None:
+        """As many posterior steps as SB3 took, each on its own replay sample, with next actions
+        from the actor; a posterior without ``update`` is left as given."""
+        update = getattr(self._de().posterior, "update", None)
+        if update is None:
+            return
+        for _ in range(gradient_steps):
+            data = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
+            with torch.no_grad():
+                next_actions = self._unscale(self._actor_actions(data.next_observations))
+            update(
+                ContinuousTransitions(
+                    data.observations,
+                    self._unscale(data.actions),
+                    data.rewards,
+                    data.next_observations,
+                    data.dones,
+                    next_actions,
+                )
+            )
+
+
+class DelightSAC(DelightOffPolicyMixin, SAC):
+    """SAC with Delight-gated exploration deciding the collected actions (module docstring).
+
+    Parameters
+    ----------
+    policy, env, learning_rate, buffer_size, learning_starts, batch_size, tau, gamma :
+        As for :class:`stable_baselines3.SAC`, with its defaults.
+    train_freq, gradient_steps, action_noise, replay_buffer_class, replay_buffer_kwargs :
+        As for SAC.
+    optimize_memory_usage, ent_coef, target_update_interval, target_entropy :
+        As for SAC.
+    n_steps : int, default 1
+        Must be 1 (the posterior learns one-step TD).
+    use_sde, sde_sample_freq, use_sde_at_warmup :
+        ``use_sde`` must be False (DE draws the host's actions with its own generator).
+    stats_window_size, tensorboard_log, policy_kwargs, verbose, device, _init_setup_model :
+        As for SAC.
+    seed : int, optional
+        Seeds SB3, DE's generator and the default posterior.
+    delight : DelightOptions or dict, optional
+        DE's options (clock: environment steps).
+    posterior : object, optional
+        Default: a :class:`~delight_gym.posteriors.q_ensemble.ContinuousQEnsemble` (``gamma``,
+        ``device`` and ``seed`` this SAC's).
+    posterior_kwargs : dict, optional
+        Arguments of the default posterior.
+    n_host, n_posterior : int, default 8
+        Host draws and posterior proposals per candidate set.
+    """
+
+    def __init__(
+        self,
+        policy: str | type[SACPolicy],
+        env: GymEnv | str,
+        learning_rate: float | Schedule = 3e-4,
+        buffer_size: int = 1_000_000,
+        learning_starts: int = 100,
+        batch_size: int = 256,
+        tau: float = 0.005,
+        gamma: float = 0.99,
+        train_freq: int | tuple[int, str] = 1,
+        gradient_steps: int = 1,
+        action_noise: ActionNoise | None = None,
+        replay_buffer_class: type[ReplayBuffer] | None = None,
+        replay_buffer_kwargs: dict[str, Any] | None = None,
+        optimize_memory_usage: bool = False,
+        n_steps: int = 1,
+        ent_coef: str | float = "auto",
+        target_update_interval: int = 1,
+        target_entropy: str | float = "auto",
+        use_sde: bool = False,
+        sde_sample_freq: int = -1,
+        use_sde_at_warmup: bool = False,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: torch.device | str = "auto",
+        _init_setup_model: bool = True,
+        *,
+        delight: DelightOptions | dict[str, Any] | None = None,
+        posterior: Any = None,
+        posterior_kwargs: dict[str, Any] | None = None,
+        n_host: int = DEFAULT_CANDIDATES,
+        n_posterior: int = DEFAULT_CANDIDATES,
+    ) -> None:
+        if use_sde:
+            raise ValueError("DelightSAC draws the host's actions itself: use_sde must be False")
+        self._keep_delight_config(
+            n_steps,
+            delight=delight,
+            posterior=posterior,
+            posterior_kwargs=posterior_kwargs,
+            n_host=n_host,
+            n_posterior=n_posterior,
+            seed=seed,
+        )
+        super().__init__(
+            policy,
+            env,
+            learning_rate=learning_rate,
+            buffer_size=buffer_size,
+            learning_starts=learning_starts,
+            batch_size=batch_size,
+            tau=tau,
+            gamma=gamma,
+            train_freq=train_freq,
+            gradient_steps=gradient_steps,
+            action_noise=action_noise,
+            replay_buffer_class=replay_buffer_class,
+            replay_buffer_kwargs=replay_buffer_kwargs,
+            optimize_memory_usage=optimize_memory_usage,
+            n_steps=n_steps,
+            ent_coef=ent_coef,
+            target_update_interval=target_update_interval,
+            target_entropy=target_entropy,
+            use_sde=use_sde,
+            sde_sample_freq=sde_sample_freq,
+            use_sde_at_warmup=use_sde_at_warmup,
+            stats_window_size=stats_window_size,
+            tensorboard_log=tensorboard_log,
+            policy_kwargs=policy_kwargs,
+            verbose=verbose,
+            seed=seed,
+            device=device,
+            _init_setup_model=_init_setup_model,
+        )
+
+    def _make_host(self) -> BoxHost:
+        return SB3GaussianHost(self)
+
+    def _actor_actions(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.actor(observations, deterministic=True)
+
+    def train(self, gradient_steps: int, batch_size: int = 64) -> None:
+        """SAC's gradient steps, then as many TD steps of the posterior."""
+        super().train(gradient_steps, batch_size)
+        self._train_posterior(gradient_steps, batch_size)
+
+    def learn(
+        self: SelfDelightSAC,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        log_interval: int = 4,
+        tb_log_name: str = "DelightSAC",
+        reset_num_timesteps: bool = True,
+        progress_bar: bool = False,
+    ) -> SelfDelightSAC:
+        """As :meth:`stable_baselines3.SAC.learn`; TensorBoard runs are ``DelightSAC_<i>``."""
+        return super().learn(
+            total_timesteps=total_timesteps,
+            callback=callback,
+            log_interval=log_interval,
+            tb_log_name=tb_log_name,
+            reset_num_timesteps=reset_num_timesteps,
+            progress_bar=progress_bar,
+        )
+
+
+class DelightTD3(DelightOffPolicyMixin, TD3):
+    """TD3 with Delight-gated exploration deciding the collected actions (module docstring).
+
+    Parameters
+    ----------
+    policy, env, learning_rate, buffer_size, learning_starts, batch_size, tau, gamma :
+        As for :class:`stable_baselines3.TD3`, with its defaults.
+    train_freq, gradient_steps, replay_buffer_class, replay_buffer_kwargs :
+        As for TD3.
+    action_noise : ActionNoise, optional
+        Added to the host's action ``μ(s)`` where DE does not override (default: none, DE is
+        the exploration).
+    optimize_memory_usage, policy_delay, target_policy_noise, target_noise_clip :
+        As for TD3.
+    n_steps : int, default 1
+        Must be 1 (the posterior learns one-step TD).
+    stats_window_size, tensorboard_log, policy_kwargs, verbose, device, _init_setup_model :
+        As for TD3.
+    seed : int, optional
+        Seeds SB3, DE's generator and the default posterior.
+    delight, posterior, posterior_kwargs, n_host, n_posterior :
+        As for :class:`DelightSAC`.
+    host_std : float, default 0.1
+        ``> 0``: the stated proposal around ``μ(s)`` (a fraction of each coordinate's range)
+        that gives the deterministic host a density.
+    """
+
+    def __init__(
+        self,
+        policy: str | type[TD3Policy],
+        env: GymEnv | str,
+        learning_rate: float | Schedule = 1e-3,
+        buffer_size: int = 1_000_000,
+        learning_starts: int = 100,
+        batch_size: int = 256,
+        tau: float = 0.005,
+        gamma: float = 0.99,
+        train_freq: int | tuple[int, str] = 1,
+        gradient_steps: int = 1,
+        action_noise: ActionNoise | None = None,
+        replay_buffer_class: type[ReplayBuffer] | None = None,
+        replay_buffer_kwargs: dict[str, Any] | None = None,
+        optimize_memory_usage: bool = False,
+        n_steps: int = 1,
+        policy_delay: int = 2,
+        target_policy_noise: float = 0.2,
+        target_noise_clip: float = 0.5,
+        stats_window_size: int = 100,
+        tensorboard_log: str | None = None,
+        policy_kwargs: dict[str, Any] | None = None,
+        verbose: int = 0,
+        seed: int | None = None,
+        device: torch.device | str = "auto",
+        _init_setup_model: bool = True,
+        *,
+        delight: DelightOptions | dict[str, Any] | None = None,
+        posterior: Any = None,
+        posterior_kwargs: dict[str, Any] | None = None,
+        n_host: int = DEFAULT_CANDIDATES,
+        n_posterior: int = DEFAULT_CANDIDATES,
+        host_std: float = DEFAULT_HOST_STD,
+    ) -> None:
+        self._keep_delight_config(
+            n_steps,
+            delight=delight,
+            posterior=posterior,
+            posterior_kwargs=posterior_kwargs,
+            n_host=n_host,
+            n_posterior=n_posterior,
+            seed=seed,
+            host_std=host_std,
+        )
+        super().__init__(
+            policy,
+            env,
+            learning_rate=learning_rate,
+            buffer_size=buffer_size,
+            learning_starts=learning_starts,
+            batch_size=batch_size,
+            tau=tau,
+            gamma=gamma,
+            train_freq=train_freq,
+            gradient_steps=gradient_steps,
+            action_noise=action_noise,
+            replay_buffer_class=replay_buffer_class,
+            replay_buffer_kwargs=replay_buffer_kwargs,
+            optimize_memory_usage=optimize_memory_usage,
+            n_steps=n_steps,
+            policy_delay=policy_delay,
+            target_policy_noise=target_policy_noise,
+            target_noise_clip=target_noise_clip,
+            stats_window_size=stats_window_size,
+            tensorboard_log=tensorboard_log,
+            policy_kwargs=policy_kwargs,
+            verbose=verbose,
+            seed=seed,
+            device=device,
+            _init_setup_model=_init_setup_model,
+        )
+
+    def _make_host(self) -> BoxHost:
+        return SB3DeterministicHost(self, self._delight_config["host_std"])
+
+    def _actor_actions(self, observations: torch.Tensor) -> torch.Tensor:
+        return self.actor(observations)
+
+    def train(self, gradient_steps: int, batch_size: int = 100) -> None:
+        """TD3's gradient steps, then as many TD steps of the posterior."""
+        super().train(gradient_steps, batch_size)
+        self._train_posterior(gradient_steps, batch_size)
+
+    def learn(
+        self: SelfDelightTD3,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        log_interval: int = 4,
+        tb_log_name: str = "DelightTD3",
+        reset_num_timesteps: bool = True,
+        progress_bar: bool = False,
+    ) -> SelfDelightTD3:
+        """As :meth:`stable_baselines3.TD3.learn`; TensorBoard runs are ``DelightTD3_<i>``."""
+        return super().learn(
+            total_timesteps=total_timesteps,
+            callback=callback,
+            log_interval=log_interval,
+            tb_log_name=tb_log_name,
+            reset_num_timesteps=reset_num_timesteps,
+            progress_bar=progress_bar,
+        )
