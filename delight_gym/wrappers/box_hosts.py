@@ -3,7 +3,8 @@
 A :class:`BoxHost` gives, for ``n`` observations, its own deterministic actions
 (:meth:`BoxHost.act`), the action DE decides on (:meth:`BoxHost.draw`: a draw of a stochastic
 host, else its own action) and, as a :class:`~delight_gym.candidates.CandidateHost`,
-log-densities of candidates and independent draws. Actions are in the environment's units, float64 ``(n, d)`` inside ``[low, high]``.
+log-densities of candidates and independent draws. Actions are in the environment's units,
+float64 ``(n, d)`` inside ``[low, high]``.
 
 * :class:`SB3GaussianHost` — SB3 SAC (squashed Gaussian), PPO and A2C (Gaussian, clipped to
   the box): the policy's own log-density, with SB3's ``[-1, 1]`` rescaling undone;
