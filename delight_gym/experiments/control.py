@@ -192,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m delight_gym.experiments.control")
     p.add_argument("task", choices=sorted(TASKS))
     p.add_argument("--agents", default=",".join(AGENTS), help="comma-separated agents")
-    p.add_argument("--seeds", type=int, default=5, help="seeds 0..N-1 (default 5)")
+    p.add_argument("--seeds", type=int, default=5, help="seeds S..S+N-1 (default 5)")
+    p.add_argument("--seed", type=int, default=0, help="first seed S (default 0)")
     p.add_argument("--steps", type=int, default=None, help="training steps (task's default)")
     p.add_argument("--episodes", type=int, default=5, help="evaluation episodes")
     p.add_argument("--out", type=Path, default=Path("results/control"))
@@ -203,13 +204,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             p.error(f"--agents: unknown {a!r}; choose from {', '.join(AGENTS)}")
     steps = TASKS[args.task]["steps"] if args.steps is None else args.steps
     folder = args.out / args.task / f"steps{steps}"
-    jobs = [(s, a) for s in range(args.seeds) for a in agents]  # seed-major: all agents advance
-    runs = []
-    for seed, agent in tqdm(jobs, desc=args.task, unit="run"):
+    seeds = range(args.seed, args.seed + args.seeds)
+    jobs = [(s, a) for s in seeds for a in agents]  # seed-major: every agent advances together
+    for seed, agent in tqdm(jobs, desc=args.task, unit="run", disable=None):
         path = folder / f"{agent}-seed{seed}.json"
         if not path.exists():
             _save(path, run_control(args.task, agent, seed, steps=steps, episodes=args.episodes))
-        runs.append(json.loads(path.read_text()))
+    # The table covers every saved run in the folder (several processes may share it).
+    runs = [json.loads(p.read_text()) for p in sorted(folder.glob("*-seed*.json"))]
     table = summary_table(runs, args.task)
     table.to_csv(folder / "summary.csv", index=False)
     print(table.to_string(index=False))
