@@ -13,7 +13,7 @@ package — imports neither torch, scipy, pandas nor matplotlib until it needs t
 
 from typing import TYPE_CHECKING
 
-from delight_gym._lazy import lazy_getattr
+from delight_gym._lazy_import import lazy_getattr
 from delight_gym._version import __version__
 from delight_gym.envs import (
     ENV_IDS,

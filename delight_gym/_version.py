@@ -4,4 +4,4 @@ A module of its own so that code inside the package (the sweep runner's cell key
 read it without importing the package root back.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

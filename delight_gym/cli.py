@@ -1,5 +1,4 @@
-"""The ``delight-gym`` command: reproduce the paper's figures, or run its agents on your own
-settings.
+"""The ``delight-gym`` command: reproduce the paper's figures, or run its agents on yours.
 
 * ``delight-gym reproduce FIGURE [--quick] [--seeds N] [--out DIR] [--jobs N] ...`` redraws a
   figure of :data:`~delight_gym.experiments.specs.FIGURES` (or ``all``, ``theory``);
@@ -461,7 +460,7 @@ def _reproduce_theory(parser: argparse.ArgumentParser, args: argparse.Namespace)
         unused.append("--overwrite")
     if unused:
         parser.error(f"reproduce theory does not take {', '.join(unused)}")
-    from delight_gym.theory.checks import format_checks
+    from delight_gym.theory.claims import format_checks
     from delight_gym.theory.report import run_theory
 
     out = args.out if args.out is not None else Path("results") / "theory"

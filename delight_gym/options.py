@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,7 +45,6 @@ HOSTS = ("head", "mean")
 _CLOCK_ALIASES = {"steps": "step", "episodes": "episode"}
 #: The values of ``value_scale`` that are not a number.
 _SCALE_MODES = ("auto", "spread")
-_DEPRECATED_KEYWORDS = ("gate_price", "surprisal_cap", "half_life", "baseline")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,30 +53,24 @@ class DelightOptions:
 
     Parameters
     ----------
-    gate_price : float, default 0.1
-        ``λ >= 0`` (``inf``: never override).
-    surprisal_cap : float, default 10.0
-        ``L > 0``.
+    gate_price, surprisal_cap : float, default 0.1, 10.0
+        ``λ >= 0`` (``inf``: never override) and ``L > 0``.
     half_life : float, default 100.0
         ``M > 0`` of ``ε_t = M/(M + t)``.
     baseline : {"host", "max"}, default "host"
         The EI baseline ``v_s`` (:func:`~delight_gym.posteriors.base.host_baseline`'s ``kind``).
     value_scale : float or "auto" or "spread", default 1.0
-        EI is divided by it before the gate, in the environment's value unit (``1.0``: the
-        paper's rule). ``"auto"``: a running estimate from the TD targets; ``"spread"``: each
-        state's spread of the heads' values (beyond the paper; both ``BootstrappedDQN`` only).
+        EI's unit, in the environment's values; ``"auto"`` (TD targets) and ``"spread"`` (the
+        heads' spread): ``BootstrappedDQN`` only.
     clock : {"step", "episode"}, optional
-        What ``t`` counts. ``None``: the holder's default (``"episode"`` for
-        ``BootstrappedDQN``, ``"step"`` for the others). ``"steps"``/``"episodes"`` accepted.
+        What ``t`` counts (``None``: the holder's default; ``"steps"``/``"episodes"`` accepted).
     host : {"head", "mean"}, optional
-        ``BootstrappedDQN`` only (``None``: ``"head"``): greedy on the episode's head or on the
-        ensemble mean. The other classes take their host as an argument of their own.
+        ``BootstrappedDQN`` only: greedy on the episode's head (default) or the ensemble mean.
     commit : bool, default False
-        ``BootstrappedDQN`` with ``host="head"`` only, beyond the paper: an override also
-        switches the episode's head.
+        ``BootstrappedDQN`` with ``host="head"`` only: an override also switches the head.
     agreement : float, optional
-        ``BootstrappedDQN`` only, beyond the paper: the gate is closed (``EI = 0``) at a state
-        where at least this fraction of the heads, in ``(0, 1]``, share their greedy action.
+        ``BootstrappedDQN`` only: the gate is closed where this share, in ``(0, 1]``, of the
+        heads share their greedy action.
 
     Examples
     --------
@@ -191,30 +183,6 @@ class DelightOptions:
         object.__setattr__(resolved, "clock", clock)
         object.__setattr__(resolved, "host", self.host or (hosts[0] if hosts else None))
         return resolved
-
-    @classmethod
-    def from_keywords(
-        cls, owner: str, delight: Any, deprecated: dict[str, Any]
-    ) -> DelightOptions | None:
-        """``delight`` as :meth:`make` reads it, or the options built from the keywords that
-        ``owner`` took before ``delight=`` existed (``gate_price``, ``surprisal_cap``,
-        ``half_life``, ``baseline``; each warns with a ``DeprecationWarning``). Any other keyword
-        is a ``TypeError``, as Python's own for an unexpected keyword."""
-        unknown = sorted(set(deprecated) - set(_DEPRECATED_KEYWORDS))
-        if unknown:
-            raise TypeError(f"{owner}() got unexpected keyword arguments {unknown}")
-        if not deprecated:
-            return cls.make(delight)
-        if delight is not None:
-            raise TypeError(f"pass DE's options either as delight= or as {sorted(deprecated)}")
-        warnings.warn(
-            f"{owner}({', '.join(f'{k}=...' for k in deprecated)}) is deprecated: pass "
-            "delight=DelightOptions(...) (or a dict); the old keywords will be removed in the "
-            "next release",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return cls(**deprecated)
 
 
 class AnnealedSettings:

@@ -5,14 +5,11 @@ For one decision with actions ``a = 1..A`` (paper §2.1, Algorithm 1):
 * surprisal under the host, ``ℓ(a) = min([−log π(a) − min_b(−log π(b))]_+, L)``: the host's
   favourite gets 0 and, for a greedy host, every other action gets exactly ``L``;
 * prospective delight ``χ(a) = EI(a)·ℓ(a)``;
-* gate ``G = {a : χ(a) ≥ λ, χ(a) > 0}`` (the extra ``χ(a) > 0`` only matters at ``λ = 0``);
-* override ``q(a) ∝ χ(a)·1{a ∈ G}``, or ``q = π`` when ``G`` is empty;
+* gate ``G = {a : χ(a) ≥ λ, χ(a) > 0}``; override ``q(a) ∝ χ(a)·1{a ∈ G}`` (``q = π`` if ``G = ∅``);
 * acting distribution ``(1 − ε)·π + ε·q`` with ``ε_t = M / (M + t)``.
 
-Every function is batched over any leading dimensions (the last axis indexes actions) and
-accepts numpy arrays or torch tensors; the result has the input's type, dtype and device.
-Agents, wrappers and experiments all call these functions; DE's options record lives beside
-this module (:mod:`delight_gym.options`).
+Batched over any leading dimensions (last axis: actions), numpy or torch in, the same type,
+dtype and device out. DE's options record: :mod:`delight_gym.options`. Guide: ``docs/rule.md``.
 """
 
 from __future__ import annotations

@@ -185,13 +185,6 @@ class DelightStats:
         self.reset()
         return True
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """Unpickle, also statistics pickled before the totals existed (they start at the
-        window's counts)."""
-        for name in ("steps", "overridden", "evaluated", "gate_empty"):
-            state.setdefault(f"total_{name}", state.get(name, 0))
-        self.__dict__.update(state)
-
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(steps={self.steps}, overridden={self.overridden}, "

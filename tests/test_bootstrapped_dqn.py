@@ -296,7 +296,6 @@ def test_auto_value_scale_tracks_td_targets() -> None:
         ({"mask_prob": 2.0}, ValueError, "mask_prob"),
         ({"replay_buffer_class": ReplayBuffer}, TypeError, "replay_buffer_class"),
         ({"policy_kwargs": {"num_heads": 3}}, ValueError, "num_heads"),
-        ({"policy_kwargs": {"net_arch": [8]}, "net_arch": [8]}, ValueError, "net_arch"),
         ({"delight": {"clock": "weeks"}}, ValueError, "clock"),
     ],
 )
@@ -482,9 +481,6 @@ def test_net_arch_is_taken_through_policy_kwargs() -> None:
         **{k: v for k, v in SMALL.items() if k != "policy_kwargs"},
     )
     assert model.policy.net_arch == (8,)
-    with pytest.warns(DeprecationWarning, match=r"policy_kwargs=dict\(net_arch"):
-        old = BootstrappedDQN("MlpPolicy", "CartPole-v1", net_arch=(8,), device="cpu")
-    assert old.policy.net_arch == (8,) and old.policy_kwargs["net_arch"] == [8]
 
 
 # -- the DE variants' options on the heads (beyond the paper) -----------------------------------
@@ -576,3 +572,48 @@ def test_options_on_the_heads_are_refused_without_heads() -> None:
         DelightOptions(value_scale="spread").resolve("DelightDQN", clocks=("step",))
     with pytest.raises(ValueError, match="agreement"):
         DelightOptions(agreement=0.7).resolve("DelightDQN", clocks=("step",))
+
+
+@pytest.mark.parametrize(
+    "env_id, kwargs", [("CartPole-v1", {}), ("FrozenLake-v1", {"is_slippery": False})]
+)
+def test_loaded_predict_has_sb3_dqn_types_and_the_heads_as_recurrent_state(
+    env_id, kwargs, tmp_path
+) -> None:
+    from stable_baselines3 import DQN
+
+    env = gym.make(env_id, **kwargs)
+    env.observation_space.seed(0)
+    observations = {
+        "one": env.observation_space.sample(),
+        "batch": np.stack([env.observation_space.sample() for _ in range(5)]),
+        "vec_env": make_vec_env(env_id, n_envs=3, seed=0, env_kwargs=kwargs).reset(),
+    }
+    dqn = DQN("MlpPolicy", env, seed=0, device="cpu", policy_kwargs={"net_arch": [16]})
+    BootstrappedDQN("MlpPolicy", env, seed=0, **SMALL).save(tmp_path / "boot")
+    model = BootstrappedDQN.load(tmp_path / "boot", device="cpu")
+    for name, obs in observations.items():
+        n = 1 if name == "one" else len(obs)
+        for deterministic in (True, False):
+            theirs, their_state = dqn.predict(obs, deterministic=deterministic)
+            ours, state = model.predict(obs, deterministic=deterministic)
+            assert type(ours) is type(theirs) is np.ndarray, (name, deterministic)
+            assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), (name, deterministic)
+            assert their_state is None
+            if deterministic:  # the ensemble mean's greedy action: no head, no state
+                assert state is None
+                continue
+            (heads,) = state  # the head each row acts on, as a recurrent policy's state
+            assert type(heads) is np.ndarray and heads.dtype == np.int64 and heads.shape == (n,)
+            q = model.ensemble.head_values(np.asarray(obs).reshape(n, *env.observation_space.shape))
+            np.testing.assert_array_equal(ours.reshape(n), q[heads, np.arange(n)].argmax(axis=1))
+            # Passed back: kept while the episode goes on, redrawn at an episode start.
+            kept = model.predict(obs, state=state, episode_start=np.zeros(n, bool))[1][0]
+            np.testing.assert_array_equal(kept, heads)
+            assert model.predict(obs, state=state)[1][0].tolist() == heads.tolist()
+            start = np.ones(n, bool)
+            starts = [model.predict(obs, state=state, episode_start=start) for _ in range(8)]
+            assert any(s[1][0].tolist() != heads.tolist() for s in starts)
+            assert all(type(a) is np.ndarray and a.shape == theirs.shape for a, _ in starts)
+            greedy, same = model.predict(obs, state=state, deterministic=True)
+            assert same is state and greedy.shape == theirs.shape  # passed through unchanged

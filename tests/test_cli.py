@@ -403,6 +403,55 @@ def test_figure_names_come_from_the_figure_specs():
     from delight_gym.experiments.specs import FIGURES, PAPER_FIGURES
 
     assert cli.FIGURE_NAMES == (*FIGURES, "theory", "all")
-    beyond = {"deepsea-bsuite", "wheel", "neural-width"}
+    beyond = {"deepsea-bsuite", "wheel", "neural-width", "continuum"}
     assert PAPER_FIGURES == tuple(n for n in FIGURES if n not in beyond)
     assert len(PAPER_FIGURES) == 8
+
+
+# -- sizes that cannot fit: refused while the arguments are read ------------------------------
+
+
+def test_neural_width_refuses_arms_that_cannot_fit_with_exit_2_and_no_traceback(tmp_path):
+    command = [sys.executable, "-m", "delight_gym.cli", "run", "neural-width"]
+    command += ["--arms", "1000000000", "--out", str(tmp_path / "out")]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "error: --arms: arms=1000000000" in proc.stderr and "would need" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize(
+    ("family", "option", "value"),
+    [
+        ("neural-width", "--arms", "10,1000000000"),
+        ("bernoulli", "--arms", str(10**20)),  # more than the int64 actions hold
+        ("linear", "--arms", str(10**11)),
+        ("linear", "--dim", str(10**7)),  # one seed's D x D posterior
+        ("continuum", "--dim", str(10**9)),
+        ("deepsea", "--size", str(10**9)),
+    ],
+)
+def test_sizes_that_cannot_fit_are_refused_naming_the_option(
+    family, option, value, tmp_path, capsys
+):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["run", family, option, value, "--out", str(tmp_path / "out")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: {option}: " in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_size_checks_accept_the_default_sweeps_and_keep_to_the_agents_defaults():
+    import inspect
+
+    from delight_gym.agents.continuum import ContinuumAgent
+
+    for family in FAMILIES.values():
+        for param in family.instance:
+            for value in param.sweep:
+                assert param.check(value, param.name) == value
+    defaults = inspect.signature(ContinuumAgent).parameters
+    # The continuum --dim check's lower bound counts these defaults' float64 rows.
+    assert (defaults["num_features"].default, defaults["num_candidates"].default) == (256, 64)

@@ -250,3 +250,31 @@ def test_seeded_run_matches_the_run_recorded_before_the_speed_ups(env_id: str) -
     assert np.packbits(actions).tobytes().hex() == pinned_actions
     np.testing.assert_allclose(_checksums(post.network), pinned_heads, rtol=1e-6)
     np.testing.assert_allclose(_checksums(model.q_net), pinned_q, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "env_id, kwargs", [("CartPole-v1", {}), ("FrozenLake-v1", {"is_slippery": False})]
+)
+def test_loaded_predict_has_sb3_dqn_types(env_id: str, kwargs: dict, tmp_path: Path) -> None:
+    from stable_baselines3 import DQN
+    from stable_baselines3.common.env_util import make_vec_env
+
+    env = gym.make(env_id, **kwargs)
+    env.observation_space.seed(0)
+    observations = {
+        "one": env.observation_space.sample(),
+        "batch": np.stack([env.observation_space.sample() for _ in range(5)]),
+        "vec_env": make_vec_env(env_id, n_envs=3, seed=0, env_kwargs=kwargs).reset(),
+    }
+    dqn = DQN("MlpPolicy", env, seed=0, device="cpu", policy_kwargs={"net_arch": [16]})
+    DelightDQN("MlpPolicy", env, seed=0, policy_kwargs={"net_arch": [16]}, **SMALL).save(
+        tmp_path / "ddqn"
+    )
+    model = DelightDQN.load(tmp_path / "ddqn", device="cpu")
+    for name, obs in observations.items():
+        for deterministic in (True, False):
+            theirs, their_state = dqn.predict(obs, deterministic=deterministic)
+            ours, state = model.predict(obs, deterministic=deterministic)
+            assert type(ours) is type(theirs) is np.ndarray, (name, deterministic)
+            assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), (name, deterministic)
+            assert state is their_state is None

@@ -1,4 +1,5 @@
-"""Every docstring in ``delight_gym`` uses numpy-style sections, the style mkdocs renders.
+"""Every docstring in ``delight_gym`` uses numpy-style sections, the style mkdocs renders, and
+module and class docstrings stay short.
 
 ``mkdocs.yml`` sets ``docstring_style: numpy``: a numpy section (``Parameters`` over a dash
 line) becomes a table on the API page, while a Google section (``Args:``) is left as a
@@ -81,8 +82,9 @@ def test_module_docstrings_are_numpy_style(path):
     assert not problems, f"{path.relative_to(PACKAGE.parent)}:\n" + "\n".join(problems)
 
 
-# Module docstrings say what the module holds; rationale and history live in docs/ pages.
-MODULE_DOCSTRING_LINES = 16
+# Docstrings say what, shapes and units; rationale and history live in docs/ pages.
+MODULE_DOCSTRING_LINES = 12
+CLASS_DOCSTRING_LINES = 30
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
@@ -90,6 +92,18 @@ def test_module_docstrings_are_short(path):
     doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=False) or ""
     lines = len(doc.splitlines())
     assert lines <= MODULE_DOCSTRING_LINES, f"{lines} lines: move the rationale to docs/"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
+def test_class_docstrings_are_short(path):
+    long = [
+        f"{node.name}: {len(doc.splitlines())} lines"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+        and (doc := ast.get_docstring(node, clean=False)) is not None
+        and len(doc.splitlines()) > CLASS_DOCSTRING_LINES
+    ]
+    assert not long, "move the rationale to docs/: " + ", ".join(long)
 
 
 def test_the_checker_flags_google_sections_and_passes_numpy_ones():

@@ -313,3 +313,27 @@ def test_continued_learning_continues_the_clock_and_logs(cls: Any, tmp_path: Pat
         rows = list(csv.DictReader(f))
     assert float(rows[-1]["rollout/exploration_rate"]) == pytest.approx(20 / (20 + 199))
     assert {"delight/override_rate", "delight/gate_size"} <= set(rows[-1])
+
+
+def test_wrapper_and_delight_sac_predict_have_sac_types_on_vec_env_observations() -> None:
+    from stable_baselines3.common.env_util import make_vec_env
+
+    model = _model(SAC, "Pendulum-v1")
+    observations = {
+        "one": _observations("Pendulum-v1", 1)[0],
+        "batch": _observations("Pendulum-v1"),
+        "vec_env": make_vec_env("Pendulum-v1", n_envs=3, seed=0).reset(),
+    }
+    ours_models = {
+        "wrapper": ContinuousDelightWrapper(model, seed=0, posterior_kwargs=SMALL_POSTERIOR),
+        "DelightSAC": DelightSAC("MlpPolicy", "Pendulum-v1", seed=0, device="cpu", **_small()),
+    }
+    for name, obs in observations.items():
+        for deterministic in (True, False):
+            theirs, their_state = model.predict(obs, deterministic=deterministic)
+            for label, ours_model in ours_models.items():
+                ours, state = ours_model.predict(obs, deterministic=deterministic)
+                where = (label, name, deterministic)
+                assert type(ours) is type(theirs) is np.ndarray, where
+                assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), where
+                assert state is their_state is None, where

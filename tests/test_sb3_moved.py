@@ -1,6 +1,6 @@
 """The SB3 layer lives in ``delight_gym.sb3`` and DE's options and statistics beside the rule
-(``delight_gym.options``, ``delight_gym.stats``): the deprecated old paths are gone, and the
-new ones import without a warning."""
+(``delight_gym.options``, ``delight_gym.stats``): the deprecated old paths and keywords are
+gone, and the new ones import without a warning."""
 
 from __future__ import annotations
 
@@ -50,3 +50,34 @@ def test_new_paths_do_not_warn(recwarn: pytest.WarningsRecorder) -> None:
 
     assert ReExported is DelightStats and LOG_KEYS
     assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
+
+
+@pytest.mark.parametrize("keyword", ["gate_price", "surprisal_cap", "half_life", "baseline"])
+def test_removed_wrapper_keyword_is_a_type_error(keyword: str) -> None:
+    from gymnasium import spaces
+
+    from delight_gym.wrappers import DelightExplorationWrapper
+
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{keyword}'"):
+        DelightExplorationWrapper(
+            lambda obs: [[0.5, 0.5]] * len(obs),
+            observation_space=spaces.Discrete(2),
+            action_space=spaces.Discrete(2),
+            **{keyword: 0.1},
+        )
+
+
+@pytest.mark.parametrize(
+    ("cls", "keyword"),
+    [("DelightDQN", "gate_price"), ("DelightDQN", "delight_seed"), ("BootstrappedDQN", "net_arch")],
+)
+def test_removed_algorithm_keyword_is_a_type_error(cls: str, keyword: str) -> None:
+    algorithm = getattr(importlib.import_module("delight_gym.sb3"), cls)
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{keyword}'"):
+        algorithm("MlpPolicy", "CartPole-v1", **{keyword: 1})
+
+
+def test_options_are_built_by_make_only() -> None:
+    from delight_gym.options import DelightOptions
+
+    assert not hasattr(DelightOptions, "from_keywords")

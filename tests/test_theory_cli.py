@@ -10,7 +10,7 @@ from matplotlib.image import imread
 
 from delight_gym import cli, plotting
 from delight_gym.theory import report
-from delight_gym.theory.checks import QUICK_HORIZONS, RATE_AGENT_NAMES, ClaimCheck
+from delight_gym.theory.claims import QUICK_HORIZONS, RATE_AGENT_NAMES, ClaimCheck
 from delight_gym.theory.reservoir import RATE_AGENTS, simulate_reservoir
 
 

@@ -10,7 +10,7 @@ from scipy import stats
 
 import delight_gym  # noqa: F401  (registers the ids)
 from delight_gym.envs.pandora import PandoraBoxesEnv, draw_boxes
-from delight_gym.theory.checks import check_pandora_optimality, check_pandora_proposition
+from delight_gym.theory.claims import check_pandora_optimality, check_pandora_proposition
 from delight_gym.theory.pandora import (
     DelightPandoraAgent,
     OrderedSearchAgent,

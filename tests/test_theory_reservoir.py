@@ -140,7 +140,7 @@ def test_rate_on_a_short_grid_is_near_alpha_over_alpha_plus_one():
 
 @pytest.mark.slow
 def test_reservoir_slopes_at_paper_scale():
-    from delight_gym.theory.checks import reservoir_claims
+    from delight_gym.theory.claims import reservoir_claims
 
     checks, _ = reservoir_claims(quick=False)
     assert all(c.passed for c in checks), [c.measured for c in checks]

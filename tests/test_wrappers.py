@@ -294,8 +294,6 @@ def test_bad_arguments_raise() -> None:
         _wrapper(post, delight={"value_scale": "auto"})
     with pytest.raises(TypeError, match="unexpected keyword"):
         _wrapper(post, gate_prices=0.1)
-    with pytest.raises(TypeError, match="either"):
-        _wrapper(post, delight={}, gate_price=0.1)
     with pytest.raises(TypeError, match="host_temperature"):
         _wrapper(post, host_temperature=0.1)
     with pytest.raises(ValueError, match="observation must have shape"):
@@ -534,21 +532,8 @@ def test_package_posteriors_are_adapted_automatically() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# DE's options: delight=, the deprecated keywords, value_scale; where the clock starts
+# DE's options: delight=, value_scale; where the clock starts
 # ---------------------------------------------------------------------------------------------
-
-
-def test_deprecated_keywords_warn_and_equal_delight_options() -> None:
-    post = MockPosterior([0.0, 0.0, 0.0], [0.05, 0.2, 0.01])
-    with pytest.warns(DeprecationWarning, match="delight=DelightOptions"):
-        old = _wrapper(post, gate_price=0.2, half_life=7.0, baseline="max", seed=1)
-    new = _wrapper(post, delight=DelightOptions(gate_price=0.2, half_life=7.0, baseline="max"))
-    assert (
-        old.delight
-        == new.delight
-        == DelightOptions(gate_price=0.2, half_life=7.0, baseline="max", clock="step")
-    )
-    assert (old.gate_price, old.half_life, old.baseline) == (0.2, 7.0, "max")
 
 
 def test_value_scale_divides_ei_before_the_gate() -> None:
@@ -575,24 +560,3 @@ def test_clock_starts_at_start_step_for_a_callable() -> None:
     assert _wrapper(post).t == 0
     with pytest.raises(ValueError, match="start_step"):
         _wrapper(post, start_step=-1)
-
-
-def test_a_wrapper_pickled_before_delight_options_unpickles() -> None:
-    """A ``DelightDQN`` saved by the previous release holds a wrapper without ``delight`` (its
-    settings as attributes, ``baseline`` among them) and statistics without totals."""
-    post = MockPosterior([0.0, 0.0, 0.0], [0.05, 0.2, 0.01])
-    de = _wrapper(post, delight={"gate_price": 0.2, "baseline": "max"}, seed=0)
-    stats_cls = type(de.stats)
-    old_stats = {k: v for k, v in vars(de.stats).items() if not k.startswith("total_")}
-    stats = stats_cls.__new__(stats_cls)
-    stats.__setstate__({**old_stats, "steps": 3, "overridden": 1})
-    old = {k: v for k, v in vars(de).items() if k != "delight"}
-    old.update(gate_price=0.2, surprisal_cap=10.0, half_life=100.0)  # held as attributes then
-    old.update(baseline="max", stats=stats)
-    loaded = DelightExplorationWrapper.__new__(DelightExplorationWrapper)
-    loaded.__setstate__(old)
-    assert loaded.delight == DelightOptions(gate_price=0.2, baseline="max", clock="step")
-    assert loaded.baseline == "max"
-    assert (loaded.stats.total_steps, loaded.stats.total_overridden) == (3, 1)
-    action, _ = loaded.predict(0)
-    assert int(action) in (0, 1, 2) and loaded.stats.total_steps == 4

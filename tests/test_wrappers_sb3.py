@@ -218,16 +218,13 @@ def test_delight_dqn_lists_dqns_keywords() -> None:
     assert [n for n in ours if ours[n].kind is inspect.Parameter.KEYWORD_ONLY] == de
 
 
-def test_delight_dqn_old_keywords_warn_and_one_seed_seeds_de() -> None:
-    with pytest.warns(DeprecationWarning, match="delight=DelightOptions"):
-        old = DelightDQN("MlpPolicy", _env(), gate_price=0.2, half_life=50.0, seed=3)
-    new = DelightDQN("MlpPolicy", _env(), delight={"gate_price": 0.2, "half_life": 50.0}, seed=3)
-    assert old.delight is not None and new.delight is not None
-    assert old.delight.delight == new.delight.delight
+def test_delight_dqn_one_seed_seeds_de() -> None:
+    options = {"gate_price": 0.2, "half_life": 50.0}
+    a, b = (DelightDQN("MlpPolicy", _env(), delight=options, seed=3) for _ in range(2))
+    assert a.delight is not None and b.delight is not None
+    assert a.delight.delight == b.delight.delight
     obs = _all_states()
-    np.testing.assert_array_equal(old.predict(obs)[0], new.predict(obs)[0])  # seed seeds DE
-    with pytest.warns(DeprecationWarning, match="delight_seed"):
-        DelightDQN("MlpPolicy", _env(), delight_seed=1)
+    np.testing.assert_array_equal(a.predict(obs)[0], b.predict(obs)[0])
 
 
 @pytest.mark.parametrize("cls", [PPO, DQN])
@@ -322,3 +319,32 @@ def test_delight_dqn_feeds_true_final_observations_and_termination() -> None:
             truncated_from_elsewhere += (not term) and nxt != 0
             steps = 0
     assert truncated_from_elsewhere >= 3
+
+
+@pytest.mark.parametrize("kind", ["deep_sea", "frozen_lake"])
+def test_predict_has_sb3_dqn_types(kind: str) -> None:
+    from stable_baselines3.common.env_util import make_vec_env
+
+    if kind == "deep_sea":
+        make = _env
+    else:
+
+        def make() -> gym.Env:
+            return gym.make("FrozenLake-v1", is_slippery=False)
+
+    env = make()
+    batch = _all_states()[:5] if kind == "deep_sea" else np.arange(5)  # valid states
+    observations = {
+        "one": batch[3],
+        "batch": batch,
+        "vec_env": make_vec_env(make, n_envs=3, seed=0).reset(),
+    }
+    dqn = DQN("MlpPolicy", env, seed=0, device="cpu", policy_kwargs={"net_arch": [16]})
+    de = DelightExplorationWrapper(dqn, seed=0)
+    for name, obs in observations.items():
+        for deterministic in (True, False):
+            theirs, their_state = dqn.predict(obs, deterministic=deterministic)
+            ours, state = de.predict(obs, deterministic=deterministic)
+            assert type(ours) is type(theirs) is np.ndarray, (name, deterministic)
+            assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), (name, deterministic)
+            assert state is their_state is None

@@ -7,7 +7,7 @@ The torch-based tabular MDP agents (``agents.mdp``) and contextual-bandit agents
 
 from typing import TYPE_CHECKING
 
-from delight_gym._lazy import lazy_getattr
+from delight_gym._lazy_import import lazy_getattr
 from delight_gym.agents import bandits
 from delight_gym.agents.bandits import *  # noqa: F403 - re-exported: bandits.__all__
 from delight_gym.agents.dense import DENSE_BANDIT_AGENTS, make_dense_bandit_agent

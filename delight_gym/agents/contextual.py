@@ -95,12 +95,8 @@ class ContextualAgent:
 
     Parameters
     ----------
-    batch : int
-        Rows (seeds) ``B``.
-    num_arms : int
-        ``K``.
-    input_dim : int
-        ``d`` of each arm's input.
+    batch, num_arms, input_dim : int
+        Rows (seeds) ``B``, arms ``K`` and ``d`` of each arm's input.
     per_arm : bool
         One model per arm (``True``) or one shared model (``False``).
     seed : int

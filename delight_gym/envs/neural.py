@@ -207,7 +207,7 @@ class NeuralBanditEnv(_NeuralParameters, ContextualBanditEnv):
       ``optimal_expected_reward``, ``regret`` and ``optimal_action``.
     - Arguments: ``num_arms`` (100), ``dim`` (20), ``context_dim`` (0), ``reward``
       (``"quadratic"``), ``noise`` (0.1), ``render_mode`` (``None`` or ``"ansi"``).
-    - Version history: v0, the initial version (delight_gym 0.1.0).
+    - Version history: v0, the initial version (delight_gym 0.2.0).
 
     >>> from delight_gym.envs import NeuralBanditEnv
     >>> env = NeuralBanditEnv(num_arms=3, dim=2, reward="cosine")

@@ -179,7 +179,7 @@ class WheelBanditEnv(_WheelParameters, ContextualBanditEnv):
       ``optimal_expected_reward``, ``regret`` and ``optimal_action``.
     - Arguments: ``delta`` (0.95), ``mean_safe`` (1.2), ``mean_other`` (1.0), ``mean_large``
       (50), ``noise`` (0.01), ``render_mode`` (``None`` or ``"ansi"``).
-    - Version history: v0, the initial version (delight_gym 0.1.0).
+    - Version history: v0, the initial version (delight_gym 0.2.0).
 
     >>> from delight_gym.envs import WheelBanditEnv
     >>> env = WheelBanditEnv(delta=0.5)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from delight_gym._lazy import lazy_getattr
+from delight_gym._lazy_import import lazy_getattr
 
 if TYPE_CHECKING:
     from delight_gym.experiments.bandit import BanditResult, run_bernoulli

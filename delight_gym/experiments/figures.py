@@ -6,25 +6,28 @@ Every drawing function has the signature ``plot(summary, curves, path_stem, *, t
 :func:`make_figure` draws it. All figures show the mean ± 1 standard error over seeds. Each
 agent's label, colour and line style come from its record in
 :mod:`delight_gym.experiments.families`, its marker from its place among every family's agents
-(:data:`AGENT_MARKERS`); figures are made and saved by :mod:`delight_gym.plotting`.
-
-So that a reader can tell the agents apart (:func:`agent_style`): each agent has its own colour
-and marker in every figure, and the legend sits beside the axes, never over the data. Lines
-that coincide stay visible: solid lines are wide and drawn below, the host-only ablation
-(``greedy``, dashed) is narrow and drawn on top, so DE's colour shows around it where the two
-agree (DeepSea), and the markers of a curve are staggered per agent.
+(:data:`AGENT_MARKERS`); figures are made and saved by :mod:`delight_gym.plotting`. How
+:func:`agent_style` keeps coinciding lines visible: the "Results files" docs page.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from delight_gym.experiments.families import FAMILIES
+from delight_gym.experiments.figure_style import (
+    AGENT_COLORS,
+    AGENT_LABELS,
+    AGENT_LINESTYLES,
+    AGENT_MARKERS,
+    agent_style,
+    figure_legend,
+    log_ticks,
+)
 from delight_gym.experiments.specs import FigureSpec
 from delight_gym.plotting import new_figure, save_figure
 
@@ -43,77 +46,6 @@ __all__ = [
     "plot_regret_panels",
     "plot_tune",
 ]
-
-_AGENTS = {a.name: a for family in FAMILIES.values() for a in family.agents}
-#: Legend label of each agent (from the family records).
-AGENT_LABELS: Mapping[str, str] = {name: a.label or name for name, a in _AGENTS.items()}
-#: Line colour of each agent, the same in every figure (from the family records).
-AGENT_COLORS: Mapping[str, str] = {n: a.color for n, a in _AGENTS.items() if a.color}
-#: Line style of each agent where it is not solid (the greedy ablation is dashed).
-AGENT_LINESTYLES: Mapping[str, str] = {
-    n: a.linestyle for n, a in _AGENTS.items() if a.linestyle != "-"
-}
-_MARKERS = (
-    *("o", "s", "^", "x", "D", "v", "P", "*", "<", ">", "h", "p", "d", "X", "H", "8"),
-    *("1", "2", "3", "4", "+", "|", "_", "."),
-    *(r"$\clubsuit$", r"$\spadesuit$", r"$\heartsuit$", r"$\diamondsuit$", r"$\star$"),
-)
-#: Marker of each agent, the same in every figure (by the agent's place among every family's).
-AGENT_MARKERS: Mapping[str, str] = {n: _MARKERS[i % len(_MARKERS)] for i, n in enumerate(_AGENTS)}
-#: Where the legend goes: beside the axes, right of them (constrained layout makes room).
-_LEGEND = {"loc": "outside right upper", "frameon": False}
-
-
-def agent_style(
-    name: str,
-    colors: Mapping[str, str] | None = None,
-    linestyles: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """Matplotlib line keywords of agent ``name``: ``color``, ``linestyle``, ``marker``,
-    ``linewidth``, ``markersize`` and ``zorder``.
-
-    Colours and line styles come from ``colors`` and ``linestyles`` (defaults
-    :data:`AGENT_COLORS`, :data:`AGENT_LINESTYLES`; an agent they do not name gets matplotlib's
-    colour cycle and a solid line), the marker from :data:`AGENT_MARKERS`. A solid line is wide
-    and drawn below; a dashed or dotted one (the host-only ablation) narrow and on top, so that
-    two agents with the same numbers show as a wide line with a narrow dashed one inside it.
-    """
-    colors = AGENT_COLORS if colors is None else colors
-    linestyles = AGENT_LINESTYLES if linestyles is None else linestyles
-    linestyle = linestyles.get(name, "-")
-    solid = linestyle in ("-", "solid")
-    style: dict[str, Any] = {
-        "linestyle": linestyle,
-        "marker": AGENT_MARKERS.get(name, "o"),
-        "linewidth": 2.6 if solid else 1.3,
-        "markersize": 7.0 if solid else 4.5,
-        "zorder": 2.0 if solid else 3.0,
-    }
-    if name in colors:
-        style["color"] = colors[name]
-    return style
-
-
-def _legend(fig: Any, axes: Iterable[Any]) -> None:
-    """One legend for the figure, right of the axes: each label once, the agents in record
-    order (DE first), other labels after them."""
-    entries: dict[str, Any] = {}
-    for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            entries.setdefault(label, handle)
-    rank = {label: i for i, label in enumerate(AGENT_LABELS.values())}
-    labels = sorted(entries, key=lambda label: rank.get(label, len(rank)))
-    if labels:
-        fig.legend([entries[label] for label in labels], labels, **_LEGEND)
-
-
-def _log_ticks(ax: Any, values: Iterable[float]) -> None:
-    """A log axis labelled at the data's values in plain numbers (``10``, ``0.01``), no minor
-    labels (matplotlib's ``2×10⁰ 3×10⁰ ...`` overlap on a short decade)."""
-    ticks = sorted({float(v) for v in values})
-    ax.set_xscale("log")
-    ax.set_xticks(ticks, labels=[f"{v:g}" for v in ticks])
-    ax.set_xticks([], minor=True)
 
 
 def plot_curves(
@@ -189,7 +121,7 @@ def plot_curves(
         ax.set_xlabel(xlabel)
         ax.set_ylabel("cumulative regret")
         ax.grid(alpha=0.3)
-    _legend(fig, axes[0])
+    figure_legend(fig, axes[0])
     if title:
         fig.suptitle(title)
     return save_figure(fig, path_stem)
@@ -213,6 +145,56 @@ def _mean_band(ax: Any, x: Any, mean: Any, se: Any, **style: Any) -> Any:
     color = bars[0].get_color()
     ax.fill_between(x, mean - se, mean + se, color=color, alpha=0.15, linewidth=0, zorder=1)
     return color
+
+
+def _agent_band(ax: Any, rows: pd.DataFrame, x: str, name: str) -> None:
+    """Agent ``name``'s regret mean ± 1 s.e. against column ``x`` of ``rows``, in its style."""
+    _mean_band(
+        ax,
+        rows[x],
+        rows["regret_mean"],
+        rows["regret_se"],
+        label=AGENT_LABELS.get(name, name),
+        **agent_style(name),
+    )
+
+
+def _regret_panels(
+    summary: pd.DataFrame,
+    path_stem: Path,
+    *,
+    title: str,
+    x: str,
+    xlabel: str,
+    ylabel: str,
+    panel: str | None,
+    log_x: bool,
+    log_y: bool,
+) -> list[Path]:
+    """Final regret vs ``x``, one line per agent, one panel per value of ``panel``."""
+    values = [None] if panel is None else sorted(summary[panel].unique())
+    fig, axes = new_figure(
+        1, len(values), figsize=(4.2 * len(values) + 3.0, 4.0), layout="constrained"
+    )
+    for ax, value in zip(axes[0], values, strict=True):
+        rows = summary if panel is None else summary[summary[panel] == value]
+        for agent, group in rows.groupby("agent", sort=False):
+            _agent_band(ax, group.sort_values(x), x, str(agent))
+        if log_x:
+            log_ticks(ax, rows[x])
+        if log_y:
+            ax.set_yscale("log")
+        if panel is not None:
+            ax.set_title(f"{panel} = {value}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, which="both")
+    figure_legend(fig, axes[0])
+    if title and panel is None:
+        axes[0][0].set_title(title, fontsize=10)  # over the axes, clear of the legend beside them
+    elif title:
+        fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path_stem)
 
 
 def plot_final_regret(
@@ -248,28 +230,17 @@ def plot_final_regret(
         what the horizon counts, for the axis label (``"episodes"``; default:
         rounds, labelled ``T``).
     """
-    fig, axes = new_figure(figsize=(7.2, 4.0), layout="constrained")
-    ax = axes[0][0]
-    for agent, group in summary.groupby("agent", sort=False):
-        group = group.sort_values(x)
-        name = str(agent)
-        _mean_band(
-            ax,
-            group[x],
-            group["regret_mean"],
-            group["regret_se"],
-            label=AGENT_LABELS.get(name, name),
-            **agent_style(name),
-        )
-    if log_x:
-        _log_ticks(ax, summary[x])
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(_horizon_label(summary, horizon_unit))
-    ax.grid(alpha=0.3, which="both")
-    _legend(fig, [ax])
-    if title:
-        ax.set_title(title, fontsize=10)  # over the axes, clear of the legend beside them
-    return save_figure(fig, path_stem)
+    return _regret_panels(
+        summary,
+        path_stem,
+        title=title,
+        x=x,
+        xlabel=xlabel,
+        ylabel=_horizon_label(summary, horizon_unit),
+        panel=None,
+        log_x=log_x,
+        log_y=False,
+    )
 
 
 def plot_regret_curves(
@@ -339,15 +310,8 @@ def plot_tune(
             line = de[(de["arms"] == k) & np.isclose(de[fixed].astype(float), value)]
             line = line.sort_values(x)
             if len(line):
-                _mean_band(
-                    ax,
-                    line[x],
-                    line["regret_mean"],
-                    line["regret_se"],
-                    label=AGENT_LABELS.get("delight", "delight"),
-                    **agent_style("delight"),
-                )
-                _log_ticks(ax, line[x])
+                _agent_band(ax, line, x, "delight")
+                log_ticks(ax, line[x])
             for agent, linestyle in baselines:
                 base = summary[(summary["agent"] == agent) & (summary["arms"] == k)]
                 if not len(base):
@@ -368,7 +332,7 @@ def plot_tune(
             ax.set_title(f"K = {k:g}, {fixed_name} = {value:g}")
             ax.grid(alpha=0.3, which="both")
         row[0].set_ylabel(_horizon_label(summary))
-    _legend(fig, grid.ravel())
+    figure_legend(fig, grid.ravel())
     if title:
         fig.suptitle(title)
     return save_figure(fig, path_stem)
@@ -552,38 +516,17 @@ def plot_regret_panels(
             columns={"relative_regret": "regret_mean", "relative_se": "regret_se"}
         )
         ylabel += f" / {AGENT_LABELS.get(relative_to, relative_to)}'s"
-    values = [None] if panel is None else sorted(summary[panel].unique())
-    fig, axes = new_figure(
-        1, len(values), figsize=(4.2 * len(values) + 3.0, 4.0), layout="constrained"
+    return _regret_panels(
+        summary,
+        path_stem,
+        title=title,
+        x=x,
+        xlabel=xlabel,
+        ylabel=ylabel,
+        panel=panel,
+        log_x=log_x,
+        log_y=log_y,
     )
-    for ax, value in zip(axes[0], values, strict=True):
-        rows = summary if panel is None else summary[summary[panel] == value]
-        for agent, group in rows.groupby("agent", sort=False):
-            group = group.sort_values(x)
-            name = str(agent)
-            _mean_band(
-                ax,
-                group[x],
-                group["regret_mean"],
-                group["regret_se"],
-                label=AGENT_LABELS.get(name, name),
-                **agent_style(name),
-            )
-        if log_x:
-            _log_ticks(ax, rows[x])
-        if log_y:
-            ax.set_yscale("log")
-        if panel is not None:
-            ax.set_title(f"{panel} = {value}")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3, which="both")
-    _legend(fig, axes[0])
-    if title and panel is None:
-        axes[0][0].set_title(title, fontsize=10)  # over the axes, clear of the legend beside them
-    elif title:
-        fig.suptitle(title, fontsize=10)
-    return save_figure(fig, path_stem)
 
 
 _PLOTTERS: dict[str, Callable[..., list[Path]]] = {

@@ -1,18 +1,15 @@
 """bsuite's DeepSea yardstick: the solve episode of a run and the score over sizes.
 
-The rules of bsuite 0.3.6's ``deep_sea`` and ``deep_sea_stochastic`` analyses, without pandas:
-a run is **solved** at the first *logged* episode (at or after ``first_episode``) whose running
-fraction of bad episodes is below ``threshold`` (0.9 for ``deep_sea``, 0.8 from episode 100 on
-for ``deep_sea_stochastic``: :data:`BSUITE_EXPERIMENTS`); a size ``N`` **passes** when solved
-before episode ``2**N + forgiveness``; the **score** is the fraction that pass.
+bsuite 0.3.6's ``deep_sea`` / ``deep_sea_stochastic`` rules without pandas: **solved** at the
+first logged episode (from ``first_episode``) whose running fraction of bad episodes is below
+``threshold`` (:data:`BSUITE_EXPERIMENTS`); size ``N`` **passes** if solved before episode
+``2**N + forgiveness``; the **score** is the fraction that pass (``docs/reproduce/bsuite.md``).
 
 Examples
 --------
->>> flags = [True] * 5 + [False] * 20
->>> solve_episode(flags)
-DeepSeaSolve(solved=True, episode=6, finished=True)
->>> deep_sea_passes(4, solve_episode(flags))
-True
+>>> solve = solve_episode([True] * 5 + [False] * 20)
+>>> solve, deep_sea_passes(4, solve)
+(DeepSeaSolve(solved=True, episode=6, finished=True), True)
 """
 
 from __future__ import annotations

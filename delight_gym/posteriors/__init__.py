@@ -5,17 +5,14 @@
   makes the bandit and MDP posteriors speak it;
 * EI of one law: :mod:`~delight_gym.posteriors.beta` (with Beta–Bernoulli bandits),
   :mod:`~delight_gym.posteriors.gaussian` (and log EI), :mod:`~delight_gym.posteriors.student_t`;
-* :mod:`~delight_gym.posteriors.linear` (Bayesian linear regression),
-  :mod:`~delight_gym.posteriors.tabular` (tabular MDPs), :mod:`~delight_gym.posteriors.value`
-  (tabular values, the wrapper's default), :mod:`~delight_gym.posteriors.ensemble` (Q-heads
-  with randomized priors), :mod:`~delight_gym.posteriors.q_ensemble` (``Q(s, a)`` heads for
-  ``Box`` actions) and, for contextual bandits, :mod:`~delight_gym.posteriors.linfull`,
-  :mod:`~delight_gym.posteriors.neural_linear`, :mod:`~delight_gym.posteriors.bandit_ensemble`.
+* values: ``linear``, ``tabular`` (MDPs), ``value`` (the wrapper's default), ``ensemble``
+  (Q-heads with randomized priors), ``q_ensemble`` (``Box`` actions); bandits with contexts or
+  a continuum of arms: ``linfull``, ``neural_linear``, ``bandit_ensemble``, ``rff``.
 
 The torch modules are imported on first use of their names.
 """
 
-from delight_gym._lazy import lazy_getattr
+from delight_gym._lazy_import import lazy_getattr
 from delight_gym.posteriors.adapters import (
     BetaBernoulliAdapter,
     LinearGaussianAdapter,

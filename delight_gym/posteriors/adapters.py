@@ -288,65 +288,33 @@ class LinearGaussianAdapter(BanditAdapter):
 
 class TabularMDPAdapter(PosteriorAdapter):
     """A :class:`~delight_gym.posteriors.TabularMDPPosterior` as a
-    :class:`~delight_gym.posteriors.base.ValuePosterior`.
+    :class:`~delight_gym.posteriors.base.ValuePosterior`, for finite-horizon MDPs (DeepSea).
 
-    For finite-horizon tabular MDPs such as DeepSea. The posterior models episodes of exactly
-    ``H`` steps with time-indexed values ``Q_h``; the adapter keeps the step ``h`` of each row's
-    current episode (:attr:`steps`) and answers with the posterior-mean plan at that step:
-
-    * :meth:`mean` is ``Q_h(s, ·)`` of the posterior-mean MDP
-      (:meth:`~delight_gym.posteriors.TabularMDPPosterior.plan_mean`, the package's planner),
-      planned once after each update and cached until the next;
-    * :meth:`expected_improvement` is the paper's mean-based surrogate (§3.3)
-      ``(Q_h(s, a) − v_s)^+``, **not** exact Bayesian EI: exact sequential EI would propagate
-      the posterior's variance through the Bellman equation, which is intractable. With the
-      wrapper's default ``baseline="host"``, ``v_s = Σ_b π(b|s) Q_h(s, b)`` is the current
-      posterior mean's value of the host (the paper's agent,
-      :class:`~delight_gym.agents.mdp.MDPDelightAgent`, measures it on a plan frozen at the
-      episode start instead), so EI is positive exactly for the actions the current posterior
-      mean rates above the host;
-    * :meth:`update` records one transition per row and advances its step; the step goes back
-      to 0 where the transition ``terminated`` (or ``truncated``, when passed).
-
-    Rows. Row ``i`` of every batch is environment ``i`` and posterior seed ``i`` (the
-    posterior's ``B`` MDPs are independent), so every call must pass exactly ``B``
-    observations: ``B = 1`` for one environment (single observations to the wrapper), ``B =
-    n`` for a vector of ``n`` environments, each learning its own posterior. A batch of another
-    size raises ``ValueError``; hence the wrapper's ``lazy_gate=True``, which asks about the
-    exploring rows only, works only with ``B = 1``.
-
-    Episode end. The posterior's last step ``h = H − 1`` records no successor (``V_H = 0``),
-    and so does any terminated step (DeepSea's observation after the last step is all zeros, not
-    a state). After ``H`` steps without termination a row's episode is over by the known
-    horizon (its step is ``H``); a further step of that row, i.e. episodes longer than ``H``,
-    raises ``ValueError`` at the next :meth:`mean`, :meth:`expected_improvement` or
-    :meth:`update`, unless :meth:`reset_steps` started a new episode. An episode that
-    terminates before ``H`` steps is recorded as ending there (its last pair gets no
-    successor); the planner still values that pair's continuation by its prior, so the model
-    is exact for episodes of exactly ``H`` steps (DeepSea: ``H = N``). The wrapper's
-    :meth:`~delight_gym.wrappers.DelightExplorationWrapper.observe` passes ``truncated`` on
-    (it does so for every posterior whose ``update`` takes a ``truncated`` keyword), so a
-    truncation by the environment starts a new episode too.
+    It keeps each row's step ``h`` in its episode (:attr:`steps`) and answers at that step:
+    :meth:`mean` is ``Q_h(s, ·)`` of the posterior-mean plan (replanned after each update),
+    :meth:`expected_improvement` the paper's mean surrogate ``(Q_h(s, a) − v_s)^+`` (§3.3, not
+    exact Bayesian EI), and :meth:`update` records one transition per row, its step back to 0
+    where it ``terminated`` or was ``truncated``. Every call passes exactly ``B`` rows (row
+    ``i``: environment and posterior seed ``i``); an episode longer than ``H`` is a
+    ``ValueError``. Episode ends, rows and ``lazy_gate``: ``docs/posteriors.md``.
 
     Parameters
     ----------
     posterior : TabularMDPPosterior
-        ``B`` MDPs with ``S`` states, ``A`` actions and horizon ``H``. Its reward model must
+        ``B`` MDPs with ``S`` states, ``A`` actions and horizon ``H``; its reward model must
         accept the environment's rewards (DeepSea: ``reward_range=(-move_cost, 1)``).
     observation_space : gymnasium.spaces.Discrete or gymnasium.spaces.Box, optional
-        Maps observations to state indices: a ``Discrete(S, start)`` space gives ``obs −
-        start``, a one-hot ``Box`` (bounds ``[0, 1]``, ``S`` entries) the index of its 1.
-        Default: inferred from each batch: integers of shape ``(n,)`` are state indices in
-        ``[0, S)``, any other shape ``(n, ...)`` with ``S`` entries per row is one-hot.
+        ``Discrete(S, start)``: index ``obs − start``; one-hot ``Box`` (``S`` entries in
+        ``[0, 1]``): the index of its 1. Default: inferred from each batch (integers ``(n,)``
+        are indices, rows of ``S`` entries one-hot).
 
     Attributes
     ----------
-    posterior : TabularMDPPosterior
     num_actions : int
         ``A``.
     steps : numpy.ndarray
-        int64 ``(B,)``: the step ``h`` of each row's current episode (``H``: over by the
-        horizon, waiting for :meth:`reset_steps`).
+        int64 ``(B,)``: each row's step ``h`` (``H``: over by the horizon; see
+        :meth:`reset_steps`).
     """
 
     def __init__(self, posterior: Any, observation_space: Any = None) -> None:

@@ -45,14 +45,10 @@ class BetaBernoulliPosterior:
 
     Parameters
     ----------
-    batch_size : int
-        Number of independent bandits ``B`` (>= 1).
-    num_arms : int
-        Number of arms ``K`` (>= 1).
-    prior_alpha : float, default 1.0
-        Prior ``alpha`` of every arm, finite and ``> 0``.
-    prior_beta : float, default 1.0
-        Prior ``beta`` of every arm, finite and ``> 0``.
+    batch_size, num_arms : int
+        Independent bandits ``B`` and arms ``K`` (both >= 1).
+    prior_alpha, prior_beta : float, default 1.0
+        The prior ``Beta(alpha, beta)`` of every arm, finite and ``> 0``.
 
     Attributes
     ----------
@@ -60,10 +56,6 @@ class BetaBernoulliPosterior:
         float64, shape ``(B, K)``: prior_alpha plus the summed rewards of each arm.
     beta : numpy.ndarray
         float64, shape ``(B, K)``: prior_beta plus the summed ``1 - reward`` of each arm.
-    batch_size : int
-    num_arms : int
-    prior_alpha : float
-    prior_beta : float
 
     Examples
     --------

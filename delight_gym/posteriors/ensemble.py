@@ -107,9 +107,9 @@ def ensemble_values(
 
 
 class EnsembleQPosterior:
-    """A :class:`~delight_gym.posteriors.base.ValuePosterior` over ``Q(s, ·)``: ``K`` Q-heads
-    with randomized priors, trained by TD from their own replay buffer (the maths: the module
-    docstring; the settings and bsuite's: the Posteriors page).
+    """``K`` Q-heads with randomized priors, trained by TD: a ``ValuePosterior`` over ``Q(s, ·)``.
+
+    Counters: ``transitions`` (given to :meth:`update`) and ``sgd_steps`` (gradient steps).
 
     Parameters
     ----------
@@ -118,55 +118,24 @@ class EnsembleQPosterior:
     action_space : gymnasium.spaces.Discrete or int
         The actions, or their number ``A``.
     gamma : float, default 0.99
-        Discount of the TD targets, in ``[0, 1]``.
     learning_rate : float, default 1e-3
-        Adam's step size.
     batch_size : int, default 128
     buffer_size : int, default 10_000
-        Replay capacity (oldest transitions are overwritten).
+        Replay capacity (the oldest transitions are overwritten).
     learning_starts : int, default 128
-        No gradient step until the buffer holds this many transitions.
+        Transitions stored before the first gradient step.
     sgd_period : int, default 1
-        One gradient step every ``sgd_period`` transitions given to :meth:`update`.
+        Transitions given to :meth:`update` per gradient step.
     target_update_period : int, default 4
         Gradient steps between copies of the trainable heads into the targets.
     mask_prob : float, default 1.0
-        Probability that a transition is in a head's bootstrap sample, in ``(0, 1]``.
+        A transition's probability of being in a head's bootstrap sample, in ``(0, 1]``.
     device : torch.device or str, default "cpu"
     seed : int, optional
-        Seed of the posterior's CPU ``torch.Generator`` (initial weights, replay samples,
-        masks).
+        Seed of the CPU ``torch.Generator`` (initial weights, replay samples, masks).
     **network_options
-        The heads' architecture, :class:`EnsembleQNetwork`'s keyword arguments (documented,
-        defaulted and checked there): ``num_heads`` (``K``, default 10), ``hidden_sizes``
-        (default ``(64, 64)``), ``prior_scale`` (``β``, default 3.0) and ``encoding`` (default
-        ``"auto"``).
-
-    Attributes
-    ----------
-    network : EnsembleQNetwork
-    optimizer : torch.optim.Adam
-    generator : torch.Generator
-    num_actions, num_heads : int
-    transitions, sgd_steps : int
-        Transitions given to :meth:`update` and gradient steps taken so far.
-
-    Notes
-    -----
-    Rows of one :meth:`update` call are stored first, then that call's gradient steps run. Use
-    :meth:`td_step` to train the heads from another replay buffer (an SB3 algorithm's); the
-    posterior's own buffer then stays empty. ``state_dict``/``load_state_dict`` and pickling
-    keep the heads, priors, targets, optimizer, generator, buffer and counters.
-
-    Examples
-    --------
-    >>> from gymnasium import spaces
-    >>> post = EnsembleQPosterior(spaces.Discrete(3), 2, num_heads=4, seed=0)
-    >>> post.head_values([0, 2]).shape
-    (4, 2, 2)
-    >>> ei = post.expected_improvement([0], post.mean([0]).max(axis=1))
-    >>> bool((ei >= 0).all())
-    True
+        :class:`EnsembleQNetwork`'s ``num_heads`` (``K``), ``hidden_sizes``, ``prior_scale``,
+        ``encoding``.
     """
 
     def __init__(
@@ -259,7 +228,18 @@ class EnsembleQPosterior:
             return self.network(self.network.encode(observations))
 
     def head_values(self, observations: Any) -> np.ndarray:
-        """Every head's ``Q_k(s, a)``: float64 ``(K, n, A)`` for ``n`` observations."""
+        """Every head's ``Q_k(s, a)``: float64 ``(K, n, A)`` for ``n`` observations.
+
+        Examples
+        --------
+        >>> from gymnasium import spaces
+        >>> post = EnsembleQPosterior(spaces.Discrete(3), 2, num_heads=4, seed=0)
+        >>> post.head_values([0, 2]).shape
+        (4, 2, 2)
+        >>> ei = post.expected_improvement([0], post.mean([0]).max(axis=1))
+        >>> bool((ei >= 0).all())
+        True
+        """
         return self.head_values_tensor(observations).double().cpu().numpy()
 
     def q_values(self, observations: Any, head: int) -> np.ndarray:

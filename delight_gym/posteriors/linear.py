@@ -87,48 +87,30 @@ def cholesky_rank_one_update(factor: torch.Tensor, x: torch.Tensor) -> torch.Ten
 class LinearGaussianPosterior:
     """Gaussian posteriors of a batch of Bayesian linear regressions (one per seed).
 
-    Row ``i`` is the posterior of ``θ_i ∈ R^D`` under the prior ``N(0, I/prior_precision)`` and
-    observations ``y = φᵀθ_i + N(0, noise²)``. Updates are incremental rank-one updates of the
-    triangular precision factor (``O(B·D²)`` per step, no refactorisation); see the module
-    docstring.
+    Row ``i``: prior ``θ_i ~ N(0, I/prior_precision)``, observations ``y = φᵀθ_i + N(0, σ²)``;
+    each update is a rank-one update of the triangular precision factor, ``O(B·D²)``.
 
     Parameters
     ----------
-    batch_size : int
-        Number of independent posteriors ``B`` (>= 1).
-    dim : int
-        Feature dimension ``D`` (>= 1).
+    batch_size, dim : int
+        Independent posteriors ``B`` and feature dimension ``D`` (both >= 1).
     noise : float, default 1.0
-        Known observation noise standard deviation ``σ``, finite and ``> 0``.
+        Known observation noise standard deviation ``σ > 0``.
     prior_precision : float, default 1.0
-        ``η``, finite and ``> 0``; the prior covariance is ``I/η`` (``η = 1`` matches the
-        environment's ``θ* ~ N(0, I)``).
+        ``η > 0``: prior covariance ``I/η`` (``η = 1`` matches the env's ``θ* ~ N(0, I)``).
     device : torch.device or str, optional
-        Where the state lives (default: torch's default device).
+        Default: torch's default device.
     dtype : torch.dtype, default torch.float64
         ``torch.float64`` or ``torch.float32``.
 
     Attributes
     ----------
-    batch_size, dim : int
-    noise, prior_precision : float
-    device : torch.device
-    dtype : torch.dtype
     num_updates : int
         Observations absorbed per row since the last :meth:`reset`.
     precision_factor : torch.Tensor
-        ``(B, D, D)`` upper-triangular square root ``U`` of the precision,
-        ``U Uᵀ = ηI + ΦᵀΦ/σ²``, with a positive diagonal (read-only by convention).
+        ``(B, D, D)`` upper-triangular ``U``, ``U Uᵀ = ηI + ΦᵀΦ/σ²`` (read-only by convention).
     weighted_targets : torch.Tensor
         ``(B, D)``: ``b = Φᵀy/σ²`` (read-only by convention).
-
-    Examples
-    --------
-    >>> post = LinearGaussianPosterior(2, 3)
-    >>> post.update(torch.eye(3)[:2], torch.tensor([1.0, -1.0]))
-    >>> post.mean()
-    tensor([[ 0.5000,  0.0000,  0.0000],
-            [ 0.0000, -0.5000,  0.0000]], dtype=torch.float64)
     """
 
     def __init__(
@@ -203,7 +185,16 @@ class LinearGaussianPosterior:
         self.num_updates += 1
 
     def mean(self) -> torch.Tensor:
-        """Posterior means ``μ = Λ⁻¹ b``, shape ``(B, D)`` (two triangular solves)."""
+        """Posterior means ``μ = Λ⁻¹ b``, shape ``(B, D)`` (two triangular solves).
+
+        Examples
+        --------
+        >>> post = LinearGaussianPosterior(2, 3)
+        >>> post.update(torch.eye(3)[:2], torch.tensor([1.0, -1.0]))
+        >>> post.mean()
+        tensor([[ 0.5000,  0.0000,  0.0000],
+                [ 0.0000, -0.5000,  0.0000]], dtype=torch.float64)
+        """
         white = torch.linalg.solve_triangular(
             self.precision_factor, self.weighted_targets.unsqueeze(-1), upper=True
         )

@@ -136,12 +136,8 @@ class LinFullPosterior(BatchedBanditPosterior):
 
     Parameters
     ----------
-    batch_size : int
-        ``B`` independent rows.
-    num_groups : int
-        ``G`` independent models per row: one per arm (``G = K``) or one shared (``G = 1``).
-    input_dim : int
-        ``d``, the dimension of an input ``x``.
+    batch_size, num_groups, input_dim : int
+        ``B`` rows; ``G`` models per row, one per arm (``G = K``) or shared (``G = 1``); ``d``.
     lambda_prior : float, default 0.25
         ``λ > 0``: prior ``w | σ² ~ N(0, σ²/λ·I)``.
     a0, b0 : float, default 6.0

@@ -77,36 +77,25 @@ class NeuralLinearPosterior(BatchedBanditPosterior):
         ``B`` CPU generators: row ``i``'s initial weights and minibatches.
     hidden_sizes : sequence of int, default (50,)
         The last is the feature dimension.
-    train_every : int, default 50
-        Updates between retrainings (showdown ``training_freq_network``).
-    train_steps : int, default 100
-        Minibatch steps per retraining (showdown ``training_epochs``).
+    train_every, train_steps : int, default 50, 100
+        Updates between retrainings, minibatch steps per retraining (the showdown's
+        ``training_freq_network``, ``training_epochs``).
     train_batch_size : int, default 512
-    learning_rate : float, default 0.1
-        Initial RMSProp step ``lr_0``; step ``k`` uses ``lr_0/(1 + lr_decay_rate·k)``.
-    lr_decay_rate : float, default 0.5
+    learning_rate, lr_decay_rate : float, default 0.1, 0.5
+        RMSProp's step ``k`` is ``lr_0/(1 + lr_decay_rate·k)``.
     reset_lr : bool, default False
-        ``k`` restarts at 0 at each retraining, or keeps counting over all retrainings (the
-        default: what the showdown's code does; its ``reset_lr=True`` builds a new schedule
-        that its already-built training step never reads).
-    max_grad_norm : float, default 5.0
-    init_scale : float, default 0.3
+        ``k`` restarts at 0 at each retraining, or (the default) counts over all of them.
+    max_grad_norm, init_scale : float, default 5.0, 0.3
     lambda_prior, a0, b0 : float
         The regression's prior (0.25, 6, 6).
-    device : torch.device or str, optional
-    dtype : torch.dtype, default torch.float64
-        The regression's dtype; ``network_dtype`` (default float64) is the network's. In
-        float32 a batch's kernels round differently from one row's, so a batch of seeds
-        parts from the same seeds run one by one after a few retrainings (measured: round 107
-        of 200, 10 seeds, ``K = 1000``); float64 keeps them equal and costs about the same
-        here (no conversion of the ``(B, K, h)`` features).
+    device, dtype : optional
+        The regression's (dtype default float64); ``network_dtype`` (float64) is the network's.
 
     Attributes
     ----------
-    network : BatchedMLP
-    regression : LinFullPosterior
-    data : ObservationBuffer
-    num_updates, trainings : int
+    network, regression, data, num_updates, trainings :
+        The :class:`BatchedMLP`, the :class:`LinFullPosterior` on its features, the
+        :class:`ObservationBuffer`, updates and retrainings so far.
     """
 
     #: Train through autograd instead of the written-out gradients (the same numbers, slower;

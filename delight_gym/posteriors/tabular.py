@@ -75,7 +75,7 @@ class TabularMDPPosterior:
         ``H``, the known episode length.
     transition_prior : float | None
         ``α0 > 0``, the Dirichlet concentration per successor state; ``None``
-        (default) means ``0.1/S`` (total mass 0.1; see the module docstring for why).
+        (default) means ``0.1/S`` (total mass 0.1; why: ``docs/posteriors.md``).
     reward_model : str
         ``"beta"`` (bounded rewards, default) or ``"normal"`` (known noise).
     reward_range : tuple[float, float]
@@ -87,10 +87,8 @@ class TabularMDPPosterior:
     reward_noise : float
         ``σ`` of the Normal model (default 1).
     device, dtype
-        where and in which precision the statistics live: ``device`` ``None``
-        (default) is torch's default device (the CPU unless changed), stored as the
-        concrete device tensors get (``"cuda"`` becomes ``cuda:<current>``); ``dtype``
-        ``torch.float64`` (default) or ``torch.float32``.
+        Where the statistics live (``None``: torch's default device; ``"cuda"`` is stored as
+        ``cuda:<current>``) and ``torch.float64`` (default) or ``torch.float32``.
     """
 
     def __init__(

@@ -29,59 +29,31 @@ __all__ = ["TabularValuePosterior", "default_posterior"]
 class TabularValuePosterior:
     """Independent Gaussian posteriors over ``Q(s, a)`` on a finite state set, fed TD targets.
 
-    The default posterior of :class:`~delight_gym.wrappers.DelightExplorationWrapper` for
-    Discrete or one-hot observations (DeepSea's); speaks
-    :class:`~delight_gym.posteriors.base.ValuePosterior` itself. Each ``(s, a)`` has
-    ``Q(s, a) ~ N(m, sd²)``, starting at the prior ``N(prior_mean, prior_std²)``. A transition
-    ``(s, a, r, s', terminated)`` is treated as one noisy observation of ``Q(s, a)``,
-
-    .. math::
-
-        y = r + γ\\,(1 − \\text{terminated})\\,\\max_b m(s', b), \\qquad
-        y \\mid Q(s, a) \\sim N(Q(s, a), σ^2),
-
-    absorbed by the conjugate Gaussian update: precision ``1/prior_std² + n(s, a)/σ²`` after
-    ``n(s, a)`` visits, mean moved towards ``y`` by ``(1/σ²)/precision``. So the mean is
-    Q-learning with step size ``1/(n + σ²/prior_std²)`` and the standard deviation shrinks
-    like ``σ/√n``. This is an approximation: the targets bootstrap on the *current* means,
-    which drift, and are not independent observations. It is the mean-based surrogate the
-    paper uses for DeepSea (sequential EI through the Bellman equation is intractable), with a
-    Gaussian spread so that EI is positive while ``(s, a)`` is little visited. EI is exact
-    Gaussian EI, :func:`delight_gym.posteriors.gaussian.gaussian_expected_improvement`.
-
-    Rows of a batch are applied one after the other, so a batch update equals the same
-    transitions fed one by one.
+    The wrapper's default for Discrete or one-hot observations. Each ``(s, a)`` has
+    ``Q(s, a) ~ N(m, sd²)``; a transition is one observation ``y = r + γ(1 − terminated)
+    max_b m(s', b)`` of ``Q(s, a)`` with noise ``σ`` (conjugate update; a batch equals its rows
+    fed one by one). EI is exact Gaussian EI. The maths and its limits: ``docs/posteriors.md``.
 
     Parameters
     ----------
-    num_states : int
-        ``S`` (>= 1).
-    num_actions : int
-        ``A`` (>= 1).
+    num_states, num_actions : int
+        ``S`` and ``A`` (both >= 1).
     encoder : callable, optional
-        Maps an observation batch to state indices in ``[0, S)`` (see :meth:`from_space`,
-        which builds it from a Discrete or one-hot Box space). Default: observations *are*
-        integer state indices of shape ``(n,)``.
+        Observations → state indices in ``[0, S)`` (:meth:`from_space` builds it); default:
+        the observations are integer indices ``(n,)``.
     gamma : float, default 0.99
         Discount ``γ`` in ``[0, 1]`` of the TD targets.
     prior_mean : float, default 0.0
-        Prior mean of every ``Q(s, a)``. ``0`` suits rewards near the unit scale with no
-        optimism; a positive value adds optimism that the TD targets propagate.
+        Prior mean of every ``Q(s, a)`` (a positive value adds optimism).
     prior_std : float, default 1.0
-        Prior standard deviation (> 0), on the scale of the returns (DeepSea's lie in
-        ``[−0.01, 1]``): a fresh pair then has ``EI = prior_std·φ(0) ≈ 0.40`` at a baseline
-        equal to its mean, so with the default ``λ = 0.1``, ``L = 10`` it passes the gate.
+        Prior standard deviation (> 0), on the scale of the returns.
     noise_std : float, default 0.5
-        ``σ > 0``, the noise of one TD target. With ``prior_std = 1`` and ``σ = 0.5``, an
-        action tied with the host's (``m = v``) leaves the gate of a greedy host
-        (``L·sd·φ(0) < λ``) after about ``(σ·L·φ(0)/λ)² ≈ 400`` visits.
+        ``σ > 0``, the noise of one TD target.
 
     Attributes
     ----------
-    means : numpy.ndarray
-        float64 ``(S, A)``: posterior means.
-    counts : numpy.ndarray
-        float64 ``(S, A)``: visits.
+    means, counts : numpy.ndarray
+        float64 ``(S, A)``: posterior means and visits.
     """
 
     def __init__(

@@ -5,13 +5,11 @@
   (:mod:`~delight_gym.sb3.bootstrapped_dqn`);
 * :class:`DelightSAC`, :class:`DelightTD3` — SAC and TD3 with DE
   (:mod:`~delight_gym.sb3.delight_continuous`);
-* :class:`DelightAlgorithmMixin` — what the DE algorithms share, with SB3's hook signatures
-  (:mod:`~delight_gym.sb3.base`);
+* :class:`DelightAlgorithmMixin` — what they share (:mod:`~delight_gym.sb3.base`);
 * :class:`SB3VecEnvAdapter` — a Gymnasium vector env as an SB3 ``VecEnv``
   (:mod:`~delight_gym.sb3.vec_env`).
 
-Importing this package imports Stable-Baselines3. DE around a host that is already trained
-lives in :mod:`delight_gym.wrappers`. A guide: ``docs/sb3.md``.
+Imports SB3. DE around a trained host: :mod:`delight_gym.wrappers`. Guide: ``docs/sb3.md``.
 """
 
 from delight_gym.sb3.base import DelightAlgorithmMixin

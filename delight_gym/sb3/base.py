@@ -10,7 +10,7 @@ signatures: ``predict`` (``deterministic=True`` is the policy's own greedy choic
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
@@ -18,10 +18,23 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.type_aliases import MaybeCallback
 
 from delight_gym._checks import check_all_finite
+from delight_gym.options import DelightOptions
 from delight_gym.posteriors.ensemble import EnsembleQPosterior, TDStepStats
 from delight_gym.stats import DelightStats
+from delight_gym.wrappers.continuous import ContinuousDelightWrapper
+from delight_gym.wrappers.exploration import DelightExplorationWrapper
 
-__all__ = ["DelightAlgorithmMixin", "PredictState", "Prediction", "StoredTransition"]
+__all__ = [
+    "DelightAlgorithmMixin",
+    "DelightWrapperMixin",
+    "PredictState",
+    "Prediction",
+    "StoredTransition",
+]
+
+SelfAlgorithm = TypeVar("SelfAlgorithm", bound="DelightAlgorithmMixin")
+#: The DE wrapper an algorithm of :class:`DelightWrapperMixin` keeps in ``delight``.
+WrapperT = TypeVar("WrapperT", DelightExplorationWrapper, ContinuousDelightWrapper)
 
 #: The ``state`` of SB3's ``predict`` (a recurrent policy's; :class:`BootstrappedDQN
 #: <delight_gym.sb3.BootstrappedDQN>`'s heads), and what ``predict`` returns: the
@@ -134,13 +147,39 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         progress_bar: bool = False,
     ) -> tuple[int, BaseCallback]:
         """The base class's setup, then :meth:`_check_from_env` on the observation to act on
-        (the reset's, for a fresh start)."""
+        (the reset's, for a fresh start), then :meth:`_learning_set_up`."""
+        envs_reset = self._last_obs is None or reset_num_timesteps  # SB3 resets the envs then
         out = super()._setup_learn(
             total_timesteps, callback, reset_num_timesteps, tb_log_name, progress_bar
         )
         when = f"at reset (timestep {self.num_timesteps})"
         self._check_from_env(self._last_obs, "observation", when)
+        self._learning_set_up(envs_reset)
         return out
+
+    def _learning_set_up(self, envs_reset: bool) -> None:
+        """Called at the end of ``_setup_learn``; ``envs_reset``: SB3 reset the envs (a fresh
+        start or ``reset_num_timesteps=True``). Nothing by default."""
+
+    def learn(
+        self: SelfAlgorithm,
+        total_timesteps: int,
+        callback: MaybeCallback = None,
+        log_interval: int = 4,
+        tb_log_name: str | None = None,
+        reset_num_timesteps: bool = True,
+        progress_bar: bool = False,
+    ) -> SelfAlgorithm:
+        """As SB3's ``learn``; TensorBoard runs are named ``<class name>_<i>`` (``DelightDQN_1``)
+        unless ``tb_log_name`` is given."""
+        return super().learn(
+            total_timesteps=total_timesteps,
+            callback=callback,
+            log_interval=log_interval,
+            tb_log_name=type(self).__name__ if tb_log_name is None else tb_log_name,
+            reset_num_timesteps=reset_num_timesteps,
+            progress_bar=progress_bar,
+        )
 
     def _check_from_env(self, value: Any, name: str, when: str) -> None:
         """Stop training with a ``ValueError`` the first time the environment hands over a
@@ -212,3 +251,75 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         if stats is not None:
             stats.log(self.logger)
         super().dump_logs()
+
+
+class DelightWrapperMixin(DelightAlgorithmMixin, Generic[WrapperT]):
+    """What :class:`~delight_gym.sb3.DelightDQN`, :class:`~delight_gym.sb3.DelightSAC` and
+    :class:`~delight_gym.sb3.DelightTD3` share: DE's state is a wrapper in :attr:`delight`,
+    built by :meth:`_make_delight` in ``_setup_model`` (a loaded one gets its host's link to the
+    model back), which records the statistics and decides ``predict(deterministic=False)``.
+
+    Attributes
+    ----------
+    delight : DelightExplorationWrapper or ContinuousDelightWrapper
+        DE's state (saved and loaded with the model).
+    """
+
+    delight: WrapperT | None
+    _delight_config: dict[str, Any]
+
+    def _keep_delight_config(self, **config: Any) -> None:
+        """Check and keep DE's settings until ``_setup_model`` builds the wrapper: ``delight``
+        (not ``False``) becomes ``options``, resolved with the step clock."""
+        name = type(self).__name__
+        if config["delight"] is False:
+            sb3 = next(
+                c for c in type(self).__mro__ if c.__module__.startswith("stable_baselines3")
+            )
+            raise ValueError(
+                f"delight=False: {name} is DE; use stable_baselines3.{sb3.__name__} instead"
+            )
+        options = DelightOptions.make(config.pop("delight")) or DelightOptions()
+        config["options"] = options.resolve(name, clocks=("step",))
+        self.delight = None
+        self._delight_config = config
+
+    def _make_delight(self) -> WrapperT:
+        """The wrapper, from ``_delight_config`` (the constructor's DE settings)."""
+        raise NotImplementedError
+
+    def _setup_model(self) -> None:
+        super()._setup_model()
+        if self.delight is None:
+            self.delight = self._make_delight()
+            self._delight_config = {}  # the wrapper holds it now (and is what gets saved)
+        else:  # loaded: the host's link to the model was dropped when it was saved
+            host: Any = self.delight.host
+            host.model = self
+            host.observation_space = self.observation_space
+            host.action_space = self.action_space
+
+    def _de(self) -> WrapperT:
+        if self.delight is None:  # pragma: no cover - only before _setup_model
+            raise RuntimeError(f"{type(self).__name__} is not set up yet")
+        return self.delight
+
+    @property
+    def epsilon(self) -> float:
+        """DE's current ``ε_t`` (``t``: environment steps seen in training)."""
+        return self._de().epsilon
+
+    @property
+    def delight_stats(self) -> DelightStats:
+        """DE's decisions since the last log dump (the wrapper's ``stats``): training steps and
+        any ``predict(deterministic=False)`` call."""
+        return self._de().stats
+
+    def _delight_stats(self) -> DelightStats:
+        return self.delight_stats
+
+    def _predict_exploring(
+        self, observation: Any, state: PredictState, episode_start: np.ndarray | None
+    ) -> Prediction:
+        """DE's action(s) (``predict(deterministic=False)``)."""
+        return self._de().predict(observation, state, episode_start, deterministic=False)

@@ -14,32 +14,20 @@ episode clock, ``value_scale`` and ``commit``: ``docs/sb3.md``.
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Sequence
-from typing import Any, ClassVar, NamedTuple, TypeVar
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from gymnasium import spaces
 from stable_baselines3.common.buffers import ReplayBuffer
-from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.policies import BasePolicy
-from stable_baselines3.common.preprocessing import get_action_dim, get_obs_shape
-from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
-from stable_baselines3.common.vec_env import VecNormalize
+from stable_baselines3.common.type_aliases import GymEnv, Schedule
 
-from delight_gym._checks import (
-    check_action_batch,
-    check_positive_int,
-    check_probability,
-    check_seed,
-    check_would_fit,
-)
+from delight_gym._checks import check_action_batch, check_positive_int, check_seed
 from delight_gym.options import HOSTS, DelightOptions, decide_on_values, greedy_probs
 from delight_gym.posteriors.base import PosteriorValues
 from delight_gym.posteriors.ensemble import (
-    DEFAULT_HIDDEN_SIZES,
     DEFAULT_NUM_HEADS,
     DEFAULT_PRIOR_SCALE,
     EnsembleQPosterior,
@@ -52,6 +40,12 @@ from delight_gym.sb3.base import (
     PredictState,
     StoredTransition,
 )
+from delight_gym.sb3.bootstrapped_policy import (
+    BootstrappedDQNPolicy,
+    BootstrapReplayBuffer,
+    BootstrapReplayBufferSamples,
+    spawn_rng,
+)
 from delight_gym.stats import DelightStats
 
 __all__ = [
@@ -61,206 +55,7 @@ __all__ = [
     "BootstrappedDQNPolicy",
 ]
 
-SelfBootstrappedDQN = TypeVar("SelfBootstrappedDQN", bound="BootstrappedDQN")
-
 _AUTO_RATE = 0.01
-
-
-def _spawn_rng(seed: int | None, stream: int) -> np.random.Generator:
-    """Independent generator ``stream`` of ``seed`` (fresh entropy for ``None``)."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
-
-
-class BootstrapReplayBufferSamples(NamedTuple):
-    """SB3's ``ReplayBufferSamples`` with the sampled transitions' bootstrap masks.
-
-    Attributes
-    ----------
-    observations, actions, next_observations, dones, rewards : torch.Tensor
-        As in SB3's ``ReplayBufferSamples`` (``B`` rows).
-    discounts : None
-        SB3's n-step field (unused).
-    masks : torch.Tensor or None
-        bool ``(B, K)``: which heads train on each transition (``None`` without masking).
-    """
-
-    observations: torch.Tensor
-    actions: torch.Tensor
-    next_observations: torch.Tensor
-    dones: torch.Tensor
-    rewards: torch.Tensor
-    discounts: torch.Tensor | None = None
-    masks: torch.Tensor | None = None
-
-
-class BootstrapReplayBuffer(ReplayBuffer):
-    """SB3's replay buffer with bootstrap masks and its own random generators.
-
-    It extends :class:`stable_baselines3.common.buffers.ReplayBuffer` as SB3's
-    ``NStepReplayBuffer`` does, in ``_get_samples`` (which also returns the masks), plus
-    ``sample``, which draws the indices from the buffer's generator instead of numpy's global
-    one. Each slot of the buffer holds a fixed mask drawn at construction: the transition stored
-    in a slot gets its mask, independently of its content, which is what a bootstrap needs.
-
-    Parameters
-    ----------
-    buffer_size, observation_space, action_space, device, n_envs, handle_timeout_termination :
-        As for :class:`stable_baselines3.common.buffers.ReplayBuffer`
-        (``optimize_memory_usage`` is refused).
-    num_heads : int, default 10
-    mask_prob : float, default 1.0
-        Each stored transition is in head ``k``'s bootstrap sample with this probability
-        (masks are kept only when it is below 1).
-    seed : int, optional
-        Seed of the buffer's generators (samples, masks; independent streams; never the global
-        one).
-    """
-
-    def __init__(
-        self,
-        buffer_size: int,
-        observation_space: spaces.Space,
-        action_space: spaces.Space,
-        device: Any = "auto",
-        n_envs: int = 1,
-        optimize_memory_usage: bool = False,
-        handle_timeout_termination: bool = True,
-        *,
-        num_heads: int = DEFAULT_NUM_HEADS,
-        mask_prob: float = 1.0,
-        seed: int | None = None,
-    ) -> None:
-        if optimize_memory_usage:
-            raise ValueError("optimize_memory_usage is not supported by BootstrapReplayBuffer")
-        size = check_positive_int(buffer_size, "buffer_size")
-        heads = check_positive_int(num_heads, "num_heads")
-        mask = check_probability(mask_prob, "mask_prob")
-        if mask == 0:
-            raise ValueError("mask_prob must be > 0")
-        masked = mask < 1
-        obs_bytes = int(np.prod(get_obs_shape(observation_space)))  # type: ignore[arg-type]
-        obs_bytes *= np.dtype(observation_space.dtype).itemsize
-        # Per stored step of each env: observation and next one, int64 actions, float32 reward,
-        # done and timeout flags, and the masks' bools.
-        row = 2 * obs_bytes + 8 * get_action_dim(action_space) + 12 + (heads if masked else 0)
-        what = f"buffer_size={size} with n_envs={n_envs}" + (
-            f", num_heads={heads}" if masked else ""
-        )
-        check_would_fit(size * n_envs * row, what)
-        super().__init__(
-            buffer_size,
-            observation_space,
-            action_space,
-            device=device,
-            n_envs=n_envs,
-            optimize_memory_usage=False,
-            handle_timeout_termination=handle_timeout_termination,
-        )
-        self.num_heads = heads
-        self.mask_prob = mask
-        self.rng = _spawn_rng(seed, 1)
-        self.masks: np.ndarray | None = None
-        if self.mask_prob < 1:
-            shape = (self.buffer_size, self.n_envs, self.num_heads)
-            self.masks = _spawn_rng(seed, 2).random(shape) < self.mask_prob
-
-    def sample(  # type: ignore[override]
-        self, batch_size: int, env: VecNormalize | None = None
-    ) -> BootstrapReplayBufferSamples:
-        """``batch_size`` transitions drawn uniformly with replacement by the buffer's own
-        generator, with their masks."""
-        upper = self.buffer_size if self.full else self.pos
-        if upper == 0:
-            raise RuntimeError("the replay buffer is empty")
-        return self._get_samples(self.rng.integers(0, upper, size=batch_size), env=env)
-
-    def _get_samples(  # type: ignore[override]
-        self, batch_inds: np.ndarray, env: VecNormalize | None = None
-    ) -> BootstrapReplayBufferSamples:
-        env_inds = self.rng.integers(0, self.n_envs, size=len(batch_inds))
-        done = self.dones[batch_inds, env_inds] * (1 - self.timeouts[batch_inds, env_inds])
-        data = (
-            self._normalize_obs(self.observations[batch_inds, env_inds], env),
-            self.actions[batch_inds, env_inds],
-            self._normalize_obs(self.next_observations[batch_inds, env_inds], env),
-            done.reshape(-1, 1),  # a time-limit truncation is not a terminal state
-            self._normalize_reward(self.rewards[batch_inds, env_inds].reshape(-1, 1), env),
-        )
-        obs, actions, next_obs, dones, rewards = map(self.to_torch, data)
-        masks = None if self.masks is None else self.to_torch(self.masks[batch_inds, env_inds])
-        return BootstrapReplayBufferSamples(obs, actions, next_obs, dones, rewards, masks=masks)
-
-
-class BootstrappedDQNPolicy(BasePolicy):
-    """The SB3 policy of :class:`BootstrappedDQN`: an
-    :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (its network is the policy's
-    ``q_net`` module, its Adam optimizer the policy's ``optimizer``).
-
-    ``predict``/``forward`` are greedy on the ensemble mean (what ``deterministic=True`` means
-    for :class:`BootstrappedDQN`).
-
-    Parameters
-    ----------
-    observation_space, action_space, lr_schedule :
-        As for SB3 policies.
-    net_arch : sequence of int, default (64, 64)
-        Hidden layers of every head (trainable and prior).
-    num_heads : int, default 10
-    prior_scale : float, default 3.0
-    gamma : float, default 0.99
-    encoding : str, default "auto"
-        See :data:`~delight_gym.posteriors.ensemble.ENCODINGS`.
-    seed : int, optional
-        Seed of the ensemble's generator (initial weights).
-    """
-
-    def __init__(
-        self,
-        observation_space: spaces.Space,
-        action_space: spaces.Space,
-        lr_schedule: Schedule,
-        net_arch: Sequence[int] = DEFAULT_HIDDEN_SIZES,
-        num_heads: int = DEFAULT_NUM_HEADS,
-        prior_scale: float = DEFAULT_PRIOR_SCALE,
-        gamma: float = 0.99,
-        encoding: str = "auto",
-        seed: int | None = None,
-    ) -> None:
-        super().__init__(observation_space, action_space)
-        self.net_arch = tuple(net_arch)
-        self.ensemble = EnsembleQPosterior(
-            observation_space,
-            action_space,
-            num_heads=num_heads,
-            hidden_sizes=net_arch,
-            prior_scale=prior_scale,
-            gamma=gamma,
-            learning_rate=float(lr_schedule(1.0)),
-            encoding=encoding,
-            seed=seed,
-        )
-        self.q_net = self.ensemble.network
-        self.optimizer = self.ensemble.optimizer
-
-    def forward(self, obs: torch.Tensor, deterministic: bool = True) -> torch.Tensor:
-        """Greedy actions on the ensemble mean, int64 ``(n,)``."""
-        return self._predict(obs, deterministic)
-
-    def _predict(self, observation: Any, deterministic: bool = True) -> torch.Tensor:
-        return self.ensemble.head_values_tensor(observation).mean(dim=0).argmax(dim=1)
-
-    def _get_constructor_parameters(self) -> dict[str, Any]:
-        data = super()._get_constructor_parameters()
-        net = self.ensemble.network
-        data.update(
-            net_arch=self.net_arch,
-            num_heads=net.num_heads,
-            prior_scale=net.prior_scale,
-            gamma=self.ensemble.gamma,
-            encoding=net.encoding,
-            seed=self.ensemble.seed,
-        )
-        return data
 
 
 class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
@@ -268,59 +63,31 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
 
     Parameters
     ----------
-    policy : str or type
-        ``"MlpPolicy"`` (:class:`BootstrappedDQNPolicy`).
-    env : gymnasium.Env or VecEnv or str
-        Discrete actions; Discrete or Box observations.
-    learning_rate : float or callable, default 1e-3
-    buffer_size : int, default 10_000
-    learning_starts : int, default 128
-        Environment steps before the first gradient step.
-    batch_size : int, default 128
-    gamma : float, default 0.99
-    train_freq : int or tuple, default 1
-        As for SB3 (one gradient step per environment step by default).
-    gradient_steps : int, default 1
+    policy, env :
+        ``"MlpPolicy"`` (:class:`BootstrappedDQNPolicy`); an env with Discrete actions.
+    learning_rate, buffer_size, learning_starts, batch_size, gamma, train_freq, gradient_steps :
+        As for SB3; the defaults are bsuite's (``1e-3``, 10 000, 128, 128, 0.99, 1, 1).
     target_update_interval : int, default 4
         Gradient steps between hard target updates.
     num_heads : int, default 10
-        ``K``.
-    prior_scale : float, default 3.0
-    net_arch : sequence of int, optional
-        Deprecated alias of ``policy_kwargs=dict(net_arch=...)`` (warns; removed in the next
-        release).
-    mask_prob : float, default 1.0
-        Bootstrap mask probability (``< 1`` keeps masks in the replay buffer).
+        ``K``; each head has a randomized prior of scale ``prior_scale`` (default 3.0).
+    mask_prob, replay_buffer_class :
+        Bootstrap mask probability (default 1.0; ``< 1`` keeps masks in the replay buffer); a
+        subclass of :class:`BootstrapReplayBuffer` (the default).
     delight : None, bool, dict or DelightOptions, default None
-        ``None``/``False``: plain bootstrapped DQN; ``True``, a dict or
-        :class:`~delight_gym.options.DelightOptions`: DE on top (its clock counts
-        episodes unless ``clock="step"``; its host is the episode's head unless
-        ``host="mean"``).
-    replay_buffer_class : type, optional
-        A subclass of :class:`BootstrapReplayBuffer` (the default).
+        ``None``/``False``: plain bootstrapped DQN; else DE's options (default clock ``"episode"``).
     policy_kwargs : dict, optional
-        As for SB3: the heads' hidden layers ``net_arch`` (default ``[64, 64]``, for the
-        trainable and the prior network alike) and ``encoding`` (see
-        :class:`BootstrappedDQNPolicy`). ``num_heads``, ``prior_scale``, ``gamma`` and ``seed``
-        are this algorithm's own keywords.
+        ``net_arch`` (default ``[64, 64]``) and ``encoding`` (:class:`BootstrappedDQNPolicy`).
     replay_buffer_kwargs, stats_window_size, tensorboard_log, verbose, device, _init_setup_model :
         As for SB3 algorithms.
     seed : int, optional
-        Seeds the ensemble's initial weights, the algorithm's :attr:`rng` and the replay
-        buffer's generator (independent streams).
+        Seeds the initial weights, :attr:`rng` (head and DE draws) and the replay buffer.
 
     Attributes
     ----------
-    delight : DelightOptions or None
-        The options in use (``clock`` and ``host`` filled in).
-    delight_stats : DelightStats
-    rng : numpy.random.Generator
-        Head draws and DE draws.
-    episode_heads : numpy.ndarray or None
-        int ``(n_envs,)``: every environment's current head.
-    episodes, steps : int
-        Completed episodes and environment steps (over every env) seen in training; DE's
-        clocks, kept across ``learn`` calls.
+    delight, delight_stats, rng, episode_heads, episodes, steps :
+        The options in use (or ``None``); DE's statistics; the generator; each env's head
+        ``(n_envs,)``; completed episodes and env steps (DE's clocks, kept across ``learn``).
     """
 
     policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
@@ -343,7 +110,6 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         target_update_interval: int = 4,
         num_heads: int = DEFAULT_NUM_HEADS,
         prior_scale: float = DEFAULT_PRIOR_SCALE,
-        net_arch: Sequence[int] | None = None,
         mask_prob: float = 1.0,
         delight: DelightOptions | dict[str, Any] | bool | None = None,
         replay_buffer_class: type[ReplayBuffer] | None = None,
@@ -382,17 +148,6 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         own = sorted({"num_heads", "prior_scale", "gamma", "seed"} & set(pol_kwargs))
         if own:
             raise ValueError(f"pass {own} to BootstrappedDQN itself, not in policy_kwargs")
-        if net_arch is not None:
-            if "net_arch" in pol_kwargs:
-                raise ValueError("net_arch given twice: as net_arch= and in policy_kwargs")
-            warnings.warn(
-                "BootstrappedDQN(net_arch=...) is deprecated: pass "
-                "policy_kwargs=dict(net_arch=...) as for any SB3 algorithm; net_arch= will be "
-                "removed in the next release",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            pol_kwargs["net_arch"] = list(net_arch)
         pol_kwargs.update(num_heads=num_heads, prior_scale=prior_scale, gamma=gamma, seed=seed)
         super().__init__(
             policy,
@@ -421,7 +176,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         )
         self.num_heads = num_heads
         self.mask_prob = mask_prob
-        self.rng = _spawn_rng(seed, 0)
+        self.rng = spawn_rng(seed, 0)
         self.delight_stats = DelightStats()
         self.episode_heads: np.ndarray | None = None
         self.episodes = 0
@@ -561,10 +316,13 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         configured (ε at the current clock, which ``predict`` does not advance).
         (``deterministic=True`` is greedy on the ensemble mean, ``state`` passed through.)
 
-        The heads travel in ``state`` as ``(heads,)`` (int ``(n,)``), like a recurrent policy's
-        state: rows with no state yet or with ``episode_start`` set draw a new head from
-        :attr:`rng`, so :func:`~stable_baselines3.common.evaluation.evaluate_policy` gets one
-        head per evaluation episode.
+        The actions have SB3 ``DQN.predict``'s types (int64, shape ``()`` for one observation,
+        ``(n,)`` for a batch or a VecEnv's). The heads travel in ``state`` as ``(heads,)``
+        (int64 ``(n,)``, also ``(1,)`` for one observation), as a recurrent policy's state:
+        pass it back with ``state=`` to keep each row's head; rows with no state yet or with
+        ``episode_start`` set draw a new head from :attr:`rng`, so
+        :func:`~stable_baselines3.common.evaluation.evaluate_policy` gets one head per
+        evaluation episode. A caller that ignores the state gets a fresh head every call.
         """
         obs, vectorized = self.policy.obs_to_tensor(observation)
         if not isinstance(obs, torch.Tensor):  # pragma: no cover - Dict spaces are refused
@@ -590,48 +348,17 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
                 if start.any():
                     heads[start] = self._draw_heads(int(start.sum()))
         actions, heads = self._act(obs, heads, record=False)
-        if not vectorized:
-            return actions[0], (heads,)
+        if not vectorized:  # SB3's types: a 0-d array for one observation, as DQN's
+            return actions.reshape(()), (heads,)
         return actions, (heads,)
 
     # -- SB3 hooks -------------------------------------------------------------------------------
 
-    def _setup_learn(
-        self,
-        total_timesteps: int,
-        callback: MaybeCallback = None,
-        reset_num_timesteps: bool = True,
-        tb_log_name: str = "run",
-        progress_bar: bool = False,
-    ) -> tuple[int, BaseCallback]:
-        """SB3's setup; every env draws a new head when SB3 resets the envs (a fresh start or
+    def _learning_set_up(self, envs_reset: bool) -> None:
+        """Every env draws a new head when SB3 reset the envs (a fresh start or
         ``reset_num_timesteps=True``), and keeps its episode's head otherwise."""
-        fresh = self._last_obs is None
-        out = super()._setup_learn(
-            total_timesteps, callback, reset_num_timesteps, tb_log_name, progress_bar
-        )
-        if fresh or reset_num_timesteps or self.episode_heads is None:
-            self.episode_heads = self._draw_heads(self.n_envs)  # the envs were reset
-        return out
-
-    def learn(
-        self: SelfBootstrappedDQN,
-        total_timesteps: int,
-        callback: MaybeCallback = None,
-        log_interval: int = 4,
-        tb_log_name: str = "BootstrappedDQN",
-        reset_num_timesteps: bool = True,
-        progress_bar: bool = False,
-    ) -> SelfBootstrappedDQN:
-        """As SB3's ``learn``; TensorBoard runs are named ``BootstrappedDQN_<i>``."""
-        return super().learn(
-            total_timesteps=total_timesteps,
-            callback=callback,
-            log_interval=log_interval,
-            tb_log_name=tb_log_name,
-            reset_num_timesteps=reset_num_timesteps,
-            progress_bar=progress_bar,
-        )
+        if envs_reset or self.episode_heads is None:
+            self.episode_heads = self._draw_heads(self.n_envs)
 
     def _sample_action(
         self, learning_starts: int, action_noise: Any = None, n_envs: int = 1

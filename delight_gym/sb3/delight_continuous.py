@@ -12,21 +12,20 @@ replay samples, next actions from the actor. The executed action is the one the 
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
 from stable_baselines3 import SAC, TD3
 from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.noise import ActionNoise
-from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
+from stable_baselines3.common.type_aliases import GymEnv, Schedule
 from stable_baselines3.sac.policies import SACPolicy
 from stable_baselines3.td3.policies import TD3Policy
 
 from delight_gym.options import DelightOptions
 from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble, ContinuousTransitions
-from delight_gym.sb3.base import DelightAlgorithmMixin, Prediction, PredictState, StoredTransition
-from delight_gym.stats import DelightStats
+from delight_gym.sb3.base import DelightWrapperMixin, StoredTransition
 from delight_gym.wrappers.box_hosts import (
     DEFAULT_HOST_STD,
     BoxHost,
@@ -38,11 +37,8 @@ from delight_gym.wrappers.continuous import DEFAULT_CANDIDATES, ContinuousDeligh
 
 __all__ = ["DelightOffPolicyMixin", "DelightSAC", "DelightTD3"]
 
-SelfDelightSAC = TypeVar("SelfDelightSAC", bound="DelightSAC")
-SelfDelightTD3 = TypeVar("SelfDelightTD3", bound="DelightTD3")
 
-
-class DelightOffPolicyMixin(DelightAlgorithmMixin):
+class DelightOffPolicyMixin(DelightWrapperMixin[ContinuousDelightWrapper]):
     """What :class:`DelightSAC` and :class:`DelightTD3` share, mixed in before SAC or TD3.
 
     A subclass calls :meth:`_keep_delight_config` before the SB3 constructor and provides
@@ -58,20 +54,14 @@ class DelightOffPolicyMixin(DelightAlgorithmMixin):
         model).
     """
 
-    delight: ContinuousDelightWrapper | None
-    _delight_config: dict[str, Any]
-
-    def _keep_delight_config(self, n_steps: int, **config: Any) -> None:
-        """Check and keep DE's settings until ``_setup_model`` builds the wrapper."""
-        name = type(self).__name__
-        if config["delight"] is False:
-            raise ValueError(f"delight=False: {name} is DE; use the SB3 algorithm instead")
+    def _keep_delight_config(self, **config: Any) -> None:
+        """As the base class's, and ``n_steps`` (popped from ``config``) must be 1."""
+        n_steps = config.pop("n_steps")
+        super()._keep_delight_config(**config)
         if n_steps != 1:
-            raise ValueError(f"{name} trains its posterior by one-step TD: n_steps must be 1")
-        options = DelightOptions.make(config.pop("delight")) or DelightOptions()
-        config["options"] = options.resolve(name, clocks=("step",))
-        self.delight = None
-        self._delight_config = config
+            raise ValueError(
+                f"{type(self).__name__} trains its posterior by one-step TD: n_steps must be 1"
+            )
 
     def _make_host(self) -> BoxHost:
         """The host around this algorithm."""
@@ -81,14 +71,7 @@ class DelightOffPolicyMixin(DelightAlgorithmMixin):
         """The actor's deterministic actions in SB3's ``[-1, 1]`` units (no graph)."""
         raise NotImplementedError
 
-    def _setup_model(self) -> None:
-        super()._setup_model()
-        if self.delight is not None:  # loaded: the host's link to the model was not saved
-            host = self.delight.host
-            host.model = self  # type: ignore[attr-defined]
-            host.observation_space = self.observation_space
-            host.action_space = self.action_space
-            return
+    def _make_delight(self) -> ContinuousDelightWrapper:
         cfg = self._delight_config
         box_bounds(self.action_space, "action_space")
         posterior = cfg["posterior"]
@@ -98,7 +81,7 @@ class DelightOffPolicyMixin(DelightAlgorithmMixin):
             posterior = ContinuousQEnsemble(self.observation_space, self.action_space, **kwargs)
         elif cfg["posterior_kwargs"]:
             raise TypeError("posterior_kwargs apply only to the default posterior")
-        self.delight = ContinuousDelightWrapper(
+        return ContinuousDelightWrapper(
             self._make_host(),
             posterior,
             delight=cfg["options"],
@@ -107,31 +90,6 @@ class DelightOffPolicyMixin(DelightAlgorithmMixin):
             n_posterior=cfg["n_posterior"],
             start_step=0,
         )
-        self._delight_config = {}  # the wrapper holds it now (and is what gets saved)
-
-    def _de(self) -> ContinuousDelightWrapper:
-        if self.delight is None:  # pragma: no cover - only before _setup_model
-            raise RuntimeError(f"{type(self).__name__} is not set up yet")
-        return self.delight
-
-    @property
-    def epsilon(self) -> float:
-        """DE's current ``ε_t`` (``t``: environment steps seen in training)."""
-        return self._de().epsilon
-
-    @property
-    def delight_stats(self) -> DelightStats:
-        """DE's decisions since the last log dump (the wrapper's ``stats``)."""
-        return self._de().stats
-
-    def _delight_stats(self) -> DelightStats:
-        return self.delight_stats
-
-    def _predict_exploring(
-        self, observation: Any, state: PredictState, episode_start: np.ndarray | None
-    ) -> Prediction:
-        """DE's action(s) (``predict(deterministic=False)``)."""
-        return self._de().predict(observation, state, episode_start, deterministic=False)
 
     def _sample_action(
         self,
@@ -258,7 +216,7 @@ class DelightSAC(DelightOffPolicyMixin, SAC):
         if use_sde:
             raise ValueError("DelightSAC draws the host's actions itself: use_sde must be False")
         self._keep_delight_config(
-            n_steps,
+            n_steps=n_steps,
             delight=delight,
             posterior=posterior,
             posterior_kwargs=posterior_kwargs,
@@ -307,25 +265,6 @@ class DelightSAC(DelightOffPolicyMixin, SAC):
         """SAC's gradient steps, then as many TD steps of the posterior."""
         super().train(gradient_steps, batch_size)
         self._train_posterior(gradient_steps, batch_size)
-
-    def learn(
-        self: SelfDelightSAC,
-        total_timesteps: int,
-        callback: MaybeCallback = None,
-        log_interval: int = 4,
-        tb_log_name: str = "DelightSAC",
-        reset_num_timesteps: bool = True,
-        progress_bar: bool = False,
-    ) -> SelfDelightSAC:
-        """As :meth:`stable_baselines3.SAC.learn`; TensorBoard runs are ``DelightSAC_<i>``."""
-        return super().learn(
-            total_timesteps=total_timesteps,
-            callback=callback,
-            log_interval=log_interval,
-            tb_log_name=tb_log_name,
-            reset_num_timesteps=reset_num_timesteps,
-            progress_bar=progress_bar,
-        )
 
 
 class DelightTD3(DelightOffPolicyMixin, TD3):
@@ -391,7 +330,7 @@ class DelightTD3(DelightOffPolicyMixin, TD3):
         host_std: float = DEFAULT_HOST_STD,
     ) -> None:
         self._keep_delight_config(
-            n_steps,
+            n_steps=n_steps,
             delight=delight,
             posterior=posterior,
             posterior_kwargs=posterior_kwargs,
@@ -438,22 +377,3 @@ class DelightTD3(DelightOffPolicyMixin, TD3):
         """TD3's gradient steps, then as many TD steps of the posterior."""
         super().train(gradient_steps, batch_size)
         self._train_posterior(gradient_steps, batch_size)
-
-    def learn(
-        self: SelfDelightTD3,
-        total_timesteps: int,
-        callback: MaybeCallback = None,
-        log_interval: int = 4,
-        tb_log_name: str = "DelightTD3",
-        reset_num_timesteps: bool = True,
-        progress_bar: bool = False,
-    ) -> SelfDelightTD3:
-        """As :meth:`stable_baselines3.TD3.learn`; TensorBoard runs are ``DelightTD3_<i>``."""
-        return super().learn(
-            total_timesteps=total_timesteps,
-            callback=callback,
-            log_interval=log_interval,
-            tb_log_name=tb_log_name,
-            reset_num_timesteps=reset_num_timesteps,
-            progress_bar=progress_bar,
-        )

@@ -13,81 +13,56 @@ Why PPO and A2C get no DE training mode, and the rest of the design: ``docs/sb3.
 
 from __future__ import annotations
 
-import warnings
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
 from stable_baselines3 import DQN
 from stable_baselines3.common.buffers import ReplayBuffer
-from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedule
+from stable_baselines3.common.type_aliases import GymEnv, Schedule
 from stable_baselines3.dqn.policies import DQNPolicy
 
 from delight_gym.options import DelightOptions
 from delight_gym.posteriors.base import ValuePosterior
 from delight_gym.posteriors.encoders import encoder_for_space
 from delight_gym.posteriors.ensemble import EnsembleQPosterior
-from delight_gym.sb3.base import (
-    DelightAlgorithmMixin,
-    Prediction,
-    PredictState,
-    StoredTransition,
-)
-from delight_gym.stats import DelightStats
+from delight_gym.sb3.base import DelightWrapperMixin, StoredTransition
 from delight_gym.wrappers.exploration import DelightExplorationWrapper, unpack_vec_env_step
 from delight_gym.wrappers.hosts import SB3QHost
 
 __all__ = ["DelightDQN"]
 
-SelfDelightDQN = TypeVar("SelfDelightDQN", bound="DelightDQN")
 
-_REFUSED = ("exploration_fraction", "exploration_initial_eps", "exploration_final_eps")
-
-
-class DelightDQN(DelightAlgorithmMixin, DQN):
+class DelightDQN(DelightWrapperMixin[DelightExplorationWrapper], DQN):
     """DQN with Delight-gated exploration (see the module docstring).
+
+    DE's state (options, ``posterior``, clock ``t``, ``rng``, ``last_info``) is :attr:`delight`,
+    a :class:`~delight_gym.wrappers.DelightExplorationWrapper` saved with the model.
 
     Parameters
     ----------
-    policy, env :
-        As for :class:`stable_baselines3.DQN`.
-    learning_rate, buffer_size, learning_starts, batch_size, tau, gamma, train_freq :
-        As for DQN, with its defaults.
-    gradient_steps, replay_buffer_class, replay_buffer_kwargs, optimize_memory_usage :
+    policy, env, learning_rate, buffer_size, learning_starts, batch_size, tau, gamma :
+        As for :class:`stable_baselines3.DQN`, with its defaults.
+    train_freq, gradient_steps, replay_buffer_class, replay_buffer_kwargs, n_steps :
         As for DQN.
-    n_steps, target_update_interval, max_grad_norm, stats_window_size, tensorboard_log :
+    optimize_memory_usage, target_update_interval, max_grad_norm, stats_window_size :
         As for DQN.
-    policy_kwargs, verbose, device, _init_setup_model :
-        As for DQN (its ``exploration_*`` are refused: DE replaces ε-greedy).
+    tensorboard_log, policy_kwargs, verbose, device, _init_setup_model :
+        As for DQN (its ``exploration_*`` are not taken: DE replaces ε-greedy).
     seed : int, optional
         Seeds SB3 (as for DQN), DE's generator and the default ensemble posterior.
     delight : DelightOptions or dict, optional
-        DE's options (:class:`~delight_gym.options.DelightOptions`; the clock counts
-        environment steps). ``None``: the defaults. The keywords ``gate_price=``,
-        ``surprisal_cap=``, ``half_life=``, ``baseline=`` and ``delight_seed=`` still work until
-        the next release, with a ``DeprecationWarning``.
+        DE's options (:class:`~delight_gym.options.DelightOptions`; the clock counts steps).
     posterior : ValuePosterior, optional
-        Default: the tabular value posterior of a Discrete/one-hot observation space, else an
-        :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (trained from the replay
-        buffer).
+        Default: tabular for a Discrete/one-hot observation space, else an
+        :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (trained from the buffer).
     posterior_kwargs : dict, optional
-        Arguments of the default posterior (``gamma`` defaults to this DQN's ``gamma``; the
-        ensemble's ``device`` to this DQN's device and its ``seed`` to ``seed``).
+        The default posterior's arguments (``gamma``, ``device``, ``seed``: this DQN's).
     host_temperature : float, optional
         ``None``: the host is greedy on the Q-network; ``τ > 0``: Boltzmann.
     lazy_gate : bool, default True
-        Evaluate the posterior and gate only on steps whose ``ε`` coin chose the override (the
-        same actions, far cheaper once ``ε_t`` is small). ``False`` fills
-        ``delight.last_info`` on every step.
-
-    Attributes
-    ----------
-    delight : DelightExplorationWrapper
-        DE's state: options, ``posterior``, clock ``t``, ``rng`` and ``last_info`` (saved and
-        loaded with the model).
+        Evaluate posterior and gate only where the ``ε`` coin chose the override (same actions).
     """
-
-    delight: DelightExplorationWrapper | None
 
     def __init__(
         self,
@@ -120,33 +95,15 @@ class DelightDQN(DelightAlgorithmMixin, DQN):
         posterior_kwargs: dict[str, Any] | None = None,
         host_temperature: float | None = None,
         lazy_gate: bool = True,
-        **deprecated: Any,
     ) -> None:
-        refused = [k for k in _REFUSED if k in deprecated]
-        if refused:
-            raise TypeError(
-                f"DelightDQN replaces ε-greedy exploration; remove {', '.join(refused)}"
-            )
-        if delight is False:
-            raise ValueError("delight=False: DelightDQN is DE; use stable_baselines3.DQN instead")
-        de_seed = deprecated.pop("delight_seed", None)
-        if de_seed is not None:
-            warnings.warn(
-                "DelightDQN(delight_seed=...) is deprecated: seed= seeds DE too; delight_seed "
-                "will be removed in the next release",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-        options = DelightOptions.from_keywords("DelightDQN", delight, deprecated)
-        self.delight = None
-        self._delight_config: dict[str, Any] = {
-            "options": (options or DelightOptions()).resolve("DelightDQN", clocks=("step",)),
-            "host_temperature": host_temperature,
-            "posterior": posterior,
-            "posterior_kwargs": posterior_kwargs,
-            "seed": seed if de_seed is None else de_seed,
-            "lazy_gate": lazy_gate,
-        }
+        self._keep_delight_config(
+            delight=delight,
+            host_temperature=host_temperature,
+            posterior=posterior,
+            posterior_kwargs=posterior_kwargs,
+            seed=seed,
+            lazy_gate=lazy_gate,
+        )
         super().__init__(
             policy,
             env,
@@ -176,49 +133,20 @@ class DelightDQN(DelightAlgorithmMixin, DQN):
             _init_setup_model=_init_setup_model,
         )
 
-    def _setup_model(self) -> None:
-        super()._setup_model()
-        if self.delight is None:
-            cfg = self._delight_config
-            kwargs = dict(cfg["posterior_kwargs"] or {})
-            if cfg["posterior"] is None:
-                kwargs.setdefault("gamma", float(self.gamma))
-                if encoder_for_space(self.observation_space) is None:
-                    kwargs.setdefault("device", self.device)
-            self.delight = DelightExplorationWrapper(
-                SB3QHost(self, cfg["host_temperature"]),
-                cfg["posterior"],
-                delight=cfg["options"],
-                seed=cfg["seed"],
-                posterior_kwargs=kwargs or None,
-                lazy_gate=cfg["lazy_gate"],
-            )
-            self._delight_config = {}  # the wrapper holds it now (and is what gets saved)
-        else:  # loaded: the host's link to the model was dropped when it was saved
-            host = self.delight.host
-            if not isinstance(host, SB3QHost):  # pragma: no cover - set by _setup_model
-                raise TypeError("DelightDQN.delight.host must be an SB3QHost")
-            host.model = self
-            host.observation_space = self.observation_space
-            host.action_space = self.action_space
-
-    def learn(
-        self: SelfDelightDQN,
-        total_timesteps: int,
-        callback: MaybeCallback = None,
-        log_interval: int = 4,
-        tb_log_name: str = "DelightDQN",
-        reset_num_timesteps: bool = True,
-        progress_bar: bool = False,
-    ) -> SelfDelightDQN:
-        """As :meth:`stable_baselines3.DQN.learn`; TensorBoard runs are named ``DelightDQN_<i>``."""
-        return super().learn(
-            total_timesteps=total_timesteps,
-            callback=callback,
-            log_interval=log_interval,
-            tb_log_name=tb_log_name,
-            reset_num_timesteps=reset_num_timesteps,
-            progress_bar=progress_bar,
+    def _make_delight(self) -> DelightExplorationWrapper:
+        cfg = self._delight_config
+        kwargs = dict(cfg["posterior_kwargs"] or {})
+        if cfg["posterior"] is None:
+            kwargs.setdefault("gamma", float(self.gamma))
+            if encoder_for_space(self.observation_space) is None:
+                kwargs.setdefault("device", self.device)
+        return DelightExplorationWrapper(
+            SB3QHost(self, cfg["host_temperature"]),
+            cfg["posterior"],
+            delight=cfg["options"],
+            seed=cfg["seed"],
+            posterior_kwargs=kwargs or None,
+            lazy_gate=cfg["lazy_gate"],
         )
 
     @property
@@ -226,32 +154,6 @@ class DelightDQN(DelightAlgorithmMixin, DQN):
         """Whether the posterior is an ensemble trained from the replay buffer (else it is fed
         every transition through ``observe``)."""
         return isinstance(self._de().posterior, EnsembleQPosterior)
-
-    @property
-    def delight_stats(self) -> DelightStats:
-        """DE's decisions since the last log dump (the wrapper's ``stats``): training steps and
-        any ``predict(deterministic=False)`` call."""
-        return self._de().stats
-
-    @property
-    def epsilon(self) -> float:
-        """DE's current ``ε_t`` (``t``: environment steps seen in training)."""
-        return self._de().epsilon
-
-    def _de(self) -> DelightExplorationWrapper:
-        if self.delight is None:  # pragma: no cover - only before _setup_model
-            raise RuntimeError("DelightDQN is not set up yet")
-        return self.delight
-
-    def _delight_stats(self) -> DelightStats:
-        return self.delight_stats
-
-    def _predict_exploring(
-        self, observation: Any, state: PredictState, episode_start: np.ndarray | None
-    ) -> Prediction:
-        """DE's action(s) (``predict(deterministic=False)``; ``deterministic=True`` is the greedy
-        Q-network's)."""
-        return self._de().predict(observation, state, episode_start, deterministic=False)
 
     def _sample_action(
         self,

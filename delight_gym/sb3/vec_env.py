@@ -56,33 +56,8 @@ class SB3VecEnvAdapter(VecEnv):
     Shapes: ``step_async(actions)`` takes a batch of ``num_envs`` actions (``(num_envs,)`` for
     ``Discrete``, ``(num_envs, *shape)`` for ``Box``); ``reset()`` and ``step_wait()`` return
     observations batched as the vector env batches them (``(num_envs, *obs_shape)``),
-    ``rewards`` ``(num_envs,)`` float32 and ``dones`` ``(num_envs,)`` bool.
-
-    Examples
-    --------
-    A size-2 DeepSea: after two steps both episodes end; the terminal observation, all zeros,
-    is in ``infos`` and the returned observation is already the next episode's start cell.
-
-    >>> import gymnasium as gym
-    >>> import numpy as np
-    >>> import delight_gym
-    >>> from stable_baselines3 import PPO
-    >>> from delight_gym.sb3.vec_env import SB3VecEnvAdapter
-    >>> venv = SB3VecEnvAdapter(gym.make_vec("DeepSea-v0", num_envs=2, size=2))
-    >>> venv.seed(0)
-    [0, 1]
-    >>> obs = venv.reset()
-    >>> for _ in range(2):
-    ...     obs, rewards, dones, infos = venv.step(np.array([0, 1]))
-    >>> dones
-    array([ True,  True])
-    >>> infos[0]["terminal_observation"]
-    array([[0., 0.],
-           [0., 0.]], dtype=float32)
-    >>> obs[0]
-    array([[1., 0.],
-           [0., 0.]], dtype=float32)
-    >>> model = PPO("MlpPolicy", venv, n_steps=16, batch_size=32, seed=0, device="cpu").learn(64)
+    ``rewards`` ``(num_envs,)`` float32 and ``dones`` ``(num_envs,)`` bool. An example:
+    :meth:`step_wait`.
     """
 
     def __init__(self, venv: VectorEnv) -> None:
@@ -159,6 +134,33 @@ class SB3VecEnvAdapter(VecEnv):
         tuple
             ``(obs, rewards, dones, infos)``: ``obs`` batched, ``rewards`` float32 and
             ``dones`` bool of shape ``(num_envs,)``, ``infos`` a list of ``num_envs`` dicts.
+
+        Examples
+        --------
+        A size-2 DeepSea: after two steps both episodes end; the terminal observation, all
+        zeros, is in ``infos`` and the returned observation is already the next episode's start.
+
+        >>> import gymnasium as gym
+        >>> import numpy as np
+        >>> import delight_gym
+        >>> from stable_baselines3 import PPO
+        >>> from delight_gym.sb3.vec_env import SB3VecEnvAdapter
+        >>> venv = SB3VecEnvAdapter(gym.make_vec("DeepSea-v0", num_envs=2, size=2))
+        >>> venv.seed(0)
+        [0, 1]
+        >>> obs = venv.reset()
+        >>> for _ in range(2):
+        ...     obs, rewards, dones, infos = venv.step(np.array([0, 1]))
+        >>> dones
+        array([ True,  True])
+        >>> infos[0]["terminal_observation"]
+        array([[0., 0.],
+               [0., 0.]], dtype=float32)
+        >>> obs[0]
+        array([[1., 0.],
+               [0., 0.]], dtype=float32)
+        >>> model = PPO("MlpPolicy", venv, n_steps=16, batch_size=32, seed=0, device="cpu")
+        >>> model = model.learn(64)
         """
         if self._actions is None:
             raise RuntimeError("step_wait() needs a step_async(actions) call first")

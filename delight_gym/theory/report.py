@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from delight_gym.plotting import new_figure, save_figure
-from delight_gym.theory.checks import ClaimCheck, run_checks
+from delight_gym.theory.claims import ClaimCheck, run_checks
 from delight_gym.theory.reservoir import ReservoirRates
 
 __all__ = ["plot_reservoir_rates", "run_theory", "write_tables"]

@@ -9,8 +9,7 @@ float64 ``(n, d)`` inside ``[low, high]``.
 * :class:`SB3GaussianHost` — SB3 SAC (squashed Gaussian), PPO and A2C (Gaussian, clipped to
   the box): the policy's own log-density, with SB3's ``[-1, 1]`` rescaling undone;
 * :class:`SB3DeterministicHost` — SB3 TD3 and DDPG, with a stated truncated-Gaussian proposal;
-* :class:`CallableBoxHost` — a callable returning actions, optionally with a log-density;
-  :func:`make_box_host` picks the adapter.
+* :class:`CallableBoxHost` — a callable returning actions (and optionally a log-density).
 """
 
 from __future__ import annotations

@@ -57,11 +57,10 @@ class ContinuousDelightWrapper(DelightSettings):
 
     Attributes
     ----------
-    delight, host, posterior, t, rng, stats :
-        As for :class:`~delight_gym.wrappers.DelightExplorationWrapper`.
-    last_info : dict
-        Per row: ``overridden``, ``explored``, ``gate_size`` (-1: no set drawn), ``delight``
-        (``χ`` played, else NaN), ``epsilon``, ``host_actions`` ``(n, d)``.
+    delight, host, posterior, t, rng, stats, last_info :
+        As for :class:`~delight_gym.wrappers.DelightExplorationWrapper`; ``last_info`` per row:
+        ``overridden``, ``explored``, ``gate_size`` (-1: no set drawn), ``delight`` (``χ``
+        played, else NaN), ``epsilon``, ``host_actions`` ``(n, d)``.
     """
 
     def __init__(
@@ -197,7 +196,7 @@ class ContinuousDelightWrapper(DelightSettings):
             self.last_info = {
                 k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in self.last_info.items()
             }
-            return out[0], state
+            return out.reshape(self.action_space.shape), state  # an array even for shape ()
         return out, state
 
     def _record(self, decision: CandidateDecision, host_actions: np.ndarray) -> None:

@@ -124,92 +124,31 @@ def _row_vector(value: Any, n: int, name: str, dtype: Any) -> np.ndarray:
 class DelightExplorationWrapper(DelightSettings):
     """Delight-gated exploration around a host policy, with SB3's ``predict`` signature.
 
+    Its state: the options in use ``delight``, ``host``, ``posterior``, the clock ``t``
+    (``start_step`` plus the transitions observed), ``rng``, ``stats``
+    (:class:`~delight_gym.stats.DelightStats`) and ``last_info`` (see :meth:`predict`).
+
     Parameters
     ----------
     host : callable or stable_baselines3 model or Host
-        A callable mapping a batch of observations ``(n, ...)`` to action probabilities
-        ``(n, A)``; an SB3 PPO or A2C model (``π`` from its policy's distribution); an SB3 DQN
-        (greedy on its Q-values, or Boltzmann with ``host_temperature``); or a host adapter
-        from :mod:`delight_gym.wrappers.hosts`.
+        Observations ``(n, ...)`` → probabilities ``(n, A)``; an SB3 PPO, A2C or DQN; or a
+        host adapter (:mod:`~delight_gym.wrappers.hosts`).
     posterior : ValuePosterior, optional
-        Supplies posterior means and EI (see :mod:`delight_gym.posteriors`; the package's
-        :class:`~delight_gym.posteriors.BetaBernoulliPosterior`,
-        :class:`~delight_gym.posteriors.LinearGaussianPosterior` and
-        :class:`~delight_gym.posteriors.TabularMDPPosterior` may be passed as they are). Default
-        (:func:`~delight_gym.posteriors.value.default_posterior`): a
-        :class:`~delight_gym.posteriors.value.TabularValuePosterior` for a Discrete or one-hot
-        (bounds ``[0, 1]``) observation space, else an
-        :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (10 heads, trained on what
-        :meth:`observe` gives it).
+        Means and EI; default :func:`~delight_gym.posteriors.value.default_posterior`.
     delight : DelightOptions or dict, optional
-        DE's options (:class:`~delight_gym.options.DelightOptions`: ``gate_price``,
-        ``surprisal_cap``, ``half_life``, ``baseline``, ``value_scale``; the clock counts
-        steps). ``None``: the defaults. The keywords ``gate_price=``, ``surprisal_cap=``,
-        ``half_life=`` and ``baseline=`` still work until the next release, with a
-        ``DeprecationWarning``.
+        DE's options (:class:`~delight_gym.options.DelightOptions`; the clock counts steps).
     seed : int, optional
-        Seed of the wrapper's own ``numpy.random.Generator`` (the only randomness it uses).
+        Seed of the wrapper's own ``numpy.random.Generator``, its only randomness.
     host_temperature : float, optional
-        DQN hosts only: ``None`` greedy, ``τ > 0`` Boltzmann (see
-        :class:`~delight_gym.wrappers.hosts.SB3QHost`).
+        DQN hosts: ``None`` greedy, ``τ > 0`` Boltzmann.
     observation_space, action_space : gymnasium.Space, optional
-        Needed for a callable host (SB3 models carry their own): the observation space tells a
-        single observation from a batch and builds the default posterior.
+        Required for a callable host (SB3 models carry their own).
     posterior_kwargs : dict, optional
-        Arguments of the default posterior (tabular: ``gamma``, ``prior_mean``, ``prior_std``,
-        ``noise_std``; ensemble: those of
-        :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior`); ``gamma`` defaults to
-        the host model's ``gamma`` when it has one, the ensemble's ``seed`` to ``seed``.
+        The default posterior's arguments (``gamma``: the host model's; ``seed``: ``seed``).
     lazy_gate : bool, default False
-        Evaluate the posterior and the gate only on the rows whose ``ε`` coin chose the
-        override (:func:`delight_gym.rule.sample_acting_on_explore_rows`): the same
-        actions for the same seed, much cheaper once ``ε_t`` is small, but ``last_info`` has
-        ``gate_size = -1`` and NaN ``delight``, ``baseline``, ``acting_probs`` and
-        ``expected_improvement`` on the other rows (not evaluated).
+        Evaluate the posterior and the gate only on rows whose ``ε`` coin chose the override.
     start_step : int, optional
-        Where the clock ``t`` starts. Default: the host model's ``num_timesteps`` for an SB3
-        model (the wrapper goes on from where its training stopped, so a trained model is not
-        explored as if it were new, at ``ε = 1``), else 0.
-
-    Attributes
-    ----------
-    delight : DelightOptions
-        The options in use (``clock="step"``).
-    host : Host
-    posterior : ValuePosterior
-    t : int
-        The clock: ``start_step`` plus the transitions observed so far
-        (``ε = epsilon_schedule(t, half_life)``).
-    rng : numpy.random.Generator
-    stats : DelightStats
-        Every non-deterministic :meth:`predict` since the last ``stats.log(logger)`` /
-        ``stats.reset()`` (see :mod:`delight_gym.stats`).
-    last_info : dict
-        About the last :meth:`predict` call, one entry per row: ``overridden`` (bool: the
-        action was drawn from a non-empty override ``q`` rather than the host), ``explored``
-        (bool: the ``ε`` coin chose ``q``, even when the gate was empty and ``q = π``),
-        ``gate_size`` (int ``|G|``), ``epsilon`` (float), ``delight`` (``χ`` of the chosen
-        action), ``baseline`` (``v_s``), and the arrays ``host_probs``, ``acting_probs``,
-        ``expected_improvement`` of shape ``(n, A)``. A single observation gives scalars and
-        ``(A,)`` arrays. ``deterministic=True`` evaluates no gate: ``overridden`` False,
-        ``gate_size`` 0, ``epsilon`` 0.0, ``delight`` 0.0.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from gymnasium import spaces
-    >>> host = lambda obs: np.tile([0.9, 0.1], (len(obs), 1))
-    >>> de = DelightExplorationWrapper(
-    ...     host, observation_space=spaces.Discrete(3), action_space=spaces.Discrete(2), seed=0
-    ... )
-    >>> action, _ = de.predict(0)  # ε_0 = 1 and the fresh prior's EI opens the gate: override
-    >>> int(action), bool(de.last_info["overridden"]), int(de.last_info["gate_size"])
-    (1, True, 1)
-    >>> int(de.predict(0, deterministic=True)[0])
-    0
-    >>> de.observe(0, action, 1.0, 1, False, False)
-    >>> de.t, de.epsilon
-    (1, 0.9900990099009901)
+        Where ``t`` starts (default: an SB3 host's ``num_timesteps``, else 0).
     """
 
     def __init__(
@@ -225,14 +164,13 @@ class DelightExplorationWrapper(DelightSettings):
         posterior_kwargs: dict[str, Any] | None = None,
         lazy_gate: bool = False,
         start_step: int | None = None,
-        **deprecated: Any,
     ) -> None:
         if not isinstance(lazy_gate, bool):
             raise TypeError(f"lazy_gate must be a bool, got {lazy_gate!r}")
         self.lazy_gate = lazy_gate
         if delight is False:
             raise ValueError("delight=False: the wrapper is DE; use the host itself instead")
-        options = DelightOptions.from_keywords(type(self).__name__, delight, deprecated)
+        options = DelightOptions.make(delight)
         self.delight = (options or DelightOptions()).resolve(type(self).__name__, clocks=("step",))
         self.host: Host = make_host(
             host,
@@ -352,6 +290,35 @@ class DelightExplorationWrapper(DelightSettings):
         -------
         (numpy.ndarray, state)
             int64 actions of shape ``()`` for one observation, ``(n,)`` for a batch.
+
+        Notes
+        -----
+        :attr:`last_info` holds, one entry per row: ``overridden`` (bool: the action was drawn
+        from a non-empty override ``q`` rather than the host), ``explored`` (bool: the ``ε``
+        coin chose ``q``, even when the gate was empty and ``q = π``), ``gate_size`` (int
+        ``|G|``; ``-1`` where ``lazy_gate`` evaluated no gate), ``epsilon``, ``delight`` (``χ``
+        of the chosen action), ``baseline`` (``v_s``), and ``host_probs``, ``acting_probs``,
+        ``expected_improvement`` of shape ``(n, A)`` (``delight``, ``baseline``, ``acting_probs``
+        and ``expected_improvement`` are NaN on rows a lazy gate skipped). One observation gives
+        scalars and ``(A,)`` arrays. ``deterministic=True`` evaluates no gate: ``overridden``
+        False, ``gate_size`` 0, ``epsilon`` 0.0, ``delight`` 0.0.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from gymnasium import spaces
+        >>> host = lambda obs: np.tile([0.9, 0.1], (len(obs), 1))
+        >>> de = DelightExplorationWrapper(
+        ...     host, observation_space=spaces.Discrete(3), action_space=spaces.Discrete(2), seed=0
+        ... )
+        >>> action, _ = de.predict(0)  # ε_0 = 1 and the fresh prior's EI opens the gate
+        >>> int(action), bool(de.last_info["overridden"]), int(de.last_info["gate_size"])
+        (1, True, 1)
+        >>> int(de.predict(0, deterministic=True)[0])
+        0
+        >>> de.observe(0, action, 1.0, 1, False, False)
+        >>> de.t, de.epsilon
+        (1, 0.9900990099009901)
         """
         obs, single = observation_batch(
             observation, self.observation_space, "observation", f" at t = {self.t}"
@@ -425,7 +392,7 @@ class DelightExplorationWrapper(DelightSettings):
         if single:
             info = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in info.items()}
             self.last_info = info
-            return actions[0], state
+            return actions.reshape(()), state  # a 0-d array, as SB3's predict
         self.last_info = info
         return actions, state
 
@@ -517,17 +484,6 @@ class DelightExplorationWrapper(DelightSettings):
                 logger.dump(step=self.t)
 
         return callback
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """Unpickle, also a wrapper pickled before :class:`DelightOptions` (a ``DelightDQN``
-        saved by the previous release): its options are rebuilt from the settings it held."""
-        state = dict(state)
-        old = {k: state.pop(k) for k in ("gate_price", "surprisal_cap", "half_life") if k in state}
-        if "delight" not in state:
-            state["delight"] = DelightOptions(
-                **old, baseline=state.pop("baseline", "host"), clock="step"
-            )
-        self.__dict__.update(state)
 
     def __repr__(self) -> str:
         return (

@@ -3,17 +3,12 @@
 A host gives, for a batch of ``n`` observations, its action probabilities ``π(·|s)`` of shape
 ``(n, A)`` (:meth:`Host.probs`) and its own deterministic choice (:meth:`Host.act`).
 
-* :class:`CallableHost` — any callable ``observations (n, ...) -> probabilities (n, A)``.
-* :class:`SB3PolicyHost` — a Stable-Baselines3 on-policy model with a categorical policy
-  (PPO, A2C): ``π = model.policy.get_distribution(obs).distribution.probs``; its own choice
-  is ``model.policy.predict(obs, deterministic=True)`` (the mode, i.e. the argmax).
-* :class:`SB3QHost` — a Stable-Baselines3 DQN (anything with ``policy.q_net``). Convention:
-  with ``temperature=None`` (default) the host is **greedy**, ``π`` one-hot on
-  ``argmax_a Q(s, a)`` (ties: the first maximal index, as ``torch.argmax`` and DQN's own
-  ``predict``); with ``temperature=τ > 0`` it is **Boltzmann**, ``π ∝ exp(Q(s, ·)/τ)``.
-  Its own choice is ``model.policy.predict(obs, deterministic=True)``.
+* :class:`CallableHost` — any callable ``observations (n, ...) -> probabilities (n, A)``;
+* :class:`SB3PolicyHost` — an SB3 PPO or A2C (categorical policy): ``π`` from its distribution;
+* :class:`SB3QHost` — an SB3 DQN: greedy on its Q-values, or Boltzmann at a temperature.
 
-:func:`make_host` picks the adapter. Stable-Baselines3 is imported only when a model is given.
+An SB3 host's own choice is its policy's ``predict(obs, deterministic=True)``. :func:`make_host`
+picks the adapter; Stable-Baselines3 is imported only when a model is given.
 """
 
 from __future__ import annotations
@@ -119,7 +114,8 @@ class _SB3Host:
 
 
 class SB3PolicyHost(_SB3Host):
-    """A Stable-Baselines3 PPO / A2C model (categorical actor-critic policy) as a host."""
+    """A Stable-Baselines3 PPO / A2C model (categorical actor-critic policy) as a host:
+    ``π = model.policy.get_distribution(obs).distribution.probs``, its own choice the mode."""
 
     def __init__(self, model: Any) -> None:
         super().__init__(model)
@@ -149,7 +145,8 @@ class SB3QHost(_SB3Host):
     model : stable_baselines3.DQN
         Any model whose ``policy.q_net`` maps observations to ``(n, A)`` Q-values.
     temperature : float, optional
-        ``None`` (default): greedy host, ``π`` one-hot on the argmax. ``τ > 0``: Boltzmann,
+        ``None`` (default): greedy host, ``π`` one-hot on the argmax (ties: the first maximal
+        index, as ``torch.argmax`` and DQN's ``predict``). ``τ > 0``: Boltzmann,
         ``π = softmax(Q/τ)``; the deterministic choice stays the argmax.
     """
 

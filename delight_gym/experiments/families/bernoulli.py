@@ -6,11 +6,27 @@ runs, so that importing the family imports neither torch nor the environments).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from delight_gym._checks import check_positive_int
 from delight_gym.experiments.families.base import ARMS, BANDIT_AGENTS, Family
 
 __all__ = ["BERNOULLI", "bernoulli_cell"]
+
+#: The most arms a run can have: the lazy env (any ``K`` in memory) acts in ``Discrete(K)``,
+#: whose actions are int64.
+_MAX_ARMS = 2**63 - 1
+
+
+def _check_bernoulli_arms(value: Any, name: str) -> int:
+    """``--arms`` of ``bernoulli``: a positive int the int64 actions can hold (above
+    :data:`~delight_gym.experiments.bandit.LAZY_ARMS_THRESHOLD` the env draws means lazily, so
+    memory does not grow with ``K``)."""
+    k = check_positive_int(value, name)
+    if k > _MAX_ARMS:
+        raise ValueError(f"{name} must be <= {_MAX_ARMS} (int64 actions), got {k}")
+    return k
 
 
 def bernoulli_cell(
@@ -29,7 +45,7 @@ BERNOULLI = Family(
     help="K-armed Bernoulli bandits, means ~ U(0,1)",
     cell=bernoulli_cell,
     agents=BANDIT_AGENTS,
-    instance=(ARMS,),
+    instance=(dataclasses.replace(ARMS, check=_check_bernoulli_arms),),
     default_agents=("delight", "thompson", "egreedy", "greedy"),
     # All 100 seeds in one batch (a few MB at K = 10^4): a step's array operations then serve
     # 100 seeds at once, 2.5x cheaper than four batches of 25.

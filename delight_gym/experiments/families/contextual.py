@@ -140,6 +140,14 @@ def _check_neural_reward(value: Any, name: str) -> str:
     return check_neural_reward(value, name)
 
 
+def _check_neural_arms(value: Any, name: str) -> int:
+    """``--arms`` of ``neural-width``: a positive count whose smallest run fits in memory
+    (:func:`~delight_gym.envs.neural.check_neural_arms`, imported when a value is checked)."""
+    from delight_gym.envs.neural import check_neural_arms
+
+    return check_neural_arms(value, name)
+
+
 def _contextual_agents(nl_settings: Parameter) -> tuple[Agent, ...]:
     """``RULE-POSTERIOR`` for the three rules and the three learned posteriors (the
     NeuralLinear ones taking ``nl_settings``), then the paper's annealed ε-greedy and uniform
@@ -210,7 +218,7 @@ NEURAL_WIDTH = Family(
     cell=neural_cell,
     agents=_CONTEXTUAL_AGENTS,
     instance=(
-        dataclasses.replace(ARMS, sweep=(10, 100, 1000)),
+        dataclasses.replace(ARMS, check=_check_neural_arms, sweep=(10, 100, 1000)),
         Parameter(
             "reward",
             str,

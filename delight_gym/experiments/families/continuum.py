@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from delight_gym._checks import check_positive_float, check_positive_int
+from delight_gym._checks import check_positive_float, check_positive_int, check_would_fit
 from delight_gym.experiments.families.base import (
     DELIGHT,
     EGREEDY,
@@ -45,6 +45,21 @@ def continuum_cell(
         )
 
 
+#: Bytes per dimension of the smallest continuum run (one seed), a lower bound: the agents'
+#: random-Fourier-feature frequencies (``num_features = 256`` rows) and a round's uniform
+#: candidates (``num_candidates = 64``), float64: the defaults of
+#: :class:`~delight_gym.agents.continuum.ContinuumAgent`, which the family's cell uses.
+_CONTINUUM_MIN_BYTES_PER_DIM = 8 * (256 + 64)
+
+
+def _check_continuum_dim(value: Any, name: str) -> int:
+    """``--dim`` of ``continuum``: a positive count whose smallest run (one seed) fits in
+    memory (:data:`_CONTINUUM_MIN_BYTES_PER_DIM` bytes per dimension)."""
+    d = check_positive_int(value, name)
+    check_would_fit(d * _CONTINUUM_MIN_BYTES_PER_DIM, f"{name}={d} (one seed)")
+    return d
+
+
 UNIFORM = Agent("uniform", "uniform play", "#000000", linestyle=":")
 
 #: Continuum-armed bandits: a narrow needle among broad bumps on ``[0, 1]^d``.
@@ -55,7 +70,7 @@ CONTINUUM = Family(
     agents=(DELIGHT, THOMPSON, UCB, EGREEDY, GREEDY, UNIFORM),
     instance=(
         Parameter(
-            "dim", int, check_positive_int, sweep=(1, 2, 5, 10), symbol="d", help="dimensions d"
+            "dim", int, _check_continuum_dim, sweep=(1, 2, 5, 10), symbol="d", help="dimensions d"
         ),
         Parameter(
             "needle_width",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from delight_gym._checks import check_positive_float, check_positive_int
+from delight_gym._checks import check_positive_float, check_positive_int, check_would_fit
 from delight_gym.experiments.families.base import ARMS, BANDIT_AGENTS, Family, Parameter
 
 if TYPE_CHECKING:
@@ -36,6 +36,27 @@ def linear_cell(
     from delight_gym.experiments import linear
 
     return linear.run_linear(agent, arms, dim, noise, horizon, seeds, seed=seed, **agent_kwargs)
+
+
+#: Bytes per arm of the smallest linear run (one seed, ``dim = 1``): the env's arrays
+#: (:class:`~delight_gym.envs.linear.LinearBanditVectorEnv` counts ``20 D + 16 + 10 D``).
+_LINEAR_MIN_BYTES_PER_ARM = 46
+
+
+def _check_linear_arms(value: Any, name: str) -> int:
+    """``--arms`` of ``linear``: a positive count whose smallest run (one seed, ``dim = 1``)
+    fits in memory; the env checks the full size again."""
+    k = check_positive_int(value, name)
+    check_would_fit(k * _LINEAR_MIN_BYTES_PER_ARM, f"{name}={k} (one seed, dim=1)")
+    return k
+
+
+def _check_linear_dim(value: Any, name: str) -> int:
+    """``--dim`` of ``linear``: a positive count whose smallest run fits in memory: one seed's
+    posterior holds a ``D x D`` float64 precision factor."""
+    d = check_positive_int(value, name)
+    check_would_fit(8 * d * d, f"{name}={d} (one seed's D x D float64 posterior)")
+    return d
 
 
 def linear_budget_report(result: ExperimentResult) -> list[str]:
@@ -72,8 +93,8 @@ LINEAR = Family(
     cell=linear_cell,
     agents=BANDIT_AGENTS,
     instance=(
-        dataclasses.replace(ARMS, sweep=(100,)),
-        Parameter("dim", int, check_positive_int, sweep=(10, 30), symbol="D", help="dimensions D"),
+        dataclasses.replace(ARMS, check=_check_linear_arms, sweep=(100,)),
+        Parameter("dim", int, _check_linear_dim, sweep=(10, 30), symbol="D", help="dimensions D"),
         Parameter("noise", float, check_positive_float, sweep=(1.0,), symbol="σ", help="noise σ"),
     ),
     default_agents=("delight", "thompson", "egreedy", "greedy"),

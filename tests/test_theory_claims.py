@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from delight_gym.posteriors.beta import beta_expected_improvement
-from delight_gym.theory.checks import ClaimCheck, format_checks, knowledge_gradient
+from delight_gym.theory.claims import ClaimCheck, format_checks, knowledge_gradient
 
 
 def test_knowledge_gradient_by_hand():

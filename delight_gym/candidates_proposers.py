@@ -1,0 +1,267 @@
+"""The hosts and proposers of a candidate-set decision (:mod:`delight_gym.candidates`).
+
+The protocols a host and a proposer follow (:class:`CandidateHost`, :class:`RankingHost`,
+:class:`CandidateProposer`), two hosts (:class:`CategoricalHost`, :class:`GaussianProposalHost`)
+and the proposers (:class:`HostSamples`, :class:`TopK`, :class:`UniformProposals`,
+:class:`PosteriorArgmax`). ``from delight_gym.candidates import ...`` finds them all too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import numpy as np
+from gymnasium import spaces
+from scipy.special import ndtr, ndtri
+
+from delight_gym._checks import check_positive_float, check_positive_int, host_view
+from delight_gym.rule import sample_categorical
+
+__all__ = [
+    "Array",
+    "CandidateHost",
+    "CandidateProposer",
+    "CategoricalHost",
+    "GaussianProposalHost",
+    "HostSamples",
+    "PosteriorArgmax",
+    "RankingHost",
+    "TopK",
+    "UniformProposals",
+    "space_bounds",
+]
+
+Array = Any  # numpy.ndarray (or torch.Tensor for candidate_rule)
+
+
+class CandidateHost(Protocol):
+    """The host policy as a candidate-set decision sees it: ``states`` is a batch of ``b``
+    observations, host actions are int ``(b,)`` (``Discrete``) or float ``(b, d)`` (``Box``)."""
+
+    def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> Array:
+        """``log π(c | s)`` (``Discrete``; ``-inf`` where ``π = 0``) or a log-density
+        (``Box``, finite), shape ``(b, C)``, for candidates ``(b, C)`` or ``(b, C, d)``."""
+
+    def sample(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Array:
+        """``n`` independent draws from the host per row: ``(b, n)`` or ``(b, n, d)``."""
+
+
+class RankingHost(CandidateHost, Protocol):
+    """A ``Discrete`` host that can list its most probable actions (a retrieval index)."""
+
+    def top_actions(self, states: Any, k: int) -> Array:
+        """int ``(b, k)``: the host's ``k`` most probable distinct actions per row."""
+
+
+class CandidateProposer(Protocol):
+    """Proposes ``n`` candidates per row: int ``(b, n)`` or float ``(b, n, d)``, in the space."""
+
+    def propose(
+        self, states: Any, host_actions: Array, n: int, rng: np.random.Generator
+    ) -> Array: ...
+
+
+def space_bounds(space: Any, name: str) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(K, empty, empty)`` for ``Discrete(K)``; ``(0, low, high)`` (float64 ``(d,)``) for a
+    1-D ``Box``. Refuses other spaces and a ``Discrete`` whose ``start`` is not 0."""
+    if isinstance(space, spaces.Discrete):
+        if int(space.start) != 0:
+            raise ValueError(f"{name} must be a Discrete space starting at 0, got {space}")
+        return int(space.n), np.empty(0), np.empty(0)
+    if isinstance(space, spaces.Box) and len(space.shape) == 1:
+        return 0, space.low.astype(np.float64), space.high.astype(np.float64)
+    raise TypeError(f"{name} must be a gymnasium Discrete or 1-D Box space, got {space!r}")
+
+
+def _finite_box(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` of a 1-D ``Box`` with finite bounds and ``high > low`` everywhere."""
+    k, low, high = space_bounds(space, name)
+    if k:
+        raise TypeError(f"{name} must be a Box space, got {space!r}")
+    if not (np.isfinite(low).all() and np.isfinite(high).all()):
+        raise ValueError(f"{name} must have finite bounds, got low={low} high={high}")
+    if not (high > low).all():
+        raise ValueError(f"{name} must have high > low in every coordinate")
+    return low, high
+
+
+def _uniform(space: Any, shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+    """Uniform draws of ``shape`` ``(b, n)`` from ``space`` (checked: finite bounds)."""
+    k, low, high = space_bounds(space, "space")
+    if k:
+        return rng.integers(0, k, size=shape, dtype=np.int64)
+    return low + (high - low) * rng.random((*shape, low.size))
+
+
+class CategoricalHost:
+    """A ``Discrete`` host given by its probabilities: ``probs(states)`` → ``(b, K)``.
+
+    Each call evaluates ``probs`` (``O(b·K)``): fine for thousands of actions; for millions,
+    give a :class:`RankingHost` that answers from an index in ``O(|C|)``.
+
+    Parameters
+    ----------
+    probs : Callable[[Any], Array]
+        the host's action probabilities for a batch of states, rows summing to one.
+    """
+
+    def __init__(self, probs: Callable[[Any], Array]) -> None:
+        if not callable(probs):
+            raise TypeError(f"probs must be callable, got {type(probs).__name__}")
+        self.probs = probs
+
+    def _table(self, states: Any) -> np.ndarray:
+        return np.asarray(host_view(self.probs(states)), dtype=np.float64)
+
+    def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> np.ndarray:
+        """``log π(c | s)``, ``(b, C)`` (``-inf`` where ``π = 0``)."""
+        picked = np.take_along_axis(self._table(states), candidates, axis=-1)
+        with np.errstate(divide="ignore"):
+            return np.log(picked)
+
+    def sample(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
+        """int ``(b, n)``: independent draws from ``π(·|s)`` (inverse CDF)."""
+        table = self._table(states)
+        rows = np.broadcast_to(table[:, None, :], (table.shape[0], n, table.shape[1]))
+        return sample_categorical(rows, rng.random((table.shape[0], n)))
+
+    def top_actions(self, states: Any, k: int) -> np.ndarray:
+        """int ``(b, k)``: the ``k`` most probable actions, most probable first."""
+        table = self._table(states)
+        if k > table.shape[1]:
+            raise ValueError(f"k must be <= the number of actions {table.shape[1]}, got {k}")
+        top = np.argpartition(-table, k - 1, axis=-1)[:, :k]
+        order = np.argsort(-np.take_along_axis(table, top, axis=-1), axis=-1, kind="stable")
+        return np.take_along_axis(top, order, axis=-1)
+
+
+class GaussianProposalHost:
+    """A deterministic ``Box`` host (TD3, DDPG) made a distribution, so that it has a density.
+
+    The host's action ``μ(s)`` (column 0) plus independent Gaussian noise of standard
+    deviation ``σ_i = host_std·(high_i − low_i)``, truncated to the box: the density is
+    ``Π_i φ((x_i − μ_i)/σ_i) / (σ_i·[Φ(β_i) − Φ(α_i)])`` on the box, 0 outside, with
+    ``α_i = (low_i − μ_i)/σ_i`` and ``β_i = (high_i − μ_i)/σ_i``. No mass is clipped onto the
+    boundary: draws are exact inverse-CDF draws from the truncated law.
+
+    Parameters
+    ----------
+    space : gymnasium.spaces.Box
+        1-D, finite bounds, ``high > low``.
+    host_std : float
+        ``> 0``, the noise scale as a fraction of each coordinate's range (default 0.1).
+    """
+
+    def __init__(self, space: Any, host_std: float = 0.1) -> None:
+        self.low, self.high = _finite_box(space, "space")
+        self.host_std = check_positive_float(host_std, "host_std")
+        self.scale = self.host_std * (self.high - self.low)
+
+    def _limits(self, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``α``, ``β`` and the mass ``Φ(β) − Φ(α)`` (as two non-negative halves: no
+        cancellation, since ``α ≤ 0 ≤ β`` for ``μ`` in the box)."""
+        alpha, beta = (self.low - mu) / self.scale, (self.high - mu) / self.scale
+        return alpha, beta, (ndtr(beta) - 0.5) + (ndtr(-alpha) - 0.5)
+
+    def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> np.ndarray:
+        """Log-density of the truncated Gaussian at ``candidates`` ``(b, C, d)`` → ``(b, C)``."""
+        mu = np.asarray(host_actions, dtype=np.float64)[:, None, :]
+        _, _, mass = self._limits(mu)
+        z = (candidates - mu) / self.scale
+        log_pdf = -0.5 * z**2 - 0.5 * np.log(2 * np.pi) - np.log(self.scale) - np.log(mass)
+        inside = (candidates >= self.low) & (candidates <= self.high)
+        return np.where(inside, log_pdf, -np.inf).sum(axis=-1)
+
+    def sample(
+        self, states: Any, host_actions: Array, n: int, rng: np.random.Generator
+    ) -> np.ndarray:
+        """float ``(b, n, d)``: inverse-CDF draws, each tail computed on its accurate side."""
+        mu = np.asarray(host_actions, dtype=np.float64)[:, None, :]
+        alpha, beta, mass = self._limits(mu)
+        r = rng.random((mu.shape[0], n, mu.shape[-1]))
+        r = np.where(r == 0.0, 2.0**-54, r)  # r in (0, 1): both tails below stay positive
+        lower = ndtr(alpha) + r * mass  # Φ(z)
+        upper = ndtr(-beta) + (1.0 - r) * mass  # 1 − Φ(z)
+        z = np.where(lower <= 0.5, ndtri(lower), -ndtri(upper))
+        # z ∈ [α, β] in exact arithmetic; the clip only undoes float rounding (a few ulps).
+        return np.clip(mu + self.scale * z, self.low, self.high)
+
+
+class HostSamples:
+    """Proposes ``n`` independent draws from the host (``host.sample``)."""
+
+    def __init__(self, host: CandidateHost) -> None:
+        self.host = host
+
+    def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
+        """``n`` host draws per row."""
+        return self.host.sample(states, host_actions, n, rng)
+
+
+class TopK:
+    """Proposes the host's ``n`` most probable actions (``host.top_actions``), for ``Discrete``
+    spaces too large to score."""
+
+    def __init__(self, host: RankingHost) -> None:
+        self.host = host
+
+    def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
+        """int ``(b, n)``."""
+        return self.host.top_actions(states, n)
+
+
+class UniformProposals:
+    """Proposes ``n`` actions uniformly from the space (a ``Box`` needs finite bounds).
+
+    Parameters
+    ----------
+    space : gymnasium.spaces.Discrete | gymnasium.spaces.Box
+    """
+
+    def __init__(self, space: Any) -> None:
+        k, _, _ = space_bounds(space, "space")
+        if not k:
+            _finite_box(space, "space")
+        self.space = space
+
+    def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
+        """int ``(b, n)`` or float ``(b, n, d)``."""
+        return _uniform(self.space, (len(host_actions), n), rng)
+
+
+class PosteriorArgmax:
+    """Approximate Thompson proposals: each is the best of ``n_random`` uniform actions under
+    one posterior sample (e.g. one ensemble member, drawn anew for every proposal).
+
+    Parameters
+    ----------
+    space : gymnasium.spaces.Discrete | gymnasium.spaces.Box
+        a ``Box`` needs finite bounds.
+    sample_values : Callable
+        ``sample_values(states, actions, rng)`` → ``(b, N)``: the values of ``actions``
+        (int ``(b, N)`` or float ``(b, N, d)``) under one fresh posterior sample per row.
+    n_random : int
+        ``≥ 1`` random actions scored per proposal (default 64).
+    """
+
+    def __init__(self, space: Any, sample_values: Callable[..., Array], n_random: int = 64) -> None:
+        UniformProposals(space)  # checks the space
+        if not callable(sample_values):
+            raise TypeError(f"sample_values must be callable, got {type(sample_values).__name__}")
+        self.space, self.sample_values = space, sample_values
+        self.n_random = check_positive_int(n_random, "n_random")
+
+    def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
+        """``n`` proposals per row, each from its own posterior sample."""
+        b = len(host_actions)
+        picks = []
+        for _ in range(n):
+            actions = _uniform(self.space, (b, self.n_random), rng)
+            values = np.asarray(host_view(self.sample_values(states, actions, rng)))
+            if values.shape != (b, self.n_random):
+                raise ValueError(
+                    f"sample_values must return shape {(b, self.n_random)}, got {values.shape}"
+                )
+            picks.append(actions[np.arange(b), np.argmax(values, axis=-1)])
+        return np.stack(picks, axis=1)

@@ -1,0 +1,232 @@
+"""The replay buffer and the policy of :class:`~delight_gym.sb3.BootstrappedDQN`.
+
+:class:`BootstrapReplayBuffer` (SB3's replay buffer with bootstrap masks and its own
+generators), its samples :class:`BootstrapReplayBufferSamples`, and
+:class:`BootstrappedDQNPolicy` (the ensemble as an SB3 policy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from stable_baselines3.common.buffers import ReplayBuffer
+from stable_baselines3.common.policies import BasePolicy
+from stable_baselines3.common.preprocessing import get_action_dim, get_obs_shape
+from stable_baselines3.common.type_aliases import Schedule
+from stable_baselines3.common.vec_env import VecNormalize
+
+from delight_gym._checks import check_positive_int, check_probability, check_would_fit
+from delight_gym.posteriors.ensemble import (
+    DEFAULT_HIDDEN_SIZES,
+    DEFAULT_NUM_HEADS,
+    DEFAULT_PRIOR_SCALE,
+    EnsembleQPosterior,
+)
+
+__all__ = [
+    "BootstrapReplayBuffer",
+    "BootstrapReplayBufferSamples",
+    "BootstrappedDQNPolicy",
+    "spawn_rng",
+]
+
+
+def spawn_rng(seed: int | None, stream: int) -> np.random.Generator:
+    """Independent generator ``stream`` of ``seed`` (fresh entropy for ``None``)."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
+
+
+class BootstrapReplayBufferSamples(NamedTuple):
+    """SB3's ``ReplayBufferSamples`` with the sampled transitions' bootstrap masks.
+
+    Attributes
+    ----------
+    observations, actions, next_observations, dones, rewards : torch.Tensor
+        As in SB3's ``ReplayBufferSamples`` (``B`` rows).
+    discounts : None
+        SB3's n-step field (unused).
+    masks : torch.Tensor or None
+        bool ``(B, K)``: which heads train on each transition (``None`` without masking).
+    """
+
+    observations: torch.Tensor
+    actions: torch.Tensor
+    next_observations: torch.Tensor
+    dones: torch.Tensor
+    rewards: torch.Tensor
+    discounts: torch.Tensor | None = None
+    masks: torch.Tensor | None = None
+
+
+class BootstrapReplayBuffer(ReplayBuffer):
+    """SB3's replay buffer with bootstrap masks and its own random generators.
+
+    It extends :class:`stable_baselines3.common.buffers.ReplayBuffer` as SB3's
+    ``NStepReplayBuffer`` does, in ``_get_samples`` (which also returns the masks), plus
+    ``sample``, which draws the indices from the buffer's generator instead of numpy's global
+    one. Each slot of the buffer holds a fixed mask drawn at construction: the transition stored
+    in a slot gets its mask, independently of its content, which is what a bootstrap needs.
+
+    Parameters
+    ----------
+    buffer_size, observation_space, action_space, device, n_envs, handle_timeout_termination :
+        As for :class:`stable_baselines3.common.buffers.ReplayBuffer`
+        (``optimize_memory_usage`` is refused).
+    num_heads : int, default 10
+    mask_prob : float, default 1.0
+        Each stored transition is in head ``k``'s bootstrap sample with this probability
+        (masks are kept only when it is below 1).
+    seed : int, optional
+        Seed of the buffer's generators (samples, masks; independent streams; never the global
+        one).
+    """
+
+    def __init__(
+        self,
+        buffer_size: int,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        device: Any = "auto",
+        n_envs: int = 1,
+        optimize_memory_usage: bool = False,
+        handle_timeout_termination: bool = True,
+        *,
+        num_heads: int = DEFAULT_NUM_HEADS,
+        mask_prob: float = 1.0,
+        seed: int | None = None,
+    ) -> None:
+        if optimize_memory_usage:
+            raise ValueError("optimize_memory_usage is not supported by BootstrapReplayBuffer")
+        size = check_positive_int(buffer_size, "buffer_size")
+        heads = check_positive_int(num_heads, "num_heads")
+        mask = check_probability(mask_prob, "mask_prob")
+        if mask == 0:
+            raise ValueError("mask_prob must be > 0")
+        masked = mask < 1
+        obs_bytes = int(np.prod(get_obs_shape(observation_space)))  # type: ignore[arg-type]
+        obs_bytes *= np.dtype(observation_space.dtype).itemsize
+        # Per stored step of each env: observation and next one, int64 actions, float32 reward,
+        # done and timeout flags, and the masks' bools.
+        row = 2 * obs_bytes + 8 * get_action_dim(action_space) + 12 + (heads if masked else 0)
+        what = f"buffer_size={size} with n_envs={n_envs}" + (
+            f", num_heads={heads}" if masked else ""
+        )
+        check_would_fit(size * n_envs * row, what)
+        super().__init__(
+            buffer_size,
+            observation_space,
+            action_space,
+            device=device,
+            n_envs=n_envs,
+            optimize_memory_usage=False,
+            handle_timeout_termination=handle_timeout_termination,
+        )
+        self.num_heads = heads
+        self.mask_prob = mask
+        self.rng = spawn_rng(seed, 1)
+        self.masks: np.ndarray | None = None
+        if self.mask_prob < 1:
+            shape = (self.buffer_size, self.n_envs, self.num_heads)
+            self.masks = spawn_rng(seed, 2).random(shape) < self.mask_prob
+
+    def sample(  # type: ignore[override]
+        self, batch_size: int, env: VecNormalize | None = None
+    ) -> BootstrapReplayBufferSamples:
+        """``batch_size`` transitions drawn uniformly with replacement by the buffer's own
+        generator, with their masks."""
+        upper = self.buffer_size if self.full else self.pos
+        if upper == 0:
+            raise RuntimeError("the replay buffer is empty")
+        return self._get_samples(self.rng.integers(0, upper, size=batch_size), env=env)
+
+    def _get_samples(  # type: ignore[override]
+        self, batch_inds: np.ndarray, env: VecNormalize | None = None
+    ) -> BootstrapReplayBufferSamples:
+        env_inds = self.rng.integers(0, self.n_envs, size=len(batch_inds))
+        done = self.dones[batch_inds, env_inds] * (1 - self.timeouts[batch_inds, env_inds])
+        data = (
+            self._normalize_obs(self.observations[batch_inds, env_inds], env),
+            self.actions[batch_inds, env_inds],
+            self._normalize_obs(self.next_observations[batch_inds, env_inds], env),
+            done.reshape(-1, 1),  # a time-limit truncation is not a terminal state
+            self._normalize_reward(self.rewards[batch_inds, env_inds].reshape(-1, 1), env),
+        )
+        obs, actions, next_obs, dones, rewards = map(self.to_torch, data)
+        masks = None if self.masks is None else self.to_torch(self.masks[batch_inds, env_inds])
+        return BootstrapReplayBufferSamples(obs, actions, next_obs, dones, rewards, masks=masks)
+
+
+class BootstrappedDQNPolicy(BasePolicy):
+    """The SB3 policy of :class:`BootstrappedDQN`: an
+    :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (its network is the policy's
+    ``q_net`` module, its Adam optimizer the policy's ``optimizer``).
+
+    ``predict``/``forward`` are greedy on the ensemble mean (what ``deterministic=True`` means
+    for :class:`BootstrappedDQN`).
+
+    Parameters
+    ----------
+    observation_space, action_space, lr_schedule :
+        As for SB3 policies.
+    net_arch : sequence of int, default (64, 64)
+        Hidden layers of every head (trainable and prior).
+    num_heads : int, default 10
+    prior_scale : float, default 3.0
+    gamma : float, default 0.99
+    encoding : str, default "auto"
+        See :data:`~delight_gym.posteriors.ensemble.ENCODINGS`.
+    seed : int, optional
+        Seed of the ensemble's generator (initial weights).
+    """
+
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        lr_schedule: Schedule,
+        net_arch: Sequence[int] = DEFAULT_HIDDEN_SIZES,
+        num_heads: int = DEFAULT_NUM_HEADS,
+        prior_scale: float = DEFAULT_PRIOR_SCALE,
+        gamma: float = 0.99,
+        encoding: str = "auto",
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(observation_space, action_space)
+        self.net_arch = tuple(net_arch)
+        self.ensemble = EnsembleQPosterior(
+            observation_space,
+            action_space,
+            num_heads=num_heads,
+            hidden_sizes=net_arch,
+            prior_scale=prior_scale,
+            gamma=gamma,
+            learning_rate=float(lr_schedule(1.0)),
+            encoding=encoding,
+            seed=seed,
+        )
+        self.q_net = self.ensemble.network
+        self.optimizer = self.ensemble.optimizer
+
+    def forward(self, obs: torch.Tensor, deterministic: bool = True) -> torch.Tensor:
+        """Greedy actions on the ensemble mean, int64 ``(n,)``."""
+        return self._predict(obs, deterministic)
+
+    def _predict(self, observation: Any, deterministic: bool = True) -> torch.Tensor:
+        return self.ensemble.head_values_tensor(observation).mean(dim=0).argmax(dim=1)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        net = self.ensemble.network
+        data.update(
+            net_arch=self.net_arch,
+            num_heads=net.num_heads,
+            prior_scale=net.prior_scale,
+            gamma=self.ensemble.gamma,
+            encoding=net.encoding,
+            seed=self.ensemble.seed,
+        )
+        return data
