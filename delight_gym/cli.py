@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym._checks import check_nonnegative_int, check_positive_int, check_would_fit
 from delight_gym._version import __version__
 from delight_gym.experiments.families import FAMILIES, Family, SettingError
 from delight_gym.experiments.results import (
@@ -388,6 +388,12 @@ def _run_spec(
     DE options; a setting the family refuses ends the command naming its option."""
     instances = setting_grid(**{p.name: getattr(args, p.name) for p in family.instance})
     tuning = {p.name: getattr(args, p.name) for p in family.agent_parameters}
+    batch = min(args.seeds, args.batch_size or family.batch_size)
+    try:  # regret curves, float64: a cell's (batch, horizon), a few copies; all (seeds, horizon)
+        check_would_fit(4 * 8 * args.horizon * batch, "--horizon x --batch-size")
+        check_would_fit(2 * 8 * args.horizon * args.seeds, "--horizon x --seeds")
+    except ValueError as exc:
+        parser.error(str(exc))
     try:
         return ExperimentSpec.for_family(
             family,

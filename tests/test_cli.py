@@ -455,3 +455,19 @@ def test_the_size_checks_accept_the_default_sweeps_and_keep_to_the_agents_defaul
     defaults = inspect.signature(ContinuumAgent).parameters
     # The continuum --dim check's lower bound counts these defaults' float64 rows.
     assert (defaults["num_features"].default, defaults["num_candidates"].default) == (256, 64)
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--horizon", "100000000000"], "--horizon x --batch-size"),
+        (["--seeds", "100000000000"], "--horizon x --seeds"),
+    ],
+)
+def test_run_refuses_horizons_and_seeds_that_cannot_fit(extra, named, tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["run", "wheel", *extra, "--out", str(tmp_path / "out")])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert named in err and "would need" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
