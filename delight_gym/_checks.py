@@ -175,6 +175,23 @@ def check_unit_interval_array(value: Any, name: str) -> np.ndarray:
     return arr
 
 
+def check_box_bounds(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """float64 ``(low, high)`` of a 1-D ``Box`` with finite bounds and ``high > low``; a
+    ``TypeError`` (not a ``Box``) or ``ValueError`` (shape, bounds) naming ``name`` otherwise."""
+    from gymnasium import spaces
+
+    if not isinstance(space, spaces.Box):
+        raise TypeError(f"{name} must be a gymnasium Box space, got {space!r}")
+    if len(space.shape) != 1 or space.shape[0] == 0:
+        raise ValueError(f"{name} must be a 1-D Box with at least one coordinate, got {space}")
+    low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+    if not (np.isfinite(low).all() and np.isfinite(high).all()):
+        raise ValueError(f"{name} must have finite bounds, got low={low} high={high}")
+    if not (high > low).all():
+        raise ValueError(f"{name} must have high > low in every coordinate")
+    return low, high
+
+
 def check_probabilities(probs: np.ndarray, name: str, *, atol: float = 1e-6) -> None:
     """Raise unless ``probs`` (last axis = actions) is non-negative and sums to one."""
     if probs.shape[-1:] == (0,) or probs.ndim == 0:

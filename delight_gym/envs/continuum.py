@@ -152,6 +152,29 @@ class _ContinuumParameters:
     needle_width: float
     noise: float
     widths: NDArray[np.float64]
+    _centers: NDArray[np.float64] | None
+    _heights: NDArray[np.float64] | None
+    #: The :class:`ResetNeeded` message before the first draw.
+    _not_drawn = "the bandit instance is drawn at the first reset(); call reset()"
+
+    def _has_instance(self) -> bool:
+        return self._centers is not None
+
+    def _instance(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        if self._centers is None or self._heights is None:
+            raise ResetNeeded(self._not_drawn)
+        return self._centers, self._heights
+
+    @property
+    def centers(self) -> NDArray[np.float64]:
+        """Bump centres ``(J, d)``, row 0 the needle (vector env: ``(num_envs, J, d)``, row 0 of
+        each); a read-only copy."""
+        return read_only_copy(self._instance()[0])
+
+    @property
+    def heights(self) -> NDArray[np.float64]:
+        """Bump heights ``(J,)`` (vector env: ``(num_envs, J)``); a read-only copy."""
+        return read_only_copy(self._instance()[1])
 
     def _set_parameters(
         self,
@@ -278,13 +301,10 @@ class ContinuumBanditEnv(_ContinuumParameters, InstanceEnv[np.int64]):
         self.action_space = self._action_box()
         self.observation_space = spaces.Discrete(1)
         self._fixed_instance = None if fixed is None else _FIXED
-        self._centers: NDArray[np.float64] | None = None if fixed is None else fixed[0]
-        self._heights: NDArray[np.float64] | None = None if fixed is None else fixed[1]
+        self._centers = None if fixed is None else fixed[0]
+        self._heights = None if fixed is None else fixed[1]
         self._last: tuple[NDArray[np.float64], float, float] | None = None
         self._has_reset = False
-
-    def _has_instance(self) -> bool:
-        return self._centers is not None
 
     def _draw_instance(self) -> None:
         self._centers, self._heights = _draw_instance(self.np_random, self.num_bumps, self.dim)
@@ -292,21 +312,6 @@ class ContinuumBanditEnv(_ContinuumParameters, InstanceEnv[np.int64]):
 
     def _start_episode(self) -> np.int64:
         return np.int64(0)
-
-    def _instance(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        if self._centers is None or self._heights is None:
-            raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
-        return self._centers, self._heights
-
-    @property
-    def centers(self) -> NDArray[np.float64]:
-        """Bump centres ``(J, d)``, row 0 the needle (a read-only copy)."""
-        return read_only_copy(self._instance()[0])
-
-    @property
-    def heights(self) -> NDArray[np.float64]:
-        """Bump heights ``(J,)`` (a read-only copy)."""
-        return read_only_copy(self._instance()[1])
 
     @property
     def optimal_action(self) -> NDArray[np.float64]:
@@ -381,6 +386,7 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, InstanceVectorEnv):  # type
         "render_modes": ["ansi"],
         "render_fps": 4,
     }
+    _not_drawn = "the bandit instances are drawn at the first reset(); call reset()"
 
     def __init__(
         self,
@@ -402,15 +408,12 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, InstanceVectorEnv):  # type
         set_vector_spaces(self, self._action_box(), spaces.Discrete(1))
         self._init_generators()
         self._fixed_instance = None if fixed is None else _FIXED
-        self._centers: NDArray[np.float64] | None = None if fixed is None else fixed[0]
-        self._heights: NDArray[np.float64] | None = None if fixed is None else fixed[1]
+        self._centers = None if fixed is None else fixed[0]
+        self._heights = None if fixed is None else fixed[1]
         self._all_true = np.ones(self.num_envs, dtype=np.bool_)
         self._last: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None
         self._last = None
         self._has_reset = False
-
-    def _has_instance(self) -> bool:
-        return self._centers is not None
 
     def _allocate_instances(self) -> None:
         self._centers = np.empty((self.num_envs, self.num_bumps + 1, self.dim))
@@ -426,21 +429,6 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, InstanceVectorEnv):  # type
 
     def _observations(self) -> NDArray[np.int64]:
         return np.zeros(self.num_envs, dtype=np.int64)
-
-    def _instance(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        if self._centers is None or self._heights is None:
-            raise ResetNeeded("the bandit instances are drawn at the first reset(); call reset()")
-        return self._centers, self._heights
-
-    @property
-    def centers(self) -> NDArray[np.float64]:
-        """Bump centres ``(num_envs, J, d)``, row 0 of each the needle (a read-only copy)."""
-        return read_only_copy(self._instance()[0])
-
-    @property
-    def heights(self) -> NDArray[np.float64]:
-        """Bump heights ``(num_envs, J)`` (a read-only copy)."""
-        return read_only_copy(self._instance()[1])
 
     @property
     def optimal_action(self) -> NDArray[np.float64]:

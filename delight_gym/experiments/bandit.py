@@ -31,6 +31,7 @@ __all__ = [
     "AGENT_SEED_SALT",
     "LAZY_ARMS_THRESHOLD",
     "BanditResult",
+    "play_rounds",
     "run_bernoulli",
 ]
 
@@ -140,20 +141,39 @@ def run_bernoulli(
     bandits.reset(seed=seed)
     make = make_dense_bandit_agent if dense else make_bandit_agent
     bandit = make(agent, seeds, num_arms, seed=[seed, AGENT_SEED_SALT], **agent_kwargs)
-    regret = np.empty((seeds, horizon))
-    actions = np.empty((seeds, horizon), dtype=np.int64)
     overrides = np.zeros(seeds, dtype=np.int64)
-    start = time.perf_counter()
-    for t in range(horizon):
+
+    def play() -> tuple[np.ndarray, dict[str, Any]]:
+        nonlocal overrides
         a = bandit.act()
         _, rewards, _, _, info = bandits.step(a)
         bandit.update(a, rewards)
-        regret[:, t] = info["regret"]
-        actions[:, t] = a
         if "overridden" in bandit.last_info:
             overrides += bandit.last_info["overridden"]
-        if callback is not None:
-            callback(1)
-    seconds = time.perf_counter() - start
+        return a, info
+
+    regret, actions, seconds = play_rounds(play, seeds, horizon, callback)
     bandits.close()
     return BanditResult(agent, num_arms, regret, actions, seconds, overrides)
+
+
+def play_rounds(
+    play: Callable[[], tuple[np.ndarray, dict[str, Any]]],
+    seeds: int,
+    horizon: int,
+    callback: Callable[[int], object] | None = None,
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """``horizon`` rounds of a batch of ``seeds`` bandits: each ``play()`` acts, steps the
+    environments, updates the agent and returns the arms played ``(seeds,)`` and the step's
+    info (its ``"regret"`` recorded); ``callback(1)`` after each. Returns the per-round
+    pseudo-regret and arms, ``(seeds, horizon)``, and the seconds the rounds took."""
+    regret = np.empty((seeds, horizon))
+    actions = np.empty((seeds, horizon), dtype=np.int64)
+    start = time.perf_counter()
+    for t in range(horizon):
+        a, info = play()
+        regret[:, t] = info["regret"]
+        actions[:, t] = a
+        if callback is not None:
+            callback(1)
+    return regret, actions, time.perf_counter() - start

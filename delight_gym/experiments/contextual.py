@@ -11,7 +11,6 @@ the agents are imported when a run starts, so the metric and the figures import 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,7 @@ from delight_gym.envs.contextual import (
     NeuralBanditVectorEnv,
     WheelBanditVectorEnv,
 )
-from delight_gym.experiments.bandit import BanditResult
+from delight_gym.experiments.bandit import BanditResult, play_rounds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,20 +104,17 @@ def run_contextual(
         reward_scale=envs.reward_scale,
         **agent_kwargs,
     )
-    regret = np.empty((n, horizon))
-    actions = np.empty((n, horizon), dtype=np.int64)
-    start = time.perf_counter()
-    for t in range(horizon):
+
+    def play() -> tuple[np.ndarray, dict[str, Any]]:
+        nonlocal obs
         inputs = _inputs(obs, k, per_arm)
         a = bandit.act(inputs)
         a_np = a.cpu().numpy()
         obs, rewards, _, _, info = envs.step(a_np)
         bandit.update(inputs, a, torch.from_numpy(rewards))
-        regret[:, t] = info["regret"]
-        actions[:, t] = a_np
-        if callback is not None:
-            callback(1)
-    seconds = time.perf_counter() - start
+        return a_np, info
+
+    regret, actions, seconds = play_rounds(play, n, horizon, callback)
     envs.close()
     overrides = bandit.overrides.cpu().numpy()
     return BanditResult(agent, k, regret, actions, seconds, overrides)

@@ -8,7 +8,6 @@ so all agents face the same instances; the agent's torch generator is seeded fro
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +17,7 @@ import torch
 from delight_gym._checks import check_nonnegative_int, check_positive_float, check_positive_int
 from delight_gym.agents.linear import make_linear_agent
 from delight_gym.envs.linear import LinearBanditVectorEnv
-from delight_gym.experiments.bandit import AGENT_SEED_SALT, BanditResult
+from delight_gym.experiments.bandit import AGENT_SEED_SALT, BanditResult, play_rounds
 
 __all__ = ["run_linear"]
 
@@ -80,19 +79,15 @@ def run_linear(
         **agent_kwargs,
     )
     features = torch.as_tensor(np.array(env.features), dtype=dtype, device=bandit.device)
-    regret = np.empty((seeds, horizon))
-    actions = np.empty((seeds, horizon), dtype=np.int64)
-    start = time.perf_counter()
-    for t in range(horizon):
+
+    def play() -> tuple[np.ndarray, dict[str, Any]]:
         a = bandit.act(features)
         a_np = a.cpu().numpy()
         _, rewards, _, _, info = env.step(a_np)
         bandit.update(a, rewards)
-        regret[:, t] = info["regret"]
-        actions[:, t] = a_np
-        if callback is not None:
-            callback(1)
-    seconds = time.perf_counter() - start
+        return a_np, info
+
+    regret, actions, seconds = play_rounds(play, seeds, horizon, callback)
     env.close()
     overrides = bandit.gate_rounds.cpu().numpy()
     return BanditResult(agent, num_arms, regret, actions, seconds, overrides)

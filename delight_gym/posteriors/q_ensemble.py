@@ -25,6 +25,7 @@ from gymnasium import spaces
 from delight_gym._checks import (
     check_all_finite,
     check_binary,
+    check_box_bounds,
     check_device,
     check_float_dtype,
     check_nonnegative_float,
@@ -82,19 +83,6 @@ def _box_size(space: Any, name: str) -> int:
     if size == 0:
         raise ValueError(f"{name} must hold at least one number, got a Box of shape {space.shape}")
     return size
-
-
-def _action_bounds(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """float64 ``(low, high)`` of a 1-D ``Box`` with finite bounds and ``high > low``."""
-    _box_size(space, name)
-    if len(space.shape) != 1:
-        raise ValueError(f"{name} must be a 1-D Box, got shape {space.shape}")
-    low, high = space.low.astype(np.float64), space.high.astype(np.float64)
-    if not (np.isfinite(low).all() and np.isfinite(high).all()):
-        raise ValueError(f"{name} must have finite bounds, got low={low} high={high}")
-    if not (high > low).all():
-        raise ValueError(f"{name} must have high > low in every coordinate")
-    return low, high
 
 
 def _numbers(value: Any, name: str, *, bools: bool = False) -> Any:
@@ -163,7 +151,7 @@ class ContinuousQEnsemble:
         dtype: torch.dtype = torch.float32,
     ) -> None:
         self.obs_dim = _box_size(observation_space, "observation_space")
-        low, high = _action_bounds(action_space, "action_space")
+        low, high = check_box_bounds(action_space, "action_space")
         self.act_dim = len(low)
         self.num_heads = check_positive_int(num_heads, "num_heads")
         self.hidden_sizes = check_hidden_sizes(hidden_sizes)

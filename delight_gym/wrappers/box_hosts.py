@@ -19,10 +19,10 @@ from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
-from gymnasium import spaces
 
-from delight_gym._checks import check_positive_float, host_view
+from delight_gym._checks import check_box_bounds, check_positive_float, host_view
 from delight_gym.candidates import GaussianProposalHost
+from delight_gym.wrappers.hosts import SB3ModelHost
 
 __all__ = [
     "BoxHost",
@@ -37,19 +37,8 @@ __all__ = [
 DEFAULT_HOST_STD = 0.1
 
 
-def box_bounds(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """float64 ``(low, high)`` of a 1-D ``Box`` with finite bounds and ``high > low``; a
-    ``TypeError`` (not a ``Box``) or ``ValueError`` (shape, bounds) naming ``name`` otherwise."""
-    if not isinstance(space, spaces.Box):
-        raise TypeError(f"{name} must be a gymnasium Box space, got {space!r}")
-    if len(space.shape) != 1 or space.shape[0] == 0:
-        raise ValueError(f"{name} must be a 1-D Box with at least one coordinate, got {space}")
-    low, high = space.low.astype(np.float64), space.high.astype(np.float64)
-    if not (np.isfinite(low).all() and np.isfinite(high).all()):
-        raise ValueError(f"{name} must have finite bounds, got low={low} high={high}")
-    if not (high > low).all():
-        raise ValueError(f"{name} must have high > low in every coordinate")
-    return low, high
+#: Checked float64 ``(low, high)`` of a 1-D ``Box``: :func:`delight_gym._checks.check_box_bounds`.
+box_bounds = check_box_bounds
 
 
 def checked_actions(value: Any, n: int, low: np.ndarray, high: np.ndarray, name: str) -> Any:
@@ -93,32 +82,17 @@ class BoxHost(Protocol):
         ...
 
 
-class _SB3BoxHost:
+class _SB3BoxHost(SB3ModelHost):
     """An SB3 model with a ``Box`` action space (the model is not pickled with the adapter)."""
 
     def __init__(self, model: Any) -> None:
         self.low, self.high = box_bounds(model.action_space, "host's action_space")
-        self.model: Any = model
-        self.observation_space: Any = model.observation_space
-        self.action_space: Any = model.action_space
-
-    def _model(self) -> Any:
-        if self.model is None:
-            raise RuntimeError(
-                f"this {type(self).__name__} was unpickled without its model; rebind it with "
-                "host.model = model"
-            )
-        return self.model
+        super().__init__(model)
 
     def act(self, observations: Any) -> np.ndarray:
         """``model.policy.predict(observations, deterministic=True)``, float64 ``(n, d)``."""
         actions, _ = self._model().policy.predict(observations, deterministic=True)
         return np.asarray(actions, dtype=np.float64).reshape(len(observations), -1)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["model"] = None
-        return state
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.model).__name__})"

@@ -22,7 +22,7 @@ import numpy as np
 from delight_gym._checks import check_positive_float
 from delight_gym.options import greedy_probs
 
-__all__ = ["CallableHost", "Host", "SB3PolicyHost", "SB3QHost", "make_host"]
+__all__ = ["CallableHost", "Host", "SB3ModelHost", "SB3PolicyHost", "SB3QHost", "make_host"]
 
 
 @runtime_checkable
@@ -76,17 +76,11 @@ class CallableHost:
         return f"{type(self).__name__}({self.fn!r})"
 
 
-class _SB3Host:
-    """Shared parts of the Stable-Baselines3 hosts (the model is not pickled with them)."""
+class SB3ModelHost:
+    """An SB3 model as a host, discrete or ``Box`` (the model is not pickled with it): the
+    base of this module's hosts and of :mod:`~delight_gym.wrappers.box_hosts`'."""
 
     def __init__(self, model: Any) -> None:
-        from gymnasium import spaces
-
-        if not isinstance(model.action_space, spaces.Discrete):
-            raise ValueError(
-                f"host must have a Discrete action space, got {model.action_space!r}; for Box "
-                "actions use ContinuousDelightWrapper"
-            )
         self.model: Any = model
         self.observation_space: Any = model.observation_space
         self.action_space: Any = model.action_space
@@ -99,6 +93,25 @@ class _SB3Host:
             )
         return self.model
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["model"] = None
+        return state
+
+
+class _SB3Host(SB3ModelHost):
+    """Shared parts of the Stable-Baselines3 hosts (the model is not pickled with them)."""
+
+    def __init__(self, model: Any) -> None:
+        from gymnasium import spaces
+
+        if not isinstance(model.action_space, spaces.Discrete):
+            raise ValueError(
+                f"host must have a Discrete action space, got {model.action_space!r}; for Box "
+                "actions use ContinuousDelightWrapper"
+            )
+        super().__init__(model)
+
     def _obs_tensor(self, observations: np.ndarray) -> Any:
         obs, _ = self._model().policy.obs_to_tensor(observations)
         return obs
@@ -106,11 +119,6 @@ class _SB3Host:
     def act(self, observations: np.ndarray, probs: np.ndarray) -> np.ndarray:
         actions, _ = self._model().policy.predict(observations, deterministic=True)
         return np.asarray(actions).reshape(len(probs))
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["model"] = None
-        return state
 
 
 class SB3PolicyHost(_SB3Host):
