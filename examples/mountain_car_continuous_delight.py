@@ -19,6 +19,7 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3 import SAC, TD3
 
+from delight_gym.experiments.control import evaluate_returns
 from delight_gym.sb3 import DelightSAC, DelightTD3
 
 ENV_ID = "MountainCarContinuous-v0"
@@ -52,18 +53,7 @@ def parse(argv: list[str] | None = None) -> Args:
 
 def evaluate(model: Any, episodes: int) -> float:
     """Mean deterministic return over ``episodes`` fresh episodes."""
-    env = gym.make(ENV_ID)
-    returns = []
-    for e in range(episodes):
-        obs, _ = env.reset(seed=10**6 + e)
-        total, done = 0.0, False
-        while not done:
-            action, _ = model.predict(obs, deterministic=True)
-            obs, reward, terminated, truncated, _ = env.step(action)
-            total += float(reward)
-            done = terminated or truncated
-        returns.append(total)
-    return float(np.mean(returns))
+    return float(np.mean(evaluate_returns(model, ENV_ID, episodes)))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,7 +25,15 @@ import pandas as pd
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
 
-__all__ = ["AGENTS", "TASKS", "main", "make_agent", "run_control", "summary_table"]
+__all__ = [
+    "AGENTS",
+    "TASKS",
+    "evaluate_returns",
+    "main",
+    "make_agent",
+    "run_control",
+    "summary_table",
+]
 
 #: The tasks: gymnasium id, training steps, evaluation episodes, the "solved" return.
 TASKS: dict[str, dict[str, Any]] = {
@@ -78,7 +86,9 @@ def make_agent(agent: str, env: Any, seed: int) -> Any:
     raise ValueError(f"agent must be one of {list(AGENTS)}, got {agent!r}")
 
 
-def _evaluate(model: Any, env_id: str, episodes: int) -> list[float]:
+def evaluate_returns(model: Any, env_id: str, episodes: int) -> list[float]:
+    """The deterministic policy's return on ``episodes`` fresh episodes of ``env_id`` (reset
+    seeds ``10**6, 10**6 + 1, …``)."""
     import gymnasium as gym
 
     env = gym.make(env_id)
@@ -136,7 +146,7 @@ def run_control(
         model = make_agent(agent, gym.make(spec["env"]), seed)
         flag = FirstFlag()
         model.learn(steps, callback=flag)
-        returns = _evaluate(model, spec["env"], episodes)
+        returns = evaluate_returns(model, spec["env"], episodes)
         seconds = time.perf_counter() - start
     finally:
         torch.set_num_threads(threads)
