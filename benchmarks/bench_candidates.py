@@ -1,7 +1,7 @@
 """Candidate-set DE: cost of one decision as K grows, and of the gate beside a host's predict.
 
 Run: ``python benchmarks/bench_candidates.py [--batch 64] [--arms 1000,1000000] [--sac-batch
-256] [--repeats 50] [--smoke]``
+256] [--repeats 50] [--steps 50000] [--smoke]``
 
 (a) A ``Discrete(K)`` decision on ``batch`` rows, every row exploring (``t = 0``): ``C`` = the
 host's action, its top 8, 8 host draws and 4 posterior proposals (best of 32 random actions)
@@ -11,7 +11,10 @@ and a cheap EI. It prints the time per decision at each K, the ratio to the smal
 ``sac-batch`` rows of ``|C| = 64`` ``Box`` candidates (:func:`candidate_rule`: merging
 duplicates, renormalising the host, the rule), and the full :meth:`decide` (truncated-Gaussian
 host proposals and uniform ones), against an SB3 SAC ``predict`` on the same batch of
-``Pendulum-v1`` observations (target ≤ 5×). Each time is the best of ``repeats`` calls after a
+``Pendulum-v1`` observations (target ≤ 5×). (c) A run's acting time: ``steps`` stochastic
+single-observation ``predict`` calls of that SAC against :class:`ContinuousDelightWrapper`
+around it (default posterior and options, ``t`` advancing one per step; target ≤ 1.5×), each
+timed once after a warm-up run. Times in (a) and (b) are the best of ``repeats`` calls after a
 warm-up; the load average is printed beside the ratios. One intra-op thread (the house setting
 on shared machines).
 """
@@ -137,20 +140,50 @@ def bench_box(batch: int, repeats: int, smoke: bool) -> None:
         print(f"candidates per row: {cands.shape[1]}")
 
 
+def bench_run(steps: int) -> None:
+    from stable_baselines3 import SAC
+
+    from delight_gym.wrappers import ContinuousDelightWrapper
+
+    model = SAC("MlpPolicy", "Pendulum-v1", buffer_size=1000, device="cpu", seed=0)
+    de = ContinuousDelightWrapper(model, seed=0)
+    obs = np.random.default_rng(1).uniform(-1.0, 1.0, (steps, 3)).astype(np.float32)
+
+    def host_run() -> None:
+        for o in obs:
+            model.predict(o, deterministic=False)
+
+    def de_run() -> None:
+        de.t, de.stats = 0, type(de.stats)()
+        for o in obs:
+            de.predict(o, deterministic=False)
+            de.advance(1)
+
+    host = best_time(host_run, 1)
+    full = best_time(de_run, 1)
+    print(f"{steps:,} steps: SAC acting {host:.2f} s; DE around it {full:.2f} s")
+    stats = de.stats
+    print(f"gate evaluated on {stats.total_evaluated} steps, overrode {stats.total_overridden}")
+    print(f"(c) ratio DE / SAC acting time over {steps:,} steps: {full / host:.2f}x  ({load()})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--arms", default="1000,1000000")
     parser.add_argument("--sac-batch", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--steps", type=int, default=50_000, help="steps of the acting run (c)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, a few repeats")
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.smoke:
         args.batch, args.arms, args.sac_batch, args.repeats = 4, "1000,20000", 8, 2
+        args.steps = 200
     print(load())
     bench_discrete([int(x) for x in args.arms.split(",")], args.batch, args.repeats)
     bench_box(args.sac_batch, args.repeats, args.smoke)
+    bench_run(args.steps)
 
 
 if __name__ == "__main__":
