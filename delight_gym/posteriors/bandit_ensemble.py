@@ -17,14 +17,12 @@ from typing import Any
 import torch
 
 from delight_gym._checks import (
-    check_device,
-    check_float_dtype,
-    check_nonnegative_float,
     check_positive_float,
     check_positive_int,
     check_would_fit,
     magnitude_limit,
 )
+from delight_gym.posteriors.arguments import check_head_options, check_placement
 from delight_gym.posteriors.batched_base import (
     BatchedBanditPosterior,
     check_baseline,
@@ -33,7 +31,6 @@ from delight_gym.posteriors.batched_base import (
 from delight_gym.posteriors.batched_mlp import (
     BatchedMLP,
     ObservationBuffer,
-    check_hidden_sizes,
     mlp_parameter_count,
 )
 from delight_gym.posteriors.ensemble import (
@@ -126,14 +123,13 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
     ) -> None:
         self._set_shape(batch_size, num_groups, input_dim)
         self.generators = check_generators(generators, self.batch_size)
-        self.num_heads = check_positive_int(num_heads, "num_heads")
-        hidden = check_hidden_sizes(hidden_sizes)
-        self.prior_scale = check_nonnegative_float(prior_scale, "prior_scale")
+        self.num_heads, hidden, self.prior_scale = check_head_options(
+            num_heads, hidden_sizes, prior_scale
+        )
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
         self.train_batch_size = check_positive_int(train_batch_size, "train_batch_size")
         self.sgd_steps = check_positive_int(sgd_steps, "sgd_steps")
-        self.device = check_device(device)
-        self.dtype = check_float_dtype(dtype)
+        self.device, self.dtype = check_placement(device, dtype)
         sizes = (self.input_dim, *hidden, self.num_groups)
         models = self.batch_size * self.num_heads
         itemsize = torch.empty(0, dtype=self.dtype).element_size()
@@ -215,23 +211,9 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
     # -- updates -------------------------------------------------------------------------------
 
     def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
-        """Store one observation per row and take ``sgd_steps`` Adam steps of every head.
-
-        Parameters
-        ----------
-        inputs : torch.Tensor
-            ``(B, d)``.
-        groups : torch.Tensor
-            int ``(B,)`` in ``[0, G)``.
-        targets : torch.Tensor
-            ``(B,)`` rewards.
-        validate : bool, default True
-        """
-        if validate:
-            xs, gs, ys = self.check_one_observation(inputs, groups, targets)
-            x, g, y = xs[:, 0], gs[:, 0], ys[:, 0]
-        else:
-            x, g, y = inputs.to(self.dtype), groups, targets.to(self.dtype)
+        """Store one observation per row (:meth:`one_observation`'s arguments) and take
+        ``sgd_steps`` Adam steps of every head."""
+        x, g, y = self.one_observation(inputs, groups, targets, validate=validate)
         generator_states = [gen.get_state() for gen in self.generators]
         saved = None
         if self.sgd_steps > 1:

@@ -185,6 +185,29 @@ class BatchedBanditPosterior:
         self.check_magnitudes(x, y)
         return x, g, y
 
+    def one_observation(
+        self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The one observation per row an update of the network posteriors (NeuralLinear, the
+        bandit ensemble) absorbs, as ``(B, d)``, int64 ``(B,)``, ``(B,)`` tensors.
+
+        Parameters
+        ----------
+        inputs : torch.Tensor
+            ``(B, d)``.
+        groups : torch.Tensor
+            int ``(B,)`` in ``[0, G)``.
+        targets : torch.Tensor
+            ``(B,)`` rewards.
+        validate : bool, default True
+            Check them (:meth:`check_one_observation`); ``False``: tensors of the right
+            shapes and device, only cast to the posterior's dtype.
+        """
+        if validate:
+            x, g, y = self.check_one_observation(inputs, groups, targets)
+            return x[:, 0], g[:, 0], y[:, 0]
+        return inputs.to(self.dtype), groups, targets.to(self.dtype)
+
     def check_magnitudes(self, inputs: torch.Tensor, targets: torch.Tensor) -> None:
         """Refuse inputs or targets whose magnitude exceeds :meth:`_magnitude_limit`."""
         limit, why = self._magnitude_limit()

@@ -33,16 +33,18 @@ __all__ = [
 ]
 
 
-def check_hidden_sizes(value: Any, name: str = "hidden_sizes") -> tuple[int, ...]:
-    """``value`` as a non-empty tuple of positive ints (a sequence, not one int); a
-    ``TypeError``/``ValueError`` naming ``name`` otherwise."""
+def check_hidden_sizes(
+    value: Any, name: str = "hidden_sizes", *, allow_empty: bool = False
+) -> tuple[int, ...]:
+    """``value`` as a tuple of positive ints (a sequence, not one int), non-empty unless
+    ``allow_empty``; a ``TypeError``/``ValueError`` naming ``name`` otherwise."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(
             f"{name} must be a sequence of layer widths such as (50,), got {value!r} "
             f"({type(value).__name__})"
         )
     sizes = tuple(check_positive_int(h, name) for h in value)
-    if not sizes:
+    if not sizes and not allow_empty:
         raise ValueError(f"{name} must hold at least one layer")
     return sizes
 

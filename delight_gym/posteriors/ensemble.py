@@ -23,13 +23,14 @@ from gymnasium import spaces
 from delight_gym._checks import (
     check_device,
     check_finite_array,
-    check_nonnegative_float,
     check_positive_float,
     check_positive_int,
     check_probabilities,
+    check_probability,
     check_seed,
     check_would_fit,
 )
+from delight_gym.posteriors.arguments import check_fraction, seeded_generator
 from delight_gym.posteriors.base import BASELINES, PosteriorValues, check_baseline, host_baseline
 from delight_gym.posteriors.ensemble_inputs import ENCODINGS, as_device_tensor, one_hot_indices
 from delight_gym.posteriors.ensemble_network import (
@@ -167,9 +168,7 @@ class EnsembleQPosterior:
                 f"{type(action_space).__name__}"
             )
         self.num_actions = check_positive_int(num_actions, "action_space")
-        self.gamma = check_nonnegative_float(gamma, "gamma")
-        if self.gamma > 1:
-            raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
+        self.gamma = check_probability(gamma, "gamma")
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.buffer_size = check_positive_int(buffer_size, "buffer_size")
@@ -181,15 +180,9 @@ class EnsembleQPosterior:
             )
         self.sgd_period = check_positive_int(sgd_period, "sgd_period")
         self.target_update_period = check_positive_int(target_update_period, "target_update_period")
-        self.mask_prob = check_positive_float(mask_prob, "mask_prob")
-        if self.mask_prob > 1:
-            raise ValueError(f"mask_prob must lie in (0, 1], got {mask_prob}")
+        self.mask_prob = check_fraction(mask_prob, "mask_prob")
         self.seed = check_seed(seed)
-        self.generator = torch.Generator()
-        if seed is None:
-            self.generator.seed()
-        else:
-            self.generator.manual_seed(int(seed))
+        self.generator = seeded_generator(self.seed)
         dev = check_device(device)
         if "generator" in network_options:
             raise TypeError("generator is the posterior's own (seeded by seed); remove it")

@@ -19,11 +19,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from delight_gym._checks import (
-    check_nonnegative_float,
-    check_positive_int,
-    check_would_fit,
-)
+from delight_gym._checks import check_positive_int, check_would_fit
+from delight_gym.posteriors.arguments import check_head_options
 from delight_gym.posteriors.ensemble_inputs import EnsembleInputs
 from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES, StateTables
 from delight_gym.posteriors.ensemble_td import Transitions, ensemble_td_loss
@@ -43,12 +40,6 @@ DEFAULT_HIDDEN_SIZES = (64, 64)
 DEFAULT_PRIOR_SCALE = 3.0
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
-
-
-def _hidden_sizes(value: Any) -> tuple[int, ...]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise TypeError(f"hidden_sizes must be a sequence of integers, got {value!r}")
-    return tuple(check_positive_int(h, "hidden_sizes") for h in value)
 
 
 def _invalidate_tables(network: EnsembleQNetwork, incompatible_keys: Any) -> None:
@@ -102,9 +93,9 @@ class EnsembleQNetwork(nn.Module):
     ) -> None:
         super().__init__()
         self.num_actions = check_positive_int(num_actions, "num_actions")
-        self.num_heads = check_positive_int(num_heads, "num_heads")
-        self.hidden_sizes = _hidden_sizes(hidden_sizes)
-        self.prior_scale = check_nonnegative_float(prior_scale, "prior_scale")
+        self.num_heads, self.hidden_sizes, self.prior_scale = check_head_options(
+            num_heads, hidden_sizes, prior_scale, allow_no_hidden=True
+        )
         self.inputs = EnsembleInputs(observation_space, self.num_actions, self.num_heads, encoding)
         if generator is None:
             generator = torch.Generator()

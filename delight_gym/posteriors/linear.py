@@ -19,13 +19,8 @@ from typing import Any
 
 import torch
 
-from delight_gym._checks import (
-    check_device,
-    check_finite_array,
-    check_float_dtype,
-    check_positive_float,
-    check_positive_int,
-)
+from delight_gym._checks import check_device, check_finite_array, check_positive_float
+from delight_gym.posteriors.arguments import check_regression_options
 from delight_gym.posteriors.gaussian import (
     gaussian_expected_improvement,
     log_gaussian_expected_improvement,
@@ -123,12 +118,9 @@ class LinearGaussianPosterior:
         device: Any = None,
         dtype: torch.dtype = torch.float64,
     ) -> None:
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.dim = check_positive_int(dim, "dim")
-        self.noise = check_positive_float(noise, "noise")
+        options = check_regression_options(batch_size, dim, noise, device, dtype)
+        self.batch_size, self.dim, self.noise, self.device, self.dtype = options
         self.prior_precision = check_positive_float(prior_precision, "prior_precision")
-        self.dtype = check_float_dtype(dtype)
-        self.device = check_device(device)
         self.precision_factor = torch.empty(
             (self.batch_size, self.dim, self.dim), dtype=dtype, device=self.device
         )

@@ -19,12 +19,11 @@ from typing import Any
 import torch
 
 from delight_gym._checks import (
-    check_device,
-    check_float_dtype,
     check_positive_float,
     check_would_fit,
     magnitude_limit,
 )
+from delight_gym.posteriors.arguments import check_placement
 from delight_gym.posteriors.batched_base import (
     BatchedBanditPosterior,
     check_arm_inputs,
@@ -184,8 +183,7 @@ class LinFullPosterior(BatchedBanditPosterior):
             raise TypeError(f"intercept must be a bool, got {intercept!r}")
         self.intercept = intercept
         self.dim = self.input_dim + int(intercept)
-        self.device = check_device(device)
-        self.dtype = check_float_dtype(dtype)
+        self.device, self.dtype = check_placement(device, dtype)
         itemsize = torch.empty(0, dtype=self.dtype).element_size()
         check_would_fit(
             self.batch_size * self.num_groups * (2 * self.dim**2 + 2 * self.dim + 4) * itemsize,

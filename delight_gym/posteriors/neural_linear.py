@@ -217,31 +217,20 @@ class NeuralLinearPosterior(BatchedBanditPosterior):
     # -- updates -------------------------------------------------------------------------------
 
     def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
-        """Absorb one observation per row, and retrain every ``train_every`` updates.
-
-        Parameters
-        ----------
-        inputs : torch.Tensor
-            ``(B, d)``.
-        groups : torch.Tensor
-            int ``(B,)`` in ``[0, G)``.
-        targets : torch.Tensor
-            ``(B,)`` rewards.
-        validate : bool, default True
-        """
-        if validate:
-            x, g, y = self.check_one_observation(inputs, groups, targets)
-        else:
-            x, g, y = inputs[:, None], groups[:, None], targets[:, None]
+        """Absorb one observation per row (:meth:`one_observation`'s arguments), and retrain
+        every ``train_every`` updates."""
+        x, g, y = self.one_observation(inputs, groups, targets, validate=validate)
         if (self.num_updates + 1) % self.train_every != 0:
             # The regression refuses an overflowing update before it changes anything.
-            self.regression.update(self.features(x), g, y, validate=False)
-            self.data.add(x[:, 0], g[:, 0], y[:, 0])
+            self.regression.update(
+                self.features(x[:, None]), g[:, None], y[:, None], validate=False
+            )
+            self.data.add(x, g, y)
             self.num_updates += 1
             return
         saved = self._snapshot()
         try:
-            self.data.add(x[:, 0], g[:, 0], y[:, 0])
+            self.data.add(x, g, y)
             self.num_updates += 1
             self.train()
             self._refit()

@@ -26,16 +26,18 @@ from delight_gym._checks import (
     check_all_finite,
     check_binary,
     check_box_bounds,
-    check_device,
-    check_float_dtype,
-    check_nonnegative_float,
     check_positive_float,
-    check_positive_int,
     check_probability,
     check_seed,
     host_view,
 )
-from delight_gym.posteriors.batched_mlp import BatchedMLP, check_hidden_sizes
+from delight_gym.posteriors.arguments import (
+    check_fraction,
+    check_head_options,
+    check_placement,
+    seeded_generator,
+)
+from delight_gym.posteriors.batched_mlp import BatchedMLP
 from delight_gym.posteriors.ensemble import (
     DEFAULT_HIDDEN_SIZES,
     DEFAULT_NUM_HEADS,
@@ -153,26 +155,17 @@ class ContinuousQEnsemble:
         self.obs_dim = _box_size(observation_space, "observation_space")
         low, high = check_box_bounds(action_space, "action_space")
         self.act_dim = len(low)
-        self.num_heads = check_positive_int(num_heads, "num_heads")
-        self.hidden_sizes = check_hidden_sizes(hidden_sizes)
-        self.prior_scale = check_nonnegative_float(prior_scale, "prior_scale")
+        self.num_heads, self.hidden_sizes, self.prior_scale = check_head_options(
+            num_heads, hidden_sizes, prior_scale
+        )
         self.gamma = check_probability(gamma, "gamma")
-        self.tau = check_positive_float(tau, "tau")
-        if self.tau > 1:
-            raise ValueError(f"tau must lie in (0, 1], got {tau}")
+        self.tau = check_fraction(tau, "tau")
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
-        self.mask_prob = check_positive_float(mask_prob, "mask_prob")
-        if self.mask_prob > 1:
-            raise ValueError(f"mask_prob must lie in (0, 1], got {mask_prob}")
+        self.mask_prob = check_fraction(mask_prob, "mask_prob")
         self.seed = check_seed(seed)
-        self.dtype = check_float_dtype(dtype)
-        self.device = check_device(device)
+        self.device, self.dtype = check_placement(device, dtype)
         self.observation_space, self.action_space = observation_space, action_space
-        self.generator = torch.Generator()
-        if self.seed is None:
-            self.generator.seed()
-        else:
-            self.generator.manual_seed(self.seed)
+        self.generator = seeded_generator(self.seed)
         like: dict[str, Any] = {"dtype": self.dtype, "device": self.device}
         self._low = torch.as_tensor(low, **like)
         self._high = torch.as_tensor(high, **like)

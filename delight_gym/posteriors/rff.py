@@ -21,9 +21,7 @@ import numpy as np
 import torch
 
 from delight_gym._checks import (
-    check_device,
     check_finite_array,
-    check_float_dtype,
     check_nonnegative_float,
     check_nonnegative_int,
     check_positive_float,
@@ -31,6 +29,7 @@ from delight_gym._checks import (
     check_seed,
     check_would_fit,
 )
+from delight_gym.posteriors.arguments import check_regression_options, seeded_generator
 from delight_gym.posteriors.gaussian import (
     gaussian_expected_improvement,
     log_gaussian_expected_improvement,
@@ -149,22 +148,15 @@ class RFFPosterior:
         device: Any = None,
         dtype: torch.dtype = torch.float64,
     ) -> None:
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.dim = check_positive_int(dim, "dim")
+        options = check_regression_options(batch_size, dim, noise, device, dtype)
+        self.batch_size, self.dim, self.noise, self.device, self.dtype = options
         self.num_features = check_positive_int(num_features, "num_features")
         self.lengthscale = check_positive_float(lengthscale, "lengthscale")
         self.prior_std = check_positive_float(prior_std, "prior_std")
-        self.noise = check_positive_float(noise, "noise")
         self.seed = check_seed(seed)
-        self.dtype = check_float_dtype(dtype)
-        self.device = check_device(device)
         nbytes = self.batch_size * self.num_features**2 * (8 if dtype == torch.float64 else 4)
         check_would_fit(nbytes, f"batch_size={batch_size}, num_features={num_features}", device)
-        self.generator = torch.Generator(device=self.device)
-        if self.seed is None:
-            self.generator.seed()
-        else:
-            self.generator.manual_seed(self.seed)
+        self.generator = seeded_generator(self.seed, self.device)
         b, m, d = self.batch_size, self.num_features, self.dim
         gen, dt, dev = self.generator, self.dtype, self.device
         self.frequencies = torch.randn((b, m, d), generator=gen, dtype=dt, device=dev)

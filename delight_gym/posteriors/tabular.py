@@ -18,12 +18,11 @@ from typing import Any
 import torch
 
 from delight_gym._checks import (
-    check_device,
     check_finite_float,
-    check_float_dtype,
     check_positive_float,
     check_positive_int,
 )
+from delight_gym.posteriors.arguments import check_placement
 from delight_gym.posteriors.tabular_planning import (
     TabularModel,
     dense_value_iteration,
@@ -116,8 +115,7 @@ class TabularMDPPosterior:
         if reward_model not in ("beta", "normal"):
             raise ValueError(f"reward_model must be 'beta' or 'normal', got {reward_model!r}")
         self.reward_model = reward_model
-        self.dtype = check_float_dtype(dtype)
-        self.device = check_device(device)
+        self.device, self.dtype = check_placement(device, dtype)
         if len(reward_range) != 2:
             raise ValueError("reward_range must be a pair (low, high)")
         low, high = (float(x) for x in reward_range)
