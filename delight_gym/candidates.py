@@ -19,6 +19,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from delight_gym import candidates_proposers
 from delight_gym._arrays import array_namespace
 from delight_gym._checks import (
     check_action_batch,
@@ -26,19 +27,8 @@ from delight_gym._checks import (
     check_positive_int,
     host_view,
 )
-from delight_gym.candidates_proposers import (
-    Array,
-    CandidateHost,
-    CandidateProposer,
-    CategoricalHost,
-    GaussianProposalHost,
-    HostSamples,
-    PosteriorArgmax,
-    RankingHost,
-    TopK,
-    UniformProposals,
-    space_bounds,
-)
+from delight_gym.candidates_proposers import *  # noqa: F403 - re-exported: its __all__
+from delight_gym.candidates_proposers import Array, CandidateHost, CandidateProposer, space_bounds
 from delight_gym.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
@@ -51,21 +41,10 @@ from delight_gym.rule import (
     sample_categorical,
 )
 
-__all__ = [
-    "CandidateDecision",
-    "CandidateDelight",
-    "CandidateEI",
-    "CandidateHost",
-    "CandidateProposer",
-    "CategoricalHost",
-    "GaussianProposalHost",
-    "HostSamples",
-    "PosteriorArgmax",
-    "RankingHost",
-    "TopK",
-    "UniformProposals",
-    "candidate_rule",
-]
+__all__ = ["CandidateDecision", "CandidateDelight", "CandidateEI", "candidate_rule"]
+# The hosts and proposers live in candidates_proposers; every public name of it (its
+# ``__all__``) is importable from here too.
+__all__ += candidates_proposers.__all__
 
 
 class CandidateEI(Protocol):

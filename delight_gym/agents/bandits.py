@@ -269,12 +269,9 @@ class DelightAgent(DelightSettings, BernoulliAgent):
 
     Other Parameters
     ----------------
-    half_life : float
-        ``M`` in ``ε_t = M/(M+t)`` (default 100).
-    gate_price : float
-        ``λ`` (default 0.1).
-    surprisal_cap : float
-        ``L`` (default 10).
+    half_life, gate_price, surprisal_cap : float
+        ``M`` in ``ε_t = M/(M+t)``, ``λ`` and ``L``: the keywords of
+        :class:`~delight_gym.options.DelightSettings` (defaults 100, 0.1, 10).
     """
 
     name = "delight"

@@ -135,12 +135,8 @@ class DenseDelightAgent(DelightSettings, DenseBernoulliAgent):
 
     Other Parameters
     ----------------
-    half_life : float
-        ``M`` in ``ε_t = M/(M+t)`` (default 100).
-    gate_price : float
-        ``λ`` (default 0.1).
-    surprisal_cap : float
-        ``L`` (default 10).
+    half_life, gate_price, surprisal_cap : float
+        As for :class:`~delight_gym.agents.bandits.DelightAgent`.
     """
 
     name = "delight"

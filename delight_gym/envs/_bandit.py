@@ -1,7 +1,9 @@
-"""The one-step bandit bases: a ``K``-armed bandit played as one-pull episodes on one instance,
-its native vector form, the Gaussian-reward variants, and the contextual variants (a context
-drawn at every ``reset``). Family modules (``bandits``, ``linear``, ``wheel``, ``neural``)
-subclass them.
+"""The bandit bases: what every bandit env declares (:class:`BanditKeywords`, the single and
+vector :class:`BanditEnv` / :class:`BanditVectorEnv`), a ``K``-armed bandit played as one-pull
+episodes on one instance and its native vector form, the Gaussian-reward variants, the
+contextual variants (a context drawn at every ``reset``) and the instance of arm features and
+``θ``. Family modules (``bandits``, ``linear``, ``wheel``, ``neural``, ``continuum``) subclass
+them, each with one mixin of its keywords shared by its single and vector env.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from delight_gym.envs._base import (
     InstanceState,
     InstanceVectorEnv,
     ObsT,
+    check_render_mode,
     read_only_copy,
     vector_step_infos,
     warn_no_render_mode,
@@ -27,9 +30,13 @@ from delight_gym.envs._base import (
 
 __all__ = [
     "SUB_ENV_BYTES",
+    "BanditEnv",
+    "BanditKeywords",
     "BanditMeans",
+    "BanditVectorEnv",
     "ContextualBanditEnv",
     "ContextualBanditVectorEnv",
+    "FeatureBanditInstance",
     "GaussianBanditEnv",
     "GaussianBanditVectorEnv",
     "OneStepBanditEnv",
@@ -74,12 +81,56 @@ def bandit_summary(
     )
 
 
-class BanditMeans(InstanceState):
-    """The arm means of a bandit instance (single or vector), drawn at the first reset."""
+class BanditKeywords:
+    """What a bandit env, single or vector, declares, once for both forms and for the mixin of
+    its family's keywords (``_LinearBanditParameters``, ...): the family's name in ``render``'s
+    text, Gymnasium's ``metadata``, the checked ``render_mode`` and the ``ResetNeeded``
+    message before the instance is drawn."""
+
+    #: The family's name in ``render``'s text (``"LinearBandit"``).
+    family: ClassVar[str]
+    metadata: dict[str, Any]
+    render_mode: str | None
+    #: The ``ResetNeeded`` message while the instance is still to be drawn.
+    _not_drawn: ClassVar[str]
+
+    def _set_render_mode(self, render_mode: Any) -> None:
+        """Store ``render_mode``, checked against ``metadata["render_modes"]``."""
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+
+    def _drawn_copy(self, part: NDArray[Any] | None, not_drawn: str | None = None) -> NDArray[Any]:
+        """A read-only copy of a part of the instance (or of the context); before it is drawn,
+        ``ResetNeeded`` with ``not_drawn`` (default ``_not_drawn``)."""
+        if part is None:
+            raise ResetNeeded(self._not_drawn if not_drawn is None else not_drawn)
+        return read_only_copy(part)
+
+
+class BanditEnv(BanditKeywords, InstanceEnv[ObsT]):
+    """A single bandit env: rendered as ``"ansi"`` text, its instance drawn at the first reset."""
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
+    _not_drawn = "the bandit instance is drawn at the first reset(); call reset()"
+
+
+class BanditVectorEnv(BanditKeywords, InstanceVectorEnv):  # type: ignore[misc]
+    """A native vector bandit env: :class:`BanditEnv`'s rendering, ``SAME_STEP`` autoreset."""
+
+    metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium reads it from the class)
+        "render_modes": ["ansi"],
+        "render_fps": 4,
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+    }
+    _not_drawn = "the bandit instances are drawn at the first reset(); call reset()"
+
+
+class BanditMeans(BanditKeywords, InstanceState):
+    """The ``K`` arm means of a bandit instance (single or vector), drawn at the first reset."""
 
     _means: NDArray[np.float64] | None
-    #: The ``ResetNeeded`` message while the means are still to be drawn.
-    _not_drawn: ClassVar[str]
+    num_arms: int
+    #: How ``render`` formats the last reward.
+    reward_format: ClassVar[str] = ".3f"
 
     def _has_instance(self) -> bool:
         return self._means is not None
@@ -95,8 +146,12 @@ class BanditMeans(InstanceState):
         ``(num_envs, K)`` (a vector env), as a read-only copy."""
         return read_only_copy(self._require_means())
 
+    def _render_shape(self) -> str:
+        """The instance's size for ``render`` (``"K=4"``)."""
+        raise NotImplementedError
 
-class OneStepBanditEnv(BanditMeans, InstanceEnv[ObsT]):
+
+class OneStepBanditEnv(BanditMeans, BanditEnv[ObsT]):
     """A ``K``-armed bandit played as one-pull episodes on one instance.
 
     ``step(a)`` pulls arm ``a`` (a ``ValueError`` naming ``action`` outside ``Discrete(K)``),
@@ -108,13 +163,6 @@ class OneStepBanditEnv(BanditMeans, InstanceEnv[ObsT]):
     :meth:`_reward` and :meth:`_render_shape`, and set ``family``.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
-    #: The family's name in :meth:`render`'s text.
-    family: ClassVar[str]
-    #: How :meth:`render` formats the last reward.
-    reward_format: ClassVar[str] = ".3f"
-    _not_drawn = "the bandit instance is drawn at the first reset(); call reset()"
-    num_arms: int
     _optimal: float
     _last_pull: tuple[int, float] | None
 
@@ -123,10 +171,6 @@ class OneStepBanditEnv(BanditMeans, InstanceEnv[ObsT]):
 
     def _reward(self, expected: float) -> float:
         """The pull's reward given its expected reward (one draw from ``self.np_random``)."""
-        raise NotImplementedError
-
-    def _render_shape(self) -> str:
-        """The instance's size for :meth:`render` (``"K=4"``)."""
         raise NotImplementedError
 
     def _start_episode(self) -> ObsT:
@@ -173,7 +217,7 @@ class OneStepBanditEnv(BanditMeans, InstanceEnv[ObsT]):
         )
 
 
-class OneStepBanditVectorEnv(BanditMeans, InstanceVectorEnv):  # type: ignore[misc]
+class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent one-pull bandits stepped together; every step terminates and
     resets every sub-env (``SAME_STEP``), without resampling.
 
@@ -185,16 +229,6 @@ class OneStepBanditVectorEnv(BanditMeans, InstanceVectorEnv):  # type: ignore[mi
     ``family``.
     """
 
-    metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium reads it from the class)
-        "render_modes": ["ansi"],
-        "render_fps": 4,
-        "autoreset_mode": AutoresetMode.SAME_STEP,
-    }
-    family: ClassVar[str]
-    reward_format: ClassVar[str] = ".3f"
-    _not_drawn = "the bandit instances are drawn at the first reset(); call reset()"
-    num_arms: int
-    render_mode: str | None
     _optimal: NDArray[np.float64] | None
 
     def _init_bandit_state(self, fixed: str | None) -> None:
@@ -211,10 +245,6 @@ class OneStepBanditVectorEnv(BanditMeans, InstanceVectorEnv):  # type: ignore[mi
 
     def _rewards(self, expected: NDArray[np.float64], rngs: list[np.random.Generator]) -> Any:
         """The pulls' rewards, one draw from each sub-env's generator, in sub-env order."""
-        raise NotImplementedError
-
-    def _render_shape(self) -> str:
-        """The instance's size for :meth:`render` (``"K=4"``)."""
         raise NotImplementedError
 
     def _instances_drawn(self, resample: NDArray[np.bool_]) -> None:
@@ -292,6 +322,38 @@ class OneStepBanditVectorEnv(BanditMeans, InstanceVectorEnv):  # type: ignore[mi
                 last = None if arm < 0 else (arm, float(self._last_rewards[i]))
             texts.append(bandit_summary(name, shape, self._means[i], last, self.reward_format))
         return tuple(texts)
+
+
+class FeatureBanditInstance(BanditMeans):
+    """An instance of arm features ``φ`` and a parameter ``θ`` (the linear and neural bandits),
+    single or vector: its two parts, given to the constructor or drawn at the first reset.
+
+    A single env holds ``None`` for a part until it is drawn, a vector env zeros; a part the
+    constructor fixed (``_fixed_features`` / ``_fixed_theta``) is readable before any reset.
+    """
+
+    _features: NDArray[np.float64] | None
+    _theta: NDArray[np.float64] | None
+    _fixed_features: bool = False
+    _fixed_theta: bool = False
+
+    def _instance_part(self, part: NDArray[np.float64] | None, fixed: bool) -> NDArray[np.float64]:
+        if not fixed:
+            self._require_means()
+        return self._drawn_copy(part)
+
+    @property
+    def features(self) -> NDArray[np.float64]:
+        """The arm features ``Φ`` of the current instance, ``(K, D)`` for a single env and
+        ``(num_envs, K, D)`` for a vector env (a read-only copy)."""
+        return self._instance_part(self._features, self._fixed_features)
+
+    @property
+    def theta(self) -> NDArray[np.float64]:
+        """The parameter ``θ`` of the current instance, ``(D,)`` for a single env and
+        ``(num_envs, D)`` for a vector env (a read-only copy); ``D`` is the length of an arm's
+        observed row."""
+        return self._instance_part(self._theta, self._fixed_theta)
 
 
 #: Bytes each sub-env of a native vector env costs beyond its arrays (its numpy generator).

@@ -14,8 +14,13 @@ from gymnasium import spaces
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import check_positive_int, check_unit_interval_array
-from delight_gym.envs._bandit import OneStepBanditEnv, OneStepBanditVectorEnv, check_bandit_fits
-from delight_gym.envs._base import check_render_mode, instance_array, set_vector_spaces
+from delight_gym.envs._bandit import (
+    BanditMeans,
+    OneStepBanditEnv,
+    OneStepBanditVectorEnv,
+    check_bandit_fits,
+)
+from delight_gym.envs._base import instance_array, set_vector_spaces
 
 __all__ = ["DEFAULT_NUM_ARMS", "BernoulliBanditEnv", "BernoulliBanditVectorEnv"]
 
@@ -47,7 +52,30 @@ def _resolve_num_arms(num_arms: Any, means_arms: int | None) -> int:
     return k
 
 
-class BernoulliBanditEnv(OneStepBanditEnv[np.int64]):
+class _BernoulliParameters(BanditMeans):
+    """The arguments shared by :class:`BernoulliBanditEnv` and :class:`BernoulliBanditVectorEnv`
+    (``num_arms``, ``means``, ``render_mode``), checked once by :meth:`_set_parameters`."""
+
+    family = "BernoulliBandit"
+    reward_format = ".0f"
+
+    def _set_parameters(
+        self, num_arms: Any, means: ArrayLike | None, render_mode: Any, num_envs: int | None = None
+    ) -> NDArray[np.float64] | None:
+        """Check and store the arguments (``num_envs`` None: the single env's shapes, else
+        the vector env's, where a single ``(K,)`` is shared by all sub-envs); return the given
+        ``means`` as a float64 copy, or None when they are to be drawn."""
+        fixed = None if means is None else _check_means(means, num_envs)
+        self.num_arms = _resolve_num_arms(num_arms, None if fixed is None else fixed.shape[-1])
+        check_bandit_fits(num_envs or 0, self.num_arms, _BYTES_PER_ARM)
+        self._set_render_mode(render_mode)
+        return fixed
+
+    def _render_shape(self) -> str:
+        return f"K={self.num_arms}"
+
+
+class BernoulliBanditEnv(_BernoulliParameters, OneStepBanditEnv[np.int64]):
     """A ``K``-armed Bernoulli bandit: arm ``a`` pays 1 with probability ``means[a]``, else 0.
 
     The instance, the arm means, is drawn i.i.d. ``U(0, 1)`` (``self.np_random.random(K)``) at
@@ -77,19 +105,13 @@ class BernoulliBanditEnv(OneStepBanditEnv[np.int64]):
     array([0.774, 0.439, 0.859, 0.697])
     """
 
-    family = "BernoulliBandit"
-    reward_format = ".0f"
-
     def __init__(
         self,
         num_arms: int | None = None,
         means: ArrayLike | None = None,
         render_mode: str | None = None,
     ) -> None:
-        fixed = None if means is None else _check_means(means, None)
-        self.num_arms = _resolve_num_arms(num_arms, None if fixed is None else fixed.size)
-        check_bandit_fits(0, self.num_arms, _BYTES_PER_ARM)
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        fixed = self._set_parameters(num_arms, means, render_mode)
         self.action_space = spaces.Discrete(self.num_arms)
         self.observation_space = spaces.Discrete(1)
         self._fixed_instance = None if fixed is None else _FIXED
@@ -109,11 +131,8 @@ class BernoulliBanditEnv(OneStepBanditEnv[np.int64]):
     def _reward(self, expected: float) -> float:
         return float(self.np_random.random() < expected)
 
-    def _render_shape(self) -> str:
-        return f"K={self.num_arms}"
 
-
-class BernoulliBanditVectorEnv(OneStepBanditVectorEnv):
+class BernoulliBanditVectorEnv(_BernoulliParameters, OneStepBanditVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent Bernoulli bandits, stepped together without subprocesses.
 
     Sub-env ``i`` behaves exactly like a :class:`BernoulliBanditEnv` reset with seed
@@ -139,9 +158,6 @@ class BernoulliBanditVectorEnv(OneStepBanditVectorEnv):
     (array([1., 1., 1.]), array([0.   , 0.187, 0.   ]))
     """
 
-    family = "BernoulliBandit"
-    reward_format = ".0f"
-
     def __init__(
         self,
         num_envs: int,
@@ -150,11 +166,7 @@ class BernoulliBanditVectorEnv(OneStepBanditVectorEnv):
         render_mode: str | None = None,
     ) -> None:
         self.num_envs = check_positive_int(num_envs, "num_envs")
-        fixed = None if means is None else _check_means(means, self.num_envs)
-        self.num_arms = _resolve_num_arms(num_arms, None if fixed is None else fixed.shape[1])
-        check_bandit_fits(self.num_envs, self.num_arms, _BYTES_PER_ARM)
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
-
+        fixed = self._set_parameters(num_arms, means, render_mode, self.num_envs)
         set_vector_spaces(self, spaces.Discrete(self.num_arms), spaces.Discrete(1))
         self._means = fixed
         self._optimal = None if fixed is None else fixed.max(axis=1)
@@ -182,6 +194,3 @@ class BernoulliBanditVectorEnv(OneStepBanditVectorEnv):
     ) -> NDArray[np.float64]:
         uniforms = np.array([rng.random() for rng in rngs], dtype=np.float64)
         return (uniforms < expected).astype(np.float64)
-
-    def _render_shape(self) -> str:
-        return f"K={self.num_arms}"

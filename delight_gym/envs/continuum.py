@@ -10,7 +10,7 @@ heights) has the life cycle of every bandit of :mod:`delight_gym.envs._base`.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -24,10 +24,8 @@ from delight_gym._checks import (
     check_positive_float,
     check_positive_int,
 )
+from delight_gym.envs._bandit import BanditEnv, BanditKeywords, BanditVectorEnv
 from delight_gym.envs._base import (
-    InstanceEnv,
-    InstanceVectorEnv,
-    check_render_mode,
     instance_array,
     read_only_copy,
     set_vector_spaces,
@@ -139,13 +137,11 @@ def _check_box_actions(value: Any, shape: tuple[int, ...], name: str) -> NDArray
     return out
 
 
-class _ContinuumParameters:
+class _ContinuumParameters(BanditKeywords):
     """The arguments shared by :class:`ContinuumBanditEnv` and :class:`ContinuumBanditVectorEnv`,
     checked once by :meth:`_set_parameters`."""
 
-    family: ClassVar[str] = "ContinuumBandit"
-    metadata: dict[str, Any]
-    render_mode: str | None
+    family = "ContinuumBandit"
     dim: int
     num_bumps: int
     bump_width: float
@@ -154,8 +150,6 @@ class _ContinuumParameters:
     widths: NDArray[np.float64]
     _centers: NDArray[np.float64] | None
     _heights: NDArray[np.float64] | None
-    #: The :class:`ResetNeeded` message before the first draw.
-    _not_drawn = "the bandit instance is drawn at the first reset(); call reset()"
 
     def _has_instance(self) -> bool:
         return self._centers is not None
@@ -195,7 +189,7 @@ class _ContinuumParameters:
         self.bump_width = check_positive_float(bump_width, "bump_width")
         self.needle_width = check_positive_float(needle_width, "needle_width")
         self.noise = check_nonnegative_float(noise, "noise")
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self._set_render_mode(render_mode)
         fixed = None
         if (centers is None) != (heights is None):
             raise ValueError("centers and heights fix the instance together: pass both or neither")
@@ -250,7 +244,7 @@ class _ContinuumParameters:
         return text + f"; last pull {np.round(x, 3).tolist()} (mean {expected:.3f}) -> {reward:.3f}"
 
 
-class ContinuumBanditEnv(_ContinuumParameters, InstanceEnv[np.int64]):
+class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
     """A continuum-armed bandit on ``[0, 1]^d``: a narrow needle among broad bumps.
 
     The instance (module docstring; row 0 the needle) is drawn at the first :meth:`reset` and
@@ -281,8 +275,6 @@ class ContinuumBanditEnv(_ContinuumParameters, InstanceEnv[np.int64]):
     >>> env.step(env.optimal_action.astype("float32"))[1:4]
     (1.0, True, False)
     """
-
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
 
     def __init__(
         self,
@@ -356,7 +348,7 @@ class ContinuumBanditEnv(_ContinuumParameters, InstanceEnv[np.int64]):
         return self._summary(self._centers, self._heights, self._last)
 
 
-class ContinuumBanditVectorEnv(_ContinuumParameters, InstanceVectorEnv):  # type: ignore[misc]
+class ContinuumBanditVectorEnv(_ContinuumParameters, BanditVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent continuum bandits stepped together, without subprocesses.
 
     Sub-env ``i`` equals a :class:`ContinuumBanditEnv` reset with seed ``seed + i``: it owns
@@ -380,13 +372,6 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, InstanceVectorEnv):  # type
     centers, heights : ArrayLike | None
         ``(num_envs, J, d)`` and ``(num_envs, J)``, or ``(J, d)`` and ``(J,)`` shared by all.
     """
-
-    metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium reads it from the class)
-        **InstanceVectorEnv.metadata,
-        "render_modes": ["ansi"],
-        "render_fps": 4,
-    }
-    _not_drawn = "the bandit instances are drawn at the first reset(); call reset()"
 
     def __init__(
         self,

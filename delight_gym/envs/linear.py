@@ -8,23 +8,21 @@ are those of every one-step bandit (:mod:`delight_gym.envs._base`).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import check_finite_array, check_nonnegative_float, check_positive_int
 from delight_gym.envs._bandit import (
+    FeatureBanditInstance,
     GaussianBanditEnv,
     GaussianBanditVectorEnv,
     check_bandit_fits,
 )
 from delight_gym.envs._base import (
-    check_render_mode,
     instance_array,
-    read_only_copy,
     set_vector_spaces,
 )
 
@@ -126,14 +124,12 @@ def _resolve_shape(
     return (DEFAULT_LINEAR_NUM_ARMS if k is None else k, DEFAULT_DIM if d is None else d)
 
 
-class _LinearBanditParameters:
+class _LinearBanditParameters(FeatureBanditInstance):
     """The arguments shared by :class:`LinearBanditEnv` and :class:`LinearBanditVectorEnv`
     (``num_arms``, ``dim``, ``noise``, ``features``, ``theta``, ``render_mode``), checked once
     by :meth:`_set_parameters`, and what follows from them alone."""
 
-    family: ClassVar[str] = "LinearBandit"
-    metadata: dict[str, Any]
-    render_mode: str | None
+    family = "LinearBandit"
     num_arms: int
     dim: int
     noise: float
@@ -165,7 +161,7 @@ class _LinearBanditParameters:
         per_arm = 20 * self.dim + 16 + (10 * self.dim) // envs
         check_bandit_fits(num_envs or 0, self.num_arms, per_arm, f", dim={self.dim}")
         self.noise = check_nonnegative_float(noise, "noise")
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self._set_render_mode(render_mode)
         self._fixed_features = fixed_features is not None
         self._fixed_theta = fixed_theta is not None
         return fixed_features, fixed_theta
@@ -254,20 +250,6 @@ class LinearBanditEnv(_LinearBanditParameters, GaussianBanditEnv):
             theta = _draw_theta(self.np_random, self.dim)
         self._set_instance(features, theta)
 
-    @property
-    def features(self) -> NDArray[np.float64]:
-        """The arm features ``Φ`` of the current instance, shape ``(K, D)`` (a read-only copy)."""
-        if self._features is None:
-            raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
-        return read_only_copy(self._features)
-
-    @property
-    def theta(self) -> NDArray[np.float64]:
-        """The parameter ``θ*`` of the current instance, shape ``(D,)`` (a read-only copy)."""
-        if self._theta is None:
-            raise ResetNeeded("the bandit instance is drawn at the first reset(); call reset()")
-        return read_only_copy(self._theta)
-
 
 class LinearBanditVectorEnv(_LinearBanditParameters, GaussianBanditVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent linear bandits, stepped together without subprocesses.
@@ -295,6 +277,9 @@ class LinearBanditVectorEnv(_LinearBanditParameters, GaussianBanditVectorEnv):  
     >>> infos["final_info"]["regret"].round(3)  # SAME_STEP: the terminal step's infos
     array([0.   , 1.493, 0.08 ])
     """
+
+    _features: NDArray[np.float64]  # zeros until drawn (see FeatureBanditInstance)
+    _theta: NDArray[np.float64]
 
     def __init__(
         self,
@@ -325,20 +310,6 @@ class LinearBanditVectorEnv(_LinearBanditParameters, GaussianBanditVectorEnv):  
         self._init_bandit_state(self._fixed_reason())
 
     # ----------------------------------------------------------------- instance
-    @property
-    def features(self) -> NDArray[np.float64]:
-        """Arm features, shape ``(num_envs, K, D)`` (a read-only copy)."""
-        if not self._fixed_features:
-            self._require_means()
-        return read_only_copy(self._features)
-
-    @property
-    def theta(self) -> NDArray[np.float64]:
-        """``θ*`` of each sub-env, shape ``(num_envs, D)`` (a read-only copy)."""
-        if not self._fixed_theta:
-            self._require_means()
-        return read_only_copy(self._theta)
-
     def _allocate_instances(self) -> None:
         self._means = np.empty((self.num_envs, self.num_arms))
         self._obs = np.empty((self.num_envs, self.num_arms, self.dim), dtype=np.float32)

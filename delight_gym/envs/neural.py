@@ -9,11 +9,10 @@ also draws a context. The docs page ``environments/contextual.md`` gives the det
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
 from numpy.typing import NDArray
 
 from delight_gym._checks import (
@@ -25,10 +24,11 @@ from delight_gym._checks import (
 from delight_gym.envs._bandit import (
     ContextualBanditEnv,
     ContextualBanditVectorEnv,
+    FeatureBanditInstance,
     check_bandit_fits,
     unit_box,
 )
-from delight_gym.envs._base import check_render_mode, read_only_copy, set_vector_spaces
+from delight_gym.envs._base import read_only_copy, set_vector_spaces
 
 __all__ = [
     "DEFAULT_NEURAL_DIM",
@@ -114,13 +114,11 @@ def check_neural_arms(value: Any, name: str = "num_arms") -> int:
     return k
 
 
-class _NeuralParameters:
+class _NeuralParameters(FeatureBanditInstance):
     """The keywords shared by :class:`NeuralBanditEnv` and :class:`NeuralBanditVectorEnv`,
     checked once, and the maths of an instance and a context (single or batched)."""
 
-    family: ClassVar[str] = "NeuralBandit"
-    metadata: dict[str, Any]
-    render_mode: str | None
+    family = "NeuralBandit"
     num_arms: int
     dim: int
     context_dim: int
@@ -143,7 +141,7 @@ class _NeuralParameters:
         self.reward = check_neural_reward(reward)
         self.noise = check_nonnegative_float(noise, "noise")
         check_neural_fits(self.num_arms, self.dim, self.context_dim, num_envs)
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self._set_render_mode(render_mode)
 
     @property
     def input_dim(self) -> int:
@@ -266,20 +264,6 @@ class NeuralBanditEnv(_NeuralParameters, ContextualBanditEnv):
         self._optimal = float(self._means.max())
 
     @property
-    def features(self) -> NDArray[np.float64]:
-        """The arm features ``φ``, shape ``(K, dim)`` (float64, a read-only copy)."""
-        if self._features is None:
-            raise ResetNeeded(self._not_drawn)
-        return read_only_copy(self._features)
-
-    @property
-    def theta(self) -> NDArray[np.float64]:
-        """``θ``, shape ``(dim + context_dim,)`` (float64, a read-only copy)."""
-        if self._theta is None:
-            raise ResetNeeded(self._not_drawn)
-        return read_only_copy(self._theta)
-
-    @property
     def context(self) -> NDArray[np.float64]:
         """The current context ``c``, shape ``(context_dim,)`` (a read-only copy)."""
         self._require_means()
@@ -306,6 +290,9 @@ class NeuralBanditVectorEnv(_NeuralParameters, ContextualBanditVectorEnv):  # ty
     array([[ 0.759, -0.552, -0.796],
            [-0.531, -0.988,  0.897]])
     """
+
+    _features: NDArray[np.float64]  # zeros until drawn (see FeatureBanditInstance)
+    _theta: NDArray[np.float64]
 
     def __init__(
         self,
@@ -357,18 +344,6 @@ class NeuralBanditVectorEnv(_NeuralParameters, ContextualBanditVectorEnv):  # ty
             self._features, self._theta, self._arm_part, self._contexts
         )
         self._optimal = self._means.max(axis=1)
-
-    @property
-    def features(self) -> NDArray[np.float64]:
-        """Arm features, shape ``(num_envs, K, dim)`` (a read-only copy)."""
-        self._require_means()
-        return read_only_copy(self._features)
-
-    @property
-    def theta(self) -> NDArray[np.float64]:
-        """``θ`` of each sub-env, shape ``(num_envs, dim + context_dim)`` (a read-only copy)."""
-        self._require_means()
-        return read_only_copy(self._theta)
 
     @property
     def context(self) -> NDArray[np.float64]:

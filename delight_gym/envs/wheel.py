@@ -7,11 +7,10 @@ quadrant's arm pays ``mean_large`` beyond radius ``delta`` (:func:`wheel_means`)
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
 from numpy.typing import NDArray
 
 from delight_gym._checks import (
@@ -22,12 +21,13 @@ from delight_gym._checks import (
     check_probability,
 )
 from delight_gym.envs._bandit import (
+    BanditKeywords,
     ContextualBanditEnv,
     ContextualBanditVectorEnv,
     check_bandit_fits,
     unit_box,
 )
-from delight_gym.envs._base import check_render_mode, read_only_copy, set_vector_spaces
+from delight_gym.envs._base import read_only_copy, set_vector_spaces
 
 __all__ = [
     "WHEEL_NUM_ARMS",
@@ -114,13 +114,11 @@ def draw_disk_point(rng: np.random.Generator) -> NDArray[np.float64]:
             return point
 
 
-class _WheelParameters:
+class _WheelParameters(BanditKeywords):
     """The keywords shared by :class:`WheelBanditEnv` and :class:`WheelBanditVectorEnv`,
     checked once, and the maths of a context (or a batch of them)."""
 
-    family: ClassVar[str] = "WheelBandit"
-    metadata: dict[str, Any]
-    render_mode: str | None
+    family = "WheelBandit"
     num_arms: int
     delta: float
     mean_safe: float
@@ -143,7 +141,7 @@ class _WheelParameters:
         self.mean_large = check_finite_float(mean_large, "mean_large")
         self.noise = check_nonnegative_float(noise, "noise")
         self.num_arms = WHEEL_NUM_ARMS
-        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
+        self._set_render_mode(render_mode)
 
     @property
     def reward_scale(self) -> float:
@@ -225,9 +223,7 @@ class WheelBanditEnv(_WheelParameters, ContextualBanditEnv):
     @property
     def context(self) -> NDArray[np.float64]:
         """The current context ``x``, shape ``(2,)`` (float64, a read-only copy)."""
-        if self._context is None:
-            raise ResetNeeded("the context is drawn at reset(); call reset()")
-        return read_only_copy(self._context)
+        return self._drawn_copy(self._context, "the context is drawn at reset(); call reset()")
 
 
 class WheelBanditVectorEnv(_WheelParameters, ContextualBanditVectorEnv):  # type: ignore[misc]

@@ -50,17 +50,9 @@ __all__ = [
 class _ReservoirAgent:
     """State shared by the reservoir agents: arms tried, best revealed value and its arm.
 
-    Parameters
-    ----------
-    batch_size : int
-        seeds acted on at once.
-    tail_exponent : float
-        ``α`` of the ``Beta(1, α)`` reservoir.
-    horizon : int
-        ``T``.
-    seed
-        seed of the agent's ``numpy.random.Generator`` (keyword only; the agents take
-        these four arguments and pass them here).
+    The agents take its arguments, ``batch_size``, ``tail_exponent``, ``horizon`` and the
+    keyword ``seed`` (of the agent's ``numpy.random.Generator``), and pass them here; they are
+    documented once, on :class:`ReservationAgent`.
     """
 
     def __init__(
@@ -160,12 +152,8 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
 
     Other Parameters
     ----------------
-    batch_size : int
-        seeds acted on at once.
-    tail_exponent : float
-        ``α`` of the ``Beta(1, α)`` reservoir.
-    horizon : int
-        ``T``.
+    batch_size, tail_exponent, horizon
+        As for :class:`ReservationAgent`.
     seed : int or None
         seeds the generator of :func:`~delight_gym.rule.sample_acting`.
     half_life : float
