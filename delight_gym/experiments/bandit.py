@@ -31,6 +31,7 @@ __all__ = [
     "AGENT_SEED_SALT",
     "LAZY_ARMS_THRESHOLD",
     "BanditResult",
+    "check_batch_run",
     "play_rounds",
     "run_bernoulli",
 ]
@@ -125,9 +126,7 @@ def run_bernoulli(
         A :class:`BanditResult`.
     """
     num_arms = check_positive_int(num_arms, "num_arms")
-    horizon = check_positive_int(horizon, "horizon")
-    seeds = check_positive_int(seeds, "seeds")
-    seed = check_nonnegative_int(seed, "seed")
+    horizon, seeds, seed = check_batch_run(horizon, seeds, seed)
     if env not in ("auto", "eager", "lazy"):
         raise ValueError(f"env must be 'auto', 'eager' or 'lazy', got {env!r}")
     lazy = env == "lazy" or (env == "auto" and means is None and num_arms > LAZY_ARMS_THRESHOLD)
@@ -157,18 +156,34 @@ def run_bernoulli(
     return BanditResult(agent, num_arms, regret, actions, seconds, overrides)
 
 
+def check_batch_run(
+    horizon: int, seeds: int, seed: int, *, horizon_name: str = "horizon"
+) -> tuple[int, int, int]:
+    """The sizes every batched run checks: ``horizon`` (rounds or episodes, named
+    ``horizon_name`` in errors) and ``seeds`` positive, the base ``seed`` non-negative.
+    Returns them as ``int``; raises ``TypeError``/``ValueError`` naming the bad one."""
+    return (
+        check_positive_int(horizon, horizon_name),
+        check_positive_int(seeds, "seeds"),
+        check_nonnegative_int(seed, "seed"),
+    )
+
+
 def play_rounds(
     play: Callable[[], tuple[np.ndarray, dict[str, Any]]],
     seeds: int,
     horizon: int,
     callback: Callable[[int], object] | None = None,
+    *,
+    action_dtype: type[np.generic] = np.int64,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """``horizon`` rounds of a batch of ``seeds`` bandits: each ``play()`` acts, steps the
-    environments, updates the agent and returns the arms played ``(seeds,)`` and the step's
+    environments, updates the agent and returns the actions to record ``(seeds,)`` (arms, or
+    a continuous action's first coordinate with ``action_dtype=np.float64``) and the step's
     info (its ``"regret"`` recorded); ``callback(1)`` after each. Returns the per-round
-    pseudo-regret and arms, ``(seeds, horizon)``, and the seconds the rounds took."""
+    pseudo-regret and actions, ``(seeds, horizon)``, and the seconds the rounds took."""
     regret = np.empty((seeds, horizon))
-    actions = np.empty((seeds, horizon), dtype=np.int64)
+    actions = np.empty((seeds, horizon), dtype=action_dtype)
     start = time.perf_counter()
     for t in range(horizon):
         a, info = play()

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from delight_gym._checks import check_nonnegative_int, check_positive_int, check_would_fit
+from delight_gym._checks import check_positive_int, check_would_fit
 from delight_gym.envs.contextual import (
     ContextualBanditVectorEnv,
     NeuralBanditVectorEnv,
     WheelBanditVectorEnv,
 )
-from delight_gym.experiments.bandit import BanditResult, play_rounds
+from delight_gym.experiments.bandit import BanditResult, check_batch_run, play_rounds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -86,8 +86,7 @@ def run_contextual(
 
     from delight_gym.agents.contextual import make_contextual_agent
 
-    horizon = check_positive_int(horizon, "horizon")
-    seed = check_nonnegative_int(seed, "seed")
+    horizon, _, seed = check_batch_run(horizon, envs.num_envs, seed)
     check_would_fit(  # the per-round regret and actions
         16 * envs.num_envs * horizon, f"horizon={horizon} (x {envs.num_envs} seeds)"
     )
@@ -126,19 +125,17 @@ def run_wheel(
     horizon: int,
     seeds: int,
     *,
-    seed: int = 0,
     noise: float = 0.01,
     mean_safe: float = 1.2,
     mean_other: float = 1.0,
     mean_large: float = 50.0,
-    device: str | torch.device | None = None,
-    callback: Callable[[int], object] | None = None,
-    **agent_kwargs: Any,
+    **run_kwargs: Any,
 ) -> BanditResult:
     """:func:`run_contextual` on ``seeds`` wheel bandits (one model per arm on the context).
 
     The env keywords (``delta``, ``noise``, ``mean_*``) are those of
-    :class:`~delight_gym.envs.contextual.WheelBanditEnv`; the rest as :func:`run_contextual`.
+    :class:`~delight_gym.envs.contextual.WheelBanditEnv`; ``seed``, ``device``, ``callback``
+    and the agent's keywords go to :func:`run_contextual`.
     """
     envs = WheelBanditVectorEnv(
         check_positive_int(seeds, "seeds"),
@@ -148,16 +145,7 @@ def run_wheel(
         mean_large=mean_large,
         noise=noise,
     )
-    return run_contextual(
-        agent,
-        envs,
-        horizon,
-        per_arm=True,
-        seed=seed,
-        device=device,
-        callback=callback,
-        **agent_kwargs,
-    )
+    return run_contextual(agent, envs, horizon, per_arm=True, **run_kwargs)
 
 
 def run_neural(
@@ -167,19 +155,16 @@ def run_neural(
     horizon: int,
     seeds: int,
     *,
-    seed: int = 0,
     dim: int = 20,
     context_dim: int = 0,
     noise: float = 0.1,
-    device: str | torch.device | None = None,
-    callback: Callable[[int], object] | None = None,
-    **agent_kwargs: Any,
+    **run_kwargs: Any,
 ) -> BanditResult:
     """:func:`run_contextual` on ``seeds`` neural bandits (one shared model on the arms' rows).
 
     The env keywords (``num_arms``, ``reward``, ``dim``, ``context_dim``, ``noise``) are those
-    of :class:`~delight_gym.envs.contextual.NeuralBanditEnv`; the rest as
-    :func:`run_contextual`.
+    of :class:`~delight_gym.envs.contextual.NeuralBanditEnv`; ``seed``, ``device``,
+    ``callback`` and the agent's keywords go to :func:`run_contextual`.
     """
     envs = NeuralBanditVectorEnv(
         check_positive_int(seeds, "seeds"),
@@ -189,16 +174,7 @@ def run_neural(
         reward=reward,
         noise=noise,
     )
-    return run_contextual(
-        agent,
-        envs,
-        horizon,
-        per_arm=False,
-        seed=seed,
-        device=device,
-        callback=callback,
-        **agent_kwargs,
-    )
+    return run_contextual(agent, envs, horizon, per_arm=False, **run_kwargs)
 
 
 def relative_to_uniform(

@@ -8,13 +8,16 @@ Instance ``i`` is seeded ``seed + i``; the agent draws from its own generators, 
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
-from delight_gym._checks import check_nonnegative_int, check_positive_int
-from delight_gym.experiments.bandit import AGENT_SEED_SALT, BanditResult
+from delight_gym.experiments.bandit import (
+    AGENT_SEED_SALT,
+    BanditResult,
+    check_batch_run,
+    play_rounds,
+)
 
 __all__ = ["run_continuum"]
 
@@ -55,9 +58,7 @@ def run_continuum(
     from delight_gym.agents.continuum import ContinuumAgent
     from delight_gym.envs.continuum import ContinuumBanditVectorEnv
 
-    horizon = check_positive_int(horizon, "horizon")
-    seeds = check_positive_int(seeds, "seeds")
-    seed = check_nonnegative_int(seed, "seed")
+    horizon, seeds, seed = check_batch_run(horizon, seeds, seed)
     envs = ContinuumBanditVectorEnv(
         seeds,
         dim=dim,
@@ -69,15 +70,12 @@ def run_continuum(
     agent_seed = int(np.random.SeedSequence([seed, AGENT_SEED_SALT]).generate_state(1)[0])
     learner = ContinuumAgent(agent, seeds, dim, seed=agent_seed, noise=noise, **agent_kwargs)
     envs.reset(seed=seed)
-    regret = np.zeros((seeds, horizon))
-    first = np.zeros((seeds, horizon))
-    start = time.perf_counter()
-    for t in range(horizon):
-        actions = learner.act()
-        played = actions.astype(np.float32)
+
+    def play() -> tuple[np.ndarray, dict[str, Any]]:
+        played = learner.act().astype(np.float32)
         _, rewards, _, _, info = envs.step(played)
-        regret[:, t] = info["regret"]
-        first[:, t] = played[:, 0]
         learner.update(played.astype(np.float64), np.asarray(rewards, dtype=np.float64))
-    seconds = time.perf_counter() - start
+        return played[:, 0], info
+
+    regret, first, seconds = play_rounds(play, seeds, horizon, action_dtype=np.float64)
     return BanditResult(agent, 0, regret, first, seconds, learner.override_count.copy())

@@ -22,7 +22,7 @@ import torch
 from delight_gym._checks import check_positive_int
 from delight_gym.agents.mdp import MDP_AGENTS, make_mdp_agent
 from delight_gym.envs.deep_sea import DeepSeaVectorEnv
-from delight_gym.experiments.bandit import AGENT_SEED_SALT
+from delight_gym.experiments.bandit import AGENT_SEED_SALT, check_batch_run
 
 __all__ = ["DeepSeaResult", "run_deep_sea"]
 
@@ -98,8 +98,7 @@ def run_deep_sea(
         A :class:`DeepSeaResult`.
     """
     n = check_positive_int(size, "size")
-    num_episodes = check_positive_int(episodes, "episodes")
-    batch = check_positive_int(seeds, "seeds")
+    num_episodes, batch, seed = check_batch_run(episodes, seeds, seed, horizon_name="episodes")
     names = (agents,) if isinstance(agents, str) else tuple(agents)
     for name in names:
         if name not in MDP_AGENTS:

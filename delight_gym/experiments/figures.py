@@ -159,90 +159,6 @@ def _agent_band(ax: Any, rows: pd.DataFrame, x: str, name: str) -> None:
     )
 
 
-def _regret_panels(
-    summary: pd.DataFrame,
-    path_stem: Path,
-    *,
-    title: str,
-    x: str,
-    xlabel: str,
-    ylabel: str,
-    panel: str | None,
-    log_x: bool,
-    log_y: bool,
-) -> list[Path]:
-    """Final regret vs ``x``, one line per agent, one panel per value of ``panel``."""
-    values = [None] if panel is None else sorted(summary[panel].unique())
-    fig, axes = new_figure(
-        1, len(values), figsize=(4.2 * len(values) + 3.0, 4.0), layout="constrained"
-    )
-    for ax, value in zip(axes[0], values, strict=True):
-        rows = summary if panel is None else summary[summary[panel] == value]
-        for agent, group in rows.groupby("agent", sort=False):
-            _agent_band(ax, group.sort_values(x), x, str(agent))
-        if log_x:
-            log_ticks(ax, rows[x])
-        if log_y:
-            ax.set_yscale("log")
-        if panel is not None:
-            ax.set_title(f"{panel} = {value}")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3, which="both")
-    figure_legend(fig, axes[0])
-    if title and panel is None:
-        axes[0][0].set_title(title, fontsize=10)  # over the axes, clear of the legend beside them
-    elif title:
-        fig.suptitle(title, fontsize=10)
-    return save_figure(fig, path_stem)
-
-
-def plot_final_regret(
-    summary: pd.DataFrame,
-    curves: pd.DataFrame | None,
-    path_stem: Path,
-    *,
-    title: str = "",
-    x: str = "arms",
-    xlabel: str = "number of arms K",
-    log_x: bool = True,
-    horizon_unit: str | None = None,
-) -> list[Path]:
-    """Final regret vs a setting (``bernoulli-arms``): one line per agent, mean ± 1 s.e.
-
-    Parameters
-    ----------
-    summary : pd.DataFrame
-        a ``summary.csv`` frame with column ``x``.
-    curves : pd.DataFrame | None
-        unused (uniform signature).
-    path_stem : Path
-        output path without extension.
-    title : str
-        figure title.
-    x : str
-        the setting column on the horizontal axis.
-    xlabel : str
-        its label.
-    log_x : bool
-        logarithmic horizontal axis.
-    horizon_unit : str | None
-        what the horizon counts, for the axis label (``"episodes"``; default:
-        rounds, labelled ``T``).
-    """
-    return _regret_panels(
-        summary,
-        path_stem,
-        title=title,
-        x=x,
-        xlabel=xlabel,
-        ylabel=_horizon_label(summary, horizon_unit),
-        panel=None,
-        log_x=log_x,
-        log_y=False,
-    )
-
-
 def plot_regret_curves(
     summary: pd.DataFrame | None,
     curves: pd.DataFrame,
@@ -283,12 +199,8 @@ def plot_tune(
     ----------
     summary : pd.DataFrame
         a ``summary.csv`` frame with columns ``arms, half_life, gate_price``.
-    curves : pd.DataFrame | None
-        unused (uniform signature).
-    path_stem : Path
-        output path without extension.
-    title : str
-        figure title.
+    curves, path_stem, title : pd.DataFrame | None, Path, str
+        as :func:`plot_regret_panels` (the drawing functions' uniform signature).
     half_life : float
         the ``M`` of the ``λ`` sweep.
     gate_price : float
@@ -371,12 +283,8 @@ def plot_bsuite_deep_sea(
     summary : pd.DataFrame
         a ``summary.csv`` frame with the solve columns (``size``, ``solve_episodes``,
         ``solve_episode_median``).
-    curves : pd.DataFrame | None
-        unused (uniform signature).
-    path_stem : Path
-        output path without extension.
-    title : str
-        figure title.
+    curves, path_stem, title : pd.DataFrame | None, Path, str
+        as :func:`plot_regret_panels` (the drawing functions' uniform signature).
     agent_labels : Mapping[str, str] | None
         legend labels (default :data:`AGENT_LABELS` with
         :data:`BSUITE_TABULAR_LABELS`).
@@ -481,10 +389,12 @@ def plot_regret_panels(
     log_x: bool = True,
     log_y: bool = False,
     relative_to: str | None = None,
+    horizon_unit: str | None = None,
 ) -> list[Path]:
-    """Final regret vs a setting, one panel per value of ``panel`` (``neural-width``: one per
-    reward function), optionally as a ratio to one agent's regret on the same setting
-    (``wheel``: relative to ``uniform``, the Deep Bayesian Bandits Showdown's metric).
+    """Final regret vs a setting, one line per agent (mean ± 1 s.e.), one panel per value of
+    ``panel`` (``neural-width``: one per reward function; ``bernoulli-arms``: one panel, as
+    :func:`plot_final_regret`), optionally as a ratio to one agent's regret on the same
+    setting (``wheel``: relative to ``uniform``, the Deep Bayesian Bandits Showdown's metric).
 
     Parameters
     ----------
@@ -495,38 +405,63 @@ def plot_regret_panels(
         unused (uniform signature).
     path_stem : Path
         output path without extension.
-    title, x, xlabel, log_x : str, str, str, bool
-        as :func:`plot_final_regret`.
+    title : str
+        figure title.
+    x : str
+        the setting column on the horizontal axis.
+    xlabel : str
+        its label.
     panel : str | None
         the setting column whose values make the panels (default: one panel).
-    log_y : bool
-        logarithmic vertical axis.
+    log_x, log_y : bool
+        logarithmic horizontal, vertical axis.
     relative_to : str | None
         an agent name: every agent's mean and s.e. are divided by that agent's mean on the
         same setting (:func:`~delight_gym.experiments.contextual.relative_to_uniform`).
+    horizon_unit : str | None
+        what the horizon counts, for the axis label (``"episodes"``; default: rounds,
+        labelled ``T``).
     """
-    columns = list(summary.columns)
-    settings = columns[columns.index("agent") + 1 : columns.index("horizon")]
-    ylabel = _horizon_label(summary)
+    ylabel = _horizon_label(summary, horizon_unit)
     if relative_to is not None:
         from delight_gym.experiments.contextual import relative_to_uniform
 
+        columns = list(summary.columns)
+        settings = columns[columns.index("agent") + 1 : columns.index("horizon")]
         ratios = relative_to_uniform(summary, settings, baseline=relative_to)
         summary = ratios.rename(
             columns={"relative_regret": "regret_mean", "relative_se": "regret_se"}
         )
         ylabel += f" / {AGENT_LABELS.get(relative_to, relative_to)}'s"
-    return _regret_panels(
-        summary,
-        path_stem,
-        title=title,
-        x=x,
-        xlabel=xlabel,
-        ylabel=ylabel,
-        panel=panel,
-        log_x=log_x,
-        log_y=log_y,
+    values = [None] if panel is None else sorted(summary[panel].unique())
+    fig, axes = new_figure(
+        1, len(values), figsize=(4.2 * len(values) + 3.0, 4.0), layout="constrained"
     )
+    for ax, value in zip(axes[0], values, strict=True):
+        rows = summary if panel is None else summary[summary[panel] == value]
+        for agent, group in rows.groupby("agent", sort=False):
+            _agent_band(ax, group.sort_values(x), x, str(agent))
+        if log_x:
+            log_ticks(ax, rows[x])
+        if log_y:
+            ax.set_yscale("log")
+        if panel is not None:
+            ax.set_title(f"{panel} = {value}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3, which="both")
+    figure_legend(fig, axes[0])
+    if title and panel is None:
+        axes[0][0].set_title(title, fontsize=10)  # over the axes, clear of the legend beside them
+    elif title:
+        fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path_stem)
+
+
+#: Final regret vs a setting in one panel (``bernoulli-arms``, ``linear-dim``,
+#: ``deepsea-regret``): :func:`plot_regret_panels` with its defaults ``panel=None``,
+#: ``log_y=False`` and no ratio.
+plot_final_regret = plot_regret_panels
 
 
 _PLOTTERS: dict[str, Callable[..., list[Path]]] = {

@@ -14,10 +14,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from delight_gym._checks import check_nonnegative_int, check_positive_float, check_positive_int
+from delight_gym._checks import check_positive_float, check_positive_int
 from delight_gym.agents.linear import make_linear_agent
 from delight_gym.envs.linear import LinearBanditVectorEnv
-from delight_gym.experiments.bandit import AGENT_SEED_SALT, BanditResult, play_rounds
+from delight_gym.experiments.bandit import (
+    AGENT_SEED_SALT,
+    BanditResult,
+    check_batch_run,
+    play_rounds,
+)
 
 __all__ = ["run_linear"]
 
@@ -62,9 +67,7 @@ def run_linear(
     num_arms = check_positive_int(num_arms, "num_arms")
     dim = check_positive_int(dim, "dim")
     noise = check_positive_float(noise, "noise")
-    horizon = check_positive_int(horizon, "horizon")
-    seeds = check_positive_int(seeds, "seeds")
-    seed = check_nonnegative_int(seed, "seed")
+    horizon, seeds, seed = check_batch_run(horizon, seeds, seed)
     env = LinearBanditVectorEnv(seeds, num_arms=num_arms, dim=dim, noise=noise)
     env.reset(seed=seed)
     bandit = make_linear_agent(

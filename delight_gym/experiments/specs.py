@@ -325,14 +325,16 @@ def _figure(
     plot: str,
     spec: Mapping[str, Any] | None = None,
     quick: Mapping[str, Any] | None = None,
+    paper: bool = True,
     **plot_options: Any,
 ) -> FigureSpec:
     """A figure of ``family``: the full sweep over ``settings`` (the family's defaults, changed
     by ``spec``) and the quick one over ``quick_settings`` with 10 seeds (changed by
-    ``quick``), drawn by ``plot`` with ``plot_options``."""
+    ``quick``), drawn by ``plot`` with ``plot_options``; ``paper=False`` for one beyond the
+    paper."""
     full = ExperimentSpec.for_family(family, name, settings, **(spec or {}))
-    small = full.replace(settings=tuple(quick_settings), seeds=10, **(quick or {}))
-    return FigureSpec(name, title, full, small, plot, plot_options)
+    small = full.replace(settings=tuple(quick_settings), **{"seeds": 10, **(quick or {})})
+    return FigureSpec(name, title, full, small, plot, plot_options, paper)
 
 
 _LINEAR_BASE = {"arms": 100, "dim": 30, "noise": 1.0}
@@ -453,77 +455,59 @@ FIGURES: Mapping[str, FigureSpec] = {
         # Deep agents under bsuite's yardstick (beyond the paper; docs/reproduce/deepsea-bsuite.md):
         # 5 seeds (seed s plays mapping_seed = s), each run stopped once solved or after
         # min(2^N + 100, 10 000) episodes. Quick: N ∈ {6, 8}, 2 seeds, at most 200 episodes.
-        FigureSpec(
+        _figure(
             "deepsea-bsuite",
-            "DeepSea, bsuite's yardstick: episodes to solve vs size N",
-            ExperimentSpec.for_family(
-                DEEP_SEA_BSUITE,
-                "deepsea-bsuite",
-                setting_grid(size=DEEP_SEA_BSUITE.instance[0].sweep),
-            ),
-            ExperimentSpec.for_family(
-                DEEP_SEA_BSUITE,
-                "deepsea-bsuite",
-                setting_grid(size=(6, 8)),
-                seeds=2,
-                horizon=200,
-            ),
-            "plot_bsuite_deep_sea",
+            DEEP_SEA_BSUITE,
+            setting_grid(size=DEEP_SEA_BSUITE.instance[0].sweep),
+            setting_grid(size=(6, 8)),
+            title="DeepSea, bsuite's yardstick: episodes to solve vs size N",
+            plot="plot_bsuite_deep_sea",
+            quick={"seeds": 2, "horizon": 200},
             paper=False,
         ),
         # Learned posteriors on the showdown's wheel and on many-armed neural bandits (beyond
         # the paper; docs/reproduce/contextual.md says how the sizes were chosen).
-        FigureSpec(
+        _figure(
             "wheel",
-            "Wheel bandit: cumulative regret relative to uniform play vs δ",
-            ExperimentSpec.for_family(
-                WHEEL, "wheel", setting_grid(delta=WHEEL.instance[0].sweep, noise=(0.01,))
-            ),
-            ExperimentSpec.for_family(
-                WHEEL, "wheel", setting_grid(delta=(0.5, 0.95), noise=(0.01,)), **_WHEEL_QUICK
-            ),
-            "plot_regret_panels",
-            {
-                "x": "delta",
-                "xlabel": "radius δ of the low-reward disk",
-                "log_x": False,
-                "log_y": True,
-                "relative_to": "uniform",
-            },
+            WHEEL,
+            setting_grid(delta=WHEEL.instance[0].sweep, noise=(0.01,)),
+            setting_grid(delta=(0.5, 0.95), noise=(0.01,)),
+            title="Wheel bandit: cumulative regret relative to uniform play vs δ",
+            plot="plot_regret_panels",
+            quick=_WHEEL_QUICK,
             paper=False,
+            x="delta",
+            xlabel="radius δ of the low-reward disk",
+            log_x=False,
+            log_y=True,
+            relative_to="uniform",
         ),
-        FigureSpec(
+        _figure(
             "neural-width",
-            "Neural bandits: regret vs number of arms K",
-            ExperimentSpec.for_family(
-                NEURAL_WIDTH, "neural-width", _neural_grid(10, 100, 1000, 10_000), **_NEURAL_FULL
-            ),
-            ExperimentSpec.for_family(
-                NEURAL_WIDTH, "neural-width", _neural_grid(10, 100), **_NEURAL_QUICK
-            ),
-            "plot_regret_panels",
-            {"x": "arms", "panel": "reward"},
+            NEURAL_WIDTH,
+            _neural_grid(10, 100, 1000, 10_000),
+            _neural_grid(10, 100),
+            title="Neural bandits: regret vs number of arms K",
+            plot="plot_regret_panels",
+            spec=_NEURAL_FULL,
+            quick=_NEURAL_QUICK,
             paper=False,
+            x="arms",
+            panel="reward",
         ),
-        FigureSpec(
+        _figure(
             "continuum",
-            "Continuum bandits: regret at T vs dimension d",
-            ExperimentSpec.for_family(
-                CONTINUUM,
-                "continuum",
-                setting_grid(dim=(1, 2, 5, 10), needle_width=(0.03, 0.1)),
-            ),
-            ExperimentSpec.for_family(
-                CONTINUUM,
-                "continuum",
-                setting_grid(dim=(1, 2), needle_width=(0.1,)),
-                seeds=10,
-                batch_size=10,
-                horizon=100,
-            ),
-            "plot_regret_panels",
-            {"x": "dim", "xlabel": "dimension d", "panel": "needle_width", "log_x": False},
+            CONTINUUM,
+            setting_grid(dim=(1, 2, 5, 10), needle_width=(0.03, 0.1)),
+            setting_grid(dim=(1, 2), needle_width=(0.1,)),
+            title="Continuum bandits: regret at T vs dimension d",
+            plot="plot_regret_panels",
+            quick={"batch_size": 10, "horizon": 100},
             paper=False,
+            x="dim",
+            xlabel="dimension d",
+            panel="needle_width",
+            log_x=False,
         ),
     )
 }

@@ -152,7 +152,9 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
 
     Other Parameters
     ----------------
-    batch_size, tail_exponent, horizon
+    batch_size, horizon : int
+        As for :class:`ReservationAgent`.
+    tail_exponent : float
         As for :class:`ReservationAgent`.
     seed : int or None
         seeds the generator of :func:`~delight_gym.rule.sample_acting`.

@@ -2,8 +2,8 @@
 
 Also the records two or more families share: the DE rule's three parameters
 (:data:`DE_PARAMETERS`), the number of arms :data:`ARMS`, the agent records of the paper's
-bandit and DeepSea families, and :func:`one_torch_thread` for cells that run torch. A
-:class:`Parameter`'s ``check`` is the one the agents' constructors call, so whatever
+bandit and DeepSea families and of uniform play, and :func:`one_torch_thread` for cells that
+run torch. A :class:`Parameter`'s ``check`` is the one the agents' constructors call, so whatever
 ``delight-gym run`` accepts the agents accept.
 """
 
@@ -36,6 +36,7 @@ __all__ = [
     "SURPRISAL_CAP",
     "THOMPSON",
     "UCB",
+    "UNIFORM",
     "Agent",
     "Family",
     "Parameter",
@@ -166,6 +167,7 @@ EGREEDY = Agent("egreedy", "annealed ε-greedy", "#2ca02c", parameters=(HALF_LIF
 GREEDY = Agent("greedy", "greedy (host only)", "#7f7f7f", linestyle="--")
 UCB = Agent("ucb", "UCB1", "#9467bd")
 PSRL = Agent("psrl", "PSRL", "#ff7f0e")
+UNIFORM = Agent("uniform", "uniform play", "#000000", linestyle=":")
 
 
 @dataclass(frozen=True)

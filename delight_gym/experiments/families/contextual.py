@@ -21,6 +21,7 @@ from delight_gym.experiments.families.base import (
     ARMS,
     DE_PARAMETERS,
     EGREEDY,
+    UNIFORM,
     Agent,
     Family,
     Parameter,
@@ -174,22 +175,35 @@ def _contextual_agents(nl_settings: Parameter) -> tuple[Agent, ...]:
                     ),
                 )
             )
-    uniform = Agent("uniform", "uniform play", "#000000", linestyle=":")
-    return (*agents, EGREEDY, uniform)
+    return (*agents, EGREEDY, UNIFORM)
 
 
-_WHEEL_AGENTS = _contextual_agents(WHEEL_NL_SETTINGS)
-_CONTEXTUAL_AGENTS = _contextual_agents(NL_SETTINGS)
-_CONTEXTUAL_NAMES = tuple(a.name for a in _CONTEXTUAL_AGENTS)
+_CONTEXTUAL_NAMES = tuple(a.name for a in _contextual_agents(NL_SETTINGS))
+
+
+def _contextual_family(
+    nl_settings: Parameter, instance: tuple[Parameter, ...], noise: float, **fields: Any
+) -> Family:
+    """A contextual family: the agents of :func:`_contextual_agents` (all run by default),
+    ``instance`` then the reward noise σ (swept over ``noise`` alone), every seed in one
+    batch; ``fields`` are the rest of its :class:`Family` record."""
+    sigma = Parameter(
+        "noise", float, check_nonnegative_float, sweep=(noise,), symbol="σ", help="noise σ"
+    )
+    return Family(
+        agents=_contextual_agents(nl_settings),
+        instance=(*instance, sigma),
+        default_agents=_CONTEXTUAL_NAMES,
+        batch_size=fields["seeds"],
+        **fields,
+    )
+
 
 #: The Deep Bayesian Bandits Showdown's wheel (``WheelBandit-v0``): one model per arm on the
 #: context; DE's λ = gate_price × 49 (the mean-reward range), fixed before any result.
-WHEEL = Family(
-    name="wheel",
-    help="the Deep Bayesian Bandits Showdown's wheel bandit (WheelBandit-v0)",
-    cell=wheel_cell,
-    agents=_WHEEL_AGENTS,
-    instance=(
+WHEEL = _contextual_family(
+    WHEEL_NL_SETTINGS,
+    (
         Parameter(
             "delta",
             float,
@@ -198,26 +212,22 @@ WHEEL = Family(
             symbol="δ",
             help="radii δ beyond which the quadrant's arm pays 50",
         ),
-        Parameter(
-            "noise", float, check_nonnegative_float, sweep=(0.01,), symbol="σ", help="noise σ"
-        ),
     ),
-    default_agents=_CONTEXTUAL_NAMES,
+    0.01,
+    name="wheel",
+    help="the Deep Bayesian Bandits Showdown's wheel bandit (WheelBandit-v0)",
+    cell=wheel_cell,
     horizon=2000,
     seeds=20,
-    batch_size=20,
     title="Wheel bandit",
     report=uniform_relative_report,
 )
 
 #: Many persistent arms with nonlinear means (``NeuralBandit-v0``): one shared model on every
 #: arm's row; DE's λ = gate_price × the mean-reward range (10 quadratic, 2 cosine).
-NEURAL_WIDTH = Family(
-    name="neural-width",
-    help="K persistent arms with nonlinear means 10 (xᵀθ)² or cos(3 xᵀθ) (NeuralBandit-v0)",
-    cell=neural_cell,
-    agents=_CONTEXTUAL_AGENTS,
-    instance=(
+NEURAL_WIDTH = _contextual_family(
+    NL_SETTINGS,
+    (
         dataclasses.replace(ARMS, check=_check_neural_arms, sweep=(10, 100, 1000)),
         Parameter(
             "reward",
@@ -236,13 +246,12 @@ NEURAL_WIDTH = Family(
             symbol="C",
             help="per-round context dimensions",
         ),
-        Parameter(
-            "noise", float, check_nonnegative_float, sweep=(0.1,), symbol="σ", help="noise σ"
-        ),
     ),
-    default_agents=_CONTEXTUAL_NAMES,
+    0.1,
+    name="neural-width",
+    help="K persistent arms with nonlinear means 10 (xᵀθ)² or cos(3 xᵀθ) (NeuralBandit-v0)",
+    cell=neural_cell,
     horizon=1000,
     seeds=10,
-    batch_size=10,
     title="Neural bandits",
 )

@@ -16,7 +16,7 @@ from delight_gym.experiments.families.base import (
     GREEDY,
     THOMPSON,
     UCB,
-    Agent,
+    UNIFORM,
     Family,
     Parameter,
     one_torch_thread,
@@ -59,8 +59,6 @@ def _check_continuum_dim(value: Any, name: str) -> int:
     check_would_fit(d * _CONTINUUM_MIN_BYTES_PER_DIM, f"{name}={d} (one seed)")
     return d
 
-
-UNIFORM = Agent("uniform", "uniform play", "#000000", linestyle=":")
 
 #: Continuum-armed bandits: a narrow needle among broad bumps on ``[0, 1]^d``.
 CONTINUUM = Family(
