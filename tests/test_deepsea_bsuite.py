@@ -298,3 +298,182 @@ def test_stochastic_run_uses_bsuites_stochastic_rule() -> None:
     assert run.solve.episode >= 100
     with pytest.raises(ValueError, match="deterministic"):
         run_bsuite_deep_sea("psrl", 4, seed=0, episodes=5, deterministic=False)
+    # A run too short for the rule to test any episode is refused, not left without a result.
+    with pytest.raises(ValueError, match="episodes must be >= 100"):
+        run_bsuite_deep_sea("boot_dqn", 4, seed=0, episodes=99, deterministic=False)
+
+
+# -- the batched path (--device): SeedBatchedBootDQN, many seeds of one size in one run -----------
+
+TINY_SIZES = (4, 5, 6)
+TINY_EPISODES = 12
+
+
+def _batched(seeds: int, seed: int, episodes: int, **kw):
+    from delight_gym.experiments.families.base import one_torch_thread
+    from delight_gym.experiments.families.deepsea_bsuite_batched import (
+        run_bsuite_deep_sea_batched,
+    )
+
+    with one_torch_thread():  # as the cell runs it
+        return run_bsuite_deep_sea_batched(
+            "boot_dqn", SIZE, seeds=seeds, seed=seed, episodes=episodes, device="cpu", **kw
+        )
+
+
+def test_batched_runs_are_seed_batched_boot_dqns_play_cut_by_bsuites_rule() -> None:
+    """Without early stop, the batched run's flags are ``SeedBatchedBootDQN.play``'s on the same
+    envs and seed (its own reference loop); with it, each seed's run is that cut at its own
+    solve episode."""
+    from delight_gym.agents.boot_dqn import SeedBatchedBootDQN
+    from delight_gym.envs.deep_sea import DeepSeaVectorEnv
+    from delight_gym.experiments.families.base import one_torch_thread
+
+    episodes = 25
+    full = _batched(3, 5, episodes, early_stop=False)
+    with one_torch_thread():
+        agent = SeedBatchedBootDQN(3, SIZE * SIZE, 2, seed=5)
+        flags = agent.play(DeepSeaVectorEnv(3, size=SIZE, mapping_seed=[5, 6, 7]), episodes, seed=5)
+    np.testing.assert_array_equal(np.stack([run.bad for run in full]), flags)
+    assert any(run.solve.solved for run in full)  # so that some runs below are cut early
+    stopped = _batched(3, 5, episodes)
+    for i, (run, whole) in enumerate(zip(stopped, full, strict=True)):
+        assert (run.agent, run.size, run.seed, run.budget) == ("boot_dqn", SIZE, 5 + i, episodes)
+        assert run.solve == whole.solve == solve_episode(whole.bad)
+        assert run.episodes == (whole.solve.episode if whole.solve.solved else episodes)
+        np.testing.assert_array_equal(run.bad, whole.bad[: run.episodes])
+        np.testing.assert_allclose(run.regret, whole.regret[: run.episodes])
+        np.testing.assert_array_equal(whole.bad, whole.regret > 0.5)
+        assert run.overrides == 0
+
+
+def test_batched_stochastic_run_uses_bsuites_stochastic_rule() -> None:
+    (run,) = _batched(1, 0, 105, mapping_seed=42, deterministic=False)
+    assert run.solve == solve_episode(run.bad, threshold=0.8, first_episode=100)
+    assert run.episodes >= 100
+
+
+def _tiny_spec(agents: tuple[str, ...], **device: str) -> ExperimentSpec:
+    from delight_gym.experiments.families import BSUITE_DEEP_SEA
+
+    return ExperimentSpec.for_family(
+        BSUITE_DEEP_SEA,
+        "tiny",
+        setting_grid(size=TINY_SIZES, **{k: (v,) for k, v in device.items()}),
+        agents=agents,
+        seeds=2,
+        batch_size=2,
+        horizon=TINY_EPISODES,
+    )
+
+
+def test_batched_sweep_writes_the_per_seed_records_resumes_and_skips_saved_cells(
+    tmp_path, monkeypatch
+) -> None:
+    """A sweep with ``device="cpu"`` writes the per-seed sweep's records (the same columns,
+    read by the same report code); its ``boot_dqn`` cells are the batched runs' (keyed apart
+    from the per-seed ones: other numbers), its other agents' cells are the per-seed ones (loaded,
+    not recomputed); a sweep stopped by a failing cell keeps the cells before it and a rerun
+    computes only the rest."""
+    from delight_gym.experiments.bsuite_report import runs_table
+    from delight_gym.experiments.families import deepsea_bsuite_batched
+    from delight_gym.experiments.runner import CellError, run_experiment
+
+    agents = ("boot_dqn", "dqn")
+    per_seed = run_experiment(_tiny_spec(agents), tmp_path / "a", jobs=1, progress=False)
+    spec = _tiny_spec(agents, device="cpu")
+    keys = {(c.agent, c.setting["size"]): c.key for c in spec.cells()}
+    assert {c.key for c in _tiny_spec(agents).cells()} & set(keys.values()) == {
+        keys["dqn", n] for n in TINY_SIZES
+    }
+    original = deepsea_bsuite_batched.run_bsuite_deep_sea_batched
+
+    def failing(agent, size, **kw):
+        if size == TINY_SIZES[-1]:
+            raise RuntimeError("interrupted")
+        return original(agent, size, **kw)
+
+    monkeypatch.setattr(deepsea_bsuite_batched, "run_bsuite_deep_sea_batched", failing)
+    with pytest.raises(CellError, match="interrupted"):
+        run_experiment(spec, tmp_path / "b", cache=tmp_path / "a", jobs=1, progress=False)
+    monkeypatch.setattr(deepsea_bsuite_batched, "run_bsuite_deep_sea_batched", original)
+    result = run_experiment(spec, tmp_path / "b", cache=tmp_path / "a", jobs=1, progress=False)
+    assert result.computed == [keys["boot_dqn", TINY_SIZES[-1]]]
+    assert len(result.loaded) == 2 * len(TINY_SIZES) - 1
+
+    assert list(result.summary.columns) == list(per_seed.summary.columns)
+    for row, before in zip(result.rows, per_seed.rows, strict=True):
+        assert row["setting"]["size"] == before["setting"]["size"]
+        assert row["cumulative"].shape == before["cumulative"].shape == (2, TINY_EPISODES)
+        if row["agent"] == "dqn":  # run per seed, as without a device
+            np.testing.assert_array_equal(row["cumulative"], before["cumulative"])
+            continue
+        runs = original(
+            "boot_dqn", row["setting"]["size"], seeds=2, seed=0, episodes=TINY_EPISODES,
+            mapping_seed=42, device="cpu",
+        )  # fmt: skip
+        np.testing.assert_array_equal(row["solved"], [r.solve.solved for r in runs])
+        expected = [r.solve.episode if r.solve.solved else r.budget for r in runs]
+        np.testing.assert_array_equal(row["solve_episode"], expected)
+        for i, r in enumerate(runs):
+            np.testing.assert_allclose(row["cumulative"][i, : r.episodes], np.cumsum(r.regret))
+            assert np.isnan(row["cumulative"][i, r.episodes :]).all()
+    written = pd.read_csv(tmp_path / "b" / "summary.csv")
+    assert list(written["solve_episodes"]) == list(result.summary["solve_episodes"])
+    runs = runs_table([(written, 0)])
+    assert len(runs) == 2 * len(agents) * len(TINY_SIZES)
+    assert list(runs.columns) == list(runs_table([(per_seed.summary, 0)]).columns)
+
+
+def test_device_is_boot_dqns_in_the_bsuite_families_only() -> None:
+    from delight_gym.experiments.families import BSUITE_DEEP_SEA, BSUITE_DEEP_SEA_STOCHASTIC
+    from delight_gym.experiments.families.deepsea_bsuite import (
+        BATCHED_AGENTS,
+        DEVICE,
+        PER_SEED,
+    )
+
+    assert BATCHED_AGENTS == ("boot_dqn",)
+    for family in (BSUITE_DEEP_SEA, BSUITE_DEEP_SEA_STOCHASTIC):
+        takes = [a.name for a in family.agents if DEVICE in a.parameters]
+        assert takes == ["boot_dqn"]
+        assert family.restrict("boot_dqn", {"size": 10})["device"] == PER_SEED
+        assert "device" not in family.restrict("boot_dqn_de", {"size": 10, "device": "cpu"})
+    assert all(DEVICE not in a.parameters for a in DEEP_SEA_BSUITE.agents)
+
+
+def test_bad_devices_are_named(capsys) -> None:
+    import torch
+
+    from delight_gym import cli
+    from delight_gym.experiments.families import bsuite_deep_sea_cell
+    from delight_gym.experiments.families.deepsea_bsuite import check_batch_device
+
+    assert check_batch_device("cpu", "device") == "cpu"
+    assert check_batch_device("none", "device") == "none"
+    with pytest.raises(TypeError, match="device must be a string"):
+        check_batch_device(0, "device")
+    bad = ["gpu"] if torch.cuda.is_available() else ["gpu", "cuda"]
+    for value in bad:
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["run", "bsuite-deep-sea", "--device", value, "--out", "unused"])
+        assert exit_.value.code == 2
+        assert f"--device: device {value!r} is not usable" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="agent 'dqn' has no batched form"):
+        bsuite_deep_sea_cell("dqn", 5, 1, seed=0, size=SIZE, device="cpu")
+    with pytest.raises(ValueError, match="seeds"):
+        _batched(0, 0, 5)
+    with pytest.raises(ValueError, match="seed"):
+        _batched(1, -1, 5)
+
+
+def test_the_documented_command_runs_batched(tmp_path, capsys) -> None:
+    from delight_gym import cli
+
+    out = tmp_path / "run"
+    argv = ["run", "bsuite-deep-sea", "--agents", "boot_dqn", "--device", "cpu", "--size", "4"]
+    argv += ["--episodes", "8", "--seeds", "2", "--batch-size", "2", "--out", str(out)]
+    assert cli.main([*argv, "--jobs", "1", "--no-plot", "--no-progress"]) == 0
+    assert "cells: 1 computed" in capsys.readouterr().out
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary[["agent", "size", "seeds"]].values.tolist() == [["boot_dqn", 4, 2]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import pickle
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -44,6 +45,10 @@ def _bsuite_agent(name: str, **kw: object) -> object:
         from delight_gym.wrappers import DelightOptions
 
         return DelightOptions(**kw)  # type: ignore[arg-type]
+    if name == "boot_dqn":  # the bsuite families' boot_dqn takes ``device`` (a batched run)
+        device = kw.pop("device", "none")
+        assert not kw, f"{name} takes only device"
+        return SimpleNamespace(device=device)
     assert not kw, f"{name} takes no tunable parameters"
     return None
 
@@ -70,7 +75,7 @@ BUILD = {
 
 
 #: A valid value other than the agent's default, for each parameter that takes a name.
-OTHER_CHOICE = {"nl_settings": "paper"}
+OTHER_CHOICE = {"nl_settings": "paper", "device": "cpu"}
 #: A family's default that differs from the agent's own on purpose: the wheel runs NeuralLinear
 #: with the Showdown paper's settings, which reproduce its published wheel results.
 FAMILY_DEFAULTS = {("wheel", "nl_settings"): "paper"}

@@ -2,11 +2,12 @@
 
 ``deepsea-bsuite`` runs seed ``s`` on instance ``mapping_seed = s`` over an extended grid of
 sizes; ``bsuite-deep-sea`` and ``bsuite-deep-sea-stochastic`` are bsuite's own ``deep_sea`` and
-``deep_sea_stochastic`` sweeps (N = 10..50, ``mapping_seed`` 42). Here: the agent records (with
-the DE options each variant fixes), the cell functions and the score report; one run (the agent
-builder, the SB3 callback, the tabular loop) is
-:mod:`~delight_gym.experiments.families.deepsea_bsuite_run`, imported when a cell runs.
-Settings and logs: ``docs/reproduce/deepsea-bsuite.md``.
+``deep_sea_stochastic`` sweeps (N = 10..50, ``mapping_seed`` 42), whose ``boot_dqn`` takes a
+``device`` (:data:`DEVICE`: a cell's seeds in one batched run). Here: the agent records (with
+the DE options each variant fixes), the cell functions and the score report; one run is
+:mod:`~delight_gym.experiments.families.deepsea_bsuite_run` (the batched run:
+:mod:`~delight_gym.experiments.families.deepsea_bsuite_batched`), imported when a cell runs.
+Settings and logs: ``docs/reproduce/deepsea-bsuite.md`` and ``docs/reproduce/bsuite.md``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from delight_gym._checks import check_would_fit
+from delight_gym._checks import check_device, check_would_fit
 from delight_gym.envs.deep_sea import check_deep_sea_size
 from delight_gym.experiments.families.base import (
     DE_PARAMETERS,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGREEMENT",
+    "BATCHED_AGENTS",
     "BOOT_DQN",
     "BOOT_DQN_DE",
     "BOOT_DQN_DE_AGREE",
@@ -53,12 +55,15 @@ __all__ = [
     "COMMIT_FAST_HALF_LIFE",
     "DEEP_SEA_BSUITE",
     "DELIGHT_DQN",
+    "DEVICE",
     "DQN_EGREEDY",
+    "PER_SEED",
     "SPREAD_GATE_PRICE",
     "BsuiteCellResult",
     "bsuite_deep_sea_cell",
     "bsuite_deep_sea_stochastic_cell",
     "bsuite_score_report",
+    "check_batch_device",
     "check_bsuite_size",
     "deep_sea_bsuite_cell",
 ]
@@ -144,6 +149,38 @@ BOOT_DQN_DE_OPTIONS: dict[str, dict[str, Any] | None] = {
     BOOT_DQN_DE_COMMIT_FAST.name: {"commit": True, "half_life": COMMIT_FAST_HALF_LIFE},
 }
 
+#: The agents with a batched form, many seeds in one run
+#: (:mod:`~delight_gym.experiments.families.deepsea_bsuite_batched`): bsuite's BootDQN, as
+#: :class:`~delight_gym.agents.boot_dqn.SeedBatchedBootDQN` (which has no DE).
+BATCHED_AGENTS = (BOOT_DQN.name,)
+#: :data:`DEVICE`'s default: each seed runs alone (the SB3 agent, on the CPU).
+PER_SEED = "none"
+
+
+def check_batch_device(value: Any, name: str) -> str:
+    """``device`` of the bsuite families' ``boot_dqn``: :data:`PER_SEED`, or a torch device
+    torch can allocate on (returned as the concrete device, ``"cuda"`` as ``"cuda:0"``, so
+    that both name the same cells); a ``TypeError``/``ValueError`` naming ``name`` otherwise.
+    Imports torch unless ``value`` is :data:`PER_SEED`."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string (a torch device or {PER_SEED!r}), got {value!r}")
+    if value == PER_SEED:
+        return value
+    return str(check_device(value, name))
+
+
+#: ``boot_dqn``'s ``device`` in the bsuite families: a cell's seeds as one batched run there.
+DEVICE = Parameter(
+    "device",
+    str,
+    check_batch_device,
+    default=PER_SEED,
+    help="boot_dqn only: run each cell's seeds (--batch-size of them) as one batched "
+    "SeedBatchedBootDQN on this torch device (cuda, cuda:1, cpu); the other agents run one "
+    "seed at a time as without it (default %(default)s: boot_dqn too, on SB3's "
+    "BootstrappedDQN)",
+)
+
 
 @dataclass
 class BsuiteCellResult:
@@ -181,37 +218,48 @@ def deep_sea_bsuite_cell(
     size: int,
     mapping_seed: int | None = None,
     deterministic: bool = True,
+    device: str = PER_SEED,
     **agent_kwargs: Any,
 ) -> BsuiteCellResult:
     """Cell of the ``deepsea-bsuite`` family:
     :func:`~delight_gym.experiments.families.deepsea_bsuite_run.run_bsuite_deep_sea` for seeds
     ``seed, …, seed + seeds − 1`` (seed ``s`` plays ``mapping_seed = s`` unless
     ``mapping_seed`` is given), each for at most ``min(2**N + 100, horizon)`` episodes and
-    stopped once solved; torch on one thread."""
-    from delight_gym.experiments.families import deepsea_bsuite_run
+    stopped once solved; torch on one thread. A ``device`` other than :data:`PER_SEED` runs
+    the seeds as one batched run there
+    (:func:`~delight_gym.experiments.families.deepsea_bsuite_batched.run_bsuite_deep_sea_batched`;
+    only the :data:`BATCHED_AGENTS`)."""
+    from delight_gym.experiments.families import deepsea_bsuite_batched, deepsea_bsuite_run
 
+    options: dict[str, Any] = {
+        "episodes": horizon,
+        "mapping_seed": mapping_seed,
+        "deterministic": deterministic,
+        **agent_kwargs,
+    }
     with one_torch_thread():
-        cumulative = np.full((seeds, horizon), np.nan)
-        overrides = np.zeros(seeds, dtype=np.int64)
-        solve_episode = np.zeros(seeds, dtype=np.int64)
-        solved = np.zeros(seeds, dtype=bool)
-        seconds = 0.0
-        for i in range(seeds):
-            run = deepsea_bsuite_run.run_bsuite_deep_sea(
-                agent,
-                size,
-                seed=seed + i,
-                episodes=horizon,
-                mapping_seed=mapping_seed,
-                deterministic=deterministic,
-                **agent_kwargs,
+        if device == PER_SEED:
+            runs = [
+                deepsea_bsuite_run.run_bsuite_deep_sea(agent, size, seed=seed + i, **options)
+                for i in range(seeds)
+            ]
+        else:
+            runs = deepsea_bsuite_batched.run_bsuite_deep_sea_batched(
+                agent, size, seeds=seeds, seed=seed, device=device, **options
             )
-            cumulative[i, : run.episodes] = np.cumsum(run.regret)
-            overrides[i] = run.overrides
-            solved[i] = run.solve.solved
-            solve_episode[i] = run.solve.episode if run.solve.solved else run.budget
-            seconds += run.seconds
-    return BsuiteCellResult(cumulative, seconds, overrides, solve_episode, solved)
+    cumulative = np.full((seeds, horizon), np.nan)
+    for i, run in enumerate(runs):
+        cumulative[i, : run.episodes] = np.cumsum(run.regret)
+    return BsuiteCellResult(
+        cumulative,
+        seconds=float(sum(run.seconds for run in runs)),
+        overrides=np.array([run.overrides for run in runs], dtype=np.int64),
+        solve_episode=np.array(
+            [run.solve.episode if run.solve.solved else run.budget for run in runs],
+            dtype=np.int64,
+        ),
+        solved=np.array([run.solve.solved for run in runs], dtype=bool),
+    )
 
 
 def bsuite_score_report(result: ExperimentResult) -> list[str]:
@@ -304,22 +352,20 @@ _BSUITE_SWEEP_AGENTS = (DQN_EGREEDY, BOOT_DQN, BOOT_DQN_DE, BOOT_DQN_DE_COMMIT_F
 _BSUITE_SIZE = Parameter(
     "size", int, check_bsuite_size, sweep=BSUITE_SIZES, symbol="N", help="sizes N"
 )
+# The bsuite families' agents are deepsea-bsuite's, with boot_dqn taking DEVICE.
+_BOOT_DQN_DEVICE = dataclasses.replace(BOOT_DQN, parameters=(DEVICE,))
 
 #: bsuite's ``deep_sea`` experiment exactly: its 21 settings, one run each, its budget and score.
-BSUITE_DEEP_SEA = Family(
+BSUITE_DEEP_SEA = dataclasses.replace(
+    DEEP_SEA_BSUITE,
     name="bsuite-deep-sea",
     help="bsuite's deep_sea sweep (N = 10..50, mapping_seed 42), scored by bsuite's rule",
     cell=bsuite_deep_sea_cell,
-    agents=(*_BSUITE_AGENTS, *_BSUITE_VARIANTS),
+    agents=tuple(_BOOT_DQN_DEVICE if a is BOOT_DQN else a for a in DEEP_SEA_BSUITE.agents),
     instance=(_BSUITE_SIZE,),
     default_agents=tuple(a.name for a in _BSUITE_SWEEP_AGENTS),
-    horizon=10_000,
-    horizon_option="--episodes",
-    time_label="episode",
     seeds=1,
-    batch_size=1,
     title="bsuite deep_sea",
-    report=bsuite_score_report,
 )
 
 #: bsuite's ``deep_sea_stochastic`` experiment exactly (its own solve rule).

@@ -45,8 +45,10 @@ __all__ = [
     "DE_AGENTS",
     "DE_VARIANTS",
     "TABULAR_AGENTS",
+    "BsuitePlan",
     "BsuiteRun",
     "DeepSeaSolveCallback",
+    "SolveState",
     "make_deep_agent",
     "run_bsuite_deep_sea",
 ]
@@ -120,6 +122,86 @@ class BsuiteRun:
         return int(self.bad.shape[0])
 
 
+@dataclass(frozen=True)
+class BsuitePlan:
+    """One run's checked arguments (:meth:`checked`): what the run plays and when it stops.
+
+    Attributes
+    ----------
+    agent : str
+    size, seed, mapping_seed : int
+        DeepSea's ``N``, the agent's seed (and the noise's) and the instance's mapping seed.
+    deterministic : bool
+        bsuite's ``deep_sea`` and its solve rule, else ``deep_sea_stochastic`` and its rule.
+    budget : int
+        The most episodes: bsuite's ``min(2**N + 100, 10 000)``, capped by ``episodes``.
+    early_stop : bool
+        Stop once the run is solved.
+    """
+
+    agent: str
+    size: int
+    seed: int
+    mapping_seed: int
+    deterministic: bool
+    budget: int
+    early_stop: bool
+
+    @classmethod
+    def checked(
+        cls,
+        agent: str,
+        size: int,
+        *,
+        seed: int,
+        episodes: int | None,
+        early_stop: bool,
+        mapping_seed: int | None,
+        deterministic: bool,
+    ) -> BsuitePlan:
+        """The plan of :func:`run_bsuite_deep_sea`'s arguments (their defaults are its:
+        ``episodes`` ``None``: bsuite's budget, ``mapping_seed`` ``None``: ``seed``); a
+        ``ValueError``/``TypeError`` naming the argument it refuses."""
+        if agent not in BSUITE_AGENTS:
+            raise ValueError(f"agent must be one of {list(BSUITE_AGENTS)}, got {agent!r}")
+        n = check_positive_int(size, "size")
+        seed = check_nonnegative_int(seed, "seed")
+        mapping = (
+            seed if mapping_seed is None else check_nonnegative_int(mapping_seed, "mapping_seed")
+        )
+        if not isinstance(deterministic, bool):
+            raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
+        budget = deep_sea_episode_budget(n)
+        if episodes is not None:
+            budget = min(budget, check_positive_int(episodes, "episodes"))
+        name = "deep_sea" if deterministic else "deep_sea_stochastic"
+        first = BSUITE_EXPERIMENTS[name].first_episode
+        if budget < first:
+            raise ValueError(
+                f"episodes must be >= {first} for deterministic={deterministic}: bsuite's "
+                f"{name} rule tests no episode before {first}, got {episodes}"
+            )
+        return cls(agent, n, seed, mapping, deterministic, budget, bool(early_stop))
+
+    def solve_state(self) -> SolveState:
+        """A fresh :class:`SolveState` for this run (its budget, stop and solve rule)."""
+        return SolveState(self.budget, self.early_stop, self.deterministic)
+
+    def result(self, state: SolveState, seconds: float) -> BsuiteRun:
+        """The :class:`BsuiteRun` of this plan from what its run recorded in ``state``."""
+        return BsuiteRun(
+            agent=self.agent,
+            size=self.size,
+            seed=self.seed,
+            budget=self.budget,
+            bad=np.asarray(state.bad, dtype=bool),
+            regret=np.asarray(state.regret, dtype=np.float64),
+            solve=state.tracker.result(),
+            overrides=int(state.overrides),
+            seconds=float(seconds),
+        )
+
+
 def _de_settings(agent: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The DE keywords of ``kwargs``, removed from it; a ``TypeError`` naming those that
     ``agent`` does not take (it has no DE, or it fixes them)."""
@@ -132,14 +214,7 @@ def _de_settings(agent: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def make_deep_agent(
-    agent: str,
-    env: Any,
-    *,
-    seed: int,
-    tensorboard_log: str | None = None,
-    **kwargs: Any,
-) -> Any:
+def make_deep_agent(agent: str, env: Any, *, seed: int, **kwargs: Any) -> Any:
     """Build the SB3 algorithm of a deep agent of :data:`DEEP_AGENTS` on ``env``.
 
     Parameters
@@ -150,11 +225,10 @@ def make_deep_agent(
         DeepSea.
     seed : int
         Seeds the algorithm (and its posterior).
-    tensorboard_log : str, optional
-        SB3's TensorBoard folder (``None``: no TensorBoard).
     **kwargs
         The DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; any other keyword goes
-        to the algorithm's constructor (over bsuite's settings).
+        to the algorithm's constructor over bsuite's settings (``tensorboard_log``: SB3's
+        TensorBoard folder, default none).
 
     Returns
     -------
@@ -164,7 +238,7 @@ def make_deep_agent(
         raise ValueError(f"agent must be one of {list(DEEP_AGENTS)}, got {agent!r}")
     kwargs = dict(kwargs)
     de = _de_settings(agent, kwargs)
-    common: dict[str, Any] = {"seed": seed, "device": "cpu", "tensorboard_log": tensorboard_log}
+    common: dict[str, Any] = {"seed": seed, "device": "cpu"}
     if agent == DQN_EGREEDY.name:
         from stable_baselines3 import DQN
 
@@ -196,8 +270,11 @@ def make_deep_agent(
     return BootstrappedDQN("MlpPolicy", env, delight=delight, **{**common, **kwargs})
 
 
-class _SolveState:
-    """What :class:`DeepSeaSolveCallback` records (kept apart so that it is testable alone)."""
+class SolveState:
+    """What one run records, episode by episode: its bad flags, regret and overrides, fed to
+    bsuite's solve rule (a :class:`~delight_gym.experiments.scores.SolveTracker`).
+    :class:`DeepSeaSolveCallback`, the tabular loop and the batched run (one per seed) keep one.
+    """
 
     def __init__(self, budget: int, early_stop: bool, deterministic: bool = True) -> None:
         self.budget = budget
@@ -227,6 +304,12 @@ class _SolveState:
             return False
         return not (self.early_stop and solved)
 
+    def final_episode(self, final_info: Any, i: int) -> bool:
+        """:meth:`episode` of sub-env ``i``'s finished episode, read from a DeepSea vector
+        env's ``final_info`` (its bad flag, and its regret: optimal minus denoised return)."""
+        regret = float(final_info["optimal_return"][i]) - float(final_info["denoised_return"][i])
+        return self.episode(bool(final_info["bad_episode"][i]), regret)
+
 
 class DeepSeaSolveCallback(BaseCallback):
     """SB3 callback: feeds every finished DeepSea episode to bsuite's rule, counts DE's
@@ -245,7 +328,7 @@ class DeepSeaSolveCallback(BaseCallback):
 
     def __init__(self, budget: int, *, early_stop: bool = True, deterministic: bool = True) -> None:
         super().__init__(verbose=0)
-        self.state = _SolveState(
+        self.state = SolveState(
             check_positive_int(budget, "budget"), bool(early_stop), bool(deterministic)
         )
 
@@ -274,55 +357,42 @@ class DeepSeaSolveCallback(BaseCallback):
 
 
 def _run_deep(
-    agent: str,
-    size: int,
-    seed: int,
-    mapping_seed: int,
-    deterministic: bool,
-    budget: int,
-    early_stop: bool,
-    tensorboard_log: str | None,
-    kwargs: dict[str, Any],
-) -> tuple[_SolveState, Any]:
+    plan: BsuitePlan, tensorboard_log: str | None, kwargs: dict[str, Any]
+) -> tuple[SolveState, Any]:
     from delight_gym.envs.deep_sea import DeepSeaEnv
 
-    env = DeepSeaEnv(size=size, deterministic=deterministic, mapping_seed=mapping_seed)
+    n, agent, seed = plan.size, plan.agent, plan.seed
+    env = DeepSeaEnv(size=n, deterministic=plan.deterministic, mapping_seed=plan.mapping_seed)
     model = make_deep_agent(agent, env, seed=seed, tensorboard_log=tensorboard_log, **kwargs)
-    callback = DeepSeaSolveCallback(budget, early_stop=early_stop, deterministic=deterministic)
+    callback = DeepSeaSolveCallback(
+        plan.budget, early_stop=plan.early_stop, deterministic=plan.deterministic
+    )
     model.learn(
-        total_timesteps=budget * size,
+        total_timesteps=plan.budget * n,
         callback=callback,
         log_interval=1 if tensorboard_log is not None else 4,
-        tb_log_name=f"deepsea_bsuite_{agent}_N{size}_seed{seed}",
+        tb_log_name=f"deepsea_bsuite_{agent}_N{n}_seed{seed}",
     )
     return callback.state, model
 
 
-def _run_tabular(
-    agent: str,
-    size: int,
-    seed: int,
-    mapping_seed: int,
-    deterministic: bool,
-    budget: int,
-    early_stop: bool,
-    kwargs: dict[str, Any],
-) -> _SolveState:
+def _run_tabular(plan: BsuitePlan, kwargs: dict[str, Any]) -> SolveState:
     import torch
 
     from delight_gym.agents.mdp import make_mdp_agent
     from delight_gym.envs.deep_sea import DeepSeaVectorEnv
     from delight_gym.experiments.bandit import AGENT_SEED_SALT
 
+    size, seed = plan.size, plan.seed
     envs = DeepSeaVectorEnv(
-        num_envs=1, size=size, deterministic=deterministic, mapping_seed=[mapping_seed]
+        num_envs=1, size=size, deterministic=plan.deterministic, mapping_seed=[plan.mapping_seed]
     )
     obs, _ = envs.reset(seed=seed)
     options: dict[str, Any] = {"reward_range": (-envs.move_cost, 1.0), **kwargs}
     mdp = make_mdp_agent(
-        agent, 1, size * size, 2, size, seed=[seed, AGENT_SEED_SALT], device="cpu", **options
+        plan.agent, 1, size * size, 2, size, seed=[seed, AGENT_SEED_SALT], device="cpu", **options
     )
-    state = _SolveState(budget, early_stop, deterministic)
+    state = plan.solve_state()
     go_on = True
     while go_on:
         mdp.begin_episode()
@@ -341,9 +411,7 @@ def _run_tabular(
             states = next_states
         if not bool(np.all(terminated)):  # pragma: no cover - DeepSea always ends after N steps
             raise RuntimeError("DeepSea episodes must end after exactly N steps")
-        final = infos["final_info"]
-        regret = float(final["optimal_return"][0]) - float(final["denoised_return"][0])
-        go_on = state.episode(bool(final["bad_episode"][0]), regret)
+        go_on = state.final_episode(infos["final_info"], 0)
     count = getattr(mdp, "override_count", None)
     state.overrides = 0 if count is None else int(count.sum())
     return state
@@ -373,7 +441,8 @@ def run_bsuite_deep_sea(
         The seed of the agent (and of the stochastic variant's noise).
     episodes : int, optional
         The most episodes (default and cap: bsuite's budget ``min(2**N + 100, 10 000)``,
-        :func:`~delight_gym.experiments.scores.deep_sea_episode_budget`).
+        :func:`~delight_gym.experiments.scores.deep_sea_episode_budget`; at least 100 with
+        ``deterministic=False``, whose rule tests no earlier episode).
     early_stop : bool, default True
         Stop once the run is solved (its solve episode is then known); ``False`` plays every
         episode of the budget.
@@ -392,38 +461,24 @@ def run_bsuite_deep_sea(
     -------
     BsuiteRun
     """
-    if agent not in BSUITE_AGENTS:
-        raise ValueError(f"agent must be one of {list(BSUITE_AGENTS)}, got {agent!r}")
-    n = check_positive_int(size, "size")
-    seed = check_nonnegative_int(seed, "seed")
-    mapping = seed if mapping_seed is None else check_nonnegative_int(mapping_seed, "mapping_seed")
-    if not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
-    budget = deep_sea_episode_budget(n)
-    if episodes is not None:
-        budget = min(budget, check_positive_int(episodes, "episodes"))
-    kwargs = dict(agent_kwargs)
-    start = time.perf_counter()
     if agent in TABULAR_AGENTS and not deterministic:
         raise ValueError(
             f"deterministic=False: the tabular agent {agent!r} assumes DeepSea's noiseless rewards"
         )
+    plan = BsuitePlan.checked(
+        agent,
+        size,
+        seed=seed,
+        episodes=episodes,
+        early_stop=early_stop,
+        mapping_seed=mapping_seed,
+        deterministic=deterministic,
+    )
+    kwargs = dict(agent_kwargs)
+    start = time.perf_counter()
     if agent in TABULAR_AGENTS:
         _de_settings(agent, dict(kwargs))  # refuses DE keywords for psrl
-        state = _run_tabular(agent, n, seed, mapping, deterministic, budget, early_stop, kwargs)
+        state = _run_tabular(plan, kwargs)
     else:
-        state, _ = _run_deep(
-            agent, n, seed, mapping, deterministic, budget, early_stop, tensorboard_log, kwargs
-        )
-    seconds = time.perf_counter() - start
-    return BsuiteRun(
-        agent=agent,
-        size=n,
-        seed=seed,
-        budget=budget,
-        bad=np.asarray(state.bad, dtype=bool),
-        regret=np.asarray(state.regret, dtype=np.float64),
-        solve=state.tracker.result(),
-        overrides=int(state.overrides),
-        seconds=seconds,
-    )
+        state, _ = _run_deep(plan, tensorboard_log, kwargs)
+    return plan.result(state, time.perf_counter() - start)
