@@ -9,7 +9,7 @@
 * :class:`SB3VecEnvAdapter` — a Gymnasium vector env as an SB3 ``VecEnv``
   (:mod:`~delight_gym.sb3.vec_env`).
 
-Imports SB3. DE around a trained host: :mod:`delight_gym.wrappers`. Guide: ``docs/sb3.md``.
+Imports SB3. DE's engine: :mod:`delight_gym.explorer`. Guide: ``docs/sb3.md``.
 """
 
 from delight_gym.sb3.base import DelightAlgorithmMixin

@@ -1,10 +1,10 @@
-"""What :class:`~delight_gym.sb3.DelightDQN` and :class:`~delight_gym.sb3.BootstrappedDQN`
-share as Stable-Baselines3 algorithms: :class:`DelightAlgorithmMixin`.
+"""What the SB3 algorithms with DE share: :class:`DelightAlgorithmMixin` (all four) and
+:class:`DelightExplorerMixin` (DelightDQN, DelightSAC, DelightTD3: DE's engine in ``delight``).
 
-It is mixed in before the SB3 base class and overrides SB3's hooks with SB3's exact
-signatures: ``predict`` (``deterministic=True`` is the policy's own greedy choice),
-``_store_transition`` (then :meth:`DelightAlgorithmMixin._transition_stored`), ``_on_step``
-(``exploration_rate = ε_t``) and ``dump_logs`` (DE's
+:class:`DelightAlgorithmMixin` is mixed in before the SB3 base class and overrides SB3's hooks
+with SB3's exact signatures: ``predict`` (``deterministic=True`` is the policy's own greedy
+choice), ``_store_transition`` (then :meth:`DelightAlgorithmMixin._transition_stored`),
+``_on_step`` (``exploration_rate = ε_t``) and ``dump_logs`` (DE's
 :class:`~delight_gym.stats.DelightStats` before SB3's own dump).
 """
 
@@ -18,23 +18,23 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.type_aliases import MaybeCallback
 
 from delight_gym._checks import check_all_finite
+from delight_gym.explorer import DelightExplorer
+from delight_gym.explorer_continuous import ContinuousDelightExplorer
 from delight_gym.options import DelightOptions
 from delight_gym.posteriors.ensemble import EnsembleQPosterior, TDStepStats
 from delight_gym.stats import DelightStats
-from delight_gym.wrappers.continuous import ContinuousDelightWrapper
-from delight_gym.wrappers.exploration import DelightExplorationWrapper
 
 __all__ = [
     "DelightAlgorithmMixin",
-    "DelightWrapperMixin",
+    "DelightExplorerMixin",
     "PredictState",
     "Prediction",
     "StoredTransition",
 ]
 
 SelfAlgorithm = TypeVar("SelfAlgorithm", bound="DelightAlgorithmMixin")
-#: The DE wrapper an algorithm of :class:`DelightWrapperMixin` keeps in ``delight``.
-WrapperT = TypeVar("WrapperT", DelightExplorationWrapper, ContinuousDelightWrapper)
+#: The DE engine an algorithm of :class:`DelightExplorerMixin` keeps in ``delight``.
+EngineT = TypeVar("EngineT", DelightExplorer, ContinuousDelightExplorer)
 
 #: The ``state`` of SB3's ``predict`` (a recurrent policy's; :class:`BootstrappedDQN
 #: <delight_gym.sb3.BootstrappedDQN>`'s heads), and what ``predict`` returns: the
@@ -253,53 +253,69 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         super().dump_logs()
 
 
-class DelightWrapperMixin(DelightAlgorithmMixin, Generic[WrapperT]):
+class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
     """What :class:`~delight_gym.sb3.DelightDQN`, :class:`~delight_gym.sb3.DelightSAC` and
-    :class:`~delight_gym.sb3.DelightTD3` share: DE's state is a wrapper in :attr:`delight`,
-    built by :meth:`_make_delight` in ``_setup_model`` (a loaded one gets its host's link to the
-    model back), which records the statistics and decides ``predict(deterministic=False)``.
+    :class:`~delight_gym.sb3.DelightTD3` share: DE's state is an engine
+    (:mod:`delight_gym.explorer`) in :attr:`delight`, built by :meth:`_make_delight` in
+    ``_setup_model`` (a loaded one gets its host's link to the model back), which records the
+    statistics and decides ``predict(deterministic=False)``.
+
+    A subclass's constructor lists SB3's arguments and DE's, keeps DE's with
+    :meth:`_keep_delight_config` and passes SB3's on to the SB3 class, as SB3's own algorithms
+    pass theirs to their base class.
 
     Attributes
     ----------
-    delight : DelightExplorationWrapper or ContinuousDelightWrapper
+    delight : DelightExplorer or ContinuousDelightExplorer
         DE's state (saved and loaded with the model).
     """
 
-    delight: WrapperT | None
+    delight: EngineT | None
     _delight_config: dict[str, Any]
 
+    @classmethod
+    def _sb3_class(cls) -> type:
+        """The Stable-Baselines3 class this algorithm extends (DQN, SAC, TD3)."""
+        return next(c for c in cls.__mro__ if c.__module__.startswith("stable_baselines3"))
+
     def _keep_delight_config(self, **config: Any) -> None:
-        """Check and keep DE's settings until ``_setup_model`` builds the wrapper: ``delight``
+        """Check and keep DE's settings until ``_setup_model`` builds the engine: ``delight``
         (not ``False``) becomes ``options``, resolved with the step clock."""
         name = type(self).__name__
         if config["delight"] is False:
-            sb3 = next(
-                c for c in type(self).__mro__ if c.__module__.startswith("stable_baselines3")
-            )
             raise ValueError(
-                f"delight=False: {name} is DE; use stable_baselines3.{sb3.__name__} instead"
+                f"delight=False: {name} is DE; use stable_baselines3."
+                f"{self._sb3_class().__name__} instead"
             )
         options = DelightOptions.make(config.pop("delight")) or DelightOptions()
         config["options"] = options.resolve(name, clocks=("step",))
         self.delight = None
         self._delight_config = config
 
-    def _make_delight(self) -> WrapperT:
-        """The wrapper, from ``_delight_config`` (the constructor's DE settings)."""
+    def _posterior_kwargs(self, **defaults: Any) -> dict[str, Any] | None:
+        """``posterior_kwargs`` for the engine: the constructor's, over ``defaults`` (this
+        algorithm's, e.g. its ``device``) when the default posterior is built."""
+        cfg = self._delight_config
+        if cfg["posterior"] is not None:
+            return cfg["posterior_kwargs"]
+        return {**defaults, **(cfg["posterior_kwargs"] or {})}
+
+    def _make_delight(self) -> EngineT:
+        """The engine, from ``_delight_config`` (the constructor's DE settings)."""
         raise NotImplementedError
 
     def _setup_model(self) -> None:
         super()._setup_model()
         if self.delight is None:
             self.delight = self._make_delight()
-            self._delight_config = {}  # the wrapper holds it now (and is what gets saved)
+            self._delight_config = {}  # the engine holds it now (and is what gets saved)
         else:  # loaded: the host's link to the model was dropped when it was saved
             host: Any = self.delight.host
             host.model = self
             host.observation_space = self.observation_space
             host.action_space = self.action_space
 
-    def _de(self) -> WrapperT:
+    def _de(self) -> EngineT:
         if self.delight is None:  # pragma: no cover - only before _setup_model
             raise RuntimeError(f"{type(self).__name__} is not set up yet")
         return self.delight
@@ -311,7 +327,7 @@ class DelightWrapperMixin(DelightAlgorithmMixin, Generic[WrapperT]):
 
     @property
     def delight_stats(self) -> DelightStats:
-        """DE's decisions since the last log dump (the wrapper's ``stats``): training steps and
+        """DE's decisions since the last log dump (the engine's ``stats``): training steps and
         any ``predict(deterministic=False)`` call."""
         return self._de().stats
 
@@ -323,3 +339,7 @@ class DelightWrapperMixin(DelightAlgorithmMixin, Generic[WrapperT]):
     ) -> Prediction:
         """DE's action(s) (``predict(deterministic=False)``)."""
         return self._de().predict(observation, state, episode_start, deterministic=False)
+
+
+#: Its former name (kept for subclasses written against it).
+DelightWrapperMixin = DelightExplorerMixin

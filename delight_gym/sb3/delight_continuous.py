@@ -1,8 +1,8 @@
 """``DelightSAC`` and ``DelightTD3``: SB3's SAC and TD3 whose collected actions DE decides.
 
-Each environment step, ``_sample_action`` asks the algorithm's
-:class:`~delight_gym.wrappers.ContinuousDelightWrapper` for the action: the host is the
-algorithm's own actor (SAC: a draw of its squashed Gaussian; TD3: ``μ(s)``, plus
+Each environment step, ``_sample_action`` asks the algorithm's engine
+(:class:`~delight_gym.explorer_continuous.ContinuousDelightExplorer`) for the action: the host is
+the algorithm's own actor (SAC: a draw of its squashed Gaussian; TD3: ``μ(s)``, plus
 ``action_noise`` where DE does not override), the posterior a
 :class:`~delight_gym.posteriors.q_ensemble.ContinuousQEnsemble` trained by TD from the same
 replay samples, next actions from the actor. The executed action is the one the buffer stores
@@ -23,33 +23,27 @@ from stable_baselines3.common.type_aliases import GymEnv, Schedule
 from stable_baselines3.sac.policies import SACPolicy
 from stable_baselines3.td3.policies import TD3Policy
 
+from delight_gym._checks import check_box_bounds
+from delight_gym.explorer_continuous import DEFAULT_CANDIDATES, BoxHost, ContinuousDelightExplorer
 from delight_gym.options import DelightOptions
-from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble, ContinuousTransitions
-from delight_gym.sb3.base import DelightWrapperMixin, StoredTransition
-from delight_gym.wrappers.box_hosts import (
-    DEFAULT_HOST_STD,
-    BoxHost,
-    SB3DeterministicHost,
-    SB3GaussianHost,
-    box_bounds,
-)
-from delight_gym.wrappers.continuous import DEFAULT_CANDIDATES, ContinuousDelightWrapper
+from delight_gym.posteriors.q_ensemble import ContinuousTransitions
+from delight_gym.sb3.base import DelightExplorerMixin, StoredTransition
+from delight_gym.sb3_hosts import DEFAULT_HOST_STD, SB3DeterministicHost, SB3GaussianHost
 
 __all__ = ["DelightOffPolicyMixin", "DelightSAC", "DelightTD3"]
 
 
-class DelightOffPolicyMixin(DelightWrapperMixin[ContinuousDelightWrapper]):
+class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightExplorer]):
     """What :class:`DelightSAC` and :class:`DelightTD3` share, mixed in before SAC or TD3.
 
-    A subclass calls :meth:`_keep_delight_config` before the SB3 constructor and provides
-    :meth:`_make_host` and :meth:`_actor_actions`; this mixin builds the wrapper in
-    ``_setup_model`` (or rebinds a loaded one), decides the collected actions in
+    A subclass provides :meth:`_make_host` and :meth:`_actor_actions`; this mixin builds the
+    engine in ``_setup_model`` (or rebinds a loaded one), decides the collected actions in
     ``_sample_action`` and trains the posterior after SB3's own gradient steps
     (:meth:`_train_posterior`).
 
     Attributes
     ----------
-    delight : ContinuousDelightWrapper
+    delight : ContinuousDelightExplorer
         DE's state: options, ``posterior``, clock ``t``, ``rng``, ``stats`` (saved with the
         model).
     """
@@ -71,23 +65,17 @@ class DelightOffPolicyMixin(DelightWrapperMixin[ContinuousDelightWrapper]):
         """The actor's deterministic actions in SB3's ``[-1, 1]`` units (no graph)."""
         raise NotImplementedError
 
-    def _make_delight(self) -> ContinuousDelightWrapper:
+    def _make_delight(self) -> ContinuousDelightExplorer:
         cfg = self._delight_config
-        box_bounds(self.action_space, "action_space")
-        posterior = cfg["posterior"]
-        if posterior is None:
-            kwargs = {"gamma": float(self.gamma), "seed": cfg["seed"], "device": self.device}
-            kwargs.update(cfg["posterior_kwargs"] or {})
-            posterior = ContinuousQEnsemble(self.observation_space, self.action_space, **kwargs)
-        elif cfg["posterior_kwargs"]:
-            raise TypeError("posterior_kwargs apply only to the default posterior")
-        return ContinuousDelightWrapper(
+        check_box_bounds(self.action_space, "action_space")
+        return ContinuousDelightExplorer(
             self._make_host(),
-            posterior,
+            cfg["posterior"],
             delight=cfg["options"],
             seed=cfg["seed"],
             n_host=cfg["n_host"],
             n_posterior=cfg["n_posterior"],
+            posterior_kwargs=self._posterior_kwargs(device=self.device),
             start_step=0,
         )
 
@@ -120,7 +108,7 @@ class DelightOffPolicyMixin(DelightWrapperMixin[ContinuousDelightWrapper]):
         """SB3's ``[-1, 1]`` actions in the environment's units (float64, inside the box)."""
         low, high = (
             torch.as_tensor(b, device=scaled.device)
-            for b in box_bounds(self.action_space, "action_space")
+            for b in check_box_bounds(self.action_space, "action_space")
         )
         return torch.clamp(low + 0.5 * (scaled.double() + 1.0) * (high - low), low, high)
 

@@ -5,7 +5,7 @@ the posterior is the tabular value posterior for Discrete or one-hot observation
 :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` trained from SB3's replay buffer,
 or any :class:`~delight_gym.posteriors.base.ValuePosterior` passed as ``posterior``. Each
 environment step, ``_sample_action`` asks the algorithm's
-:class:`~delight_gym.wrappers.DelightExplorationWrapper` for the action (DE from the first
+:class:`~delight_gym.explorer.DelightExplorer` for the action (DE from the first
 step) and the executed action is the one stored in the replay buffer; DQN is off-policy, so
 its Q-learning target is unchanged. SB3's ε-greedy is off (``exploration_*`` are refused).
 Why PPO and A2C get no DE training mode, and the rest of the design: ``docs/sb3.md``.
@@ -22,22 +22,22 @@ from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.type_aliases import GymEnv, Schedule
 from stable_baselines3.dqn.policies import DQNPolicy
 
+from delight_gym.explorer import DelightExplorer, unpack_vec_env_step
 from delight_gym.options import DelightOptions
 from delight_gym.posteriors.base import ValuePosterior
 from delight_gym.posteriors.encoders import encoder_for_space
 from delight_gym.posteriors.ensemble import EnsembleQPosterior
-from delight_gym.sb3.base import DelightWrapperMixin, StoredTransition
-from delight_gym.wrappers.exploration import DelightExplorationWrapper, unpack_vec_env_step
-from delight_gym.wrappers.hosts import SB3QHost
+from delight_gym.sb3.base import DelightExplorerMixin, StoredTransition
+from delight_gym.sb3_hosts import SB3QHost
 
 __all__ = ["DelightDQN"]
 
 
-class DelightDQN(DelightWrapperMixin[DelightExplorationWrapper], DQN):
+class DelightDQN(DelightExplorerMixin[DelightExplorer], DQN):
     """DQN with Delight-gated exploration (see the module docstring).
 
     DE's state (options, ``posterior``, clock ``t``, ``rng``, ``last_info``) is :attr:`delight`,
-    a :class:`~delight_gym.wrappers.DelightExplorationWrapper` saved with the model.
+    a :class:`~delight_gym.explorer.DelightExplorer` saved with the model.
 
     Parameters
     ----------
@@ -133,19 +133,15 @@ class DelightDQN(DelightWrapperMixin[DelightExplorationWrapper], DQN):
             _init_setup_model=_init_setup_model,
         )
 
-    def _make_delight(self) -> DelightExplorationWrapper:
+    def _make_delight(self) -> DelightExplorer:
         cfg = self._delight_config
-        kwargs = dict(cfg["posterior_kwargs"] or {})
-        if cfg["posterior"] is None:
-            kwargs.setdefault("gamma", float(self.gamma))
-            if encoder_for_space(self.observation_space) is None:
-                kwargs.setdefault("device", self.device)
-        return DelightExplorationWrapper(
+        tabular = encoder_for_space(self.observation_space) is not None
+        return DelightExplorer(
             SB3QHost(self, cfg["host_temperature"]),
             cfg["posterior"],
             delight=cfg["options"],
             seed=cfg["seed"],
-            posterior_kwargs=kwargs or None,
+            posterior_kwargs=self._posterior_kwargs(**({} if tabular else {"device": self.device})),
             lazy_gate=cfg["lazy_gate"],
         )
 

@@ -1,28 +1,29 @@
 """Host adapters for ``Box`` actions: continuous policies as candidate-set DE sees them.
 
-A :class:`BoxHost` gives, for ``n`` observations, its own deterministic actions
-(:meth:`BoxHost.act`), the action DE decides on (:meth:`BoxHost.draw`: a draw of a stochastic
-host, else its own action) and, as a :class:`~delight_gym.candidates.CandidateHost`,
-log-densities of candidates and independent draws. Actions are in the environment's units,
-float64 ``(n, d)`` inside ``[low, high]``.
+A host (:class:`~delight_gym.explorer_continuous.BoxHost`) gives, for ``n`` observations, its
+own deterministic actions, the action DE decides on (a draw of a stochastic host, else its own
+action) and, as a :class:`~delight_gym.candidates.CandidateHost`, log-densities of candidates
+and independent draws; actions in the environment's units, float64 ``(n, d)`` inside the box.
 
-* :class:`SB3GaussianHost` — SB3 SAC (squashed Gaussian), PPO and A2C (Gaussian, clipped to
-  the box): the policy's own log-density, with SB3's ``[-1, 1]`` rescaling undone;
-* :class:`SB3DeterministicHost` — SB3 TD3 and DDPG, with a stated truncated-Gaussian proposal;
+* :class:`~delight_gym.sb3_hosts.SB3GaussianHost` — SB3 SAC, PPO and A2C (own log-density);
+* :class:`~delight_gym.sb3_hosts.SB3DeterministicHost` — SB3 TD3 and DDPG (stated proposal);
 * :class:`CallableBoxHost` — a callable returning actions (and optionally a log-density).
+
+The SB3 adapters live in :mod:`delight_gym.sb3_hosts` and are re-exported here.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
 from delight_gym._checks import check_box_bounds, check_positive_float, host_view
 from delight_gym.candidates import GaussianProposalHost
-from delight_gym.wrappers.hosts import SB3ModelHost
+from delight_gym.explorer_continuous import BoxHost, checked_actions
+from delight_gym.sb3_hosts import DEFAULT_HOST_STD, SB3DeterministicHost, SB3GaussianHost
 
 __all__ = [
     "BoxHost",
@@ -33,179 +34,8 @@ __all__ = [
     "make_box_host",
 ]
 
-#: The proposal scale of a deterministic host, as a fraction of each coordinate's range.
-DEFAULT_HOST_STD = 0.1
-
-
 #: Checked float64 ``(low, high)`` of a 1-D ``Box``: :func:`delight_gym._checks.check_box_bounds`.
 box_bounds = check_box_bounds
-
-
-def checked_actions(value: Any, n: int, low: np.ndarray, high: np.ndarray, name: str) -> Any:
-    """``value`` as float64 ``(n, d)`` actions, finite and inside ``[low, high]``; a
-    ``ValueError`` naming ``name`` otherwise (``TypeError`` for non-numbers)."""
-    try:
-        arr = np.asarray(host_view(value), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must return numeric actions") from None
-    arr = arr.reshape(n, -1) if arr.size == n * low.size else arr
-    if arr.shape != (n, low.size):
-        raise ValueError(f"{name} must give actions of shape ({n}, {low.size}), got {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} gave non-finite actions")
-    if (arr < low).any() or (arr > high).any():
-        raise ValueError(f"{name} gave actions outside the action space [{low}, {high}]")
-    return arr
-
-
-@runtime_checkable
-class BoxHost(Protocol):
-    """A continuous policy DE can wrap (``observation_space`` may be ``None`` for a callable)."""
-
-    observation_space: Any
-    action_space: Any
-
-    def act(self, observations: Any) -> np.ndarray:
-        """The host's own deterministic actions, float64 ``(n, d)``."""
-        ...
-
-    def draw(self, observations: Any, rng: np.random.Generator) -> np.ndarray:
-        """The host's action to decide on, float64 ``(n, d)``: a draw if it is stochastic."""
-        ...
-
-    def log_weight(self, states: Any, host_actions: Any, candidates: Any) -> Any:
-        """Log-densities ``(b, C)`` of candidates ``(b, C, d)`` (finite inside the box)."""
-        ...
-
-    def sample(self, states: Any, host_actions: Any, n: int, rng: np.random.Generator) -> Any:
-        """``n`` independent draws per row, ``(b, n, d)``."""
-        ...
-
-
-class _SB3BoxHost(SB3ModelHost):
-    """An SB3 model with a ``Box`` action space (the model is not pickled with the adapter)."""
-
-    def __init__(self, model: Any) -> None:
-        self.low, self.high = box_bounds(model.action_space, "host's action_space")
-        super().__init__(model)
-
-    def act(self, observations: Any) -> np.ndarray:
-        """``model.policy.predict(observations, deterministic=True)``, float64 ``(n, d)``."""
-        actions, _ = self._model().policy.predict(observations, deterministic=True)
-        return np.asarray(actions, dtype=np.float64).reshape(len(observations), -1)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({type(self.model).__name__})"
-
-
-class SB3GaussianHost(_SB3BoxHost):
-    """SB3 SAC, PPO or A2C on a ``Box`` action space as a stochastic host.
-
-    The policy's Gaussian ``N(μ(s), σ(s))`` over its internal action ``u``: SAC squashes it,
-    ``a = unscale(tanh u)`` (its ``policy.squash_output``), and the log-density of a candidate is
-    SB3's own ``log_prob`` of ``scale(a)`` (tanh Jacobian included) minus ``Σ log((high − low)/2)``;
-    PPO and A2C act in the environment's units and clip to the box, so a candidate's
-    log-density is the Gaussian's (the clipped law's atoms on the faces are not counted).
-    Draws use the caller's generator: ``u = μ + σ z``, ``z ~ N(0, I)`` (gSDE's noise: its
-    marginal Gaussian).
-
-    Parameters
-    ----------
-    model : stable_baselines3.SAC or PPO or A2C
-        With a 1-D ``Box`` action space of finite bounds.
-    """
-
-    def __init__(self, model: Any) -> None:
-        super().__init__(model)
-        policy = model.policy
-        if not (
-            hasattr(policy, "get_distribution")
-            or hasattr(getattr(policy, "actor", None), "get_action_dist_params")
-        ):
-            raise TypeError(
-                f"host {type(model).__name__} has no Gaussian policy (SAC, PPO, A2C); use "
-                "SB3DeterministicHost for TD3 or DDPG"
-            )
-        self.squashed = bool(policy.squash_output)
-
-    def _distribution(self, observations: Any) -> Any:
-        policy = self._model().policy
-        obs, _ = policy.obs_to_tensor(observations)
-        if hasattr(policy, "get_distribution"):  # PPO, A2C
-            return policy.get_distribution(obs)
-        actor = policy.actor  # SAC
-        mean, log_std, kwargs = actor.get_action_dist_params(obs)
-        return actor.action_dist.proba_distribution(mean, log_std, **kwargs)
-
-    def _to_env_units(self, u: np.ndarray) -> np.ndarray:
-        """Internal actions ``u`` → the box: ``unscale(tanh u)`` or ``clip(u)``."""
-        if self.squashed:
-            u = self.low + 0.5 * (np.tanh(u) + 1.0) * (self.high - self.low)
-        return np.clip(u, self.low, self.high)
-
-    def log_weight(self, states: Any, host_actions: Any, candidates: Any) -> np.ndarray:
-        """SB3's log-density of each candidate ``(b, C, d)`` under its row's policy → ``(b, C)``."""
-        import torch
-
-        b, c, d = candidates.shape
-        obs = np.repeat(np.asarray(states), c, axis=0)
-        x = candidates.reshape(b * c, d)
-        if self.squashed:
-            x = np.clip(2.0 * (x - self.low) / (self.high - self.low) - 1.0, -1.0, 1.0)
-        with torch.no_grad():
-            dist = self._distribution(obs)
-            like = dist.distribution.mean
-            log_p = dist.log_prob(torch.as_tensor(x, dtype=like.dtype, device=like.device))
-        out = log_p.cpu().numpy().astype(np.float64).reshape(b, c)
-        if self.squashed:
-            out -= np.log((self.high - self.low) / 2.0).sum()
-        return out
-
-    def sample(self, states: Any, host_actions: Any, n: int, rng: np.random.Generator) -> Any:
-        """``n`` draws per row from the policy, float64 ``(b, n, d)``, with ``rng``."""
-        import torch
-
-        with torch.no_grad():
-            normal = self._distribution(np.asarray(states)).distribution
-            mean = normal.mean.cpu().numpy().astype(np.float64)
-            std = normal.stddev.cpu().numpy().astype(np.float64)
-        z = rng.standard_normal((mean.shape[0], n, mean.shape[1]))
-        return self._to_env_units(mean[:, None] + std[:, None] * z)
-
-    def draw(self, observations: Any, rng: np.random.Generator) -> np.ndarray:
-        """One draw per row (what SB3's ``predict(deterministic=False)`` draws, from ``rng``)."""
-        return np.asarray(self.sample(observations, None, 1, rng))[:, 0]
-
-
-class SB3DeterministicHost(_SB3BoxHost):
-    """SB3 TD3 or DDPG on a ``Box`` action space: its action ``μ(s)`` with the stated proposal
-    of :class:`~delight_gym.candidates.GaussianProposalHost` (truncated Gaussian noise of
-    standard deviation ``host_std·(high − low)``) as its density.
-
-    Parameters
-    ----------
-    model : stable_baselines3.TD3 or DDPG
-    host_std : float, default 0.1
-        ``> 0``, the proposal's scale as a fraction of each coordinate's range.
-    """
-
-    def __init__(self, model: Any, host_std: float = DEFAULT_HOST_STD) -> None:
-        super().__init__(model)
-        if not hasattr(model.policy, "actor"):
-            raise TypeError(f"host {type(model).__name__} has no policy.actor (TD3, DDPG)")
-        self.proposal = GaussianProposalHost(model.action_space, host_std)
-
-    def draw(self, observations: Any, rng: np.random.Generator) -> np.ndarray:
-        """The host's own action ``μ(s)`` (the proposal's centre)."""
-        return self.act(observations)
-
-    def log_weight(self, states: Any, host_actions: Any, candidates: Any) -> np.ndarray:
-        """The proposal's log-density around ``host_actions``, ``(b, C)``."""
-        return self.proposal.log_weight(states, host_actions, candidates)
-
-    def sample(self, states: Any, host_actions: Any, n: int, rng: np.random.Generator) -> Any:
-        """``n`` proposal draws around ``host_actions``, ``(b, n, d)``."""
-        return self.proposal.sample(states, host_actions, n, rng)
 
 
 class CallableBoxHost:

@@ -1,44 +1,28 @@
 """Host adapters: one interface over the policies that DE can wrap.
 
-A host gives, for a batch of ``n`` observations, its action probabilities ``π(·|s)`` of shape
-``(n, A)`` (:meth:`Host.probs`) and its own deterministic choice (:meth:`Host.act`).
+A host (:class:`~delight_gym.explorer.Host`) gives, for a batch of ``n`` observations, its
+action probabilities ``π(·|s)`` of shape ``(n, A)`` and its own deterministic choice.
 
 * :class:`CallableHost` — any callable ``observations (n, ...) -> probabilities (n, A)``;
-* :class:`SB3PolicyHost` — an SB3 PPO or A2C (categorical policy): ``π`` from its distribution;
-* :class:`SB3QHost` — an SB3 DQN: greedy on its Q-values, or Boltzmann at a temperature.
+* :class:`~delight_gym.sb3_hosts.SB3PolicyHost` — an SB3 PPO or A2C (categorical policy);
+* :class:`~delight_gym.sb3_hosts.SB3QHost` — an SB3 DQN: greedy or Boltzmann on its Q-values.
 
-An SB3 host's own choice is its policy's ``predict(obs, deterministic=True)``. :func:`make_host`
-picks the adapter; Stable-Baselines3 is imported only when a model is given.
+The SB3 adapters live in :mod:`delight_gym.sb3_hosts` (the SB3 algorithms use them too) and are
+re-exported here. :func:`make_host` picks the adapter; SB3 is imported only when a model is given.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-from delight_gym._checks import check_positive_float
-from delight_gym.options import greedy_probs
+from delight_gym.explorer import Host
+from delight_gym.sb3_hosts import SB3ModelHost, SB3PolicyHost, SB3QHost
 
 __all__ = ["CallableHost", "Host", "SB3ModelHost", "SB3PolicyHost", "SB3QHost", "make_host"]
-
-
-@runtime_checkable
-class Host(Protocol):
-    """A policy DE can wrap. ``observation_space`` / ``action_space`` may be ``None``."""
-
-    observation_space: Any
-    action_space: Any
-
-    def probs(self, observations: np.ndarray) -> np.ndarray:
-        """Action probabilities ``(n, A)`` for a batch of ``n`` observations."""
-        ...
-
-    def act(self, observations: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        """The host's own deterministic actions ``(n,)`` (``probs`` are :meth:`probs`' output)."""
-        ...
 
 
 class CallableHost:
@@ -74,117 +58,6 @@ class CallableHost:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.fn!r})"
-
-
-class SB3ModelHost:
-    """An SB3 model as a host, discrete or ``Box`` (the model is not pickled with it): the
-    base of this module's hosts and of :mod:`~delight_gym.wrappers.box_hosts`'."""
-
-    def __init__(self, model: Any) -> None:
-        self.model: Any = model
-        self.observation_space: Any = model.observation_space
-        self.action_space: Any = model.action_space
-
-    def _model(self) -> Any:
-        if self.model is None:
-            raise RuntimeError(
-                f"this {type(self).__name__} was unpickled without its model; rebind it with "
-                "host.model = model"
-            )
-        return self.model
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["model"] = None
-        return state
-
-
-class _SB3Host(SB3ModelHost):
-    """Shared parts of the Stable-Baselines3 hosts (the model is not pickled with them)."""
-
-    def __init__(self, model: Any) -> None:
-        from gymnasium import spaces
-
-        if not isinstance(model.action_space, spaces.Discrete):
-            raise ValueError(
-                f"host must have a Discrete action space, got {model.action_space!r}; for Box "
-                "actions use ContinuousDelightWrapper"
-            )
-        super().__init__(model)
-
-    def _obs_tensor(self, observations: np.ndarray) -> Any:
-        obs, _ = self._model().policy.obs_to_tensor(observations)
-        return obs
-
-    def act(self, observations: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        actions, _ = self._model().policy.predict(observations, deterministic=True)
-        return np.asarray(actions).reshape(len(probs))
-
-
-class SB3PolicyHost(_SB3Host):
-    """A Stable-Baselines3 PPO / A2C model (categorical actor-critic policy) as a host:
-    ``π = model.policy.get_distribution(obs).distribution.probs``, its own choice the mode."""
-
-    def __init__(self, model: Any) -> None:
-        super().__init__(model)
-        if not hasattr(model.policy, "get_distribution"):
-            raise TypeError(
-                f"host {type(model).__name__} has no policy.get_distribution; use an "
-                "actor-critic model (PPO, A2C) or a DQN"
-            )
-
-    def probs(self, observations: np.ndarray) -> np.ndarray:
-        import torch
-
-        policy = self._model().policy
-        with torch.no_grad():
-            dist = policy.get_distribution(self._obs_tensor(observations))
-        return np.asarray(dist.distribution.probs.cpu().numpy(), dtype=np.float64)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({type(self.model).__name__})"
-
-
-class SB3QHost(_SB3Host):
-    """A Stable-Baselines3 DQN as a host: greedy on its Q-values, or Boltzmann at ``temperature``.
-
-    Parameters
-    ----------
-    model : stable_baselines3.DQN
-        Any model whose ``policy.q_net`` maps observations to ``(n, A)`` Q-values.
-    temperature : float, optional
-        ``None`` (default): greedy host, ``π`` one-hot on the argmax (ties: the first maximal
-        index, as ``torch.argmax`` and DQN's ``predict``). ``τ > 0``: Boltzmann,
-        ``π = softmax(Q/τ)``; the deterministic choice stays the argmax.
-    """
-
-    def __init__(self, model: Any, temperature: float | None = None) -> None:
-        super().__init__(model)
-        if not hasattr(model.policy, "q_net"):
-            raise TypeError(f"host {type(model).__name__} has no policy.q_net")
-        self.temperature = (
-            None if temperature is None else check_positive_float(temperature, "temperature")
-        )
-
-    def q_values(self, observations: np.ndarray) -> np.ndarray:
-        """The Q-network's values, float64 ``(n, A)``."""
-        import torch
-
-        policy = self._model().policy
-        with torch.no_grad():
-            q = policy.q_net(self._obs_tensor(observations))
-        return np.asarray(q.cpu().numpy(), dtype=np.float64)
-
-    def probs(self, observations: np.ndarray) -> np.ndarray:
-        q = self.q_values(observations)
-        if self.temperature is None:
-            return greedy_probs(q)
-        z = (q - q.max(axis=1, keepdims=True)) / self.temperature
-        e = np.exp(z)
-        return np.asarray(e / e.sum(axis=1, keepdims=True))
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({type(self.model).__name__}, temperature={self.temperature})"
 
 
 def make_host(
