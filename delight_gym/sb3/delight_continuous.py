@@ -106,10 +106,8 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightExplorer]):
 
     def _unscale(self, scaled: torch.Tensor) -> torch.Tensor:
         """SB3's ``[-1, 1]`` actions in the environment's units (float64, inside the box)."""
-        low, high = (
-            torch.as_tensor(b, device=scaled.device)
-            for b in check_box_bounds(self.action_space, "action_space")
-        )
+        de = self._de()  # its low and high: the action space's bounds, checked once
+        low, high = (torch.as_tensor(b, device=scaled.device) for b in (de.low, de.high))
         return torch.clamp(low + 0.5 * (scaled.double() + 1.0) * (high - low), low, high)
 
     def _train_posterior(self, gradient_steps: int, batch_size: int) -> None:
