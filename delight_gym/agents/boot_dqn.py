@@ -14,7 +14,7 @@ the throughput path (one process, one device, many seeds).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -212,6 +212,43 @@ class SeedBatchedBootDQN:
             self.network.update_target()
         return stats.loss
 
+    def run_online(
+        self,
+        env: Any,
+        on_step: Callable[[np.ndarray, np.ndarray, dict[str, Any]], bool],
+        *,
+        seed: int | None = None,
+    ) -> None:
+        """Act, step, learn and draw new heads on a vector env of ``S`` sub-envs with tabular
+        one-hot observations and same-step autoreset, until ``on_step`` returns False.
+
+        Parameters
+        ----------
+        env : gymnasium.vector.VectorEnv
+            ``num_envs == S``.
+        on_step : callable
+            ``on_step(terminated, truncated, infos) -> keep_going``, called after each step
+            is learned from and before the ended episodes' new heads are drawn.
+        seed : int, optional
+            Passed to ``env.reset`` (sub-env ``i`` gets ``seed + i``).
+        """
+        obs, _ = env.reset(seed=seed)
+        states = one_hot_states(obs)
+        going = True
+        while going:
+            actions = self.act(states)
+            obs, rewards, terminated, truncated, infos = env.step(actions)
+            terminated, truncated = np.asarray(terminated), np.asarray(truncated)
+            next_states = one_hot_states(obs)
+            self.observe(
+                states, actions, rewards, np.where(terminated, -1, next_states), terminated
+            )
+            going = on_step(terminated, truncated, infos)
+            ended = terminated | truncated
+            if ended.any():
+                self.new_episode(ended)
+            states = next_states
+
     def play(self, env: Any, episodes: int, *, seed: int | None = None) -> np.ndarray:
         """Play ``episodes`` episodes per seed on a vector env of ``S`` sub-envs with tabular
         one-hot observations and same-step autoreset (DeepSea's vector env), learning online.
@@ -234,22 +271,15 @@ class SeedBatchedBootDQN:
         episodes = check_positive_int(episodes, "episodes")
         if env.num_envs != self.num_seeds:
             raise ValueError(f"env must have num_envs == {self.num_seeds}, got {env.num_envs}")
-        obs, _ = env.reset(seed=seed)
-        states = one_hot_states(obs)
         bad = np.zeros((self.num_seeds, episodes), dtype=bool)
         done_count = np.zeros(self.num_seeds, dtype=np.int64)
-        while done_count.min() < episodes:
-            actions = self.act(states)
-            obs, rewards, terminated, truncated, infos = env.step(actions)
-            next_states = one_hot_states(obs)
-            ended = np.asarray(terminated) | np.asarray(truncated)
-            stored_next = np.where(np.asarray(terminated), -1, next_states)
-            self.observe(states, actions, rewards, stored_next, terminated)
-            for i in np.flatnonzero(ended):
+
+        def record(terminated: np.ndarray, truncated: np.ndarray, infos: dict) -> bool:
+            for i in np.flatnonzero(terminated | truncated):
                 if done_count[i] < episodes:
                     bad[i, done_count[i]] = bool(infos["bad_episode"][i])
                 done_count[i] += 1
-            if ended.any():
-                self.new_episode(ended)
-            states = next_states
+            return bool(done_count.min() < episodes)
+
+        self.run_online(env, record, seed=seed)
         return bad

@@ -66,7 +66,7 @@ def run_bsuite_deep_sea_batched(
     list of BsuiteRun
         One per seed, in seed order; each run's ``seconds`` is its share of the batch's time.
     """
-    from delight_gym.agents.boot_dqn import SeedBatchedBootDQN, one_hot_states
+    from delight_gym.agents.boot_dqn import SeedBatchedBootDQN
     from delight_gym.envs.deep_sea import DeepSeaVectorEnv
 
     if agent not in BATCHED_AGENTS:
@@ -97,17 +97,12 @@ def run_bsuite_deep_sea_batched(
     model = SeedBatchedBootDQN(count, n * n, 2, seed=first, device=dev)
     records = [p.solve_state() for p in plans]
     going = np.ones(count, dtype=bool)
-    obs, _ = envs.reset(seed=first)
-    states = one_hot_states(obs)
-    while going.any():  # the order of SeedBatchedBootDQN.play: act, step, observe, new heads
-        actions = model.act(states)
-        obs, rewards, terminated, _, infos = envs.step(actions)
-        next_states = one_hot_states(obs)
-        model.observe(states, actions, rewards, np.where(terminated, -1, next_states), terminated)
+
+    def record(terminated: np.ndarray, truncated: np.ndarray, infos: dict) -> bool:
         for i in np.flatnonzero(terminated & going).tolist():
             going[i] = records[i].final_episode(infos["final_info"], i)
-        if terminated.any():
-            model.new_episode(terminated)
-        states = next_states
+        return bool(going.any())
+
+    model.run_online(envs, record, seed=first)
     share = (time.perf_counter() - start) / count
     return [p.result(r, share) for p, r in zip(plans, records, strict=True)]
