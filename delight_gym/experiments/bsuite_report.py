@@ -102,7 +102,8 @@ def scores_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
 
 def plot_solve_scaling(runs: pd.DataFrame, path: Path, *, title: str = "") -> None:
     """bsuite's scaling plot: each run's solve episode against ``N`` (log scale), unsolved runs
-    as crosses at the episodes they played, and the ``2^N`` line; saved as ``path`` (.png/.pdf)."""
+    as crosses at the episodes they played (drawn under the solves, so a solve at the budget
+    shows), and the ``2^N`` line; saved as ``path`` (.png/.pdf)."""
     from delight_gym.plotting import new_figure, save_figure
 
     fig, axes = new_figure(figsize=(6.0, 4.0), layout="constrained")
@@ -113,7 +114,13 @@ def plot_solve_scaling(runs: pd.DataFrame, path: Path, *, title: str = "") -> No
         colour = f"C{i}"
         solved = group[group["solve_episode"].notna()]
         unsolved = group[group["solve_episode"].isna()]
-        ax.scatter(solved["size"], solved["solve_episode"].astype(float), color=colour, label=agent)
+        ax.scatter(
+            solved["size"],
+            solved["solve_episode"].astype(float),
+            color=colour,
+            label=agent,
+            zorder=3,
+        )
         ax.scatter(unsolved["size"], unsolved["episodes_run"], color=colour, marker="x")
     ax.set_yscale("log")
     ax.set_xlabel("size N")
