@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from delight_gym.candidates import (
+from delight_gym.de.candidates import (
     CandidateDelight,
     GaussianProposalHost,
     HostSamples,

@@ -15,6 +15,16 @@ from typing import TYPE_CHECKING
 
 from delight_gym._lazy_import import lazy_getattr
 from delight_gym._version import __version__
+from delight_gym.de.rule import (
+    DEFAULT_GATE_PRICE,
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    DelightDecision,
+    delight_rule,
+    epsilon_schedule,
+    sample_acting,
+    surprisal,
+)
 from delight_gym.envs import (
     ENV_IDS,
     BernoulliBanditEnv,
@@ -28,16 +38,6 @@ from delight_gym.envs import (
     deep_sea_expected_return,
     deep_sea_optimal_return,
     register_envs,
-)
-from delight_gym.rule import (
-    DEFAULT_GATE_PRICE,
-    DEFAULT_HALF_LIFE,
-    DEFAULT_SURPRISAL_CAP,
-    DelightDecision,
-    delight_rule,
-    epsilon_schedule,
-    sample_acting,
-    surprisal,
 )
 
 if TYPE_CHECKING:  # the lazy names below, for type checkers

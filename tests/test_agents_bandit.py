@@ -16,10 +16,10 @@ import pytest
 
 from delight_gym.agents.bandits import BANDIT_AGENTS, DelightAgent, make_bandit_agent
 from delight_gym.agents.dense import DenseDelightAgent, make_dense_bandit_agent
+from delight_gym.de.rule import delight_rule, epsilon_schedule, sample_acting
 from delight_gym.envs.bandits import BernoulliBanditVectorEnv
 from delight_gym.experiments.bandit import AGENT_SEED_SALT, run_bernoulli
 from delight_gym.posteriors.beta import beta_expected_improvement
-from delight_gym.rule import delight_rule, epsilon_schedule, sample_acting
 from tests.paper_reference import run_reference
 
 AGENTS = sorted(BANDIT_AGENTS)

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from delight_gym.agents.mdp import MDP_AGENTS, make_mdp_agent
+from delight_gym.de.rule import epsilon_schedule
 from delight_gym.posteriors.tabular import dense_value_iteration
-from delight_gym.rule import epsilon_schedule
 
 DEVICES = [
     "cpu",

@@ -17,10 +17,10 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.evaluation import evaluate_policy  # noqa: E402
 
 import delight_gym  # noqa: E402, F401  (registers DeepSea-v0)
-from delight_gym.options import DelightOptions  # noqa: E402
-from delight_gym.rule import delight_rule, sample_acting  # noqa: E402
+from delight_gym.de.options import DelightOptions  # noqa: E402
+from delight_gym.de.rule import delight_rule, sample_acting  # noqa: E402
+from delight_gym.de.stats import DelightStats  # noqa: E402
 from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN  # noqa: E402
-from delight_gym.stats import DelightStats  # noqa: E402
 
 SMALL = {
     "learning_starts": 32,

@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from delight_gym.candidates import (
+from delight_gym.de.candidates import (
     CandidateDelight,
     CategoricalHost,
     GaussianProposalHost,
@@ -22,7 +22,7 @@ from delight_gym.candidates import (
     UniformProposals,
     candidate_rule,
 )
-from delight_gym.rule import delight_rule, epsilon_schedule
+from delight_gym.de.rule import delight_rule, epsilon_schedule
 
 LAM, CAP = 0.1, 10.0
 

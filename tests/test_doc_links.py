@@ -52,12 +52,12 @@ def test_links_resolve_in_the_repository(page):
 def test_the_checker_flags_site_only_links(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
-        "[a][delight_gym.rule.delight_rule] [b](api/rule.md) [c](page.md#x) [d](https://x.org)\n"
+        "[a][delight_gym.de.rule.delight_rule] [b](api/rule.md) [c](page.md#x) [d](https://x.org)\n"
         "```python\n[e](nowhere.md)\n```\n",
         encoding="utf-8",
     )
     assert broken_links(page) == [
-        "[...][delight_gym.rule.delight_rule] (a site-only cross-reference)",
+        "[...][delight_gym.de.rule.delight_rule] (a site-only cross-reference)",
         "(api/rule.md) (no such file in the repository)",
     ]
 
@@ -72,7 +72,7 @@ def test_source_links_become_api_page_links_on_the_site():
     )
     assert hook.rewrite_source_links(text, page) == (
         "[A](../api/envs.md#delight_gym.envs.linear.LinearBanditEnv), "
-        "[B](../api/agents.md#delight_gym.agents), [C](../api/rule.md#delight_gym.rule), "
+        "[B](../api/agents.md#delight_gym.agents), [C](../api/rule.md#delight_gym.de.rule), "
         "[D](../index.md), [E](https://example.org/delight_gym/rule.py)"
     )
     # The package itself maps to the package page, which has no heading of its own.

@@ -202,7 +202,7 @@ def _beta_expected_improvement(a: np.ndarray, b: np.ndarray, v: float) -> np.nda
 def _count_overrides(predicts: list[dict[str, Any]]) -> int:
     """Recompute every recorded DE decision's gate and return the number of overrides.
 
-    Written from the paper's rule, not from ``delight_gym.rule``: surprisal
+    Written from the paper's rule, not from ``delight_gym.de.rule``: surprisal
     ``ℓ(a) = min([-log π(a) + log max_b π(b)]_+, L)``, delight ``χ = EI·ℓ``, and a decision
     overrides the host exactly when its ``ε`` coin chose the override (``explored``) and some
     ``χ(a) >= λ``; the override's action is then inside the gate. ``ε_t = M/(M + t)``.

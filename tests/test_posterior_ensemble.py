@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 from gymnasium import spaces  # noqa: E402
 from torch import nn  # noqa: E402
 
-from delight_gym.posteriors.base import ValuePosterior, evaluate_posterior  # noqa: E402
+from delight_gym.de.posterior import ValuePosterior, evaluate_posterior  # noqa: E402
 from delight_gym.posteriors.ensemble import (  # noqa: E402
     EnsembleQPosterior,
     ensemble_expected_improvement,

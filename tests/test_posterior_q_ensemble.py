@@ -12,7 +12,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from delight_gym.candidates import PosteriorArgmax
+from delight_gym.de.candidates import PosteriorArgmax
 from delight_gym.posteriors.batched_mlp import BatchedMLP
 from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble, ContinuousTransitions
 

@@ -1,4 +1,4 @@
-"""The posterior protocol (``delight_gym.posteriors.base``) and every package posterior speaking it.
+"""The posterior protocol (``delight_gym.de.posterior``) and every package posterior speaking it.
 
 References: hand-computed baselines; for the torch adapters' one-copy ``evaluate``, the same
 adapter's separate ``mean`` and ``expected_improvement`` calls (the protocol's other route) and,

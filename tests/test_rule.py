@@ -11,9 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from delight_gym.options import DelightSettings
-from delight_gym.posteriors.beta import beta_expected_improvement
-from delight_gym.rule import (
+from delight_gym.de.options import DelightSettings
+from delight_gym.de.rule import (
     apply_delight_rule,
     check_gate_settings,
     delight_rule,
@@ -23,6 +22,7 @@ from delight_gym.rule import (
     sample_categorical,
     surprisal,
 )
+from delight_gym.posteriors.beta import beta_expected_improvement
 
 LAM, CAP = 0.1, 10.0
 

@@ -21,8 +21,8 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 import delight_gym  # noqa: F401 - registers DeepSea-v0
 from delight_gym import DelightExplorationWrapper
+from delight_gym.de.stats import LOG_KEYS, DelightStats
 from delight_gym.sb3 import BootstrappedDQN, DelightDQN
-from delight_gym.stats import LOG_KEYS, DelightStats
 
 
 def test_stats_arithmetic_by_hand() -> None:

@@ -1,5 +1,5 @@
 """The SB3 layer lives in ``delight_gym.sb3`` and DE's options and statistics beside the rule
-(``delight_gym.options``, ``delight_gym.stats``): the deprecated old paths and keywords are
+(``delight_gym.de.options``, ``delight_gym.de.stats``): the deprecated old paths and keywords are
 gone, and the new ones import without a warning."""
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def test_removed_module_is_gone(old: str) -> None:
         ("delight_gym.wrappers", "DelightDQN"),
         ("delight_gym.wrappers", "BootstrappedDQN"),
         ("delight_gym.sb3.bootstrapped_dqn", "DelightSettings"),
-        ("delight_gym.rule", "DelightSettings"),
-        ("delight_gym.rule", "AnnealedSettings"),
+        ("delight_gym.de.rule", "DelightSettings"),
+        ("delight_gym.de.rule", "AnnealedSettings"),
     ],
 )
 def test_removed_name_is_an_attribute_error(module: str, name: str) -> None:
@@ -42,9 +42,9 @@ def test_removed_name_is_an_attribute_error(module: str, name: str) -> None:
 
 
 def test_new_paths_do_not_warn(recwarn: pytest.WarningsRecorder) -> None:
-    from delight_gym.options import DelightOptions, DelightSettings, decide_on_values  # noqa: F401
+    from delight_gym.de.options import DelightOptions, DelightSettings, decide_on_values  # noqa: F401
+    from delight_gym.de.stats import LOG_KEYS, DelightStats
     from delight_gym.sb3 import BootstrappedDQN, DelightDQN, SB3VecEnvAdapter  # noqa: F401
-    from delight_gym.stats import LOG_KEYS, DelightStats
     from delight_gym.wrappers import DelightExplorationWrapper  # noqa: F401
     from delight_gym.wrappers import DelightStats as ReExported
 
@@ -78,6 +78,6 @@ def test_removed_algorithm_keyword_is_a_type_error(cls: str, keyword: str) -> No
 
 
 def test_options_are_built_by_make_only() -> None:
-    from delight_gym.options import DelightOptions
+    from delight_gym.de.options import DelightOptions
 
     assert not hasattr(DelightOptions, "from_keywords")

@@ -1,7 +1,7 @@
 """Tests of ``delight_gym.wrappers``: the DE wrapper around a callable host, its posterior
 protocol, the default tabular value posterior and the bandit-posterior adapters.
 
-References are independent of ``delight_gym.rule``: the acting distribution of one decision is
+References are independent of ``delight_gym.de.rule``: the acting distribution of one decision is
 worked out by hand (surprisal ``log(π_max/π_a)``, delight, gate, ``q``, mixture) and checked
 against empirical frequencies (chi-square); Gaussian EI against ``scipy.integrate.quad``; the
 tabular posterior's conjugate update against its closed form; the Beta adapter against the

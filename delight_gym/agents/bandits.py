@@ -19,16 +19,16 @@ from delight_gym._checks import check_action_batch
 from delight_gym.agents.base import BetaBernoulliAgentBase, agent_registry, build_agent
 from delight_gym.agents.seeding import SeedLike
 from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
-from delight_gym.posteriors.beta import (
-    BetaBernoulliPosterior,
-    beta_ei_flat,
-    prior_expected_improvement,
-)
-from delight_gym.rule import (
+from delight_gym.de.rule import (
     DelightDecision,
     draw_acting_uniforms,
     epsilon_schedule,
     sample_acting_on_explore_rows,
+)
+from delight_gym.posteriors.beta import (
+    BetaBernoulliPosterior,
+    beta_ei_flat,
+    prior_expected_improvement,
 )
 
 __all__ = [
@@ -260,7 +260,7 @@ class DelightAgent(DelightSettings, BernoulliAgent):
     """Delight-gated exploration (Algorithm 1) with a greedy host and exact Beta EI.
 
     Host: the greedy arm (lowest index on ties); baseline ``v = max_a m_a``; every other arm
-    has surprisal exactly ``L``. The decision is :func:`delight_gym.rule.delight_rule` over the
+    has surprisal exactly ``L``. The decision is :func:`delight_gym.de.rule.delight_rule` over the
     tried arms and the untried block (see the module docstring).
 
     After each :meth:`act`, ``last_info`` holds ``epsilon``, ``explored`` (override drawn),
@@ -271,7 +271,7 @@ class DelightAgent(DelightSettings, BernoulliAgent):
     ----------------
     half_life, gate_price, surprisal_cap : float
         ``M`` in ``ε_t = M/(M+t)``, ``λ`` and ``L``: the keywords of
-        :class:`~delight_gym.options.DelightSettings` (defaults 100, 0.1, 10).
+        :class:`~delight_gym.de.options.DelightSettings` (defaults 100, 0.1, 10).
     """
 
     name = "delight"

@@ -26,7 +26,7 @@ from delight_gym._checks import (
 from delight_gym.agents.base import agent_registry
 from delight_gym.agents.seeding import torch_seed
 from delight_gym.agents.settings import DelightSettings
-from delight_gym.rule import epsilon_schedule, sample_acting_on_explore_rows
+from delight_gym.de.rule import epsilon_schedule, sample_acting_on_explore_rows
 
 __all__ = [
     "CONTEXTUAL_AGENTS",
@@ -336,10 +336,10 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
 
     Baseline ``v = max_a`` posterior mean; EI of each arm's mean reward under the posterior;
     the gate and the override are evaluated only on the rows that explore
-    (:func:`~delight_gym.rule.sample_acting_on_explore_rows`). ``gate_price`` arrives here
+    (:func:`~delight_gym.de.rule.sample_acting_on_explore_rows`). ``gate_price`` arrives here
     already multiplied by ``reward_scale`` (:func:`make_contextual_agent`); the keywords
     ``half_life``, ``gate_price``, ``surprisal_cap`` are those of
-    :class:`~delight_gym.options.DelightSettings`.
+    :class:`~delight_gym.de.options.DelightSettings`.
 
     Attributes
     ----------

@@ -5,7 +5,7 @@ scores the same candidate budget each round: ``num_candidates`` uniform points p
 incumbent (the last host action). ``greedy`` plays the best posterior mean among them,
 ``thompson`` the best of one posterior draw, ``ucb`` the best upper bound, ``egreedy`` a uniform
 action with probability ``ε_t = M/(M + t)``, ``uniform`` a uniform action. ``delight`` is the
-greedy host with candidate-set DE (:class:`~delight_gym.candidates.CandidateDelight`): the host's
+greedy host with candidate-set DE (:class:`~delight_gym.de.candidates.CandidateDelight`): the host's
 action, ``n_host`` truncated-Gaussian draws around it (the host's stated proposal density) and
 ``n_posterior`` posterior proposals (each the best of ``num_candidates`` uniform points under a
 fresh posterior draw), scored by exact Gaussian EI over the posterior mean of the host's action.
@@ -20,19 +20,19 @@ import torch
 from gymnasium import spaces
 
 from delight_gym._checks import check_positive_float, check_positive_int
-from delight_gym.candidates import (
+from delight_gym.de.candidates import (
     CandidateDelight,
     GaussianProposalHost,
     HostSamples,
     PosteriorArgmax,
 )
-from delight_gym.posteriors.rff import RFFPosterior
-from delight_gym.rule import (
+from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
     epsilon_schedule,
 )
+from delight_gym.posteriors.rff import RFFPosterior
 
 __all__ = ["CONTINUUM_AGENTS", "ContinuumAgent"]
 

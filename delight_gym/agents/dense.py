@@ -21,8 +21,8 @@ import numpy as np
 from delight_gym.agents.base import BetaBernoulliAgentBase, agent_registry, build_agent
 from delight_gym.agents.seeding import SeedLike
 from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
+from delight_gym.de.rule import epsilon_schedule, sample_acting
 from delight_gym.posteriors.beta import beta_expected_improvement
-from delight_gym.rule import epsilon_schedule, sample_acting
 
 __all__ = [
     "DENSE_BANDIT_AGENTS",

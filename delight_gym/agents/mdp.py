@@ -23,15 +23,15 @@ from delight_gym._checks import (
 from delight_gym.agents.base import TorchPosteriorAgent, agent_registry, build_agent
 from delight_gym.agents.seeding import SeedLike, seed_generators
 from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
-from delight_gym.posteriors.tabular import (
-    DEFAULT_STICK_TOLERANCE,
-    TabularMDPPosterior,
-)
-from delight_gym.rule import (
+from delight_gym.de.rule import (
     DelightDecision,
     epsilon_schedule,
     sample_acting_on_explore_rows,
     sample_categorical,
+)
+from delight_gym.posteriors.tabular import (
+    DEFAULT_STICK_TOLERANCE,
+    TabularMDPPosterior,
 )
 
 __all__ = [

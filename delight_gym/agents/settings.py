@@ -2,10 +2,10 @@
 
 Agents mix the settings classes in before their base class (``class
 DelightAgent(DelightSettings, BernoulliAgent)``): each takes its keyword arguments and stores
-them, checked once, in a :class:`~delight_gym.options.DelightOptions` (``ValueError`` or
+them, checked once, in a :class:`~delight_gym.de.options.DelightOptions` (``ValueError`` or
 ``TypeError`` naming the argument). The per-step code then calls the rule through
 :meth:`DelightSettings.decide` (``validate=False``): nothing is re-checked on every act. The
-classes live in :mod:`delight_gym.options` and are re-exported here.
+classes live in :mod:`delight_gym.de.options` and are re-exported here.
 :func:`delight_step_info` is the one layout of a DE agent's ``last_info``.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from delight_gym.options import AnnealedSettings, DelightSettings
+from delight_gym.de.options import AnnealedSettings, DelightSettings
 
 __all__ = ["AnnealedSettings", "DelightSettings", "delight_step_info"]
 

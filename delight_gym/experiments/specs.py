@@ -22,6 +22,7 @@ from typing import Any
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym._version import __version__
+from delight_gym.de.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE
 from delight_gym.experiments import families
 from delight_gym.experiments.families import (
     BERNOULLI,
@@ -34,7 +35,6 @@ from delight_gym.experiments.families import (
     Family,
 )
 from delight_gym.experiments.results import cell_key
-from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE
 
 __all__ = [
     "FIGURES",

@@ -1,6 +1,6 @@
 """Every posterior of the package, each in its own module, and the protocol they speak.
 
-* :mod:`~delight_gym.posteriors.base`: the :class:`ValuePosterior` protocol, :func:`host_baseline`,
+* :mod:`~delight_gym.de.posterior`: the :class:`ValuePosterior` protocol, :func:`host_baseline`,
   :func:`evaluate_posterior`, :func:`adapt_posterior`; :mod:`~delight_gym.posteriors.adapters`
   makes the bandit and MDP posteriors speak it;
 * EI of one law: :mod:`~delight_gym.posteriors.beta` (with Beta–Bernoulli bandits),
@@ -13,19 +13,19 @@ The torch modules are imported on first use of their names.
 """
 
 from delight_gym._lazy_import import lazy_getattr
-from delight_gym.posteriors.adapters import (
-    BetaBernoulliAdapter,
-    LinearGaussianAdapter,
-    PosteriorAdapter,
-    TabularMDPAdapter,
-)
-from delight_gym.posteriors.base import (
+from delight_gym.de.posterior import (
     BASELINES,
     PosteriorValues,
     ValuePosterior,
     adapt_posterior,
     evaluate_posterior,
     host_baseline,
+)
+from delight_gym.posteriors.adapters import (
+    BetaBernoulliAdapter,
+    LinearGaussianAdapter,
+    PosteriorAdapter,
+    TabularMDPAdapter,
 )
 from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
 from delight_gym.posteriors.gaussian import (

@@ -1,8 +1,8 @@
 """Adapters: the package's posteriors that do not speak
-:class:`~delight_gym.posteriors.base.ValuePosterior` themselves, as value posteriors.
+:class:`~delight_gym.de.posterior.ValuePosterior` themselves, as value posteriors.
 
 Each adapted posterior names its adapter through its ``as_value_posterior`` method, which
-:func:`~delight_gym.posteriors.base.adapt_posterior` calls (so the wrapper takes the posteriors
+:func:`~delight_gym.de.posterior.adapt_posterior` calls (so the wrapper takes the posteriors
 as they are): :class:`BetaBernoulliAdapter` (Bernoulli bandits, exact Beta EI; numpy),
 :class:`LinearGaussianAdapter` (linear bandits, exact Gaussian EI; torch) and
 :class:`TabularMDPAdapter` (finite-horizon tabular MDPs, the paper's mean-surrogate EI;
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from delight_gym._checks import check_action_batch, check_finite_array, check_positive_int
-from delight_gym.posteriors.base import (
+from delight_gym.de.posterior import (
     PosteriorValues,
     check_baseline,
     host_baseline,
@@ -267,7 +267,7 @@ class LinearGaussianAdapter(BanditAdapter):
         self, observations: Any, host_probs: np.ndarray, baseline: str = "host"
     ) -> PosteriorValues:
         """Means, baseline and Gaussian EI in one call, on the posterior's device, copied to the
-        host once (see :func:`~delight_gym.posteriors.base.evaluate_posterior`)."""
+        host once (see :func:`~delight_gym.de.posterior.evaluate_posterior`)."""
         mu, sd = self._predictive(observations)
         probs = self.posterior_tensor(host_probs, mu.shape, "host_probs")
         base = host_baseline(mu, probs, baseline)
@@ -288,7 +288,7 @@ class LinearGaussianAdapter(BanditAdapter):
 
 class TabularMDPAdapter(PosteriorAdapter):
     """A :class:`~delight_gym.posteriors.TabularMDPPosterior` as a
-    :class:`~delight_gym.posteriors.base.ValuePosterior`, for finite-horizon MDPs (DeepSea).
+    :class:`~delight_gym.de.posterior.ValuePosterior`, for finite-horizon MDPs (DeepSea).
 
     It keeps each row's step ``h`` in its episode (:attr:`steps`) and answers at that step:
     :meth:`mean` is ``Q_h(s, ·)`` of the posterior-mean plan (replanned after each update),
@@ -413,7 +413,7 @@ class TabularMDPAdapter(PosteriorAdapter):
     ) -> PosteriorValues:
         """Means, baseline and the mean-surrogate EI in one call, computed on the posterior's
         device and copied to the host once (see
-        :func:`~delight_gym.posteriors.base.evaluate_posterior`)."""
+        :func:`~delight_gym.de.posterior.evaluate_posterior`)."""
         q = self._q(self._states(observations, "observations"))
         probs = self.posterior_tensor(host_probs, q.shape, "host_probs")
         base = host_baseline(q, probs, baseline)

@@ -15,7 +15,7 @@ from delight_gym._checks import (
     check_positive_int,
     check_unit_interval_array,
 )
-from delight_gym.posteriors.base import check_baseline
+from delight_gym.de.posterior import check_baseline
 from delight_gym.posteriors.beta_ei import (
     R_SWITCH,
     Z_PRESCREEN,
@@ -169,9 +169,9 @@ class BetaBernoulliPosterior:
     def as_value_posterior(
         self, *, num_actions: int | None = None, observation_space: Any = None
     ) -> Any:
-        """This posterior as a :class:`~delight_gym.posteriors.base.ValuePosterior`: a
+        """This posterior as a :class:`~delight_gym.de.posterior.ValuePosterior`: a
         :class:`~delight_gym.posteriors.adapters.BetaBernoulliAdapter` (the arguments are not
-        needed; :func:`~delight_gym.posteriors.base.adapt_posterior` passes them)."""
+        needed; :func:`~delight_gym.de.posterior.adapt_posterior` passes them)."""
         from delight_gym.posteriors.adapters import BetaBernoulliAdapter
 
         return BetaBernoulliAdapter(self)

@@ -30,8 +30,8 @@ from delight_gym._checks import (
     check_seed,
     check_would_fit,
 )
+from delight_gym.de.posterior import BASELINES, PosteriorValues, check_baseline, host_baseline
 from delight_gym.posteriors.arguments import check_fraction, seeded_generator
-from delight_gym.posteriors.base import BASELINES, PosteriorValues, check_baseline, host_baseline
 from delight_gym.posteriors.ensemble_inputs import ENCODINGS, as_device_tensor, one_hot_indices
 from delight_gym.posteriors.ensemble_network import (
     DEFAULT_HIDDEN_SIZES,
@@ -83,7 +83,7 @@ def ensemble_values(
     head_values: Any, host_probs: Any, baseline: str = "host"
 ) -> tuple[Any, Any, Any]:
     """What one DE decision needs from an ensemble's head values: the heads' mean, the baseline
-    ``v_s`` (:func:`~delight_gym.posteriors.base.host_baseline`) and the exact EI
+    ``v_s`` (:func:`~delight_gym.de.posterior.host_baseline`) and the exact EI
     (:func:`ensemble_expected_improvement`). The one path from head values to a decision's
     inputs, used by :meth:`EnsembleQPosterior.evaluate` and
     :class:`~delight_gym.sb3.BootstrappedDQN`.
@@ -274,7 +274,7 @@ class EnsembleQPosterior:
             float ``(n, A)``: the host's probabilities, each row a distribution (finite,
             non-negative, summing to 1); may be ``None`` for ``baseline="max"``.
         baseline : {"host", "max"}, default "host"
-            See :func:`~delight_gym.posteriors.base.host_baseline`.
+            See :func:`~delight_gym.de.posterior.host_baseline`.
 
         Returns
         -------

@@ -301,7 +301,7 @@ class LinearGaussianPosterior:
     def as_value_posterior(
         self, *, num_actions: int | None = None, observation_space: Any = None
     ) -> Any:
-        """This posterior as a :class:`~delight_gym.posteriors.base.ValuePosterior`: a
+        """This posterior as a :class:`~delight_gym.de.posterior.ValuePosterior`: a
         :class:`~delight_gym.posteriors.adapters.LinearGaussianAdapter` whose observations are
         the ``(A, D)`` arm features (as ``LinearBandit-v0``'s; build the adapter yourself with
         ``features=`` for other observations).

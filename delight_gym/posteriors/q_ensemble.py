@@ -306,7 +306,7 @@ class ContinuousQEnsemble:
             ``(B, C, act_dim)``, inside the action space's bounds.
         baseline : array_like or torch.Tensor, optional
             ``(B,)`` finite ``v``; default: the heads' mean at ``candidates[:, 0]`` (the host's
-            action, as :class:`~delight_gym.candidates.CandidateEI` asks).
+            action, as :class:`~delight_gym.de.candidates.CandidateEI` asks).
         """
         q = self.values(observations, candidates)
         if baseline is None:
@@ -337,7 +337,7 @@ class ContinuousQEnsemble:
     @torch.no_grad()
     def sample_values(self, observations: Any, actions: Any, rng: np.random.Generator) -> Any:
         """``Q_{k_b}(s_b, a_bc)`` with a fresh head ``k_b`` per row: ``(B, C)``; the
-        ``sample_values`` of :class:`~delight_gym.candidates.PosteriorArgmax`."""
+        ``sample_values`` of :class:`~delight_gym.de.candidates.PosteriorArgmax`."""
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
         x, b, c = self._query(observations, actions)

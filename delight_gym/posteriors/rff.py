@@ -109,7 +109,7 @@ class RFFPosterior:
 
     Row ``i`` has its own features (drawn at construction from :attr:`generator`) and data;
     inputs are ``(B, m, d)``, ``m`` points per row. The methods are those of
-    :class:`~delight_gym.posteriors.base.ValuePosterior` (``mean``, ``expected_improvement``,
+    :class:`~delight_gym.de.posterior.ValuePosterior` (``mean``, ``expected_improvement``,
     ``update``) with continuous inputs in place of discrete actions.
 
     Parameters

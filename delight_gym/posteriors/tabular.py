@@ -147,7 +147,7 @@ class TabularMDPPosterior:
     def as_value_posterior(
         self, *, num_actions: int | None = None, observation_space: Any = None
     ) -> Any:
-        """This posterior as a :class:`~delight_gym.posteriors.base.ValuePosterior`: a
+        """This posterior as a :class:`~delight_gym.de.posterior.ValuePosterior`: a
         :class:`~delight_gym.posteriors.adapters.TabularMDPAdapter` reading observations of
         ``observation_space`` (``num_actions`` is the posterior's own)."""
         from delight_gym.posteriors.adapters import TabularMDPAdapter

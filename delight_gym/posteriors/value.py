@@ -19,7 +19,7 @@ from delight_gym._checks import (
     check_positive_int,
     check_probability,
 )
-from delight_gym.posteriors.base import check_baseline
+from delight_gym.de.posterior import check_baseline
 from delight_gym.posteriors.encoders import DiscreteEncoder, encoder_for_space
 from delight_gym.posteriors.gaussian import gaussian_expected_improvement
 

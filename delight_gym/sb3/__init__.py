@@ -9,14 +9,20 @@
 * :class:`SB3VecEnvAdapter` — a Gymnasium vector env as an SB3 ``VecEnv``
   (:mod:`~delight_gym.sb3.vec_env`).
 
-Imports SB3. DE's engine: :mod:`delight_gym.explorer`. Guide: ``docs/sb3.md``.
+SB3 is imported on first use of these names (:mod:`~delight_gym.sb3.hosts`, the host
+adapters, never imports it). DE's engine: :mod:`delight_gym.de.engine`. Guide: ``docs/sb3.md``.
 """
 
-from delight_gym.sb3.base import DelightAlgorithmMixin
-from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN
-from delight_gym.sb3.delight_continuous import DelightSAC, DelightTD3
-from delight_gym.sb3.delight_dqn import DelightDQN
-from delight_gym.sb3.vec_env import SB3VecEnvAdapter
+from typing import TYPE_CHECKING
+
+from delight_gym._lazy_import import lazy_getattr
+
+if TYPE_CHECKING:  # the lazy names, for type checkers
+    from delight_gym.sb3.base import DelightAlgorithmMixin
+    from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN
+    from delight_gym.sb3.delight_continuous import DelightSAC, DelightTD3
+    from delight_gym.sb3.delight_dqn import DelightDQN
+    from delight_gym.sb3.vec_env import SB3VecEnvAdapter
 
 __all__ = [
     "BootstrappedDQN",
@@ -26,3 +32,14 @@ __all__ = [
     "DelightTD3",
     "SB3VecEnvAdapter",
 ]
+
+#: The public names and their modules, imported on first use (PEP 562).
+_LAZY = {
+    "BootstrappedDQN": "delight_gym.sb3.bootstrapped_dqn",
+    "DelightAlgorithmMixin": "delight_gym.sb3.base",
+    "DelightDQN": "delight_gym.sb3.delight_dqn",
+    "DelightSAC": "delight_gym.sb3.delight_continuous",
+    "DelightTD3": "delight_gym.sb3.delight_continuous",
+    "SB3VecEnvAdapter": "delight_gym.sb3.vec_env",
+}
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -5,7 +5,7 @@
 with SB3's exact signatures: ``predict`` (``deterministic=True`` is the policy's own greedy
 choice), ``_store_transition`` (then :meth:`DelightAlgorithmMixin._transition_stored`),
 ``_on_step`` (``exploration_rate = ε_t``) and ``dump_logs`` (DE's
-:class:`~delight_gym.stats.DelightStats` before SB3's own dump).
+:class:`~delight_gym.de.stats.DelightStats` before SB3's own dump).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.type_aliases import MaybeCallback
 
 from delight_gym._checks import check_all_finite
-from delight_gym.explorer import DelightExplorer
-from delight_gym.explorer_continuous import ContinuousDelightExplorer
-from delight_gym.options import DelightOptions
+from delight_gym.de.engine import DelightExplorer
+from delight_gym.de.engine_box import ContinuousDelightExplorer
+from delight_gym.de.options import DelightOptions
+from delight_gym.de.stats import DelightStats
 from delight_gym.posteriors.ensemble import EnsembleQPosterior, TDStepStats
-from delight_gym.stats import DelightStats
 
 __all__ = [
     "DelightAlgorithmMixin",
@@ -256,7 +256,7 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
 class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
     """What :class:`~delight_gym.sb3.DelightDQN`, :class:`~delight_gym.sb3.DelightSAC` and
     :class:`~delight_gym.sb3.DelightTD3` share: DE's state is an engine
-    (:mod:`delight_gym.explorer`) in :attr:`delight`, built by :meth:`_make_delight` in
+    (:mod:`delight_gym.de.engine`) in :attr:`delight`, built by :meth:`_make_delight` in
     ``_setup_model`` (a loaded one gets its host's link to the model back), which records the
     statistics and decides ``predict(deterministic=False)``.
 

@@ -5,9 +5,9 @@ al. 2016, 2018; bsuite's ``boot_dqn``), optionally with Delight-gated exploratio
 are trained by Q-learning from SB3's replay buffer (:class:`BootstrapReplayBuffer`, with
 bootstrap masks when ``mask_prob < 1``); each environment of the VecEnv draws a head at the start
 of every episode and acts greedily on it for the whole episode (Thompson sampling over heads).
-With ``delight=`` (:class:`~delight_gym.options.DelightOptions`) DE overrides on top of
+With ``delight=`` (:class:`~delight_gym.de.options.DelightOptions`) DE overrides on top of
 that host, with the ensemble's exact EI (:func:`~delight_gym.posteriors.ensemble.ensemble_values`,
-then :func:`~delight_gym.options.decide_on_values`, the path the wrapper uses).
+then :func:`~delight_gym.de.options.decide_on_values`, the path the wrapper uses).
 Randomness comes from the algorithm's own generators, all seeded from ``seed``. Defaults, the
 episode clock, ``value_scale`` and ``commit``: ``docs/sb3.md``.
 """
@@ -25,15 +25,16 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import GymEnv, Schedule
 
 from delight_gym._checks import check_action_batch, check_positive_int, check_seed
-from delight_gym.options import HOSTS, DelightOptions, decide_on_values, greedy_probs
-from delight_gym.posteriors.base import PosteriorValues
+from delight_gym.de.options import HOSTS, DelightOptions, decide_on_values, greedy_probs
+from delight_gym.de.posterior import PosteriorValues
+from delight_gym.de.rule import epsilon_schedule, sample_acting
+from delight_gym.de.stats import DelightStats
 from delight_gym.posteriors.ensemble import (
     DEFAULT_NUM_HEADS,
     DEFAULT_PRIOR_SCALE,
     EnsembleQPosterior,
     ensemble_values,
 )
-from delight_gym.rule import epsilon_schedule, sample_acting
 from delight_gym.sb3.base import (
     DelightAlgorithmMixin,
     Prediction,
@@ -46,7 +47,6 @@ from delight_gym.sb3.bootstrapped_policy import (
     BootstrapReplayBufferSamples,
     spawn_rng,
 )
-from delight_gym.stats import DelightStats
 
 __all__ = [
     "BootstrapReplayBuffer",

@@ -1,7 +1,7 @@
 """``DelightSAC`` and ``DelightTD3``: SB3's SAC and TD3 whose collected actions DE decides.
 
 Each environment step, ``_sample_action`` asks the algorithm's engine
-(:class:`~delight_gym.explorer_continuous.ContinuousDelightExplorer`) for the action: the host is
+(:class:`~delight_gym.de.engine_box.ContinuousDelightExplorer`) for the action: the host is
 the algorithm's own actor (SAC: a draw of its squashed Gaussian; TD3: ``μ(s)``, plus
 ``action_noise`` where DE does not override), the posterior a
 :class:`~delight_gym.posteriors.q_ensemble.ContinuousQEnsemble` trained by TD from the same
@@ -24,11 +24,11 @@ from stable_baselines3.sac.policies import SACPolicy
 from stable_baselines3.td3.policies import TD3Policy
 
 from delight_gym._checks import check_box_bounds
-from delight_gym.explorer_continuous import DEFAULT_CANDIDATES, BoxHost, ContinuousDelightExplorer
-from delight_gym.options import DelightOptions
+from delight_gym.de.engine_box import DEFAULT_CANDIDATES, BoxHost, ContinuousDelightExplorer
+from delight_gym.de.options import DelightOptions
 from delight_gym.posteriors.q_ensemble import ContinuousTransitions
 from delight_gym.sb3.base import DelightExplorerMixin, StoredTransition
-from delight_gym.sb3_hosts import DEFAULT_HOST_STD, SB3DeterministicHost, SB3GaussianHost
+from delight_gym.sb3.hosts import DEFAULT_HOST_STD, SB3DeterministicHost, SB3GaussianHost
 
 __all__ = ["DelightOffPolicyMixin", "DelightSAC", "DelightTD3"]
 

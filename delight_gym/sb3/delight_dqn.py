@@ -3,9 +3,9 @@
 The host is the DQN's own online Q-network (greedy, or Boltzmann with ``host_temperature``);
 the posterior is the tabular value posterior for Discrete or one-hot observations, else an
 :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` trained from SB3's replay buffer,
-or any :class:`~delight_gym.posteriors.base.ValuePosterior` passed as ``posterior``. Each
+or any :class:`~delight_gym.de.posterior.ValuePosterior` passed as ``posterior``. Each
 environment step, ``_sample_action`` asks the algorithm's
-:class:`~delight_gym.explorer.DelightExplorer` for the action (DE from the first
+:class:`~delight_gym.de.engine.DelightExplorer` for the action (DE from the first
 step) and the executed action is the one stored in the replay buffer; DQN is off-policy, so
 its Q-learning target is unchanged. SB3's ε-greedy is off (``exploration_*`` are refused).
 Why PPO and A2C get no DE training mode, and the rest of the design: ``docs/sb3.md``.
@@ -22,13 +22,13 @@ from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.type_aliases import GymEnv, Schedule
 from stable_baselines3.dqn.policies import DQNPolicy
 
-from delight_gym.explorer import DelightExplorer, unpack_vec_env_step
-from delight_gym.options import DelightOptions
-from delight_gym.posteriors.base import ValuePosterior
+from delight_gym.de.engine import DelightExplorer, unpack_vec_env_step
+from delight_gym.de.options import DelightOptions
+from delight_gym.de.posterior import ValuePosterior
 from delight_gym.posteriors.encoders import encoder_for_space
 from delight_gym.posteriors.ensemble import EnsembleQPosterior
 from delight_gym.sb3.base import DelightExplorerMixin, StoredTransition
-from delight_gym.sb3_hosts import SB3QHost
+from delight_gym.sb3.hosts import SB3QHost
 
 __all__ = ["DelightDQN"]
 
@@ -37,7 +37,7 @@ class DelightDQN(DelightExplorerMixin[DelightExplorer], DQN):
     """DQN with Delight-gated exploration (see the module docstring).
 
     DE's state (options, ``posterior``, clock ``t``, ``rng``, ``last_info``) is :attr:`delight`,
-    a :class:`~delight_gym.explorer.DelightExplorer` saved with the model.
+    a :class:`~delight_gym.de.engine.DelightExplorer` saved with the model.
 
     Parameters
     ----------
@@ -52,7 +52,7 @@ class DelightDQN(DelightExplorerMixin[DelightExplorer], DQN):
     seed : int, optional
         Seeds SB3 (as for DQN), DE's generator and the default ensemble posterior.
     delight : DelightOptions or dict, optional
-        DE's options (:class:`~delight_gym.options.DelightOptions`; the clock counts steps).
+        DE's options (:class:`~delight_gym.de.options.DelightOptions`; the clock counts steps).
     posterior : ValuePosterior, optional
         Default: tabular for a Discrete/one-hot observation space, else an
         :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (trained from the buffer).

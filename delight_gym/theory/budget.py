@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from delight_gym._checks import check_positive_float, check_positive_int
-from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_SURPRISAL_CAP, check_gate_settings
+from delight_gym.de.rule import DEFAULT_GATE_PRICE, DEFAULT_SURPRISAL_CAP, check_gate_settings
 
 __all__ = ["linear_override_budget"]
 

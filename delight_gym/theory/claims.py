@@ -23,13 +23,13 @@ from delight_gym.agents.dense import (
     DenseEpsilonGreedyAgent,
     DenseUCBAgent,
 )
-from delight_gym.posteriors.beta import beta_expected_improvement
-from delight_gym.rule import (
+from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_SURPRISAL_CAP,
     delight_rule,
     epsilon_schedule,
 )
+from delight_gym.posteriors.beta import beta_expected_improvement
 from delight_gym.theory.pandora import (
     DelightPandoraAgent,
     OrderedSearchAgent,

@@ -20,8 +20,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from delight_gym._checks import check_finite_array, check_positive_float
+from delight_gym.de.rule import DEFAULT_GATE_PRICE, delight_rule
 from delight_gym.posteriors.beta import beta_expected_improvement
-from delight_gym.rule import DEFAULT_GATE_PRICE, delight_rule
 from delight_gym.theory.reservation import reservation_index
 
 __all__ = [
@@ -135,7 +135,7 @@ class DelightPandoraAgent:
     (``π(a) ∝ exp(−ℓ_a)``, ``π(stop) ∝ 1``), so its effective inspection cost is ``λ/ℓ_a = c_a``.
     At baseline ``v`` (the best value in hand) a closed box's expected improvement is
     ``E[(X_a − v)^+]`` (:func:`~delight_gym.posteriors.beta.beta_expected_improvement`), an open
-    one's is 0. :func:`~delight_gym.rule.delight_rule` (``ε = 1``) gives the gate; the agent
+    one's is 0. :func:`~delight_gym.de.rule.delight_rule` (``ε = 1``) gives the gate; the agent
     opens the gated box of largest delight reservation index ``z^λ_a`` and stops (the host's
     choice) when the gate is empty.
 

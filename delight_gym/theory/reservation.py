@@ -18,8 +18,8 @@ import numpy as np
 from scipy import integrate, optimize
 
 from delight_gym._checks import check_positive_float
+from delight_gym.de.rule import DEFAULT_GATE_PRICE, DEFAULT_SURPRISAL_CAP
 from delight_gym.posteriors.beta import beta_expected_improvement
-from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_SURPRISAL_CAP
 
 __all__ = [
     "fresh_arm_threshold",

@@ -28,13 +28,13 @@ from delight_gym._checks import (
     check_probability,
 )
 from delight_gym.agents.settings import AnnealedSettings
-from delight_gym.posteriors.beta import beta_expected_improvement
-from delight_gym.rule import (
+from delight_gym.de.rule import (
     DEFAULT_SURPRISAL_CAP,
     apply_delight_rule,
     epsilon_schedule,
     sample_acting,
 )
+from delight_gym.posteriors.beta import beta_expected_improvement
 from delight_gym.theory.reservation import horizon_price, horizon_threshold
 
 __all__ = [
@@ -157,7 +157,7 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
     tail_exponent : float
         As for :class:`ReservationAgent`.
     seed : int or None
-        seeds the generator of :func:`~delight_gym.rule.sample_acting`.
+        seeds the generator of :func:`~delight_gym.de.rule.sample_acting`.
     half_life : float
         ``M`` of the annealed schedule (default 100; checked by
         :class:`~delight_gym.agents.settings.AnnealedSettings`).

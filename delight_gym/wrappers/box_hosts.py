@@ -1,15 +1,15 @@
 """Host adapters for ``Box`` actions: continuous policies as candidate-set DE sees them.
 
-A host (:class:`~delight_gym.explorer_continuous.BoxHost`) gives, for ``n`` observations, its
+A host (:class:`~delight_gym.de.engine_box.BoxHost`) gives, for ``n`` observations, its
 own deterministic actions, the action DE decides on (a draw of a stochastic host, else its own
-action) and, as a :class:`~delight_gym.candidates.CandidateHost`, log-densities of candidates
+action) and, as a :class:`~delight_gym.de.candidates.CandidateHost`, log-densities of candidates
 and independent draws; actions in the environment's units, float64 ``(n, d)`` inside the box.
 
-* :class:`~delight_gym.sb3_hosts.SB3GaussianHost` — SB3 SAC, PPO and A2C (own log-density);
-* :class:`~delight_gym.sb3_hosts.SB3DeterministicHost` — SB3 TD3 and DDPG (stated proposal);
+* :class:`~delight_gym.sb3.hosts.SB3GaussianHost` — SB3 SAC, PPO and A2C (own log-density);
+* :class:`~delight_gym.sb3.hosts.SB3DeterministicHost` — SB3 TD3 and DDPG (stated proposal);
 * :class:`CallableBoxHost` — a callable returning actions (and optionally a log-density).
 
-The SB3 adapters live in :mod:`delight_gym.sb3_hosts` and are re-exported here.
+The SB3 adapters live in :mod:`delight_gym.sb3.hosts` and are re-exported here.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from delight_gym._checks import check_box_bounds, check_positive_float, host_view
-from delight_gym.candidates import GaussianProposalHost
-from delight_gym.explorer_continuous import BoxHost, checked_actions
-from delight_gym.sb3_hosts import DEFAULT_HOST_STD, SB3DeterministicHost, SB3GaussianHost
+from delight_gym.de.candidates import GaussianProposalHost
+from delight_gym.de.engine_box import BoxHost, checked_actions
+from delight_gym.sb3.hosts import DEFAULT_HOST_STD, SB3DeterministicHost, SB3GaussianHost
 
 __all__ = [
     "BoxHost",
@@ -42,7 +42,7 @@ class CallableBoxHost:
     """A callable ``observations (n, ...) -> actions (n, d)`` as a host.
 
     Without ``log_density`` the callable is deterministic and its density is the stated proposal
-    of :class:`~delight_gym.candidates.GaussianProposalHost`. With it, the callable is a
+    of :class:`~delight_gym.de.candidates.GaussianProposalHost`. With it, the callable is a
     stochastic policy (its own randomness): its output is a draw, ``n`` more draws are one call
     on the observations repeated ``n`` times, and ``log_density(observations (b, ...),
     candidates (b, C, d)) -> (b, C)`` scores candidates.

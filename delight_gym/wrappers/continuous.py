@@ -1,7 +1,7 @@
 """``ContinuousDelightWrapper``: Delight-gated exploration around a policy on ``Box`` actions.
 
 The wrapper is DE's candidate-set engine
-(:class:`~delight_gym.explorer_continuous.ContinuousDelightExplorer`) around a user-given host:
+(:class:`~delight_gym.de.engine_box.ContinuousDelightExplorer`) around a user-given host:
 an SB3 SAC, PPO, A2C, TD3 or DDPG, a callable, or a host adapter
 (:func:`~delight_gym.wrappers.box_hosts.make_box_host` picks it). Each ``predict`` is one
 candidate-set DE decision per observation row: the host's action, and with probability
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from delight_gym.explorer_continuous import DEFAULT_CANDIDATES, ContinuousDelightExplorer
-from delight_gym.options import DelightOptions
+from delight_gym.de.engine_box import DEFAULT_CANDIDATES, ContinuousDelightExplorer
+from delight_gym.de.options import DelightOptions
 from delight_gym.wrappers.box_hosts import make_box_host
 
 __all__ = ["DEFAULT_CANDIDATES", "ContinuousDelightWrapper"]
@@ -35,13 +35,13 @@ class ContinuousDelightWrapper(ContinuousDelightExplorer):
     host_std, host_log_density :
         See :func:`~delight_gym.wrappers.box_hosts.make_box_host`.
     posterior, delight, seed, n_host, n_posterior, posterior_kwargs, start_step :
-        As for :class:`~delight_gym.explorer_continuous.ContinuousDelightExplorer` (default
+        As for :class:`~delight_gym.de.engine_box.ContinuousDelightExplorer` (default
         posterior: a ``ContinuousQEnsemble``; ``delight.baseline`` must be ``"host"``).
 
     Attributes
     ----------
     delight, host, posterior, t, rng, stats, last_info :
-        As for :class:`~delight_gym.explorer_continuous.ContinuousDelightExplorer`.
+        As for :class:`~delight_gym.de.engine_box.ContinuousDelightExplorer`.
     """
 
     def __init__(

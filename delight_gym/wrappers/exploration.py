@@ -1,6 +1,6 @@
 """``DelightExplorationWrapper``: Delight-gated exploration around any host policy.
 
-The wrapper is DE's engine (:class:`~delight_gym.explorer.DelightExplorer`) around a user-given
+The wrapper is DE's engine (:class:`~delight_gym.de.engine.DelightExplorer`) around a user-given
 host: a callable returning probabilities, an SB3 PPO/A2C or DQN, or a host adapter
 (:func:`~delight_gym.wrappers.hosts.make_host` picks it). Each ``predict`` is one DE decision
 per observation row at ``ε_t = M/(M + t)``, ``t`` counting the transitions given to
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from delight_gym.explorer import DelightExplorer, observation_batch, unpack_vec_env_step
-from delight_gym.options import DelightOptions
-from delight_gym.posteriors.base import BASELINES, ValuePosterior
+from delight_gym.de.engine import DelightExplorer, observation_batch, unpack_vec_env_step
+from delight_gym.de.options import DelightOptions
+from delight_gym.de.posterior import BASELINES, ValuePosterior
 from delight_gym.wrappers.hosts import make_host
 
 __all__ = ["BASELINES", "DelightExplorationWrapper", "observation_batch", "unpack_vec_env_step"]
@@ -28,8 +28,8 @@ class DelightExplorationWrapper(DelightExplorer):
 
     Its state: the options in use ``delight``, ``host``, ``posterior``, the clock ``t``
     (``start_step`` plus the transitions observed), ``rng``, ``stats``
-    (:class:`~delight_gym.stats.DelightStats`) and ``last_info`` (see
-    :meth:`~delight_gym.explorer.DelightExplorer.predict`).
+    (:class:`~delight_gym.de.stats.DelightStats`) and ``last_info`` (see
+    :meth:`~delight_gym.de.engine.DelightExplorer.predict`).
 
     Parameters
     ----------
@@ -41,7 +41,7 @@ class DelightExplorationWrapper(DelightExplorer):
     observation_space, action_space : gymnasium.Space, optional
         Required for a callable host (SB3 models carry their own).
     posterior, delight, seed, posterior_kwargs, lazy_gate, start_step :
-        As for :class:`~delight_gym.explorer.DelightExplorer` (default posterior:
+        As for :class:`~delight_gym.de.engine.DelightExplorer` (default posterior:
         :func:`~delight_gym.posteriors.value.default_posterior`; the clock counts steps).
     """
 
@@ -87,7 +87,7 @@ class DelightExplorationWrapper(DelightExplorer):
         ----------
         logger : stable_baselines3.common.logger.Logger, optional
             When given, :attr:`stats` is logged (:meth:`DelightStats.log
-            <delight_gym.stats.DelightStats.log>`) and dumped at step ``t`` at the end
+            <delight_gym.de.stats.DelightStats.log>`) and dumped at step ``t`` at the end
             of every evaluation episode.
 
         Returns

@@ -1,13 +1,13 @@
 """Host adapters: one interface over the policies that DE can wrap.
 
-A host (:class:`~delight_gym.explorer.Host`) gives, for a batch of ``n`` observations, its
+A host (:class:`~delight_gym.de.engine.Host`) gives, for a batch of ``n`` observations, its
 action probabilities ``π(·|s)`` of shape ``(n, A)`` and its own deterministic choice.
 
 * :class:`CallableHost` — any callable ``observations (n, ...) -> probabilities (n, A)``;
-* :class:`~delight_gym.sb3_hosts.SB3PolicyHost` — an SB3 PPO or A2C (categorical policy);
-* :class:`~delight_gym.sb3_hosts.SB3QHost` — an SB3 DQN: greedy or Boltzmann on its Q-values.
+* :class:`~delight_gym.sb3.hosts.SB3PolicyHost` — an SB3 PPO or A2C (categorical policy);
+* :class:`~delight_gym.sb3.hosts.SB3QHost` — an SB3 DQN: greedy or Boltzmann on its Q-values.
 
-The SB3 adapters live in :mod:`delight_gym.sb3_hosts` (the SB3 algorithms use them too) and are
+The SB3 adapters live in :mod:`delight_gym.sb3.hosts` (the SB3 algorithms use them too) and are
 re-exported here. :func:`make_host` picks the adapter; SB3 is imported only when a model is given.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from delight_gym.explorer import Host
-from delight_gym.sb3_hosts import SB3ModelHost, SB3PolicyHost, SB3QHost
+from delight_gym.de.engine import Host
+from delight_gym.sb3.hosts import SB3ModelHost, SB3PolicyHost, SB3QHost
 
 __all__ = ["CallableHost", "Host", "SB3ModelHost", "SB3PolicyHost", "SB3QHost", "make_host"]
 

@@ -1,6 +1,6 @@
 """mkdocs hook: the API reference pages, generated from the package's public modules.
 
-One page per public top-level module (``delight_gym.rule``, ``delight_gym.cli``, ...) and one
+One page per public top-level module (``delight_gym.de.rule``, ``delight_gym.cli``, ...) and one
 per public subpackage (``delight_gym.envs`` with all its public modules), found by walking
 ``delight_gym/`` on disk (no import), so a module added or removed changes the reference
 without editing ``mkdocs.yml``. A name is public unless it, or a package above it, starts

@@ -1,12 +1,12 @@
 """Griffe extension: the docstrings' Sphinx markup as mkdocstrings Markdown.
 
 The package's numpy-style docstrings cross-reference with Sphinx roles
-(``:class:`~delight_gym.rule.DelightDecision```, ``:func:`delight_rule```) and write display
+(``:class:`~delight_gym.de.rule.DelightDecision```, ``:func:`delight_rule```) and write display
 maths as ``.. math::`` blocks. mkdocstrings reads Markdown, so this extension rewrites, before
 the docstrings are parsed:
 
 - a role whose target is in ``delight_gym`` or unqualified into an autorefs cross-reference,
-  ``[`DelightDecision`][delight_gym.rule.DelightDecision]`` (``~`` shows the last name only);
+  ``[`DelightDecision`][delight_gym.de.rule.DelightDecision]`` (``~`` shows the last name only);
   unqualified targets are resolved from the object's scope (``scoped_crossrefs``), and a target
   that resolves nowhere is a warning, so ``mkdocs build --strict`` fails on it;
 - a role whose target is a builtin or another package's object (``ValueError``,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from delight_gym._checks import check_nonnegative_float, check_positive_float, check_positive_int
-from delight_gym.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
+from delight_gym.de.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
 
 if TYPE_CHECKING:
     from delight_gym.experiments.runner import ExperimentResult

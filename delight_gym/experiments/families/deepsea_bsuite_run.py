@@ -291,7 +291,7 @@ class SolveState:
 
     def count_overrides(self, stats: Any) -> None:
         """Read the run's overrides so far from ``stats`` (a
-        :class:`~delight_gym.stats.DelightStats`: its ``total_overridden`` is never
+        :class:`~delight_gym.de.stats.DelightStats`: its ``total_overridden`` is never
         reset by the algorithm's log dumps)."""
         self.overrides = int(stats.total_overridden)
 

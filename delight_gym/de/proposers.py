@@ -1,9 +1,9 @@
-"""The hosts and proposers of a candidate-set decision (:mod:`delight_gym.candidates`).
+"""The hosts and proposers of a candidate-set decision (:mod:`delight_gym.de.candidates`).
 
 The protocols a host and a proposer follow (:class:`CandidateHost`, :class:`RankingHost`,
 :class:`CandidateProposer`), two hosts (:class:`CategoricalHost`, :class:`GaussianProposalHost`)
 and the proposers (:class:`HostSamples`, :class:`TopK`, :class:`UniformProposals`,
-:class:`PosteriorArgmax`). ``from delight_gym.candidates import ...`` finds them all too.
+:class:`PosteriorArgmax`). ``from delight_gym.de.candidates import ...`` finds them all too.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from gymnasium import spaces
 from scipy.special import ndtr, ndtri
 
 from delight_gym._checks import check_positive_float, check_positive_int, host_view
-from delight_gym.rule import sample_categorical
+from delight_gym.de.rule import sample_categorical
 
 __all__ = [
     "Array",

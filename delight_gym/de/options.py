@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from delight_gym._checks import check_finite_array, check_positive_float, check_probability
-from delight_gym.posteriors.base import BASELINES, PosteriorValues
-from delight_gym.rule import (
+from delight_gym.de.posterior import BASELINES, PosteriorValues
+from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
@@ -58,7 +58,7 @@ class DelightOptions:
     half_life : float, default 100.0
         ``M > 0`` of ``ε_t = M/(M + t)``.
     baseline : {"host", "max"}, default "host"
-        The EI baseline ``v_s`` (:func:`~delight_gym.posteriors.base.host_baseline`'s ``kind``).
+        The EI baseline ``v_s`` (:func:`~delight_gym.de.posterior.host_baseline`'s ``kind``).
     value_scale : float or "auto" or "spread", default 1.0
         EI's unit, in the environment's values; ``"auto"`` (TD targets) and ``"spread"`` (the
         heads' spread): ``BootstrappedDQN`` only.
@@ -259,17 +259,17 @@ class DelightSettings(AnnealedSettings):
         *,
         multiplicity: Any = None,
     ) -> DelightDecision:
-        """:func:`~delight_gym.rule.apply_delight_rule` with these options (the caller builds
+        """:func:`~delight_gym.de.rule.apply_delight_rule` with these options (the caller builds
         and checks the inputs).
 
         Parameters
         ----------
         host_probs, expected_improvement : numpy.ndarray or torch.Tensor
-            ``(..., A)``, as for :func:`~delight_gym.rule.delight_rule`.
+            ``(..., A)``, as for :func:`~delight_gym.de.rule.delight_rule`.
         epsilon : float or array
             ``ε``, a scalar or ``(...)``.
         multiplicity : numpy.ndarray or torch.Tensor, optional
-            ``(..., A)`` column counts (see :func:`~delight_gym.rule.delight_rule`).
+            ``(..., A)`` column counts (see :func:`~delight_gym.de.rule.delight_rule`).
         """
         return apply_delight_rule(
             self.delight, host_probs, expected_improvement, epsilon, multiplicity=multiplicity

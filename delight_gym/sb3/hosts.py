@@ -6,8 +6,8 @@
   the box) on ``Box`` actions: the policy's own log-density, SB3's ``[-1, 1]`` rescaling undone;
 * :class:`SB3DeterministicHost` — SB3 TD3 and DDPG, with a stated truncated-Gaussian proposal.
 
-The discrete ones follow :class:`~delight_gym.explorer.Host`, the ``Box`` ones
-:class:`~delight_gym.explorer_continuous.BoxHost`. An SB3 host's own choice is its policy's
+The discrete ones follow :class:`~delight_gym.de.engine.Host`, the ``Box`` ones
+:class:`~delight_gym.de.engine_box.BoxHost`. An SB3 host's own choice is its policy's
 ``predict(obs, deterministic=True)``. Stable-Baselines3 is never imported here: the model is given.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from delight_gym._checks import check_box_bounds, check_positive_float
-from delight_gym.candidates import GaussianProposalHost
-from delight_gym.options import greedy_probs
+from delight_gym.de.candidates import GaussianProposalHost
+from delight_gym.de.options import greedy_probs
 
 __all__ = [
     "DEFAULT_HOST_STD",
@@ -242,7 +242,7 @@ class SB3GaussianHost(_SB3BoxHost):
 
 class SB3DeterministicHost(_SB3BoxHost):
     """SB3 TD3 or DDPG on a ``Box`` action space: its action ``μ(s)`` with the stated proposal
-    of :class:`~delight_gym.candidates.GaussianProposalHost` (truncated Gaussian noise of
+    of :class:`~delight_gym.de.candidates.GaussianProposalHost` (truncated Gaussian noise of
     standard deviation ``host_std·(high − low)``) as its density.
 
     Parameters

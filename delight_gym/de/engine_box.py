@@ -1,7 +1,7 @@
 """DE's engine around a policy on ``Box`` actions: :class:`ContinuousDelightExplorer`.
 
 Each :meth:`~ContinuousDelightExplorer.predict` is one candidate-set DE decision per observation
-row (:class:`~delight_gym.candidates.CandidateDelight`, the one home of that decision): the
+row (:class:`~delight_gym.de.candidates.CandidateDelight`, the one home of that decision): the
 host's action (a :class:`BoxHost`), and with probability ``ε_t = M/(M + t)`` a candidate set of
 the host's action, ``n_host`` host draws and ``n_posterior`` posterior proposals, gated with the
 paper's rule on the posterior's EI and the host's surprisal restricted to the set.
@@ -18,9 +18,14 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from delight_gym._checks import check_box_bounds, check_positive_int, host_view
-from delight_gym.candidates import CandidateDecision, CandidateDelight, HostSamples, PosteriorArgmax
-from delight_gym.explorer import ExplorerBase, ObservedTransition
-from delight_gym.options import DelightOptions
+from delight_gym.de.candidates import (
+    CandidateDecision,
+    CandidateDelight,
+    HostSamples,
+    PosteriorArgmax,
+)
+from delight_gym.de.engine import ExplorerBase, ObservedTransition
+from delight_gym.de.options import DelightOptions
 
 __all__ = ["DEFAULT_CANDIDATES", "BoxHost", "ContinuousDelightExplorer", "checked_actions"]
 
@@ -75,7 +80,7 @@ class ContinuousDelightExplorer(ExplorerBase):
     Parameters
     ----------
     host : BoxHost
-        The host adapter (:mod:`delight_gym.wrappers.box_hosts`, :mod:`delight_gym.sb3_hosts`).
+        The host adapter (:mod:`delight_gym.wrappers.box_hosts`, :mod:`delight_gym.sb3.hosts`).
     posterior : object, optional
         With ``expected_improvement(obs, candidates)`` and ``sample_values(obs, actions, rng)``
         (and ``update``, to learn from :meth:`observe`). Default: a ``ContinuousQEnsemble``.
@@ -93,7 +98,7 @@ class ContinuousDelightExplorer(ExplorerBase):
     Attributes
     ----------
     delight, host, posterior, t, rng, stats, last_info :
-        As for :class:`~delight_gym.explorer.ExplorerBase`; ``last_info`` per row:
+        As for :class:`~delight_gym.de.engine.ExplorerBase`; ``last_info`` per row:
         ``overridden``, ``explored``, ``gate_size`` (-1: no set drawn), ``delight`` (``χ``
         played, else NaN), ``epsilon``, ``host_actions`` ``(n, d)``.
     """

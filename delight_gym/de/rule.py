@@ -9,7 +9,7 @@ For one decision with actions ``a = 1..A`` (paper §2.1, Algorithm 1):
 * acting distribution ``(1 − ε)·π + ε·q`` with ``ε_t = M / (M + t)``.
 
 Batched over any leading dimensions (last axis: actions), numpy or torch in, the same type,
-dtype and device out. DE's options record: :mod:`delight_gym.options`. Guide: ``docs/rule.md``.
+dtype and device out. DE's options record: :mod:`delight_gym.de.options`. Guide: ``docs/rule.md``.
 """
 
 from __future__ import annotations
@@ -284,7 +284,7 @@ def delight_rule(
 
 
 class GateSettings(Protocol):
-    """Anything holding checked gate settings, e.g. :class:`~delight_gym.options.DelightOptions`."""
+    """Anything holding checked gate settings (:class:`~delight_gym.de.options.DelightOptions`)."""
 
     @property
     def gate_price(self) -> float:

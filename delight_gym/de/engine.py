@@ -2,11 +2,11 @@
 
 Each :meth:`~DelightExplorer.predict` is one DE decision per observation row (paper §2.1,
 Algorithm 1): the host's probabilities (a :class:`Host`), the posterior's means, baseline and EI
-(:func:`~delight_gym.posteriors.base.evaluate_posterior`), then the one rule and draw
-(:func:`~delight_gym.options.decide_on_values`, :func:`delight_gym.rule.sample_acting`) at
+(:func:`~delight_gym.de.posterior.evaluate_posterior`), then the one rule and draw
+(:func:`~delight_gym.de.options.decide_on_values`, :func:`delight_gym.de.rule.sample_acting`) at
 ``ε_t = M/(M + t)``, ``t`` counting the transitions given to :meth:`~DelightExplorer.observe`.
 :class:`ExplorerBase` is what it shares with the candidate-set engine
-(:mod:`delight_gym.explorer_continuous`); :func:`observation_batch` and
+(:mod:`delight_gym.de.engine_box`); :func:`observation_batch` and
 :func:`unpack_vec_env_step` batch what they are given. Both the wrappers
 (:mod:`delight_gym.wrappers`) and the SB3 algorithms (:mod:`delight_gym.sb3`) act through them.
 """
@@ -26,17 +26,17 @@ from delight_gym._checks import (
     check_probabilities,
     check_seed,
 )
-from delight_gym.options import DelightOptions, DelightSettings, decide_on_values
-from delight_gym.posteriors.base import ValuePosterior, adapt_posterior, evaluate_posterior
-from delight_gym.posteriors.value import default_posterior
-from delight_gym.rule import (
+from delight_gym.de.options import DelightOptions, DelightSettings, decide_on_values
+from delight_gym.de.posterior import ValuePosterior, adapt_posterior, evaluate_posterior
+from delight_gym.de.rule import (
     DelightDecision,
     draw_acting_uniforms,
     epsilon_schedule,
     sample_acting,
     sample_acting_on_explore_rows,
 )
-from delight_gym.stats import DelightStats
+from delight_gym.de.stats import DelightStats
+from delight_gym.posteriors.value import default_posterior
 
 __all__ = [
     "DelightExplorer",
@@ -171,7 +171,7 @@ class ExplorerBase(DelightSettings):
     rng : numpy.random.Generator
         The engine's only randomness.
     stats : DelightStats
-        The decisions made (:class:`~delight_gym.stats.DelightStats`).
+        The decisions made (:class:`~delight_gym.de.stats.DelightStats`).
     last_info : dict
         What the last ``predict`` decided, per row.
     """
@@ -354,11 +354,11 @@ class DelightExplorer(ExplorerBase):
     ----------
     host : Host
         The host adapter (:class:`Host`; :mod:`delight_gym.wrappers.hosts`,
-        :mod:`delight_gym.sb3_hosts`).
+        :mod:`delight_gym.sb3.hosts`).
     posterior : ValuePosterior, optional
         Means and EI; default :func:`~delight_gym.posteriors.value.default_posterior`.
     delight : DelightOptions or dict, optional
-        DE's options (:class:`~delight_gym.options.DelightOptions`; the clock counts steps).
+        DE's options (:class:`~delight_gym.de.options.DelightOptions`; the clock counts steps).
     seed : int, optional
         Seed of the engine's own ``numpy.random.Generator``, its only randomness.
     posterior_kwargs : dict, optional

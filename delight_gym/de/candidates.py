@@ -4,9 +4,9 @@ Algorithm 1 scores every action. For ``Box`` actions and ``Discrete`` spaces too
 a decision that explores (probability ``ε_t``) draws ``C(s)`` = the host's own action followed
 by the candidates of small proposer objects, scores each ``c ∈ C`` with the caller's expected
 improvement over the host baseline (the posterior mean value of the host's action) and with
-:func:`~delight_gym.rule.surprisal` under the host *restricted to C* (probabilities or densities
+:func:`~delight_gym.de.rule.surprisal` under the host *restricted to C* (probabilities or densities
 renormalised over the distinct members of ``C``), then applies
-:func:`~delight_gym.rule.delight_rule` unchanged (same ``λ``, ``L``, ``M``, ``ε_t``). When ``C``
+:func:`~delight_gym.de.rule.delight_rule` unchanged (same ``λ``, ``L``, ``M``, ``ε_t``). When ``C``
 is a whole small ``Discrete`` space the decision is Algorithm 1's. numpy throughout;
 :func:`candidate_rule` also takes torch tensors.
 """
@@ -19,7 +19,6 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from delight_gym import candidates_proposers
 from delight_gym._arrays import array_namespace
 from delight_gym._checks import (
     check_action_batch,
@@ -27,9 +26,10 @@ from delight_gym._checks import (
     check_positive_int,
     host_view,
 )
-from delight_gym.candidates_proposers import *  # noqa: F403 - re-exported: its __all__
-from delight_gym.candidates_proposers import Array, CandidateHost, CandidateProposer, space_bounds
-from delight_gym.rule import (
+from delight_gym.de import proposers as candidates_proposers
+from delight_gym.de.proposers import *  # noqa: F403 - re-exported: its __all__
+from delight_gym.de.proposers import Array, CandidateHost, CandidateProposer, space_bounds
+from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
@@ -108,7 +108,7 @@ def candidate_rule(
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
     validate: bool = True,
 ) -> tuple[DelightDecision, Array]:
-    """:func:`~delight_gym.rule.delight_rule` on candidate sets, the host restricted to them.
+    """:func:`~delight_gym.de.rule.delight_rule` on candidate sets, the host restricted to them.
 
     Duplicates are merged: only the first occurrence of a candidate (every coordinate equal)
     keeps host mass and EI; later copies get host probability 0 and EI 0, hence ``χ = 0``, and
@@ -196,7 +196,7 @@ class CandidateDecision(NamedTuple):
     delight, gate
         ``(r, C)``: ``χ = EI·ℓ`` and the gate mask.
     decision
-        the rule's :class:`~delight_gym.rule.DelightDecision` over the ``C`` columns, or
+        the rule's :class:`~delight_gym.de.rule.DelightDecision` over the ``C`` columns, or
         ``None`` when no row explored.
     """
 
