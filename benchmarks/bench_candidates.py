@@ -143,7 +143,7 @@ def bench_box(batch: int, repeats: int, smoke: bool) -> None:
 def bench_run(steps: int) -> None:
     from stable_baselines3 import SAC
 
-    from delight_gym.wrappers import ContinuousDelightWrapper
+    from delight_gym import ContinuousDelightWrapper
 
     model = SAC("MlpPolicy", "Pendulum-v1", buffer_size=1000, device="cpu", seed=0)
     de = ContinuousDelightWrapper(model, seed=0)

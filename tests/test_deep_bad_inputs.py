@@ -411,7 +411,7 @@ def test_bootstrapped_settings_that_cannot_work_are_refused() -> None:
 
 
 def test_wrapper_checks_observations_rewards_and_flags() -> None:
-    from delight_gym.wrappers import DelightExplorationWrapper
+    from delight_gym import DelightExplorationWrapper
 
     box = spaces.Box(-5, 5, (3,), np.float32)
     de = DelightExplorationWrapper(
@@ -577,7 +577,7 @@ def test_values_beyond_float32_are_refused_before_anything_is_stored() -> None:
 
 
 def test_wrapper_names_a_reward_that_is_not_a_number() -> None:
-    from delight_gym.wrappers import DelightExplorationWrapper
+    from delight_gym import DelightExplorationWrapper
 
     de = DelightExplorationWrapper(
         lambda obs: np.tile([0.5, 0.5], (len(obs), 1)),

@@ -60,7 +60,7 @@ def _run_recorded(script: str, record_path: str) -> None:
     import gymnasium
 
     import delight_gym.envs
-    from delight_gym.wrappers import DelightExplorationWrapper
+    from delight_gym import DelightExplorationWrapper
 
     record: dict[str, list[Any]] = {"envs": [], "vector_envs": [], "predicts": []}
 

@@ -42,7 +42,7 @@ def _bsuite_agent(name: str, **kw: object) -> object:
 
         return DelightDQN("MlpPolicy", gym.make("DeepSea-v0", size=4), delight=kw).delight
     if name.startswith("boot_dqn_de"):
-        from delight_gym.wrappers import DelightOptions
+        from delight_gym import DelightOptions
 
         return DelightOptions(**kw)  # type: ignore[arg-type]
     if name == "boot_dqn":  # the bsuite families' boot_dqn takes ``device`` (a batched run)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from delight_gym.de.options import DelightSettings
+from delight_gym.agents.base import DelightSettings
 from delight_gym.de.rule import (
     apply_delight_rule,
     check_gate_settings,
@@ -406,7 +406,7 @@ def test_pinned_actions_mdp_delight_agent():
 def test_pinned_actions_wrapper_lazy_gate():
     from gymnasium import spaces
 
-    from delight_gym.wrappers import DelightExplorationWrapper
+    from delight_gym import DelightExplorationWrapper
 
     probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [0.34, 0.33, 0.33]])
     de = DelightExplorationWrapper(

@@ -20,13 +20,10 @@ from stable_baselines3 import A2C, DDPG, PPO, SAC, TD3
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 
+from delight_gym import ContinuousDelightWrapper, DelightExplorationWrapper
 from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble
 from delight_gym.sb3 import DelightSAC, DelightTD3
-from delight_gym.wrappers import (
-    ContinuousDelightWrapper,
-    DelightExplorationWrapper,
-    SB3GaussianHost,
-)
+from delight_gym.sb3.hosts import SB3GaussianHost
 
 ENVS = ("Pendulum-v1", "MountainCarContinuous-v0")
 MODELS = (SAC, TD3, DDPG, PPO, A2C)
@@ -196,8 +193,15 @@ def test_bad_inputs_are_named() -> None:
         ContinuousDelightWrapper(half, **spaces_, delight={"baseline": "max"})
     with pytest.raises(TypeError, match="host_std"):
         ContinuousDelightWrapper(_model(SAC, "Pendulum-v1"), host_std=0.2)
-    with pytest.raises(ValueError, match="ContinuousDelightWrapper"):
-        DelightExplorationWrapper(_model(SAC, "Pendulum-v1"))
+    with pytest.raises(TypeError, match="host_temperature"):
+        DelightExplorationWrapper(_model(SAC, "Pendulum-v1"), host_temperature=1.0)
+    with pytest.raises(TypeError, match="n_host"):
+        DelightExplorationWrapper(
+            half,
+            observation_space=spaces_["observation_space"],
+            action_space=gym.spaces.Discrete(2),
+            n_host=3,
+        )
     with pytest.raises(ValueError, match="n_host"):
         DelightSAC("MlpPolicy", "Pendulum-v1", n_host=0)
     with pytest.raises(ValueError, match="use_sde"):
@@ -337,3 +341,43 @@ def test_wrapper_and_delight_sac_predict_have_sac_types_on_vec_env_observations(
                 assert type(ours) is type(theirs) is np.ndarray, where
                 assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), where
                 assert state is their_state is None, where
+
+
+@pytest.mark.parametrize("algorithm", [SAC, TD3])
+def test_one_wrapper_dispatches_on_the_action_space(algorithm, tmp_path):
+    """``DelightExplorationWrapper`` on a Box model is the Box engine, with the discrete one's
+    interface: the same seeded actions as ``ContinuousDelightWrapper``, an evaluation callback,
+    and save / load with the model (the loaded engine acts exactly as the saved one)."""
+    from stable_baselines3.common.evaluation import evaluate_policy
+    from stable_baselines3.common.monitor import Monitor
+
+    from delight_gym.de.engine import DelightEngine
+
+    model = _model(algorithm, "Pendulum-v1")
+    wrapped = DelightExplorationWrapper(model, seed=3)
+    direct = ContinuousDelightWrapper(model, seed=3)
+    assert isinstance(wrapped, ContinuousDelightWrapper)
+    assert isinstance(wrapped, DelightExplorationWrapper)
+    obs = np.stack([model.observation_space.sample() for _ in range(4)])
+    np.testing.assert_array_equal(wrapped.predict(obs)[0], direct.predict(obs)[0])
+    env = Monitor(gym.make("Pendulum-v1", max_episode_steps=20))
+    evaluate_policy(wrapped, env, n_eval_episodes=1, callback=wrapped.evaluation_callback())
+    assert wrapped.t == 20
+    path = tmp_path / "engine.zip"
+    wrapped.save(path)
+    loaded = DelightEngine.load(path)
+    assert type(loaded) is type(wrapped) and loaded.t == wrapped.t
+    assert type(loaded.host.model) is type(model)
+    np.testing.assert_array_equal(loaded.predict(obs)[0], wrapped.predict(obs)[0])
+    np.testing.assert_array_equal(
+        loaded.predict(obs, deterministic=True)[0], model.predict(obs, deterministic=True)[0]
+    )
+
+
+def test_a_damaged_save_names_the_file(tmp_path):
+    from delight_gym.de.engine import DelightEngine
+
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match=r"bad\.zip"):
+        DelightEngine.load(bad)

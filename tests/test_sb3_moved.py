@@ -42,11 +42,13 @@ def test_removed_name_is_an_attribute_error(module: str, name: str) -> None:
 
 
 def test_new_paths_do_not_warn(recwarn: pytest.WarningsRecorder) -> None:
-    from delight_gym.de.options import DelightOptions, DelightSettings, decide_on_values  # noqa: F401
+    from delight_gym import DelightExplorationWrapper  # noqa: F401
+    from delight_gym.agents.base import DelightSettings  # noqa: F401
+    from delight_gym.de.options import DelightOptions  # noqa: F401
+    from delight_gym.de.rule import decide_on_values  # noqa: F401
     from delight_gym.de.stats import LOG_KEYS, DelightStats
+    from delight_gym.de.stats import DelightStats as ReExported
     from delight_gym.sb3 import BootstrappedDQN, DelightDQN, SB3VecEnvAdapter  # noqa: F401
-    from delight_gym.wrappers import DelightExplorationWrapper  # noqa: F401
-    from delight_gym.wrappers import DelightStats as ReExported
 
     assert ReExported is DelightStats and LOG_KEYS
     assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
@@ -56,7 +58,7 @@ def test_new_paths_do_not_warn(recwarn: pytest.WarningsRecorder) -> None:
 def test_removed_wrapper_keyword_is_a_type_error(keyword: str) -> None:
     from gymnasium import spaces
 
-    from delight_gym.wrappers import DelightExplorationWrapper
+    from delight_gym import DelightExplorationWrapper
 
     with pytest.raises(TypeError, match=f"unexpected keyword argument '{keyword}'"):
         DelightExplorationWrapper(

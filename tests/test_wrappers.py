@@ -24,15 +24,11 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 import delight_gym
-from delight_gym import DelightExplorationWrapper
+from delight_gym import DelightExplorationWrapper, DelightOptions
+from delight_gym.de.posterior import ValuePosterior
 from delight_gym.posteriors import BetaBernoulliPosterior
-from delight_gym.wrappers import (
-    BetaBernoulliAdapter,
-    DelightOptions,
-    LinearGaussianAdapter,
-    TabularValuePosterior,
-    ValuePosterior,
-)
+from delight_gym.posteriors.adapters import BetaBernoulliAdapter, LinearGaussianAdapter
+from delight_gym.posteriors.value import TabularValuePosterior
 
 
 class MockPosterior:
@@ -477,7 +473,7 @@ def test_import_does_not_pull_in_torch_or_sb3() -> None:
     code = (
         "import sys, delight_gym\n"
         "w = delight_gym.DelightExplorationWrapper\n"
-        "from delight_gym.wrappers import TabularValuePosterior\n"
+        "from delight_gym.posteriors.value import TabularValuePosterior\n"
         "print('torch' in sys.modules, 'stable_baselines3' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -491,7 +487,7 @@ def test_package_posteriors_are_adapted_automatically() -> None:
     import torch
 
     from delight_gym.posteriors import LinearGaussianPosterior, TabularMDPPosterior
-    from delight_gym.wrappers import LinearGaussianAdapter, TabularMDPAdapter
+    from delight_gym.posteriors.adapters import LinearGaussianAdapter, TabularMDPAdapter
 
     bandit = gym.make("BernoulliBandit-v0", num_arms=5)
     host = lambda obs: np.tile(np.eye(5)[2], (len(obs), 1))  # noqa: E731

@@ -21,8 +21,9 @@ from stable_baselines3 import A2C, DQN, PPO
 
 import delight_gym  # noqa: F401 - registers DeepSea-v0
 from delight_gym import DelightExplorationWrapper
+from delight_gym.posteriors.value import TabularValuePosterior
 from delight_gym.sb3 import DelightDQN
-from delight_gym.wrappers import SB3PolicyHost, SB3QHost, TabularValuePosterior
+from delight_gym.sb3.hosts import SB3PolicyHost, SB3QHost
 
 SIZE = 4
 
@@ -348,3 +349,20 @@ def test_predict_has_sb3_dqn_types(kind: str) -> None:
             assert type(ours) is type(theirs) is np.ndarray, (name, deterministic)
             assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape), (name, deterministic)
             assert state is their_state is None
+
+
+def test_discrete_engine_saves_and_loads_with_its_model(tmp_path):
+    """The ``Discrete`` engine round-trips through ``save`` / ``load`` with its SB3 model."""
+    from stable_baselines3 import PPO
+
+    from delight_gym import DelightExplorationWrapper, DiscreteDelightWrapper
+    from delight_gym.de.engine import DelightEngine
+
+    model = PPO("MlpPolicy", "CartPole-v1", n_steps=64, seed=0, device="cpu")
+    wrapped = DelightExplorationWrapper(model, seed=1)
+    assert isinstance(wrapped, DiscreteDelightWrapper)
+    obs = np.stack([model.observation_space.sample() for _ in range(5)])
+    wrapped.save(tmp_path / "de.zip")
+    loaded = DelightEngine.load(tmp_path / "de.zip")
+    np.testing.assert_array_equal(loaded.predict(obs)[0], wrapped.predict(obs)[0])
+    assert type(loaded.host.model) is PPO

@@ -16,9 +16,15 @@ from typing import Any
 import numpy as np
 
 from delight_gym._checks import check_action_batch
-from delight_gym.agents.base import BetaBernoulliAgentBase, agent_registry, build_agent
+from delight_gym.agents.base import (
+    AnnealedSettings,
+    BetaBernoulliAgentBase,
+    DelightSettings,
+    agent_registry,
+    build_agent,
+    delight_step_info,
+)
 from delight_gym.agents.seeding import SeedLike
-from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
 from delight_gym.de.rule import (
     DelightDecision,
     draw_acting_uniforms,

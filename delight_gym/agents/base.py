@@ -1,4 +1,9 @@
-"""Bases shared by the agents, and their name registries.
+"""Bases shared by the agents, their DE settings and their name registries.
+
+:class:`AnnealedSettings` and :class:`DelightSettings` give an agent its
+:class:`~delight_gym.de.options.DelightOptions` (``delight``, checked once there) from the
+keywords it uses, refusing the others; :func:`delight_step_info` is the one layout of a DE
+agent's ``last_info``.
 
 :class:`BetaBernoulliAgentBase` holds what every Bernoulli agent has, fast
 (:mod:`delight_gym.agents.bandits`) or dense reference (:mod:`delight_gym.agents.dense`): the
@@ -16,11 +21,98 @@ import numpy as np
 
 from delight_gym._checks import check_positive_int
 from delight_gym.agents.seeding import SeedLike
+from delight_gym.de.options import DelightOptions
+from delight_gym.de.rule import DelightDecision, apply_delight_rule
 from delight_gym.posteriors.beta import BetaBernoulliPosterior
 
-__all__ = ["BetaBernoulliAgentBase", "TorchPosteriorAgent", "agent_registry", "build_agent"]
+__all__ = [
+    "AnnealedSettings",
+    "BetaBernoulliAgentBase",
+    "DelightSettings",
+    "TorchPosteriorAgent",
+    "agent_registry",
+    "build_agent",
+    "delight_step_info",
+]
 
 AgentT = TypeVar("AgentT")
+
+_OPTION_KEYWORDS = ("half_life", "gate_price", "surprisal_cap")
+
+
+class AnnealedSettings:
+    """An agent's schedule ``ε_t = M/(M + t)``: the keyword ``half_life`` (``M``, default 100).
+
+    A cooperative mixin, put before the agent's base class (``class EpsilonGreedyAgent(
+    AnnealedSettings, BernoulliAgent)``). It takes the keywords of :data:`options_used` into
+    :attr:`delight` (:class:`~delight_gym.de.options.DelightOptions` checks them and names a
+    bad one), refuses DE's other keywords with a ``TypeError`` and passes the rest on.
+
+    Attributes
+    ----------
+    delight : DelightOptions
+    half_life : float
+    """
+
+    #: The DE keywords this agent takes; the others are refused.
+    options_used: ClassVar[tuple[str, ...]] = ("half_life",)
+    delight: DelightOptions
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        given = {k: kwargs.pop(k) for k in _OPTION_KEYWORDS if k in kwargs}
+        unused = sorted(set(given) - set(self.options_used))
+        if unused:
+            raise TypeError(f"{type(self).__name__} does not use {', '.join(unused)}")
+        self.delight = DelightOptions(**given)
+        super().__init__(*args, **kwargs)
+
+    @property
+    def half_life(self) -> float:
+        """``M`` (``delight.half_life``)."""
+        return self.delight.half_life
+
+
+class DelightSettings(AnnealedSettings):
+    """A DE agent's settings: ``gate_price`` ``λ`` (default 0.1), ``surprisal_cap`` ``L``
+    (default 10) and ``half_life`` ``M`` (default 100), in :attr:`delight`; :meth:`decide`
+    applies the rule with them (:func:`~delight_gym.de.rule.apply_delight_rule`).
+
+    Attributes
+    ----------
+    delight : DelightOptions
+    gate_price, surprisal_cap, half_life : float
+        Read from :attr:`delight`.
+    """
+
+    options_used: ClassVar[tuple[str, ...]] = _OPTION_KEYWORDS
+
+    @property
+    def gate_price(self) -> float:
+        """``λ`` (``delight.gate_price``)."""
+        return self.delight.gate_price
+
+    @property
+    def surprisal_cap(self) -> float:
+        """``L`` (``delight.surprisal_cap``)."""
+        return self.delight.surprisal_cap
+
+    def decide(
+        self, host_probs: Any, expected_improvement: Any, epsilon: Any, *, multiplicity: Any = None
+    ) -> DelightDecision:
+        """The rule with these options (the caller builds and checks the inputs).
+
+        Parameters
+        ----------
+        host_probs, expected_improvement : numpy.ndarray or torch.Tensor
+            ``(..., A)``, as for :func:`~delight_gym.de.rule.delight_rule`.
+        epsilon : float or array
+            ``ε``, a scalar or ``(...)``.
+        multiplicity : numpy.ndarray or torch.Tensor, optional
+            ``(..., A)`` column counts (see :func:`~delight_gym.de.rule.delight_rule`).
+        """
+        return apply_delight_rule(
+            self.delight, host_probs, expected_improvement, epsilon, multiplicity=multiplicity
+        )
 
 
 class BetaBernoulliAgentBase:
@@ -141,3 +233,34 @@ def build_agent(registry: dict[str, type[AgentT]], name: str, *args: Any, **kwar
     if name not in registry:
         raise ValueError(f"agent must be one of {sorted(registry)}, got {name!r}")
     return registry[name](*args, **kwargs)
+
+
+def delight_step_info(
+    epsilon: Any, explored: Any, gate_empty: Any, gate_size: Any
+) -> dict[str, Any]:
+    """A DE agent's ``last_info`` after one act, all per row ``(batch,)`` but ``epsilon``.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``ε_t`` of the act.
+    explored : bool array or tensor
+        The override was drawn (``u1 < ε``), whether or not the gate was empty.
+    gate_empty : bool array or tensor
+        The gate was empty (``False`` on rows that did not explore).
+    gate_size : int array or tensor
+        Actions in the gate (``-1`` where an agent evaluates the gate only on exploring rows).
+
+    Returns
+    -------
+    dict
+        ``epsilon``, ``explored``, ``overridden`` (``explored & ~gate_empty``: the override
+        replaced the host), ``gate_size`` and ``gate_empty``.
+    """
+    return {
+        "epsilon": epsilon,
+        "explored": explored,
+        "overridden": explored & ~gate_empty,
+        "gate_size": gate_size,
+        "gate_empty": gate_empty,
+    }

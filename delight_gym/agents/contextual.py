@@ -23,9 +23,8 @@ from delight_gym._checks import (
     check_positive_int,
     check_would_fit,
 )
-from delight_gym.agents.base import agent_registry
+from delight_gym.agents.base import DelightSettings, agent_registry
 from delight_gym.agents.seeding import torch_seed
-from delight_gym.agents.settings import DelightSettings
 from delight_gym.de.rule import epsilon_schedule, sample_acting_on_explore_rows
 
 __all__ = [

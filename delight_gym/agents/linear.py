@@ -19,9 +19,15 @@ from typing import Any, ClassVar
 import torch
 
 from delight_gym._checks import check_positive_int
-from delight_gym.agents.base import TorchPosteriorAgent, agent_registry, build_agent
+from delight_gym.agents.base import (
+    AnnealedSettings,
+    DelightSettings,
+    TorchPosteriorAgent,
+    agent_registry,
+    build_agent,
+    delight_step_info,
+)
 from delight_gym.agents.seeding import SeedLike, torch_seed
-from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
 from delight_gym.de.rule import epsilon_schedule, sample_acting
 from delight_gym.posteriors.gaussian import gaussian_expected_improvement
 from delight_gym.posteriors.linear import LinearGaussianPosterior

@@ -20,9 +20,15 @@ import torch
 from delight_gym._checks import (
     check_positive_float,
 )
-from delight_gym.agents.base import TorchPosteriorAgent, agent_registry, build_agent
+from delight_gym.agents.base import (
+    AnnealedSettings,
+    DelightSettings,
+    TorchPosteriorAgent,
+    agent_registry,
+    build_agent,
+    delight_step_info,
+)
 from delight_gym.agents.seeding import SeedLike, seed_generators
-from delight_gym.agents.settings import AnnealedSettings, DelightSettings, delight_step_info
 from delight_gym.de.rule import (
     DelightDecision,
     epsilon_schedule,
@@ -276,7 +282,7 @@ class MDPDelightAgent(DelightSettings, _HostAgent):
     ``override_count`` (those where the gate was non-empty, i.e. the override replaced the host),
     ``gate_size_total`` (sum of gate sizes over exploring decisions). ``last_info`` holds the last
     decision's ``epsilon``, ``explored``, ``overridden``, ``gate_size`` (-1 on non-exploring rows),
-    ``gate_empty`` (as :func:`~delight_gym.agents.settings.delight_step_info` lays them out),
+    ``gate_empty`` (as :func:`~delight_gym.agents.base.delight_step_info` lays them out),
     ``q_post`` and ``expected_improvement`` (NaN on non-exploring rows).
 
     Other Parameters

@@ -1,51 +1,41 @@
-"""DE's engine around a host that gives action probabilities: :class:`DelightExplorer`.
+"""The half both DE engines share: :class:`DelightEngine`, and the batching helpers.
 
-Each :meth:`~DelightExplorer.predict` is one DE decision per observation row (paper §2.1,
-Algorithm 1): the host's probabilities (a :class:`Host`), the posterior's means, baseline and EI
-(:func:`~delight_gym.de.posterior.evaluate_posterior`), then the one rule and draw
-(:func:`~delight_gym.de.options.decide_on_values`, :func:`delight_gym.de.rule.sample_acting`) at
-``ε_t = M/(M + t)``, ``t`` counting the transitions given to :meth:`~DelightExplorer.observe`.
-:class:`ExplorerBase` is what it shares with the candidate-set engine
-(:mod:`delight_gym.de.engine_box`); :func:`observation_batch` and
-:func:`unpack_vec_env_step` batch what they are given. Both the wrappers
-(:mod:`delight_gym.wrappers`) and the SB3 algorithms (:mod:`delight_gym.sb3`) act through them.
+An engine keeps a host, a posterior, DE's options, a clock ``t`` and one generator. Its
+``predict`` has SB3's signature (``deterministic=True``: the host's own action); ``observe``
+feeds transitions to the posterior and advances ``t``; ``evaluation_callback`` makes SB3's
+``evaluate_policy`` online DE; ``save`` / ``load`` keep the engine with its SB3 model. The
+``Discrete`` engine is :class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper`, the
+``Box`` one :class:`~delight_gym.de.engine_box.ContinuousDelightWrapper`;
+:class:`~delight_gym.DelightExplorationWrapper` picks one from the action space.
 """
 
 from __future__ import annotations
 
-import inspect
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+import abc
+import importlib
+import io
+import os
+import pickle
+import zipfile
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
 
-from delight_gym._checks import (
-    check_all_finite,
-    check_binary,
-    check_nonnegative_int,
-    check_probabilities,
-    check_seed,
-)
-from delight_gym.de.options import DelightOptions, DelightSettings, decide_on_values
-from delight_gym.de.posterior import ValuePosterior, adapt_posterior, evaluate_posterior
-from delight_gym.de.rule import (
-    DelightDecision,
-    draw_acting_uniforms,
-    epsilon_schedule,
-    sample_acting,
-    sample_acting_on_explore_rows,
-)
+from delight_gym._checks import check_all_finite, check_nonnegative_int, check_seed
+from delight_gym.de.options import DelightOptions
+from delight_gym.de.rule import epsilon_schedule
 from delight_gym.de.stats import DelightStats
-from delight_gym.posteriors.value import default_posterior
 
 __all__ = [
-    "DelightExplorer",
-    "ExplorerBase",
-    "Host",
+    "DelightEngine",
     "ObservedTransition",
     "observation_batch",
+    "row_vector",
     "unpack_vec_env_step",
 ]
+
+_ENGINE_FILE, _MODEL_FILE, _MODEL_CLASS_FILE = "engine.pkl", "model.zip", "model_class.txt"
 
 
 def unpack_vec_env_step(
@@ -113,7 +103,8 @@ def observation_batch(
     )
 
 
-def _row_vector(value: Any, n: int, name: str, dtype: Any) -> np.ndarray:
+def row_vector(value: Any, n: int, name: str, dtype: Any) -> np.ndarray:
+    """``value`` as ``(n,)`` of ``dtype``; a clear error naming ``name`` otherwise."""
     arr = np.asarray(value)
     if arr.size != n or arr.ndim > 1:
         raise ValueError(f"{name} must hold one value per observation ({n}), got shape {arr.shape}")
@@ -124,7 +115,7 @@ def _row_vector(value: Any, n: int, name: str, dtype: Any) -> np.ndarray:
 
 
 class ObservedTransition(NamedTuple):
-    """A transition (or a batch of ``n``) as :meth:`ExplorerBase.observe` hands it to an
+    """A transition (or a batch of ``n``) as :meth:`DelightEngine.observe` hands it to an
     engine's ``_learn``: ``obs`` and ``next_obs`` checked batches ``(n, ...)``, the rest as
     given to ``observe``."""
 
@@ -136,24 +127,9 @@ class ObservedTransition(NamedTuple):
     truncated: Any
 
 
-@runtime_checkable
-class Host(Protocol):
-    """A policy DE can wrap. ``observation_space`` / ``action_space`` may be ``None``."""
-
-    observation_space: Any
-    action_space: Any
-
-    def probs(self, observations: np.ndarray) -> np.ndarray:
-        """Action probabilities ``(n, A)`` for a batch of ``n`` observations."""
-        ...
-
-    def act(self, observations: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        """The host's own deterministic actions ``(n,)`` (``probs`` are :meth:`probs`' output)."""
-        ...
-
-
-class ExplorerBase(DelightSettings):
-    """What both DE engines keep around their host and posterior.
+class DelightEngine(metaclass=abc.ABCMeta):
+    """What both DE engines keep around their host and posterior: the shared half of
+    :class:`~delight_gym.DelightExplorationWrapper`.
 
     A subclass sets :attr:`host` and :attr:`observation_space` and calls :meth:`_start` in its
     constructor; it gets the options (:meth:`_resolve_options`), the default posterior's
@@ -218,6 +194,26 @@ class ExplorerBase(DelightSettings):
         self.last_info = {}
 
     @property
+    def half_life(self) -> float:
+        """``M`` (``delight.half_life``)."""
+        return self.delight.half_life
+
+    @property
+    def gate_price(self) -> float:
+        """``λ`` (``delight.gate_price``)."""
+        return self.delight.gate_price
+
+    @property
+    def surprisal_cap(self) -> float:
+        """``L`` (``delight.surprisal_cap``)."""
+        return self.delight.surprisal_cap
+
+    @property
+    def baseline(self) -> str:
+        """The EI baseline, ``"host"`` or ``"max"`` (``delight.baseline``)."""
+        return self.delight.baseline
+
+    @property
     def epsilon(self) -> float:
         """The current override probability ``ε_t``."""
         return float(epsilon_schedule(self.t, self.half_life, validate=False))
@@ -266,15 +262,15 @@ class ExplorerBase(DelightSettings):
         Returns
         -------
         (numpy.ndarray, state)
-            :class:`DelightExplorer`: int64 actions of shape ``()`` for one observation,
+            the ``Discrete`` engine: int64 actions of shape ``()`` for one observation,
             ``(n,)`` for a batch; the candidate-set engine: the action space's dtype, ``(d,)``
             or ``(n, d)``.
 
         Notes
         -----
         :attr:`last_info` holds, one entry per row (one observation gives scalars and arrays
-        without the row axis). :class:`DelightExplorer`: ``overridden`` (bool: the action was drawn
-        from a non-empty override ``q`` rather than the host), ``explored`` (bool: the ``ε``
+        without the row axis). The ``Discrete`` engine: ``overridden`` (bool: the action was
+        drawn from a non-empty override ``q`` rather than the host), ``explored`` (bool: the ``ε``
         coin chose ``q``, even when the gate was empty and ``q = π``), ``gate_size`` (int
         ``|G|``; ``-1`` where ``lazy_gate`` evaluated no gate), ``epsilon``, ``delight`` (``χ``
         of the chosen action), ``baseline`` (``v_s``), and ``host_probs``, ``acting_probs``,
@@ -289,7 +285,7 @@ class ExplorerBase(DelightSettings):
         --------
         >>> import numpy as np
         >>> from gymnasium import spaces
-        >>> from delight_gym.wrappers import DelightExplorationWrapper
+        >>> from delight_gym import DelightExplorationWrapper
         >>> host = lambda obs: np.tile([0.9, 0.1], (len(obs), 1))
         >>> de = DelightExplorationWrapper(
         ...     host, observation_space=spaces.Discrete(3), action_space=spaces.Discrete(2), seed=0
@@ -331,7 +327,7 @@ class ExplorerBase(DelightSettings):
 
         A truncated (not terminated) transition bootstraps from ``next_obs`` like any other,
         so pass the real final observation (SB3's ``terminal_observation``), not the reset
-        one. :class:`DelightExplorer` passes ``truncated`` on to posteriors whose ``update``
+        one. :class:`DiscreteDelightWrapper` passes ``truncated`` on to posteriors whose ``update``
         takes a ``truncated`` keyword (episode-aware ones such as
         :class:`~delight_gym.posteriors.adapters.TabularMDPAdapter`); the candidate-set engine
         steps a posterior that has an ``update`` on
@@ -346,226 +342,91 @@ class ExplorerBase(DelightSettings):
         """Check the rest of the transition and update the posterior."""
         raise NotImplementedError
 
+    def evaluation_callback(self, logger: Any = None) -> Any:
+        """A ``callback`` for SB3's ``evaluate_policy`` that makes the evaluation online DE.
 
-class DelightExplorer(ExplorerBase):
-    """DE around a host adapter that gives action probabilities, with SB3's ``predict``.
+        ``evaluate_policy(wrapper, env, deterministic=False,
+        callback=wrapper.evaluation_callback())`` feeds every evaluation transition to
+        :meth:`observe` (the real final observation of finished episodes, ``terminated``
+        without time-limit truncation), so the posterior learns and ``ε_t`` decays during the
+        evaluation. Without it, evaluation is frozen DE (see the module docstring).
 
-    Parameters
-    ----------
-    host : Host
-        The host adapter (:class:`Host`; :mod:`delight_gym.wrappers.hosts`,
-        :mod:`delight_gym.sb3.hosts`).
-    posterior : ValuePosterior, optional
-        Means and EI; default :func:`~delight_gym.posteriors.value.default_posterior`.
-    delight : DelightOptions or dict, optional
-        DE's options (:class:`~delight_gym.de.options.DelightOptions`; the clock counts steps).
-    seed : int, optional
-        Seed of the engine's own ``numpy.random.Generator``, its only randomness.
-    posterior_kwargs : dict, optional
-        The default posterior's arguments (``gamma``: the host model's; ``seed``: ``seed``).
-    lazy_gate : bool, default False
-        Evaluate the posterior and the gate only on rows whose ``ε`` coin chose the override.
-    start_step : int, optional
-        Where ``t`` starts (default: an SB3 host's ``num_timesteps``, else 0).
+        Parameters
+        ----------
+        logger : stable_baselines3.common.logger.Logger, optional
+            When given, :attr:`stats` is logged (:meth:`DelightStats.log
+            <delight_gym.de.stats.DelightStats.log>`) and dumped at step ``t`` at the end
+            of every evaluation episode.
 
-    Attributes
-    ----------
-    delight, host, posterior, t, rng, stats, last_info :
-        As for :class:`ExplorerBase`; ``last_info``: see :meth:`predict`.
-    """
+        Returns
+        -------
+        callable
+            ``callback(locals_, globals_)``, SB3's evaluation-callback signature.
+        """
 
-    def __init__(
-        self,
-        host: Host,
-        posterior: ValuePosterior | None = None,
-        *,
-        delight: DelightOptions | dict[str, Any] | None = None,
-        seed: int | None = None,
-        posterior_kwargs: dict[str, Any] | None = None,
-        lazy_gate: bool = False,
-        start_step: int | None = None,
-    ) -> None:
-        if not isinstance(lazy_gate, bool):
-            raise TypeError(f"lazy_gate must be a bool, got {lazy_gate!r}")
-        self.lazy_gate = lazy_gate
-        self.delight = self._resolve_options(delight)
-        self.host = host
-        obs_space = self.host.observation_space
-        if obs_space is None:
-            raise TypeError(
-                "observation_space is required for a callable host (it tells one observation "
-                "from a batch)"
+        def callback(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
+            i = int(locals_["i"])
+            done = bool(locals_["done"])
+            next_obs, terminated, truncated = unpack_vec_env_step(
+                locals_["new_observations"][i : i + 1], [done], [locals_["info"]]
             )
-        if not isinstance(obs_space, spaces.Space):
-            raise TypeError(
-                f"observation_space must be a gymnasium Space, got {type(obs_space).__name__}"
+            self.observe(
+                locals_["observations"][i],
+                locals_["actions"][i],
+                locals_["reward"],
+                next_obs[0],
+                terminated[0],
+                truncated[0],
             )
-        self.observation_space = obs_space
-        act_space = self.host.action_space
-        if act_space is not None and not isinstance(act_space, spaces.Discrete):
-            raise ValueError(
-                f"action_space must be Discrete, got {act_space!r}; for Box actions use "
-                "ContinuousDelightWrapper"
-            )
-        self.num_actions: int | None = None if act_space is None else int(act_space.n)
-        kwargs = self._default_posterior_kwargs(posterior, posterior_kwargs, seed)
-        if kwargs is not None:
-            if self.num_actions is None:
-                raise TypeError(
-                    "the default posterior needs the number of actions: pass action_space"
-                )
-            posterior = default_posterior(obs_space, self.num_actions, **kwargs)
-        else:
-            posterior = adapt_posterior(posterior, self.num_actions, obs_space)
-        if not isinstance(posterior, ValuePosterior):
-            raise TypeError(
-                "posterior must follow delight_gym.posteriors.ValuePosterior (num_actions, mean, "
-                f"expected_improvement, update), got {type(posterior).__name__}"
-            )
-        if self.num_actions is not None and posterior.num_actions != self.num_actions:
-            raise ValueError(
-                f"posterior has {posterior.num_actions} actions but the host's action space has "
-                f"{self.num_actions}"
-            )
-        self.posterior = posterior
+            if done and logger is not None and self.stats.log(logger):
+                logger.dump(step=self.t)
+
+        return callback
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Save the engine to a zip file: its state, and its host's SB3 model when it has one
+        (through the model's own ``save``), so :meth:`load` needs nothing else.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (``.zip`` is not appended).
+        """
+        model = getattr(self.host, "model", None)
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr(_ENGINE_FILE, pickle.dumps(self))  # hosts drop their model
+            if model is not None:
+                buffer = io.BytesIO()
+                model.save(buffer)
+                archive.writestr(_MODEL_FILE, buffer.getvalue())
+                cls = type(model)
+                archive.writestr(_MODEL_CLASS_FILE, f"{cls.__module__}:{cls.__qualname__}")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], device: Any = "auto") -> DelightEngine:
+        """An engine saved by :meth:`save`, with its host's SB3 model loaded on ``device``.
+
+        Raises
+        ------
+        ValueError
+            When ``path`` is not such a file (truncated, or missing a part), naming the file.
+        """
         try:
-            params = inspect.signature(posterior.update).parameters
-        except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-            params = {}  # type: ignore[assignment]
-        self._update_takes_truncated = "truncated" in params
-        self._start(seed, start_step)
-
-    def host_probs(self, observations: np.ndarray) -> np.ndarray:
-        """The host's probabilities for a batch ``(n, ...)``, validated, float64 ``(n, A)``."""
-        n = len(observations)
-        probs = self.host.probs(observations)
-        a = self.num_actions if self.num_actions is not None else self.posterior.num_actions
-        if probs.shape != (n, a):
-            raise ValueError(
-                f"host returned probabilities of shape {probs.shape}, expected (n, A) = ({n}, {a})"
-            )
-        check_probabilities(probs, "host probabilities")
-        return probs
-
-    @property
-    def baseline(self) -> str:
-        """The EI baseline, ``"host"`` or ``"max"`` (``delight.baseline``)."""
-        return self.delight.baseline
-
-    def _decide(
-        self, obs: np.ndarray, probs: np.ndarray, eps: float
-    ) -> tuple[DelightDecision, np.ndarray, np.ndarray]:
-        """The rule's decision for ``obs`` (``(n, ...)``), with the baseline and EI used."""
-        values = evaluate_posterior(self.posterior, obs, probs, self.baseline)
-        decision, ei = decide_on_values(self.delight, probs, values, eps)
-        return decision, values.baseline, ei
-
-    def _act(self, obs: np.ndarray, deterministic: bool) -> np.ndarray:
-        """int64 actions ``(n,)`` for a batch; sets :attr:`last_info` (see :meth:`predict`)."""
-        n = len(obs)
-        probs = self.host_probs(obs)
-        if deterministic:
-            actions = np.asarray(self.host.act(obs, probs), dtype=np.int64).reshape(n)
-            zeros = np.zeros(n)
-            info: dict[str, Any] = {
-                "overridden": np.zeros(n, dtype=bool),
-                "explored": np.zeros(n, dtype=bool),
-                "gate_size": np.zeros(n, dtype=np.int64),
-                "epsilon": 0.0,
-                "delight": zeros,
-                "baseline": np.full(n, np.nan),
-                "host_probs": probs,
-                "acting_probs": probs,
-                "expected_improvement": np.zeros_like(probs),
-            }
-        elif not self.lazy_gate:
-            eps = self.epsilon
-            decision, base, ei = self._decide(obs, probs, eps)
-            actions, explored = sample_acting(decision, self.rng)
-            actions = np.asarray(actions, dtype=np.int64)
-            info = {
-                "overridden": explored & ~decision.gate_empty,
-                "explored": explored,
-                "gate_size": decision.gate.sum(axis=1),
-                "epsilon": eps,
-                "delight": decision.delight[np.arange(n), actions],
-                "baseline": base,
-                "host_probs": probs,
-                "acting_probs": decision.probs,
-                "expected_improvement": ei,
-            }
-        else:
-            actions, info = self._predict_lazy(obs, probs)
-        if not deterministic:
-            self.stats.record_info(info, actions)
-        self.last_info = info
-        return actions
-
-    def _predict_lazy(self, obs: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, dict]:
-        """``predict``'s actions and info with ``lazy_gate``: the posterior and the gate only on
-        the rows whose ``ε`` coin chose the override."""
-        n = len(obs)
-        eps = self.epsilon
-        used: dict[str, np.ndarray] = {}  # baseline and EI of the exploring rows
-
-        def decide(rows: np.ndarray) -> DelightDecision:
-            decision, used["baseline"], used["ei"] = self._decide(obs[rows], probs[rows], eps)
-            return decision
-
-        draw = sample_acting_on_explore_rows(
-            draw_acting_uniforms(self.rng, (n,)), eps, decide, host_probs=probs
-        )
-        actions = np.asarray(draw.actions, dtype=np.int64)
-        nan = np.full(n, np.nan)
-        info: dict[str, Any] = {
-            "overridden": np.zeros(n, dtype=bool),
-            "explored": draw.explored,
-            "gate_size": np.full(n, -1, dtype=np.int64),
-            "epsilon": eps,
-            "delight": nan.copy(),
-            "baseline": nan.copy(),
-            "host_probs": probs,
-            "acting_probs": np.full_like(probs, np.nan),
-            "expected_improvement": np.full_like(probs, np.nan),
-        }
-        if draw.decision is not None:
-            rows, decision = draw.rows, draw.decision
-            info["overridden"][rows] = ~decision.gate_empty
-            info["gate_size"][rows] = decision.gate.sum(axis=1)
-            info["delight"][rows] = decision.delight[np.arange(rows.size), draw.chosen]
-            info["baseline"][rows] = used["baseline"]
-            info["acting_probs"][rows] = decision.probs
-            info["expected_improvement"][rows] = used["ei"]
-        return actions, info
-
-    def _learn(self, transition: ObservedTransition) -> None:
-        """The posterior's ``update`` on the checked transition. ``truncated`` is passed on to
-        posteriors whose ``update`` takes a ``truncated`` keyword (episode-aware ones such as
-        :class:`~delight_gym.posteriors.adapters.TabularMDPAdapter`); others ignore it."""
-        batch, action, reward, nxt, terminated, truncated = transition
-        where = f" at t = {self.t}"
-        n = len(batch)
-        act = _row_vector(action, n, "action", np.float64)
-        a = self.posterior.num_actions
-        if np.any(act != np.round(act)) or np.any(act < 0) or np.any(act >= a):
-            raise ValueError(f"action must be integers in [0, {a})")
-        rew = _row_vector(reward, n, "reward", np.float64)
-        check_all_finite(rew, "reward", where=where)
-        flags = {}
-        for name, value in (("terminated", terminated), ("truncated", truncated)):
-            flag = _row_vector(value, n, name, np.asarray(value).dtype)
-            check_binary(flag, name)  # 0.3 is not a flag: never rounded to True
-            flags[name] = flag.astype(bool)
-        term, trunc = flags["terminated"], flags["truncated"]
-        update: Any = self.posterior.update  # the protocol's update, maybe with `truncated`
-        if self._update_takes_truncated:
-            update(batch, act.astype(np.int64), rew, nxt, term, truncated=trunc)
-        else:
-            update(batch, act.astype(np.int64), rew, nxt, term)
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(host={self.host!r}, posterior={self.posterior!r}, "
-            f"gate_price={self.gate_price}, surprisal_cap={self.surprisal_cap}, "
-            f"half_life={self.half_life}, baseline={self.baseline!r}, t={self.t})"
-        )
+            with zipfile.ZipFile(path) as archive:
+                names = set(archive.namelist())
+                if _ENGINE_FILE not in names:
+                    raise ValueError(f"{path} is not a saved DE engine: no {_ENGINE_FILE}")
+                engine = pickle.loads(archive.read(_ENGINE_FILE))
+                model_bytes = archive.read(_MODEL_FILE) if _MODEL_FILE in names else None
+                model_class = (
+                    archive.read(_MODEL_CLASS_FILE).decode() if model_bytes is not None else ""
+                )
+        except (zipfile.BadZipFile, EOFError, pickle.UnpicklingError) as exc:
+            raise ValueError(f"{path} is not a readable saved DE engine: {exc}") from None
+        if not isinstance(engine, DelightEngine):
+            raise ValueError(f"{path} holds a {type(engine).__name__}, not a DE engine")
+        if model_bytes is not None:
+            module, _, qualname = model_class.partition(":")
+            algorithm = getattr(importlib.import_module(module), qualname)
+            engine.host.model = algorithm.load(io.BytesIO(model_bytes), device=device)
+        return engine

@@ -1,6 +1,6 @@
-"""DE's engine around a policy on ``Box`` actions: :class:`ContinuousDelightExplorer`.
+"""DE's engine around a policy on ``Box`` actions: :class:`ContinuousDelightWrapper`.
 
-Each :meth:`~ContinuousDelightExplorer.predict` is one candidate-set DE decision per observation
+Each :meth:`~ContinuousDelightWrapper.predict` is one candidate-set DE decision per observation
 row (:class:`~delight_gym.de.candidates.CandidateDelight`, the one home of that decision): the
 host's action (a :class:`BoxHost`), and with probability ``ε_t = M/(M + t)`` a candidate set of
 the host's action, ``n_host`` host draws and ``n_posterior`` posterior proposals, gated with the
@@ -13,7 +13,8 @@ user-given host: :class:`~delight_gym.wrappers.ContinuousDelightWrapper`; SB3's 
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -24,63 +25,25 @@ from delight_gym.de.candidates import (
     HostSamples,
     PosteriorArgmax,
 )
-from delight_gym.de.engine import ExplorerBase, ObservedTransition
+from delight_gym.de.engine import DelightEngine, ObservedTransition
+from delight_gym.de.hosts import BoxHost, checked_actions, make_host
 from delight_gym.de.options import DelightOptions
 
-__all__ = ["DEFAULT_CANDIDATES", "BoxHost", "ContinuousDelightExplorer", "checked_actions"]
+__all__ = ["DEFAULT_CANDIDATES", "ContinuousDelightWrapper"]
 
 #: Default candidate budgets: host draws and posterior proposals per exploring decision.
 DEFAULT_CANDIDATES = 8
 
 
-def checked_actions(value: Any, n: int, low: np.ndarray, high: np.ndarray, name: str) -> Any:
-    """``value`` as float64 ``(n, d)`` actions, finite and inside ``[low, high]``; a
-    ``ValueError`` naming ``name`` otherwise (``TypeError`` for non-numbers)."""
-    try:
-        arr = np.asarray(host_view(value), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must return numeric actions") from None
-    arr = arr.reshape(n, -1) if arr.size == n * low.size else arr
-    if arr.shape != (n, low.size):
-        raise ValueError(f"{name} must give actions of shape ({n}, {low.size}), got {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} gave non-finite actions")
-    if (arr < low).any() or (arr > high).any():
-        raise ValueError(f"{name} gave actions outside the action space [{low}, {high}]")
-    return arr
-
-
-@runtime_checkable
-class BoxHost(Protocol):
-    """A continuous policy DE can wrap (``observation_space`` may be ``None`` for a callable)."""
-
-    observation_space: Any
-    action_space: Any
-
-    def act(self, observations: Any) -> np.ndarray:
-        """The host's own deterministic actions, float64 ``(n, d)``."""
-        ...
-
-    def draw(self, observations: Any, rng: np.random.Generator) -> np.ndarray:
-        """The host's action to decide on, float64 ``(n, d)``: a draw if it is stochastic."""
-        ...
-
-    def log_weight(self, states: Any, host_actions: Any, candidates: Any) -> Any:
-        """Log-densities ``(b, C)`` of candidates ``(b, C, d)`` (finite inside the box)."""
-        ...
-
-    def sample(self, states: Any, host_actions: Any, n: int, rng: np.random.Generator) -> Any:
-        """``n`` independent draws per row, ``(b, n, d)``."""
-        ...
-
-
-class ContinuousDelightExplorer(ExplorerBase):
+class ContinuousDelightWrapper(DelightEngine):
     """Candidate-set DE around a :class:`BoxHost` on a 1-D ``Box``, with SB3's ``predict``.
 
     Parameters
     ----------
-    host : BoxHost
-        The host adapter (:mod:`delight_gym.wrappers.box_hosts`, :mod:`delight_gym.sb3.hosts`).
+    host : stable_baselines3 model or callable or BoxHost
+        SB3 SAC, PPO, A2C (own density), TD3, DDPG (a stated proposal), a callable
+        ``observations (n, ...) -> actions (n, d)`` (pass the spaces) or a host adapter
+        (:func:`~delight_gym.de.hosts.make_host` picks it).
     posterior : object, optional
         With ``expected_improvement(obs, candidates)`` and ``sample_values(obs, actions, rng)``
         (and ``update``, to learn from :meth:`observe`). Default: a ``ContinuousQEnsemble``.
@@ -94,18 +57,22 @@ class ContinuousDelightExplorer(ExplorerBase):
         The default posterior's arguments (``gamma``: the host model's; ``seed``: ``seed``).
     start_step : int, optional
         Where ``t`` starts (default: an SB3 host's ``num_timesteps``, else 0).
+    observation_space, action_space : gymnasium.Space, optional
+        For a callable host.
+    host_std, host_log_density :
+        See :func:`~delight_gym.de.hosts.make_host`.
 
     Attributes
     ----------
     delight, host, posterior, t, rng, stats, last_info :
-        As for :class:`~delight_gym.de.engine.ExplorerBase`; ``last_info`` per row:
+        As for :class:`~delight_gym.de.engine.DelightEngine`; ``last_info`` per row:
         ``overridden``, ``explored``, ``gate_size`` (-1: no set drawn), ``delight`` (``χ``
         played, else NaN), ``epsilon``, ``host_actions`` ``(n, d)``.
     """
 
     def __init__(
         self,
-        host: BoxHost,
+        host: Any,
         posterior: Any = None,
         *,
         delight: DelightOptions | dict[str, Any] | None = None,
@@ -114,6 +81,10 @@ class ContinuousDelightExplorer(ExplorerBase):
         n_posterior: int = DEFAULT_CANDIDATES,
         posterior_kwargs: dict[str, Any] | None = None,
         start_step: int | None = None,
+        observation_space: Any = None,
+        action_space: Any = None,
+        host_std: float | None = None,
+        host_log_density: Callable[[Any, Any], Any] | None = None,
     ) -> None:
         options = self._resolve_options(delight)
         if options.baseline != "host":
@@ -124,7 +95,13 @@ class ContinuousDelightExplorer(ExplorerBase):
         self.delight = options
         self.n_host = check_positive_int(n_host, "n_host")
         self.n_posterior = check_positive_int(n_posterior, "n_posterior")
-        self.host = host
+        self.host: BoxHost = make_host(
+            host,
+            observation_space=observation_space,
+            action_space=action_space,
+            host_std=host_std,
+            host_log_density=host_log_density,
+        )
         self.action_space = self.host.action_space
         self.low, self.high = check_box_bounds(self.action_space, "action_space")
         self.observation_space = self.host.observation_space

@@ -1,11 +1,10 @@
-"""DE's options, checked once: :class:`DelightOptions` and the value-based decision.
+"""DE's options, checked once: :class:`DelightOptions`.
 
 :class:`DelightOptions` is the one record of DE's settings, taken as ``delight=`` by
-:class:`~delight_gym.wrappers.DelightExplorationWrapper`, :class:`~delight_gym.sb3.DelightDQN`
-and :class:`~delight_gym.sb3.BootstrappedDQN`, and held by every DE agent through the
-:class:`DelightSettings` mixin. Its constructor checks every field; the holders trust it.
-:func:`decide_on_values` turns a posterior's values into a decision with those options.
-What each option does, with examples: ``docs/sb3.md``.
+:class:`~delight_gym.DelightExplorationWrapper`, :class:`~delight_gym.sb3.DelightDQN`
+and :class:`~delight_gym.sb3.BootstrappedDQN`, and held as ``delight`` by every DE agent. Its
+constructor checks every field; the holders trust it. What each option does, with examples:
+``docs/sb3.md``.
 """
 
 from __future__ import annotations
@@ -15,27 +14,19 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from delight_gym._checks import check_finite_array, check_positive_float, check_probability
-from delight_gym.de.posterior import BASELINES, PosteriorValues
+from delight_gym._checks import check_positive_float, check_probability
+from delight_gym.de.posterior import BASELINES
 from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
-    DelightDecision,
-    apply_delight_rule,
     check_gate_settings,
 )
 
 __all__ = [
     "CLOCKS",
     "HOSTS",
-    "AnnealedSettings",
     "DelightOptions",
-    "DelightSettings",
-    "decide_on_values",
-    "greedy_probs",
 ]
 
 #: What ``t`` of ``ε_t = M/(M + t)`` may count.
@@ -183,151 +174,3 @@ class DelightOptions:
         object.__setattr__(resolved, "clock", clock)
         object.__setattr__(resolved, "host", self.host or (hosts[0] if hosts else None))
         return resolved
-
-
-class AnnealedSettings:
-    """``half_life``: ``M > 0`` of the override schedule ``ε_t = M/(M + t)`` (default 100).
-
-    A mixin for agents, put before their base class (``class EpsilonGreedyAgent(
-    AnnealedSettings, BernoulliAgent)``): it takes its keyword argument, checks it
-    (``ValueError`` or ``TypeError`` naming ``half_life``), stores it and passes the rest on.
-    In a :class:`DelightSettings` holder, ``half_life`` is its options' (checked there).
-
-    Attributes
-    ----------
-    half_life : float
-    """
-
-    def __init__(self, *args: Any, half_life: float = DEFAULT_HALF_LIFE, **kwargs: Any) -> None:
-        if not isinstance(self, DelightSettings):  # a DE holder's options hold half_life
-            self.half_life = check_positive_float(half_life, "half_life")
-        super().__init__(*args, **kwargs)
-
-
-class DelightSettings(AnnealedSettings):
-    """A holder of :class:`DelightOptions`: the mixin of every DE agent and of the wrapper.
-
-    Its constructor takes ``gate_price`` ``λ`` (default 0.1), ``surprisal_cap`` ``L`` (default
-    10) and ``half_life`` ``M`` (default 100), builds :attr:`delight` from them (which checks
-    them, naming a bad one) and passes the other keywords on; put it before the base class
-    (``class DelightAgent(DelightSettings, BernoulliAgent)``). A holder that builds its options
-    otherwise (the wrapper, from ``delight=``) sets :attr:`delight` instead of calling this
-    constructor. :meth:`decide` applies the rule with these options, unchecked.
-
-    Attributes
-    ----------
-    delight : DelightOptions
-    gate_price, surprisal_cap, half_life : float
-        Read from :attr:`delight`.
-    """
-
-    delight: DelightOptions
-
-    def __init__(
-        self,
-        *args: Any,
-        gate_price: float = DEFAULT_GATE_PRICE,
-        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        half_life: float = DEFAULT_HALF_LIFE,
-        **kwargs: Any,
-    ) -> None:
-        self.delight = DelightOptions(
-            gate_price=gate_price, surprisal_cap=surprisal_cap, half_life=half_life
-        )
-        super().__init__(*args, **kwargs)
-
-    @property
-    def half_life(self) -> float:  # type: ignore[override]
-        """``M`` (``delight.half_life``)."""
-        return self.delight.half_life
-
-    @property
-    def gate_price(self) -> float:
-        """``λ`` (``delight.gate_price``)."""
-        return self.delight.gate_price
-
-    @property
-    def surprisal_cap(self) -> float:
-        """``L`` (``delight.surprisal_cap``)."""
-        return self.delight.surprisal_cap
-
-    def decide(
-        self,
-        host_probs: Any,
-        expected_improvement: Any,
-        epsilon: Any,
-        *,
-        multiplicity: Any = None,
-    ) -> DelightDecision:
-        """:func:`~delight_gym.de.rule.apply_delight_rule` with these options (the caller builds
-        and checks the inputs).
-
-        Parameters
-        ----------
-        host_probs, expected_improvement : numpy.ndarray or torch.Tensor
-            ``(..., A)``, as for :func:`~delight_gym.de.rule.delight_rule`.
-        epsilon : float or array
-            ``ε``, a scalar or ``(...)``.
-        multiplicity : numpy.ndarray or torch.Tensor, optional
-            ``(..., A)`` column counts (see :func:`~delight_gym.de.rule.delight_rule`).
-        """
-        return apply_delight_rule(
-            self.delight, host_probs, expected_improvement, epsilon, multiplicity=multiplicity
-        )
-
-
-def greedy_probs(values: np.ndarray) -> np.ndarray:
-    """A greedy host's probabilities: one-hot on ``argmax_a values[i, a]`` (ties: the first
-    maximal index, as ``torch.argmax`` and DQN's ``predict``), float64 ``(n, A)`` for values
-    ``(n, A)``."""
-    out = np.zeros(values.shape, dtype=np.float64)
-    out[np.arange(values.shape[0]), np.argmax(values, axis=1)] = 1.0
-    return out
-
-
-def decide_on_values(
-    options: DelightOptions,
-    host_probs: np.ndarray,
-    values: PosteriorValues,
-    epsilon: float,
-    *,
-    value_scale: float | None = None,
-) -> tuple[DelightDecision, np.ndarray]:
-    """DE's decision for ``n`` rows from the host's probabilities and the posterior's values:
-    the one path from posterior values to a decision (the wrapper, so ``DelightDQN``, and
-    ``BootstrappedDQN``).
-
-    Parameters
-    ----------
-    options : DelightOptions
-        The rule's settings.
-    host_probs : numpy.ndarray
-        float64 ``(n, A)``, checked by the caller.
-    values : PosteriorValues
-        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``; checked here
-        (finite, shapes, EI ``>= 0``).
-    epsilon : float
-        ``ε_t``.
-    value_scale : float, optional
-        EI is divided by it before the gate (default: ``options.value_scale``, then a float).
-
-    Returns
-    -------
-    (DelightDecision, numpy.ndarray)
-        The decision and the EI the gate saw, float64 ``(n, A)``.
-    """
-    shape = host_probs.shape
-    for name, value in (
-        ("mean", values.mean),
-        ("expected_improvement", values.expected_improvement),
-    ):
-        arr = check_finite_array(value, f"posterior {name}")
-        if arr.shape != shape:
-            raise ValueError(f"posterior {name} has shape {arr.shape}, expected {shape}")
-    ei = np.asarray(values.expected_improvement, dtype=np.float64)
-    if np.any(ei < 0):
-        raise ValueError("posterior expected_improvement must be non-negative")
-    scale = float(options.value_scale if value_scale is None else value_scale)
-    if scale != 1.0:
-        ei = ei / scale
-    return apply_delight_rule(options, host_probs, ei, epsilon), ei

@@ -19,6 +19,7 @@ from delight_gym._checks import check_positive_float, check_positive_int, host_v
 from delight_gym.de.rule import sample_categorical
 
 __all__ = [
+    "DEFAULT_HOST_STD",
     "Array",
     "CandidateHost",
     "CandidateProposer",
@@ -33,6 +34,9 @@ __all__ = [
 ]
 
 Array = Any  # numpy.ndarray (or torch.Tensor for candidate_rule)
+
+#: The proposal scale of a deterministic host, as a fraction of each coordinate's range.
+DEFAULT_HOST_STD = 0.1
 
 
 class CandidateHost(Protocol):

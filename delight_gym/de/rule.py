@@ -22,10 +22,12 @@ import numpy as np
 
 from delight_gym._arrays import array_namespace, is_torch
 from delight_gym._checks import (
+    check_finite_array,
     check_nonnegative_float,
     check_positive_float,
     check_probability,
 )
+from delight_gym.de.posterior import PosteriorValues
 
 __all__ = [
     "DEFAULT_GATE_PRICE",
@@ -34,11 +36,14 @@ __all__ = [
     "DelightDecision",
     "ExploreRowsDraw",
     "GateSettings",
+    "ScaledGateSettings",
     "apply_delight_rule",
     "check_gate_settings",
+    "decide_on_values",
     "delight_rule",
     "draw_acting_uniforms",
     "epsilon_schedule",
+    "greedy_probs",
     "sample_acting",
     "sample_acting_on_explore_rows",
     "sample_categorical",
@@ -528,3 +533,69 @@ def sample_acting_on_explore_rows(
     else:
         actions[rows] = np.take_along_axis(columns, chosen[:, None], axis=-1)[:, 0]
     return ExploreRowsDraw(actions, explored, rows, decision, chosen)
+
+
+class ScaledGateSettings(GateSettings, Protocol):
+    """Gate settings with the scale EI is divided by before the gate (``value_scale``)."""
+
+    @property
+    def value_scale(self) -> float:
+        """The value scale (a float)."""
+        ...
+
+
+def greedy_probs(values: np.ndarray) -> np.ndarray:
+    """A greedy host's probabilities: one-hot on ``argmax_a values[i, a]`` (ties: the first
+    maximal index, as ``torch.argmax`` and DQN's ``predict``), float64 ``(n, A)`` for values
+    ``(n, A)``."""
+    out = np.zeros(values.shape, dtype=np.float64)
+    out[np.arange(values.shape[0]), np.argmax(values, axis=1)] = 1.0
+    return out
+
+
+def decide_on_values(
+    options: ScaledGateSettings,
+    host_probs: np.ndarray,
+    values: PosteriorValues,
+    epsilon: float,
+    *,
+    value_scale: float | None = None,
+) -> tuple[DelightDecision, np.ndarray]:
+    """DE's decision for ``n`` rows from the host's probabilities and the posterior's values:
+    the one path from posterior values to a decision (the wrapper, so ``DelightDQN``, and
+    ``BootstrappedDQN``).
+
+    Parameters
+    ----------
+    options : DelightOptions
+        The rule's settings.
+    host_probs : numpy.ndarray
+        float64 ``(n, A)``, checked by the caller.
+    values : PosteriorValues
+        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``; checked here
+        (finite, shapes, EI ``>= 0``).
+    epsilon : float
+        ``ε_t``.
+    value_scale : float, optional
+        EI is divided by it before the gate (default: ``options.value_scale``, then a float).
+
+    Returns
+    -------
+    (DelightDecision, numpy.ndarray)
+        The decision and the EI the gate saw, float64 ``(n, A)``.
+    """
+    shape = host_probs.shape
+    for name, value in (
+        ("mean", values.mean),
+        ("expected_improvement", values.expected_improvement),
+    ):
+        arr = check_finite_array(value, f"posterior {name}")
+        if arr.shape != shape:
+            raise ValueError(f"posterior {name} has shape {arr.shape}, expected {shape}")
+    ei = np.asarray(values.expected_improvement, dtype=np.float64)
+    if np.any(ei < 0):
+        raise ValueError("posterior expected_improvement must be non-negative")
+    scale = float(options.value_scale if value_scale is None else value_scale)
+    if scale != 1.0:
+        ei = ei / scale
+    return apply_delight_rule(options, host_probs, ei, epsilon), ei

@@ -18,8 +18,8 @@ from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.type_aliases import MaybeCallback
 
 from delight_gym._checks import check_all_finite
-from delight_gym.de.engine import DelightExplorer
-from delight_gym.de.engine_box import ContinuousDelightExplorer
+from delight_gym.de.engine_box import ContinuousDelightWrapper
+from delight_gym.de.engine_discrete import DiscreteDelightWrapper
 from delight_gym.de.options import DelightOptions
 from delight_gym.de.stats import DelightStats
 from delight_gym.posteriors.ensemble import EnsembleQPosterior, TDStepStats
@@ -34,7 +34,7 @@ __all__ = [
 
 SelfAlgorithm = TypeVar("SelfAlgorithm", bound="DelightAlgorithmMixin")
 #: The DE engine an algorithm of :class:`DelightExplorerMixin` keeps in ``delight``.
-EngineT = TypeVar("EngineT", DelightExplorer, ContinuousDelightExplorer)
+EngineT = TypeVar("EngineT", DiscreteDelightWrapper, ContinuousDelightWrapper)
 
 #: The ``state`` of SB3's ``predict`` (a recurrent policy's; :class:`BootstrappedDQN
 #: <delight_gym.sb3.BootstrappedDQN>`'s heads), and what ``predict`` returns: the
@@ -266,7 +266,7 @@ class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
 
     Attributes
     ----------
-    delight : DelightExplorer or ContinuousDelightExplorer
+    delight : DiscreteDelightWrapper or ContinuousDelightWrapper
         DE's state (saved and loaded with the model).
     """
 

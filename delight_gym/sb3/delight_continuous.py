@@ -1,7 +1,7 @@
 """``DelightSAC`` and ``DelightTD3``: SB3's SAC and TD3 whose collected actions DE decides.
 
 Each environment step, ``_sample_action`` asks the algorithm's engine
-(:class:`~delight_gym.de.engine_box.ContinuousDelightExplorer`) for the action: the host is
+(:class:`~delight_gym.de.engine_box.ContinuousDelightWrapper`) for the action: the host is
 the algorithm's own actor (SAC: a draw of its squashed Gaussian; TD3: ``μ(s)``, plus
 ``action_noise`` where DE does not override), the posterior a
 :class:`~delight_gym.posteriors.q_ensemble.ContinuousQEnsemble` trained by TD from the same
@@ -24,7 +24,8 @@ from stable_baselines3.sac.policies import SACPolicy
 from stable_baselines3.td3.policies import TD3Policy
 
 from delight_gym._checks import check_box_bounds
-from delight_gym.de.engine_box import DEFAULT_CANDIDATES, BoxHost, ContinuousDelightExplorer
+from delight_gym.de.engine_box import DEFAULT_CANDIDATES, ContinuousDelightWrapper
+from delight_gym.de.hosts import BoxHost
 from delight_gym.de.options import DelightOptions
 from delight_gym.posteriors.q_ensemble import ContinuousTransitions
 from delight_gym.sb3.base import DelightExplorerMixin, StoredTransition
@@ -33,7 +34,7 @@ from delight_gym.sb3.hosts import DEFAULT_HOST_STD, SB3DeterministicHost, SB3Gau
 __all__ = ["DelightOffPolicyMixin", "DelightSAC", "DelightTD3"]
 
 
-class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightExplorer]):
+class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
     """What :class:`DelightSAC` and :class:`DelightTD3` share, mixed in before SAC or TD3.
 
     A subclass provides :meth:`_make_host` and :meth:`_actor_actions`; this mixin builds the
@@ -43,7 +44,7 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightExplorer]):
 
     Attributes
     ----------
-    delight : ContinuousDelightExplorer
+    delight : ContinuousDelightWrapper
         DE's state: options, ``posterior``, clock ``t``, ``rng``, ``stats`` (saved with the
         model).
     """
@@ -65,10 +66,10 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightExplorer]):
         """The actor's deterministic actions in SB3's ``[-1, 1]`` units (no graph)."""
         raise NotImplementedError
 
-    def _make_delight(self) -> ContinuousDelightExplorer:
+    def _make_delight(self) -> ContinuousDelightWrapper:
         cfg = self._delight_config
         check_box_bounds(self.action_space, "action_space")
-        return ContinuousDelightExplorer(
+        return ContinuousDelightWrapper(
             self._make_host(),
             cfg["posterior"],
             delight=cfg["options"],

@@ -5,7 +5,7 @@ the posterior is the tabular value posterior for Discrete or one-hot observation
 :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` trained from SB3's replay buffer,
 or any :class:`~delight_gym.de.posterior.ValuePosterior` passed as ``posterior``. Each
 environment step, ``_sample_action`` asks the algorithm's
-:class:`~delight_gym.de.engine.DelightExplorer` for the action (DE from the first
+:class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper` for the action (DE from the first
 step) and the executed action is the one stored in the replay buffer; DQN is off-policy, so
 its Q-learning target is unchanged. SB3's ε-greedy is off (``exploration_*`` are refused).
 Why PPO and A2C get no DE training mode, and the rest of the design: ``docs/sb3.md``.
@@ -22,7 +22,8 @@ from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.type_aliases import GymEnv, Schedule
 from stable_baselines3.dqn.policies import DQNPolicy
 
-from delight_gym.de.engine import DelightExplorer, unpack_vec_env_step
+from delight_gym.de.engine import unpack_vec_env_step
+from delight_gym.de.engine_discrete import DiscreteDelightWrapper
 from delight_gym.de.options import DelightOptions
 from delight_gym.de.posterior import ValuePosterior
 from delight_gym.posteriors.encoders import encoder_for_space
@@ -33,11 +34,11 @@ from delight_gym.sb3.hosts import SB3QHost
 __all__ = ["DelightDQN"]
 
 
-class DelightDQN(DelightExplorerMixin[DelightExplorer], DQN):
+class DelightDQN(DelightExplorerMixin[DiscreteDelightWrapper], DQN):
     """DQN with Delight-gated exploration (see the module docstring).
 
     DE's state (options, ``posterior``, clock ``t``, ``rng``, ``last_info``) is :attr:`delight`,
-    a :class:`~delight_gym.de.engine.DelightExplorer` saved with the model.
+    a :class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper` saved with the model.
 
     Parameters
     ----------
@@ -133,10 +134,10 @@ class DelightDQN(DelightExplorerMixin[DelightExplorer], DQN):
             _init_setup_model=_init_setup_model,
         )
 
-    def _make_delight(self) -> DelightExplorer:
+    def _make_delight(self) -> DiscreteDelightWrapper:
         cfg = self._delight_config
         tabular = encoder_for_space(self.observation_space) is not None
-        return DelightExplorer(
+        return DiscreteDelightWrapper(
             SB3QHost(self, cfg["host_temperature"]),
             cfg["posterior"],
             delight=cfg["options"],

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from delight_gym._checks import check_box_bounds, check_positive_float
-from delight_gym.de.candidates import GaussianProposalHost
-from delight_gym.de.options import greedy_probs
+from delight_gym.de.proposers import DEFAULT_HOST_STD, GaussianProposalHost
+from delight_gym.de.rule import greedy_probs
 
 __all__ = [
     "DEFAULT_HOST_STD",
@@ -29,9 +29,6 @@ __all__ = [
     "SB3PolicyHost",
     "SB3QHost",
 ]
-
-#: The proposal scale of a deterministic host, as a fraction of each coordinate's range.
-DEFAULT_HOST_STD = 0.1
 
 
 class SB3ModelHost:

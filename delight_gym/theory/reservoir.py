@@ -27,7 +27,7 @@ from delight_gym._checks import (
     check_positive_int,
     check_probability,
 )
-from delight_gym.agents.settings import AnnealedSettings
+from delight_gym.agents.base import AnnealedSettings
 from delight_gym.de.rule import (
     DEFAULT_SURPRISAL_CAP,
     apply_delight_rule,
@@ -160,7 +160,7 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
         seeds the generator of :func:`~delight_gym.de.rule.sample_acting`.
     half_life : float
         ``M`` of the annealed schedule (default 100; checked by
-        :class:`~delight_gym.agents.settings.AnnealedSettings`).
+        :class:`~delight_gym.agents.base.AnnealedSettings`).
     """
 
     def __init__(

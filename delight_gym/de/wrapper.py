@@ -1,0 +1,135 @@
+"""``DelightExplorationWrapper``: Delight-gated exploration around any host policy.
+
+One public class for every action space: constructing it builds the engine that fits the
+host's action space, :class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper` on
+``Discrete`` actions (the paper's Algorithm 1 over every action) and
+:class:`~delight_gym.de.engine_box.ContinuousDelightWrapper` on ``Box`` actions (the same gate
+on a candidate set). Both are instances of this class, share ``predict`` / ``observe`` /
+``evaluation_callback`` / ``save`` / ``load`` and the attributes of
+:class:`~delight_gym.de.engine.DelightEngine`. The decision step by step, the default
+posteriors and the clock of a wrapped trained model: ``docs/sb3.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gymnasium import spaces
+
+from delight_gym.de.engine import DelightEngine
+from delight_gym.de.engine_box import DEFAULT_CANDIDATES, ContinuousDelightWrapper
+from delight_gym.de.engine_discrete import DiscreteDelightWrapper
+from delight_gym.de.hosts import host_action_space
+from delight_gym.de.options import DelightOptions
+
+__all__ = ["ContinuousDelightWrapper", "DelightExplorationWrapper", "DiscreteDelightWrapper"]
+
+#: The keywords only one engine takes, and the action space it is for.
+_DISCRETE_ONLY = ("host_temperature", "lazy_gate")
+_BOX_ONLY = ("n_host", "n_posterior", "host_std", "host_log_density")
+
+
+class DelightExplorationWrapper(DelightEngine):
+    """Delight-gated exploration around a host policy, with SB3's ``predict`` signature.
+
+    Returns a :class:`DiscreteDelightWrapper` for a host on ``Discrete`` actions and a
+    :class:`ContinuousDelightWrapper` on ``Box`` actions; ``isinstance(w,
+    DelightExplorationWrapper)`` holds for both.
+
+    Parameters
+    ----------
+    host : callable or stable_baselines3 model or host adapter
+        ``Discrete``: observations ``(n, ...)`` → probabilities ``(n, A)``, or an SB3 PPO, A2C
+        or DQN. ``Box``: observations → actions ``(n, d)``, or an SB3 SAC, TD3, DDPG, PPO or
+        A2C. Or an adapter (:func:`~delight_gym.de.hosts.make_host`).
+    posterior : object, optional
+        ``Discrete``: a :class:`~delight_gym.de.posterior.ValuePosterior` (default
+        :func:`~delight_gym.posteriors.value.default_posterior`); ``Box``: an object with
+        ``expected_improvement`` and ``sample_values`` (default a ``ContinuousQEnsemble``).
+    delight : DelightOptions or dict, optional
+        DE's options (the clock counts steps).
+    seed : int, optional
+        Seed of the engine's own generator, its only randomness.
+    observation_space, action_space : gymnasium.Space, optional
+        Required for a callable host (SB3 models carry their own).
+    posterior_kwargs : dict, optional
+        The default posterior's arguments (``gamma``: the host model's; ``seed``: ``seed``).
+    start_step : int, optional
+        Where ``t`` starts (default: an SB3 host's ``num_timesteps``, else 0).
+    host_temperature : float, optional
+        ``Discrete``, DQN hosts: ``None`` greedy, ``τ > 0`` Boltzmann.
+    lazy_gate : bool, default False
+        ``Discrete``: evaluate the posterior only on rows whose ``ε`` coin chose the override.
+    n_host, n_posterior : int, default 8
+        ``Box``: host draws and posterior proposals per candidate set.
+    host_std : float, optional
+        ``Box``, deterministic hosts: the proposal's scale (default 0.1 of the range).
+    host_log_density : callable, optional
+        ``Box``, callables: ``log_density(observations, candidates)`` makes them stochastic.
+
+    Raises
+    ------
+    TypeError
+        A keyword of the other engine (``n_host`` on ``Discrete`` actions, ...), or no action
+        space for a callable host.
+    ValueError
+        An action space that is neither ``Discrete`` nor ``Box``.
+    """
+
+    def __new__(
+        cls,
+        host: Any = None,
+        posterior: Any = None,
+        *,
+        delight: DelightOptions | dict[str, Any] | None = None,
+        seed: int | None = None,
+        observation_space: Any = None,
+        action_space: Any = None,
+        posterior_kwargs: dict[str, Any] | None = None,
+        start_step: int | None = None,
+        host_temperature: float | None = None,
+        lazy_gate: bool | None = None,
+        n_host: int | None = None,
+        n_posterior: int | None = None,
+        host_std: float | None = None,
+        host_log_density: Callable[[Any, Any], Any] | None = None,
+    ) -> Any:
+        if cls is not DelightExplorationWrapper:  # unpickling an engine
+            return super().__new__(cls)
+        space = host_action_space(host, action_space)
+        common = {
+            "delight": delight,
+            "seed": seed,
+            "observation_space": observation_space,
+            "action_space": action_space,
+            "posterior_kwargs": posterior_kwargs,
+            "start_step": start_step,
+        }
+        extra = {
+            "host_temperature": host_temperature,
+            "lazy_gate": lazy_gate,
+            "n_host": n_host,
+            "n_posterior": n_posterior,
+            "host_std": host_std,
+            "host_log_density": host_log_density,
+        }
+        if isinstance(space, spaces.Box):
+            engine, foreign = ContinuousDelightWrapper, _DISCRETE_ONLY
+            defaults = {"n_host": DEFAULT_CANDIDATES, "n_posterior": DEFAULT_CANDIDATES}
+        elif isinstance(space, spaces.Discrete) or space is None:
+            engine, foreign = DiscreteDelightWrapper, _BOX_ONLY  # type: ignore[assignment]
+            defaults = {"lazy_gate": False}
+        else:
+            raise ValueError(f"action_space must be Discrete or Box, got {space!r}")
+        for name in foreign:
+            if extra[name] is not None:
+                raise TypeError(f"{name} does not apply to {space!r} actions")
+        own = {k: (defaults.get(k) if v is None else v) for k, v in extra.items()}
+        own = {k: v for k, v in own.items() if k not in foreign}
+        own = {k: v for k, v in own.items() if v is not None}
+        return engine(host, posterior, **common, **own)
+
+
+DelightExplorationWrapper.register(DiscreteDelightWrapper)
+DelightExplorationWrapper.register(ContinuousDelightWrapper)
