@@ -1,31 +1,34 @@
 """Batched agents for continuum-armed bandits (actions in ``[0, 1]^d``) on one posterior.
 
 Every agent keeps a :class:`~delight_gym.posteriors.rff.RFFPosterior` (one row per seed) and
-scores the same candidate budget each round: ``num_candidates`` uniform points plus its
-incumbent (the last host action). ``greedy`` plays the best posterior mean among them,
-``thompson`` the best of one posterior draw, ``ucb`` the best upper bound, ``egreedy`` a uniform
-action with probability ``ε_t = M/(M + t)``, ``uniform`` a uniform action. ``delight`` is the
-greedy host with candidate-set DE (:class:`~delight_gym.de.candidates.CandidateDelight`): the host's
-action, ``n_host`` truncated-Gaussian draws around it (the host's stated proposal density) and
-``n_posterior`` posterior proposals (each the best of ``num_candidates`` uniform points under a
-fresh posterior draw), scored by exact Gaussian EI over the posterior mean of the host's action.
+scores the same pool of ``num_candidates`` points each round (:meth:`ContinuumAgent.pool`): its
+incumbent (the best posterior mean of the previous pool), ``num_posterior`` posterior argmaxes
+(each the best of this round's other points under one fresh posterior draw), ``num_local``
+Gaussian steps of standard deviation ``local_std`` around the incumbent, and uniform points for
+the rest. ``greedy`` plays the pool's best posterior mean, ``thompson`` the best of one
+posterior draw, ``ucb`` (GP-UCB) the best ``mean + √β_t·std`` with β_t of "Gaussian Process
+Optimization in the Bandit Setting" (Srinivas et al.; :func:`srinivas_beta`), ``egreedy`` a
+uniform action with probability ``ε_t = M/(M + t)``, ``uniform`` a uniform action. ``delight``
+is the greedy host with candidate-set DE (:class:`~delight_gym.de.candidates.CandidateDelight`)
+on the same pool: EI over the posterior mean of the host's action, surprisal under the host's
+stated proposal density (the local step's Gaussian around it).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import torch
 from gymnasium import spaces
 
-from delight_gym._checks import check_positive_float, check_positive_int
-from delight_gym.de.candidates import (
-    CandidateDelight,
-    GaussianProposalHost,
-    HostSamples,
-    PosteriorArgmax,
+from delight_gym._checks import (
+    check_nonnegative_int,
+    check_positive_float,
+    check_positive_int,
 )
+from delight_gym.de.candidates import CandidateDelight, GaussianProposalHost
 from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
@@ -34,10 +37,71 @@ from delight_gym.de.rule import (
 )
 from delight_gym.posteriors.rff import RFFPosterior
 
-__all__ = ["CONTINUUM_AGENTS", "ContinuumAgent"]
+__all__ = [
+    "CONTINUUM_AGENTS",
+    "ContinuumAgent",
+    "srinivas_beta",
+    "srinivas_beta_continuous",
+]
 
 #: The agents :class:`ContinuumAgent` knows.
 CONTINUUM_AGENTS = ("delight", "thompson", "ucb", "egreedy", "greedy", "uniform")
+
+
+def srinivas_beta(t: Any, num_points: int, delta: float = 0.1) -> Any:
+    """GP-UCB's ``β_t = 2 log(|D| t² π² / (6δ))`` for a finite decision set ``D``.
+
+    Theorem 1 of "Gaussian Process Optimization in the Bandit Setting" (Srinivas, Krause,
+    Kakade & Seeger): with this schedule the regret bound holds with probability ``≥ 1 − δ``.
+
+    Parameters
+    ----------
+    t : int or array_like
+        The round, ``t ≥ 1`` (the first decision is ``t = 1``).
+    num_points : int
+        ``|D| ≥ 1``.
+    delta : float
+        ``δ`` in ``(0, 1)``.
+    """
+    n = check_positive_int(num_points, "num_points")
+    d = check_positive_float(delta, "delta")
+    if d >= 1.0:
+        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    arr = np.asarray(t, dtype=np.float64)
+    if not np.all(arr >= 1):
+        raise ValueError(f"t must be >= 1, got {t}")
+    return 2.0 * np.log(n * arr**2 * math.pi**2 / (6.0 * d))
+
+
+def srinivas_beta_continuous(
+    t: Any, dim: int, *, delta: float = 0.1, a: float = 1.0, b: float = 1.0, r: float = 1.0
+) -> Any:
+    """GP-UCB's ``β_t`` for a compact ``D ⊂ [0, r]^d`` (Theorem 2 of Srinivas et al.).
+
+    ``β_t = 2 log(2t²π²/(3δ)) + 2d log(t² d b r √(log(4da/δ)))``, where ``a, b`` bound the
+    kernel's derivatives (``P(sup |∂f/∂x_j| > L) ≤ a e^{−(L/b)²}``). Offered for reference:
+    the agents maximise over a finite pool and use :func:`srinivas_beta`.
+    """
+    dd = check_positive_int(dim, "dim")
+    for name, value in (("delta", delta), ("a", a), ("b", b), ("r", r)):
+        check_positive_float(value, name)
+    arr = np.asarray(t, dtype=np.float64)
+    if not np.all(arr >= 1):
+        raise ValueError(f"t must be >= 1, got {t}")
+    first = 2.0 * np.log(2.0 * arr**2 * math.pi**2 / (3.0 * delta))
+    inner = arr**2 * dd * b * r * math.sqrt(math.log(4.0 * dd * a / delta))
+    return first + 2.0 * dd * np.log(inner)
+
+
+class _Pool:
+    """The proposer :class:`CandidateDelight` gets: this round's pool, for the exploring rows."""
+
+    def __init__(self) -> None:
+        self.points = np.zeros((0, 0, 0))
+
+    def propose(self, states: Any, host_actions: Any, n: int, rng: Any) -> np.ndarray:
+        """The pool of rows ``states`` (their indices)."""
+        return self.points[np.asarray(states)]
 
 
 class ContinuumAgent:
@@ -52,18 +116,19 @@ class ContinuumAgent:
     seed : int
         Seeds the agent's numpy generator and its posterior's torch generator.
     num_candidates : int, default 64
-        Uniform points scored per round (every agent's budget).
+        Points scored per round (every agent's budget), the incumbent included.
+    num_local, num_posterior : int, default 24, 8
+        Local steps around the incumbent and posterior argmaxes in the pool; uniform points
+        fill the rest (``num_candidates − 1 − num_local − num_posterior ≥ 0``).
+    local_std : float, default 0.05
+        Per-coordinate standard deviation of a local step (clipped to the box); also the
+        standard deviation of ``delight``'s host proposal density.
     num_features, lengthscale, prior_std, noise :
         The posterior's (:class:`~delight_gym.posteriors.rff.RFFPosterior`).
     half_life, gate_price, surprisal_cap : float
         ``M``, ``λ``, ``L`` (``egreedy`` uses ``M`` only).
-    n_host, n_posterior : int, default 8, 8
-        ``delight``'s host draws and posterior proposals per candidate set.
-    host_std : float, default 0.1
-        ``delight``'s proposal density around the greedy host: a Gaussian of this standard
-        deviation (in units of the box's side), truncated to the box.
-    ucb_beta : float, default 4.0
-        ``ucb`` plays the best ``mean + √β · std``.
+    ucb_delta : float, default 0.1
+        ``δ`` of GP-UCB's ``β_t`` (:func:`srinivas_beta` with ``|D| = num_candidates``).
     """
 
     def __init__(
@@ -74,6 +139,9 @@ class ContinuumAgent:
         *,
         seed: int,
         num_candidates: int = 64,
+        num_local: int = 24,
+        num_posterior: int = 8,
+        local_std: float = 0.05,
         num_features: int = 256,
         lengthscale: float = 0.1,
         prior_std: float = 1.0,
@@ -81,10 +149,7 @@ class ContinuumAgent:
         half_life: float = DEFAULT_HALF_LIFE,
         gate_price: float = DEFAULT_GATE_PRICE,
         surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        n_host: int = 8,
-        n_posterior: int = 8,
-        host_std: float = 0.1,
-        ucb_beta: float = 4.0,
+        ucb_delta: float = 0.1,
     ) -> None:
         if name not in CONTINUUM_AGENTS:
             raise ValueError(f"name must be one of {list(CONTINUUM_AGENTS)}, got {name!r}")
@@ -92,8 +157,18 @@ class ContinuumAgent:
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.dim = check_positive_int(dim, "dim")
         self.num_candidates = check_positive_int(num_candidates, "num_candidates")
+        self.num_local = check_nonnegative_int(num_local, "num_local")
+        self.num_posterior = check_nonnegative_int(num_posterior, "num_posterior")
+        self.num_uniform = self.num_candidates - 1 - self.num_local - self.num_posterior
+        if self.num_uniform < 0:
+            raise ValueError(
+                f"num_candidates={num_candidates} must be at least 1 + num_local + "
+                f"num_posterior = {1 + self.num_local + self.num_posterior}"
+            )
+        self.local_std = check_positive_float(local_std, "local_std")
         self.half_life = check_positive_float(half_life, "half_life")
-        self.ucb_beta = check_positive_float(ucb_beta, "ucb_beta")
+        self.ucb_delta = check_positive_float(ucb_delta, "ucb_delta")
+        srinivas_beta(1, self.num_candidates, self.ucb_delta)  # checks δ < 1
         self.rng = np.random.default_rng(seed)
         self.posterior = RFFPosterior(
             self.batch_size,
@@ -108,20 +183,18 @@ class ContinuumAgent:
         self.incumbent = self.rng.random((self.batch_size, self.dim))
         self.t = 0
         self.override_count = np.zeros(self.batch_size, dtype=np.int64)
+        #: Per round: the share of rows that explored, that overrode, and the overrides that
+        #: went to a uniform, local or posterior-argmax member of the pool (``delight`` only).
+        self.explored_count = np.zeros(self.batch_size, dtype=np.int64)
+        self.override_sources = np.zeros(3, dtype=np.int64)
         self.delight: CandidateDelight | None = None
+        self._pool = _Pool()
         if name == "delight":
-            host = GaussianProposalHost(self.space, host_std)
             self.delight = CandidateDelight(
                 self.space,
-                host,
+                GaussianProposalHost(self.space, self.local_std),
                 self._expected_improvement,
-                [
-                    (HostSamples(host), check_positive_int(n_host, "n_host")),
-                    (
-                        PosteriorArgmax(self.space, self._sampled_values, num_candidates),
-                        check_positive_int(n_posterior, "n_posterior"),
-                    ),
-                ],
+                [(self._pool, self.num_candidates)],
                 half_life=half_life,
                 gate_price=gate_price,
                 surprisal_cap=surprisal_cap,
@@ -141,11 +214,14 @@ class ContinuumAgent:
             raise AttributeError(f"agent {self.name!r} has no surprisal cap")
         return self.delight.surprisal_cap
 
+    def _tensor(self, points: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(points, dtype=self.posterior.dtype)
+
     def _padded(self, rows: np.ndarray, points: np.ndarray) -> torch.Tensor:
         """``points`` ``(r, m, d)`` of ``rows`` as a ``(B, m, d)`` tensor (zeros elsewhere)."""
         full = np.zeros((self.batch_size, *points.shape[1:]))
         full[rows] = points
-        return torch.as_tensor(full, dtype=self.posterior.dtype)
+        return self._tensor(full)
 
     def _expected_improvement(self, states: Any, candidates: Any) -> np.ndarray:
         """EI of ``candidates`` ``(r, C, d)`` over the posterior mean of column 0 (the host's);
@@ -156,42 +232,73 @@ class ContinuumAgent:
         ei = self.posterior.expected_improvement(x, baseline, validate=False)
         return ei.numpy()[rows]
 
-    def _sampled_values(self, rows: np.ndarray, actions: np.ndarray, rng: Any) -> np.ndarray:
-        """Values of ``actions`` ``(r, N, d)`` under one fresh posterior draw per row."""
-        return self.posterior.thompson(self._padded(rows, actions), validate=False).numpy()[rows]
+    def pool(self) -> np.ndarray:
+        """This round's pool ``(B, num_candidates, d)``: the incumbent, the posterior argmaxes,
+        the local steps, the uniform points (in that column order)."""
+        b, d = self.batch_size, self.dim
+        steps = self.rng.standard_normal((b, self.num_local, d)) * self.local_std
+        local = np.clip(self.incumbent[:, None] + steps, 0.0, 1.0)
+        uniform = self.rng.random((b, self.num_uniform, d))
+        scored = np.concatenate([local, uniform], axis=1)
+        parts = [self.incumbent[:, None]]
+        if self.num_posterior:
+            if scored.shape[1] == 0:
+                scored = self.incumbent[:, None]
+            draws = self.posterior.sample_function(self.num_posterior)(self._tensor(scored))
+            best = draws.argmax(dim=-1).numpy()  # (B, S)
+            parts.append(scored[np.arange(b)[:, None], best])
+        return np.concatenate([*parts, local, uniform], axis=1)
 
     def act(self) -> np.ndarray:
         """float64 ``(B, d)``: this round's actions."""
         b, d = self.batch_size, self.dim
         if self.name == "uniform":
             return self.rng.random((b, d))
-        pool = np.concatenate(
-            [self.incumbent[:, None], self.rng.random((b, self.num_candidates, d))], axis=1
-        )
-        x = torch.as_tensor(pool, dtype=self.posterior.dtype)
-        if self.name == "thompson":
-            scores = self.posterior.thompson(x, validate=False)
-        elif self.name == "ucb":
+        pool = self.pool()
+        x = self._tensor(pool)
+        rows = np.arange(b)
+        if self.name == "ucb":
             mean, std = self.posterior.predictive(x, validate=False)
-            scores = mean + self.ucb_beta**0.5 * std
+            beta = float(srinivas_beta(self.t + 1, self.num_candidates, self.ucb_delta))
+            scores = mean + math.sqrt(beta) * std
         else:
-            scores = self.posterior.mean(x, validate=False)
-        best = pool[np.arange(b), scores.argmax(dim=1).numpy()]
-        if self.name in ("greedy", "delight", "egreedy"):
-            self.incumbent = best
+            mean = self.posterior.mean(x, validate=False)
+            scores = self.posterior.thompson(x, validate=False) if self.name == "thompson" else mean
+        self.incumbent = pool[rows, mean.argmax(dim=1).numpy()]
+        best = pool[rows, scores.argmax(dim=1).numpy()]
         if self.name == "egreedy":
             explore = self.rng.random(b) < epsilon_schedule(self.t, self.half_life)
             best = np.where(explore[:, None], self.rng.random((b, d)), best)
         if self.delight is not None:
-            decision = self.delight.decide(np.arange(b), best, self.t, self.rng)
+            self._pool.points = pool
+            decision = self.delight.decide(rows, best, self.t, self.rng)
             self.override_count += decision.overridden
+            self.explored_count += decision.explored
+            self._count_sources(decision, pool)
             best = decision.actions
         return best
+
+    def _count_sources(self, decision: Any, pool: np.ndarray) -> None:
+        """Add each override's pool member kind (uniform, local, posterior argmax) to
+        :attr:`override_sources`; an override back to the host's action counts as none."""
+        over = decision.overridden
+        if not over.any():
+            return
+        played = decision.actions[over][:, None]
+        hit = np.all(pool[over] == played, axis=-1)  # (r, C)
+        column = np.argmax(hit, axis=1)
+        moved = np.any(decision.actions[over] != self.incumbent[over], axis=-1)
+        column = column[moved & hit.any(axis=1)]
+        posterior_end = 1 + self.num_posterior
+        local_end = posterior_end + self.num_local
+        self.override_sources[0] += int(np.sum(column >= local_end))
+        self.override_sources[1] += int(np.sum((column >= posterior_end) & (column < local_end)))
+        self.override_sources[2] += int(np.sum((column >= 1) & (column < posterior_end)))
 
     def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
         """Absorb one round: ``actions`` ``(B, d)``, ``rewards`` ``(B,)``."""
         self.posterior.update(
-            torch.as_tensor(actions, dtype=self.posterior.dtype)[:, None],
-            torch.as_tensor(rewards, dtype=self.posterior.dtype)[:, None],
+            self._tensor(actions)[:, None],
+            self._tensor(rewards)[:, None],
         )
         self.t += 1

@@ -2,12 +2,16 @@
 :class:`~delight_gym.envs.continuum.ContinuumBanditVectorEnv` instances (one per seed).
 
 :func:`run_continuum` plays ``horizon`` rounds and returns the per-round pseudo-regret.
-Instance ``i`` is seeded ``seed + i``; the agent draws from its own generators, seeded from
-``seed`` and a fixed salt, so two agents see the same instances.
+Widths are given at ``d = 1`` and scaled by ``√d`` (:func:`scaled_widths`), so that a bump
+covers the same share of the cube's diameter at every ``d``; the posterior's lengthscale is the
+scaled needle width and the local step's per-coordinate standard deviation half the unscaled
+one, the same for every agent. Instance ``i`` is seeded ``seed + i``; the agent draws from its
+own generators, seeded from ``seed`` and a fixed salt, so two agents see the same instances.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -19,7 +23,26 @@ from delight_gym.experiments.bandit import (
     play_rounds,
 )
 
-__all__ = ["run_continuum"]
+__all__ = ["FOUND_REGRET", "needle_found", "run_continuum", "scaled_widths"]
+
+#: A round's regret below this (expected reward above 0.6, the highest broad bump) is a round
+#: in the needle's basin.
+FOUND_REGRET = 0.4
+
+
+def scaled_widths(dim: int, needle_width: float, bump_width: float) -> tuple[float, float]:
+    """``(needle_width·√d, bump_width·√d)``: the widths at dimension ``d`` of widths given at
+    ``d = 1``."""
+    root = math.sqrt(dim)
+    return needle_width * root, bump_width * root
+
+
+def needle_found(regret: np.ndarray, last: float = 0.1) -> np.ndarray:
+    """bool ``(seeds,)``: the mean regret of the last ``last`` share of rounds is below
+    :data:`FOUND_REGRET` (the agent ended in the needle's basin), from per-round regret
+    ``(seeds, horizon)``."""
+    k = max(1, int(round(last * regret.shape[1])))
+    return np.asarray(regret[:, -k:].mean(axis=1) < FOUND_REGRET)
 
 
 def run_continuum(
@@ -29,10 +52,11 @@ def run_continuum(
     seeds: int,
     *,
     seed: int = 0,
-    needle_width: float = 0.03,
-    bump_width: float = 0.15,
+    needle_width: float = 0.15,
+    bump_width: float = 0.3,
     num_bumps: int = 5,
     noise: float = 0.1,
+    diagnostics: dict[str, Any] | None = None,
     **agent_kwargs: Any,
 ) -> BanditResult:
     """Run ``agent`` for ``horizon`` rounds on ``seeds`` continuum bandits of dimension ``dim``.
@@ -45,10 +69,16 @@ def run_continuum(
         ``d``, ``T`` and the number of instances.
     seed : int
         Instance ``i`` is seeded ``seed + i``.
-    needle_width, bump_width, num_bumps, noise :
+    needle_width, bump_width : float
+        Widths at ``d = 1``; the env gets them times ``√d`` (:func:`scaled_widths`).
+    num_bumps, noise :
         The environment's (:class:`~delight_gym.envs.continuum.ContinuumBanditEnv`).
+    diagnostics : dict, optional
+        Filled with DE's counts: ``explored`` and ``overridden`` per seed, ``sources``
+        (overrides to a uniform, local, posterior-argmax pool member).
     **agent_kwargs
-        Keywords of :class:`~delight_gym.agents.continuum.ContinuumAgent`.
+        Keywords of :class:`~delight_gym.agents.continuum.ContinuumAgent`; ``lengthscale``
+        defaults to the scaled needle width, ``local_std`` to half of ``needle_width``.
 
     Returns
     -------
@@ -59,14 +89,12 @@ def run_continuum(
     from delight_gym.envs.continuum import ContinuumBanditVectorEnv
 
     horizon, seeds, seed = check_batch_run(horizon, seeds, seed)
+    needle, bump = scaled_widths(dim, needle_width, bump_width)
     envs = ContinuumBanditVectorEnv(
-        seeds,
-        dim=dim,
-        num_bumps=num_bumps,
-        bump_width=bump_width,
-        needle_width=needle_width,
-        noise=noise,
+        seeds, dim=dim, num_bumps=num_bumps, bump_width=bump, needle_width=needle, noise=noise
     )
+    agent_kwargs.setdefault("lengthscale", needle)
+    agent_kwargs.setdefault("local_std", needle_width / 2.0)
     agent_seed = int(np.random.SeedSequence([seed, AGENT_SEED_SALT]).generate_state(1)[0])
     learner = ContinuumAgent(agent, seeds, dim, seed=agent_seed, noise=noise, **agent_kwargs)
     envs.reset(seed=seed)
@@ -78,4 +106,10 @@ def run_continuum(
         return played[:, 0], info
 
     regret, first, seconds = play_rounds(play, seeds, horizon, action_dtype=np.float64)
+    if diagnostics is not None:
+        diagnostics.update(
+            explored=learner.explored_count.copy(),
+            overridden=learner.override_count.copy(),
+            sources=dict(zip(("uniform", "local", "posterior"), learner.override_sources.tolist())),
+        )
     return BanditResult(agent, 0, regret, first, seconds, learner.override_count.copy())

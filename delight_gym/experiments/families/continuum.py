@@ -1,8 +1,10 @@
 """The ``continuum`` family: continuum-armed bandits (actions in ``[0, 1]^d``), one posterior.
 
 Every agent (:mod:`delight_gym.agents.continuum`) keeps the same random-Fourier-feature
-posterior and scores the same candidate budget each round; ``delight`` is the greedy host with
-candidate-set DE. The cell runs :func:`~delight_gym.experiments.continuum.run_continuum`.
+posterior and scores the same pool of 64 points each round (uniform points, local steps around
+the incumbent, posterior argmaxes); ``delight`` is the greedy host with candidate-set DE and
+``ucb`` is GP-UCB with Srinivas et al.'s ``β_t``. Widths are given at ``d = 1`` and scaled by
+``√d``. The cell runs :func:`~delight_gym.experiments.continuum.run_continuum`.
 """
 
 from __future__ import annotations
@@ -15,14 +17,17 @@ from delight_gym.experiments.families.base import (
     EGREEDY,
     GREEDY,
     THOMPSON,
-    UCB,
     UNIFORM,
+    Agent,
     Family,
     Parameter,
     one_torch_thread,
 )
 
-__all__ = ["CONTINUUM", "continuum_cell"]
+__all__ = ["CONTINUUM", "GP_UCB", "continuum_cell", "needle_report"]
+
+#: GP-UCB with the ``β_t`` schedule of "Gaussian Process Optimization in the Bandit Setting".
+GP_UCB = Agent("ucb", "GP-UCB (Srinivas β_t)", "#9467bd")
 
 
 def continuum_cell(
@@ -45,9 +50,27 @@ def continuum_cell(
         )
 
 
+def needle_report(result: Any) -> list[str]:
+    """For each (agent, setting): the seeds that ended in the needle's basin (mean regret of
+    the last tenth of rounds below 0.4), from the rows' cumulative regret."""
+    import numpy as np
+
+    from delight_gym.experiments.continuum import needle_found
+
+    lines = ["seeds that ended in the needle's basin (last 10% of rounds, regret < 0.4):"]
+    columns = list(result.spec.setting_columns)
+    for row in result.rows:
+        cumulative = np.asarray(row["cumulative"])
+        regret = np.diff(cumulative, axis=1, prepend=0.0)
+        found = needle_found(regret)
+        setting = " ".join(f"{c}={row[c]}" for c in columns)
+        lines.append(f"  {setting} {row['agent']}: {int(found.sum())}/{found.size}")
+    return lines
+
+
 #: Bytes per dimension of the smallest continuum run (one seed), a lower bound: the agents'
-#: random-Fourier-feature frequencies (``num_features = 256`` rows) and a round's uniform
-#: candidates (``num_candidates = 64``), float64: the defaults of
+#: random-Fourier-feature frequencies (``num_features = 256`` rows) and a round's pool
+#: (``num_candidates = 64``), float64: the defaults of
 #: :class:`~delight_gym.agents.continuum.ContinuumAgent`, which the family's cell uses.
 _CONTINUUM_MIN_BYTES_PER_DIM = 8 * (256 + 64)
 
@@ -60,28 +83,34 @@ def _check_continuum_dim(value: Any, name: str) -> int:
     return d
 
 
-#: Continuum-armed bandits: a narrow needle among broad bumps on ``[0, 1]^d``.
+#: Continuum-armed bandits: a narrow needle among broad bumps on ``[0, 1]^d``, widths ∝ √d.
 CONTINUUM = Family(
     name="continuum",
-    help="continuum-armed bandits on [0,1]^d: a narrow needle among broad bumps",
+    help="continuum-armed bandits on [0,1]^d: a needle among broad bumps, widths scaled by √d",
     cell=continuum_cell,
-    agents=(DELIGHT, THOMPSON, UCB, EGREEDY, GREEDY, UNIFORM),
+    agents=(DELIGHT, THOMPSON, GP_UCB, EGREEDY, GREEDY, UNIFORM),
     instance=(
         Parameter(
-            "dim", int, _check_continuum_dim, sweep=(1, 2, 5, 10), symbol="d", help="dimensions d"
+            "dim",
+            int,
+            _check_continuum_dim,
+            sweep=(1, 2, 5, 10, 20),
+            symbol="d",
+            help="dimensions d",
         ),
         Parameter(
             "needle_width",
             float,
             check_positive_float,
-            sweep=(0.03, 0.1),
+            sweep=(0.15,),
             symbol="w",
-            help="widths of the needle",
+            help="width of the needle at d = 1 (times √d at dimension d; bumps 0.3·√d)",
         ),
     ),
     default_agents=("delight", "thompson", "ucb", "egreedy", "greedy", "uniform"),
-    horizon=500,
+    horizon=1500,
     seeds=20,
     batch_size=20,
-    title="Continuum bandits",
+    title="Continuum bandits (widths ∝ √d)",
+    report=needle_report,
 )
