@@ -4,8 +4,8 @@ One page per public top-level module (``delight_gym.de.rule``, ``delight_gym.cli
 per public subpackage (``delight_gym.envs`` with all its public modules), found by walking
 ``delight_gym/`` on disk (no import), so a module added or removed changes the reference
 without editing ``mkdocs.yml``. A name is public unless it, or a package above it, starts
-with ``_``. The package page lists ``delight_gym.__all__`` (read statically from
-``__init__.py``) with a link to each name's home module.
+with ``_``. The package page lists ``delight_gym.__all__`` (of the imported package) with
+a link to each name's home module.
 
 Used by ``mkdocs.yml`` (``hooks: - docs/_ext/api_pages.py``): ``on_config`` adds the pages
 to the "API reference" section of ``nav`` and ``on_files`` adds the generated files.
@@ -84,24 +84,15 @@ def _defined_names(init: Path) -> list[str]:
 
 def _package_page(init: Path) -> str:
     """The package's docstring and a table of ``__all__`` linking each name to its module."""
+    import delight_gym  # __all__ is derived from the lazy table: read the imported package
+
     tree = ast.parse(init.read_text(encoding="utf-8"))
-    home: dict[str, str] = {}
-    exported: list[str] = []
+    home: dict[str, str] = dict(delight_gym._LAZY)
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             for alias in node.names:
-                home[alias.asname or alias.name] = node.module
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [t.id for t in targets if isinstance(t, ast.Name)]
-            if "__all__" in names and node.value is not None:
-                exported = list(ast.literal_eval(node.value))
-            elif node.value is not None and isinstance(node.value, ast.Dict):
-                # A lazy-import table {"Name": "delight_gym.module"} (PEP 562 __getattr__).
-                for key, value in zip(node.value.keys, node.value.values, strict=True):
-                    if isinstance(key, ast.Constant) and isinstance(value, ast.Constant):
-                        if isinstance(value.value, str) and value.value.startswith(PACKAGE):
-                            home.setdefault(str(key.value), value.value)
+                home.setdefault(alias.asname or alias.name, node.module)
+    exported = list(delight_gym.__all__)
     lines = [
         f"# `{PACKAGE}`",
         "",
