@@ -437,6 +437,52 @@ def test_architecture_keywords_reach_the_network_with_its_defaults() -> None:
     assert net.encoding == "dense" and net.weights[0].shape == (3, 4, 8)
 
 
+def test_the_three_front_ends_take_one_defaults_record_and_one_replay_rule() -> None:
+    """SeedBatchedBootDQN, EnsembleQPosterior and BootstrappedDQN default to
+    BOOT_DQN_DEFAULTS, and all accept learning_starts 0 (train from the first transition) and
+    learning_starts beyond the buffer (never train in a short run), and refuse -1."""
+    import inspect
+
+    from delight_gym.agents.boot_dqn import SeedBatchedBootDQN
+    from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS as D
+    from delight_gym.sb3 import BootstrappedDQN
+
+    def defaults(cls: type) -> dict[str, object]:
+        sig = inspect.signature(cls.__init__)  # type: ignore[misc]
+        return {n: p.default for n, p in sig.parameters.items()}
+
+    common = ("learning_rate", "batch_size", "buffer_size", "learning_starts", "gamma")
+    agent, post, sb3 = map(defaults, (SeedBatchedBootDQN, EnsembleQPosterior, BootstrappedDQN))
+    for name in common:
+        assert agent[name] == post[name] == sb3[name] == getattr(D, name), name
+    assert agent["target_update_period"] == post["target_update_period"] == D.target_update_period
+    assert sb3["target_update_interval"] == D.target_update_period
+    assert agent["num_heads"] == sb3["num_heads"] == D.num_heads
+    assert agent["prior_scale"] == sb3["prior_scale"] == D.prior_scale
+
+    s = np.arange(6) % 4
+    for starts, steps in ((0, 6), (1, 6), (100, 0)):
+        p = EnsembleQPosterior(
+            spaces.Discrete(4), 2, num_heads=2, hidden_sizes=(4,), batch_size=4,
+            buffer_size=5, learning_starts=starts, seed=0,
+        )  # fmt: skip
+        for i in range(6):
+            p.update(s[i : i + 1], s[i : i + 1] % 2, [1.0], (s[i : i + 1] + 1) % 4, [False])
+        assert p.sgd_steps == steps, starts
+        a = SeedBatchedBootDQN(1, 4, 2, num_heads=2, hidden_sizes=(4,), batch_size=4,
+                               buffer_size=5, learning_starts=starts)  # fmt: skip
+        for i in range(6):
+            a.observe(s[i : i + 1], s[i : i + 1] % 2, [1.0], (s[i : i + 1] + 1) % 4, [0.0])
+        assert a.gradient_steps == steps, starts
+    for make in (
+        lambda: EnsembleQPosterior(spaces.Discrete(4), 2, learning_starts=-1),
+        lambda: SeedBatchedBootDQN(1, 4, 2, learning_starts=-1),
+        lambda: BootstrappedDQN("MlpPolicy", "CartPole-v1", learning_starts=-1, device="cpu"),
+    ):
+        with pytest.raises(ValueError, match="learning_starts"):
+            make()
+
+
 # -- bad arguments -------------------------------------------------------------------------------
 
 

@@ -29,13 +29,9 @@ from delight_gym._checks import (
     check_probability,
 )
 from delight_gym.agents.seeding import torch_seed
+from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS, check_replay_options
 from delight_gym.posteriors.ensemble_inputs import one_hot_indices
-from delight_gym.posteriors.ensemble_network import (
-    DEFAULT_HIDDEN_SIZES,
-    DEFAULT_NUM_HEADS,
-    DEFAULT_PRIOR_SCALE,
-    EnsembleQNetwork,
-)
+from delight_gym.posteriors.ensemble_network import EnsembleQNetwork
 from delight_gym.posteriors.ensemble_td import Transitions, ensemble_td_step
 
 __all__ = ["SeedBatchedBootDQN", "one_hot_states"]
@@ -60,27 +56,21 @@ def one_hot_states(observations: Any) -> np.ndarray:
 class SeedBatchedBootDQN:
     """bsuite's bootstrapped DQN with randomized priors for ``S`` seeds, batched.
 
+    The defaults are :data:`~delight_gym.posteriors.boot_dqn_defaults.BOOT_DQN_DEFAULTS`.
+
     Parameters
     ----------
     num_seeds : int
         ``S``, independent agents (one per sub-env of the vector env).
     num_states : int
         Size of the tabular observation (DeepSea: ``N²``).
-    num_actions, num_heads : int
-        ``A``, and ``K`` heads per seed (default 10).
-    hidden_sizes : sequence of int, default (64, 64)
-    prior_scale : float, default 3.0
-    learning_rate : float, default 1e-3
-        Adam's step size.
-    batch_size : int, default 128
-        Transitions per seed in each gradient step.
-    buffer_size : int, default 10_000
-        Replay capacity per seed.
-    learning_starts : int, default 128
-        Transitions per seed before the first gradient step.
-    target_update_period : int, default 4
-        Gradient steps between target copies.
-    gamma : float, default 0.99
+    num_actions : int
+        ``A``.
+    num_heads, hidden_sizes, prior_scale, learning_rate, gamma :
+        ``K`` heads per seed and their MLPs and prior scale; Adam's step size; the discount.
+    batch_size, buffer_size, learning_starts, target_update_period :
+        Per seed: transitions in each gradient step; replay capacity; transitions before the
+        first gradient step (``>= 0``); gradient steps between target copies.
     seed : int, default 0
         Seeds the initial weights, replay samples and heads drawn (one CPU generator: a CPU
         and a GPU run draw the same numbers).
@@ -94,24 +84,24 @@ class SeedBatchedBootDQN:
         num_states: int,
         num_actions: int,
         *,
-        num_heads: int = DEFAULT_NUM_HEADS,
-        hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
-        prior_scale: float = DEFAULT_PRIOR_SCALE,
-        learning_rate: float = 1e-3,
-        batch_size: int = 128,
-        buffer_size: int = 10_000,
-        learning_starts: int = 128,
-        target_update_period: int = 4,
-        gamma: float = 0.99,
+        num_heads: int = BOOT_DQN_DEFAULTS.num_heads,
+        hidden_sizes: Sequence[int] = BOOT_DQN_DEFAULTS.hidden_sizes,
+        prior_scale: float = BOOT_DQN_DEFAULTS.prior_scale,
+        learning_rate: float = BOOT_DQN_DEFAULTS.learning_rate,
+        batch_size: int = BOOT_DQN_DEFAULTS.batch_size,
+        buffer_size: int = BOOT_DQN_DEFAULTS.buffer_size,
+        learning_starts: int = BOOT_DQN_DEFAULTS.learning_starts,
+        target_update_period: int = BOOT_DQN_DEFAULTS.target_update_period,
+        gamma: float = BOOT_DQN_DEFAULTS.gamma,
         seed: int = 0,
         device: Any = None,
     ) -> None:
         self.num_seeds = check_positive_int(num_seeds, "num_seeds")
         self.num_heads = check_positive_int(num_heads, "num_heads")
         self.num_actions = check_positive_int(num_actions, "num_actions")
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.buffer_size = check_positive_int(buffer_size, "buffer_size")
-        self.learning_starts = check_nonnegative_int(learning_starts, "learning_starts")
+        self.batch_size, self.buffer_size, self.learning_starts = check_replay_options(
+            batch_size, buffer_size, learning_starts
+        )
         self.target_update_period = check_positive_int(target_update_period, "target_update_period")
         self.gamma = check_probability(gamma, "gamma")
         check_positive_float(learning_rate, "learning_rate")

@@ -32,6 +32,7 @@ from delight_gym._checks import (
 )
 from delight_gym.de.posterior import BASELINES, PosteriorValues, check_baseline, host_baseline
 from delight_gym.posteriors.arguments import check_fraction, seeded_generator
+from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS, check_replay_options
 from delight_gym.posteriors.ensemble_inputs import ENCODINGS, as_device_tensor, one_hot_indices
 from delight_gym.posteriors.ensemble_network import (
     DEFAULT_HIDDEN_SIZES,
@@ -111,6 +112,7 @@ class EnsembleQPosterior:
     """``K`` Q-heads with randomized priors, trained by TD: a ``ValuePosterior`` over ``Q(s, ·)``.
 
     Counters: ``transitions`` (given to :meth:`update`) and ``sgd_steps`` (gradient steps).
+    The defaults are :data:`~delight_gym.posteriors.boot_dqn_defaults.BOOT_DQN_DEFAULTS`.
 
     Parameters
     ----------
@@ -118,18 +120,17 @@ class EnsembleQPosterior:
         Box observations of any shape are flattened.
     action_space : gymnasium.spaces.Discrete or int
         The actions, or their number ``A``.
-    gamma : float, default 0.99
-    learning_rate : float, default 1e-3
-    batch_size : int, default 128
-    buffer_size : int, default 10_000
+    gamma, learning_rate, batch_size :
+        The discount; Adam's step size; transitions per gradient step.
+    buffer_size : int
         Replay capacity (the oldest transitions are overwritten).
-    learning_starts : int, default 128
-        Transitions stored before the first gradient step.
-    sgd_period : int, default 1
+    learning_starts : int
+        Transitions given to :meth:`update` before the first gradient step (``>= 0``).
+    sgd_period : int
         Transitions given to :meth:`update` per gradient step.
-    target_update_period : int, default 4
+    target_update_period : int
         Gradient steps between copies of the trainable heads into the targets.
-    mask_prob : float, default 1.0
+    mask_prob : float
         A transition's probability of being in a head's bootstrap sample, in ``(0, 1]``.
     device : torch.device or str, default "cpu"
     seed : int, optional
@@ -144,14 +145,14 @@ class EnsembleQPosterior:
         observation_space: Any,
         action_space: Any,
         *,
-        gamma: float = 0.99,
-        learning_rate: float = 1e-3,
-        batch_size: int = 128,
-        buffer_size: int = 10_000,
-        learning_starts: int = 128,
-        sgd_period: int = 1,
-        target_update_period: int = 4,
-        mask_prob: float = 1.0,
+        gamma: float = BOOT_DQN_DEFAULTS.gamma,
+        learning_rate: float = BOOT_DQN_DEFAULTS.learning_rate,
+        batch_size: int = BOOT_DQN_DEFAULTS.batch_size,
+        buffer_size: int = BOOT_DQN_DEFAULTS.buffer_size,
+        learning_starts: int = BOOT_DQN_DEFAULTS.learning_starts,
+        sgd_period: int = BOOT_DQN_DEFAULTS.sgd_period,
+        target_update_period: int = BOOT_DQN_DEFAULTS.target_update_period,
+        mask_prob: float = BOOT_DQN_DEFAULTS.mask_prob,
         device: Any = "cpu",
         seed: int | None = None,
         **network_options: Any,
@@ -170,14 +171,9 @@ class EnsembleQPosterior:
         self.num_actions = check_positive_int(num_actions, "action_space")
         self.gamma = check_probability(gamma, "gamma")
         self.learning_rate = check_positive_float(learning_rate, "learning_rate")
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.buffer_size = check_positive_int(buffer_size, "buffer_size")
-        self.learning_starts = check_positive_int(learning_starts, "learning_starts")
-        if self.learning_starts > self.buffer_size:
-            raise ValueError(
-                f"learning_starts={learning_starts} exceeds buffer_size={buffer_size}: the "
-                "buffer never holds that many transitions, so the heads would never train"
-            )
+        self.batch_size, self.buffer_size, self.learning_starts = check_replay_options(
+            batch_size, buffer_size, learning_starts
+        )
         self.sgd_period = check_positive_int(sgd_period, "sgd_period")
         self.target_update_period = check_positive_int(target_update_period, "target_update_period")
         self.mask_prob = check_fraction(mask_prob, "mask_prob")
@@ -390,7 +386,7 @@ class EnsembleQPosterior:
         before = self.transitions
         self.transitions += n
         due = self.transitions // self.sgd_period - before // self.sgd_period
-        if self._buffer_len < self.learning_starts:
+        if self.transitions < max(self.learning_starts, 1):
             return
         for _ in range(due):
             idx = torch.randint(self._buffer_len, (self.batch_size,), generator=self.generator)

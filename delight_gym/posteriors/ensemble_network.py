@@ -21,6 +21,7 @@ from torch import nn
 
 from delight_gym._checks import check_positive_int, check_would_fit
 from delight_gym.posteriors.arguments import check_head_options
+from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS
 from delight_gym.posteriors.ensemble_inputs import EnsembleInputs
 from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES, StateTables
 from delight_gym.posteriors.ensemble_td import Transitions, ensemble_td_loss
@@ -32,12 +33,11 @@ __all__ = [
     "EnsembleQNetwork",
 ]
 
-#: Defaults of the ensemble, shared by the network, the posterior and the deep agents built on
-#: them: ``K`` heads, each an MLP with these hidden sizes plus its frozen prior scaled by
-#: ``prior_scale`` (bsuite: 20 heads of [50, 50], scale 3 (TF) or 5 (JAX)).
-DEFAULT_NUM_HEADS = 10
-DEFAULT_HIDDEN_SIZES = (64, 64)
-DEFAULT_PRIOR_SCALE = 3.0
+#: The heads' defaults, shared by every ensemble of the package
+#: (:data:`~delight_gym.posteriors.boot_dqn_defaults.BOOT_DQN_DEFAULTS`'s).
+DEFAULT_NUM_HEADS = BOOT_DQN_DEFAULTS.num_heads
+DEFAULT_HIDDEN_SIZES = BOOT_DQN_DEFAULTS.hidden_sizes
+DEFAULT_PRIOR_SCALE = BOOT_DQN_DEFAULTS.prior_scale
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
 

@@ -29,12 +29,8 @@ from delight_gym.de.options import HOSTS, DelightOptions, decide_on_values, gree
 from delight_gym.de.posterior import PosteriorValues
 from delight_gym.de.rule import epsilon_schedule, sample_acting
 from delight_gym.de.stats import DelightStats
-from delight_gym.posteriors.ensemble import (
-    DEFAULT_NUM_HEADS,
-    DEFAULT_PRIOR_SCALE,
-    EnsembleQPosterior,
-    ensemble_values,
-)
+from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS, check_replay_options
+from delight_gym.posteriors.ensemble import EnsembleQPosterior, ensemble_values
 from delight_gym.sb3.base import (
     DelightAlgorithmMixin,
     Prediction,
@@ -66,14 +62,16 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     policy, env :
         ``"MlpPolicy"`` (:class:`BootstrappedDQNPolicy`); an env with Discrete actions.
     learning_rate, buffer_size, learning_starts, batch_size, gamma, train_freq, gradient_steps :
-        As for SB3; the defaults are bsuite's (``1e-3``, 10 000, 128, 128, 0.99, 1, 1).
-    target_update_interval : int, default 4
+        As for SB3 (``learning_starts >= 0``); the defaults are
+        :data:`~delight_gym.posteriors.boot_dqn_defaults.BOOT_DQN_DEFAULTS`, as every default
+        here (``gradient_steps`` 1: one SGD step per ``train_freq`` env steps).
+    target_update_interval : int
         Gradient steps between hard target updates.
-    num_heads : int, default 10
-        ``K``; each head has a randomized prior of scale ``prior_scale`` (default 3.0).
+    num_heads, prior_scale : int, float
+        ``K``; each head has a randomized prior of scale ``prior_scale``.
     mask_prob, replay_buffer_class :
-        Bootstrap mask probability (default 1.0; ``< 1`` keeps masks in the replay buffer); a
-        subclass of :class:`BootstrapReplayBuffer` (the default).
+        Bootstrap mask probability (``< 1`` keeps masks in the replay buffer); a subclass of
+        :class:`BootstrapReplayBuffer` (the default).
     delight : None, bool, dict or DelightOptions, default None
         ``None``/``False``: plain bootstrapped DQN; else DE's options (default clock ``"episode"``).
     policy_kwargs : dict, optional
@@ -100,17 +98,17 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         self,
         policy: str | type[BootstrappedDQNPolicy],
         env: GymEnv | str,
-        learning_rate: float | Schedule = 1e-3,
-        buffer_size: int = 10_000,
-        learning_starts: int = 128,
-        batch_size: int = 128,
-        gamma: float = 0.99,
-        train_freq: int | tuple[int, str] = 1,
+        learning_rate: float | Schedule = BOOT_DQN_DEFAULTS.learning_rate,
+        buffer_size: int = BOOT_DQN_DEFAULTS.buffer_size,
+        learning_starts: int = BOOT_DQN_DEFAULTS.learning_starts,
+        batch_size: int = BOOT_DQN_DEFAULTS.batch_size,
+        gamma: float = BOOT_DQN_DEFAULTS.gamma,
+        train_freq: int | tuple[int, str] = BOOT_DQN_DEFAULTS.sgd_period,
         gradient_steps: int = 1,
-        target_update_interval: int = 4,
-        num_heads: int = DEFAULT_NUM_HEADS,
-        prior_scale: float = DEFAULT_PRIOR_SCALE,
-        mask_prob: float = 1.0,
+        target_update_interval: int = BOOT_DQN_DEFAULTS.target_update_period,
+        num_heads: int = BOOT_DQN_DEFAULTS.num_heads,
+        prior_scale: float = BOOT_DQN_DEFAULTS.prior_scale,
+        mask_prob: float = BOOT_DQN_DEFAULTS.mask_prob,
         delight: DelightOptions | dict[str, Any] | bool | None = None,
         replay_buffer_class: type[ReplayBuffer] | None = None,
         replay_buffer_kwargs: dict[str, Any] | None = None,
@@ -132,8 +130,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         self.target_update_interval = check_positive_int(
             target_update_interval, "target_update_interval"
         )
-        check_positive_int(batch_size, "batch_size")
-        check_positive_int(buffer_size, "buffer_size")
+        check_replay_options(batch_size, buffer_size, learning_starts)
         if replay_buffer_class is None:
             replay_buffer_class = BootstrapReplayBuffer
         elif not (
