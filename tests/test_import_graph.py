@@ -1,16 +1,18 @@
-"""No import cycle among the package's modules.
+"""No import cycle among the package's modules, counting every import.
 
-The graph has an edge ``A -> B`` when importing ``A`` imports ``B`` (a module of
-``delight_gym``): the imports of ``A``'s module body, including those inside ``try``, ``with``
-and ``if`` blocks, but not those under ``if TYPE_CHECKING:`` (never run) nor those inside
-functions (run when called: a family's cell function imports its runner that way). ``from P
-import m`` is an edge to the module ``P.m`` where ``m`` is a module, else to ``P``. A cycle in
-this graph makes the result of an import depend on which module was imported first.
+The graph has an edge ``A -> B`` when ``A``'s source imports ``B`` (a module of
+``delight_gym``) anywhere: in the module body, inside ``try``, ``with`` and ``if`` blocks,
+under ``if TYPE_CHECKING:`` and inside functions. A function-local import hides a cycle from
+the interpreter but not from a reader, and a ``TYPE_CHECKING`` one from the interpreter but not
+from the type checker, so both count. ``from P import m`` is an edge to the module ``P.m``
+where ``m`` is a module, else to ``P``. Function-local imports of *other* packages are allowed
+only for the optional or heavy dependencies named in :data:`LAZY_DEPENDENCIES`.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,33 +36,19 @@ def package_modules(root: Path = PACKAGE_ROOT) -> dict[str, Path]:
     return found
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _body_imports(statements: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
-    """The import statements that run when the module body runs."""
-    for node in statements:
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            yield node
-        elif isinstance(node, ast.If):
-            if not _is_type_checking(node.test):
-                yield from _body_imports(node.body)
-            yield from _body_imports(node.orelse)
-        elif isinstance(node, ast.Try):
-            for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
-                yield from _body_imports(block)
-        elif isinstance(node, ast.With):
-            yield from _body_imports(node.body)
+def _all_imports(statements: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement of a module, wherever it stands."""
+    for stmt in statements:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                yield node
 
 
 def imported_modules(source: str, module: str, is_package: bool, known: set[str]) -> set[str]:
-    """The modules of ``known`` that importing ``module`` (whose source is ``source``) imports
-    directly (see the module docstring)."""
+    """The modules of ``known`` that ``module`` (whose source is ``source``) imports anywhere
+    (see the module docstring)."""
     found: set[str] = set()
-    for node in _body_imports(ast.parse(source).body):
+    for node in _all_imports(ast.parse(source).body):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         else:
@@ -78,7 +66,7 @@ def imported_modules(source: str, module: str, is_package: bool, known: set[str]
 
 
 def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """``{module: the package modules it imports at import time}``."""
+    """``{module: the package modules its source imports}``."""
     known = set(modules)
     return {
         name: imported_modules(path.read_text(), name, path.name == "__init__.py", known)
@@ -125,12 +113,13 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
         ("from . import a", True),
         ("import pkg.a", True),
         ("try:\n    from .a import X\nexcept ImportError:\n    pass", True),
-        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import X", False),
-        ("def f():\n    from pkg.a import X\n", False),
+        ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import X", True),
+        ("def f():\n    from pkg.a import X\n", True),
+        ("class C:\n    def f(self):\n        import pkg.a\n", True),
         ("from pkg.c import X", False),
     ],
 )
-def test_checker_finds_exactly_the_import_time_cycles(tmp_path, b_source, cyclic):
+def test_checker_finds_every_cycle(tmp_path, b_source, cyclic):
     modules = _tree(
         tmp_path,
         {"__init__.py": "", "a.py": "from pkg.b import Y\n", "b.py": b_source, "c.py": ""},
@@ -157,13 +146,48 @@ def test_the_package_has_no_import_cycle():
     assert cycles(import_graph(modules)) == []
 
 
-def test_the_families_package_imports_its_family_modules_and_no_runner():
-    """The family records import one way: the package imports its family modules, they import
-    ``base``; a cell function imports its runner when it runs."""
-    graph = import_graph(package_modules())
-    families = "delight_gym.experiments.families"
-    assert {f"{families}.{m}" for m in ("bernoulli", "linear", "deep_sea")} <= graph[families]
-    runners = {f"delight_gym.experiments.{m}" for m in ("bandit", "linear", "deep_sea", "runner")}
-    for name, imported in graph.items():
-        if name == families or (name.startswith(f"{families}.") and not name.endswith("_run")):
-            assert not imported & runners, (name, imported & runners)
+#: Other packages that a module of ours may import inside a function: optional extras (ray,
+#: bsuite, botorch, pink-noise-rl, jax, mkdocs), and dependencies kept out of ``import
+#: delight_gym`` for its start-up time (torch, scipy, pandas, matplotlib, SB3, tqdm); numpy and
+#: gymnasium, required, are harmless there.
+LAZY_DEPENDENCIES = {
+    "gymnasium",
+    "numpy",
+    "botorch",
+    "bsuite",
+    "gpytorch",
+    "jax",
+    "matplotlib",
+    "mkdocs",
+    "pandas",
+    "pink",
+    "ray",
+    "scipy",
+    "stable_baselines3",
+    "torch",
+    "tqdm",
+}
+
+
+def test_function_local_imports_of_other_packages_are_named():
+    stdlib = set(sys.stdlib_module_names)
+    found: dict[str, set[str]] = {}
+    for name, path in package_modules().items():
+        for top in ast.parse(path.read_text()).body:
+            for fn in ast.walk(top):
+                if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.Import):
+                        roots = [alias.name.split(".")[0] for alias in node.names]
+                    elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                        roots = [node.module.split(".")[0]]
+                    else:
+                        continue
+                    for root in roots:
+                        if root not in stdlib and root != "delight_gym":
+                            found.setdefault(root, set()).add(name)
+    unnamed = {
+        root: sorted(where) for root, where in found.items() if root not in LAZY_DEPENDENCIES
+    }
+    assert not unnamed, unnamed

@@ -24,18 +24,78 @@ from gymnasium import spaces
 
 from delight_gym._checks import check_all_finite, check_nonnegative_int, check_seed
 from delight_gym.de.options import DelightOptions
-from delight_gym.de.rule import epsilon_schedule
+from delight_gym.de.posterior import PosteriorValues
+from delight_gym.de.rule import (
+    DelightDecision,
+    ScaledGateSettings,
+    decide_on_values,
+    epsilon_schedule,
+    sample_acting,
+)
 from delight_gym.de.stats import DelightStats
 
 __all__ = [
     "DelightEngine",
     "ObservedTransition",
+    "ValueAct",
+    "act_on_values",
     "observation_batch",
     "row_vector",
     "unpack_vec_env_step",
 ]
 
 _ENGINE_FILE, _MODEL_FILE, _MODEL_CLASS_FILE = "engine.pkl", "model.zip", "model_class.txt"
+
+
+class ValueAct(NamedTuple):
+    """One value-based act of ``n`` rows (:func:`act_on_values`)."""
+
+    actions: np.ndarray  #: int64 ``(n,)``
+    explored: np.ndarray  #: bool ``(n,)``: the ``ε`` coin chose the override ``q``
+    overridden: np.ndarray  #: bool ``(n,)``: ``explored`` and the gate was not empty
+    decision: DelightDecision  #: the rule's decision
+    expected_improvement: np.ndarray  #: float64 ``(n, A)``: the EI the gate saw
+
+
+def act_on_values(
+    options: ScaledGateSettings,
+    host_probs: np.ndarray,
+    values: PosteriorValues,
+    epsilon: float,
+    rng: np.random.Generator,
+    stats: DelightStats | None = None,
+    *,
+    value_scale: float | None = None,
+) -> ValueAct:
+    """DE's act from the host's probabilities and a posterior's values: the decision
+    (:func:`~delight_gym.de.rule.decide_on_values`), the two-stage draw
+    (:func:`~delight_gym.de.rule.sample_acting`) and, with ``stats``, its record. The one act
+    of the ``Discrete`` engine, so of :class:`~delight_gym.sb3.DelightDQN`, and of
+    :class:`~delight_gym.sb3.BootstrappedDQN`.
+
+    Parameters
+    ----------
+    options : DelightOptions
+    host_probs : numpy.ndarray
+        float64 ``(n, A)``, checked by the caller.
+    values : PosteriorValues
+        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``.
+    epsilon : float
+        ``ε_t``.
+    rng : numpy.random.Generator
+    stats : DelightStats, optional
+        Where the act is recorded.
+    value_scale : float, optional
+        EI is divided by it before the gate (default ``options.value_scale``).
+    """
+    decision, ei = decide_on_values(options, host_probs, values, epsilon, value_scale=value_scale)
+    actions, explored = sample_acting(decision, rng)
+    actions = np.asarray(actions, dtype=np.int64)
+    overridden = explored & ~decision.gate_empty
+    if stats is not None:
+        chosen_ei = ei[np.arange(len(actions)), actions][overridden]
+        stats.record(overridden, decision.gate.sum(axis=1), decision.gate_empty, chosen_ei, epsilon)
+    return ValueAct(actions, explored, overridden, decision, ei)
 
 
 def unpack_vec_env_step(

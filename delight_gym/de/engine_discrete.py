@@ -17,7 +17,7 @@ import numpy as np
 from gymnasium import spaces
 
 from delight_gym._checks import check_all_finite, check_binary, check_probabilities
-from delight_gym.de.engine import DelightEngine, ObservedTransition, row_vector
+from delight_gym.de.engine import DelightEngine, ObservedTransition, act_on_values, row_vector
 from delight_gym.de.hosts import Host, make_host
 from delight_gym.de.options import DelightOptions
 from delight_gym.de.posterior import ValuePosterior, adapt_posterior, evaluate_posterior
@@ -25,7 +25,6 @@ from delight_gym.de.rule import (
     DelightDecision,
     decide_on_values,
     draw_acting_uniforms,
-    sample_acting,
     sample_acting_on_explore_rows,
 )
 
@@ -174,23 +173,22 @@ class DiscreteDelightWrapper(DelightEngine):
             }
         elif not self.lazy_gate:
             eps = self.epsilon
-            decision, base, ei = self._decide(obs, probs, eps)
-            actions, explored = sample_acting(decision, self.rng)
-            actions = np.asarray(actions, dtype=np.int64)
+            values = evaluate_posterior(self.posterior, obs, probs, self.baseline)
+            act = act_on_values(self.delight, probs, values, eps, self.rng, self.stats)
+            actions, decision = act.actions, act.decision
             info = {
-                "overridden": explored & ~decision.gate_empty,
-                "explored": explored,
+                "overridden": act.overridden,
+                "explored": act.explored,
                 "gate_size": decision.gate.sum(axis=1),
                 "epsilon": eps,
                 "delight": decision.delight[np.arange(n), actions],
-                "baseline": base,
+                "baseline": values.baseline,
                 "host_probs": probs,
                 "acting_probs": decision.probs,
-                "expected_improvement": ei,
+                "expected_improvement": act.expected_improvement,
             }
         else:
             actions, info = self._predict_lazy(obs, probs)
-        if not deterministic:
             self.stats.record_info(info, actions)
         self.last_info = info
         return actions
