@@ -11,7 +11,7 @@ import pytest
 import torch
 from gymnasium import spaces
 
-from delight_gym.posteriors.ensemble import EnsembleQPosterior, one_hot_indices
+from delight_gym.posteriors.ensemble import EnsembleQPosterior, Transitions, one_hot_indices
 from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES
 from delight_gym.posteriors.ensemble_td import ensemble_td_loss
 
@@ -24,7 +24,7 @@ def _pair(space, hidden=(16, 16), **kwargs):
     return fast, plain
 
 
-def _batch(rng, space, b=64):
+def _batch(rng, space, b=64) -> Transitions:
     if isinstance(space, spaces.Discrete):
         obs, nxt = rng.integers(0, space.n, b), rng.integers(0, space.n, b)
     else:  # one-hot rows of a 5 x 5 grid, some all-zero (DeepSea's final observation)
@@ -34,7 +34,8 @@ def _batch(rng, space, b=64):
         idx = rng.integers(0, 25, b)
         keep = rng.random(b) < 0.8
         nxt.reshape(b, 25)[np.arange(b)[keep], idx[keep]] = 1.0
-    return obs, rng.integers(0, 2, b), rng.normal(size=b), nxt, rng.random(b) < 0.2
+    actions, rewards, terminated = rng.integers(0, 2, b), rng.normal(size=b), rng.random(b) < 0.2
+    return Transitions(obs, nxt, actions, rewards, terminated)
 
 
 SPACES = [spaces.Discrete(40), spaces.Box(0.0, 1.0, (5, 5), dtype=np.float32)]
@@ -48,7 +49,7 @@ def test_td_steps_equal_the_generic_path(space):
     rng = np.random.default_rng(0)
     for step in range(12):
         batch = _batch(rng, space)
-        a, b = fast.td_step(*batch), plain.td_step(*batch)
+        a, b = fast.td_step(batch), plain.td_step(batch)
         torch.testing.assert_close(a.loss, b.loss, rtol=1e-6, atol=1e-6)
         torch.testing.assert_close(a.target_std, b.target_std, rtol=1e-6, atol=1e-6)
         if step % 4 == 3:
@@ -70,12 +71,13 @@ def test_gradients_without_autograd_equal_autograd(space, masked, hidden):
     fast, plain = _pair(space, hidden)
     rng = np.random.default_rng(1)
     batch = _batch(rng, space)
-    masks = (rng.random((64, 5)) < 0.5).astype(np.float32) if masked else None
-    checked = fast.network.check_transitions(*batch, masks)
+    if masked:
+        batch = batch._replace(masks=(rng.random((64, 5)) < 0.5).astype(np.float32))
+    checked = fast.network.check_transitions(batch)
     tables = fast.network.tables_for(checked.observations)
     assert tables is not None
     loss, std = tables.td_gradients(fast.network.trainable_layers(), checked, 0.9)
-    checked = plain.network.check_transitions(*batch, masks)
+    checked = plain.network.check_transitions(batch)
     ref_loss, ref_std = ensemble_td_loss(plain.network, checked, 0.9)
     ref_loss.backward()
     torch.testing.assert_close(loss, ref_loss.detach(), rtol=1e-6, atol=1e-7)
@@ -93,9 +95,9 @@ def test_many_td_steps_equal_the_generic_path(space):
     rng = np.random.default_rng(2)
     for step in range(300):
         batch = _batch(rng, space, b=32)
-        masks = (rng.random((32, 5)) < 0.5).astype(np.float32)
-        fast.td_step(*batch, masks)
-        plain.td_step(*batch, masks)
+        batch = batch._replace(masks=(rng.random((32, 5)) < 0.5).astype(np.float32))
+        fast.td_step(batch)
+        plain.td_step(batch)
         if step % 4 == 3:
             fast.update_target()
             plain.update_target()
@@ -115,18 +117,19 @@ def test_gradients_replace_what_the_caller_left_in_grad():
     rng = np.random.default_rng(3)
     for change in ("backward", "in_place", None):
         batch = _batch(rng, space, b=6)
-        fast.td_step(*batch)
-        plain.td_step(*batch)
+        fast.td_step(batch)
+        plain.td_step(batch)
         extra = _batch(rng, space)
         for post in (fast, plain):
             if change == "backward":
-                post.network.td_loss(*extra, 0.9)[0].backward()
+                checked = post.network.check_transitions(extra)
+                ensemble_td_loss(post.network, checked, 0.9)[0].backward()
             elif change == "in_place":
                 for p in post.network.parameters():
                     p.grad.add_(1.0)
         batch = _batch(rng, space, b=6)
-        fast.td_step(*batch)
-        plain.td_step(*batch)
+        fast.td_step(batch)
+        plain.td_step(batch)
         for p, q in zip(fast.network.parameters(), plain.network.parameters(), strict=True):
             torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-8)
             torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-6)
@@ -202,8 +205,10 @@ def test_one_hot_indices_numpy_and_torch_agree_on_awkward_rows():
 
 def test_an_empty_batch_steps_as_on_the_generic_path():
     fast, plain = _pair(SPACES[0])
-    empty = (np.zeros(0, int), np.zeros(0, int), np.zeros(0), np.zeros(0, int), np.zeros(0))
-    a, b = fast.td_step(*empty), plain.td_step(*empty)
+    empty = Transitions(
+        np.zeros(0, int), np.zeros(0, int), np.zeros(0, int), np.zeros(0), np.zeros(0)
+    )
+    a, b = fast.td_step(empty), plain.td_step(empty)
     torch.testing.assert_close(a.loss, b.loss, equal_nan=True)
     torch.testing.assert_close(a.target_std, b.target_std)
 

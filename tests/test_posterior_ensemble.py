@@ -16,6 +16,7 @@ from torch import nn  # noqa: E402
 from delight_gym.de.posterior import ValuePosterior, evaluate_posterior  # noqa: E402
 from delight_gym.posteriors.ensemble import (  # noqa: E402
     EnsembleQPosterior,
+    Transitions,
     ensemble_expected_improvement,
 )
 
@@ -175,7 +176,7 @@ def test_batched_heads_equal_separate_mlps(one_hot: bool) -> None:
         optimizers[h].zero_grad()
         loss.backward()
         optimizers[h].step()
-    post.td_step(obs, actions, rewards, nxt, terminated, masks)
+    post.td_step(Transitions(obs, nxt, actions, rewards, terminated, masks))
     after = torch.stack([trainable[h](x) + beta * priors[h](x) for h in range(k)])
     np.testing.assert_allclose(post.head_values(obs), after.detach().numpy(), rtol=1e-5, atol=1e-6)
     for h in range(k):
@@ -305,7 +306,7 @@ def test_the_three_callers_take_the_same_td_steps() -> None:
 
     model.train(steps, b)
     for step in range(1, steps + 1):
-        post.td_step(obs, actions, rewards, next_obs, terminated)
+        post.td_step(Transitions(obs, next_obs, actions, rewards, terminated))
         if step % 2 == 0:
             post.update_target()
         agent.td_step(torch.arange(b)[None])

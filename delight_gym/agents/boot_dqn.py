@@ -30,9 +30,9 @@ from delight_gym._checks import (
 )
 from delight_gym.agents.seeding import torch_seed
 from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS, check_replay_options
-from delight_gym.posteriors.ensemble_inputs import one_hot_indices
+from delight_gym.posteriors.ensemble_inputs import Transitions, one_hot_indices
 from delight_gym.posteriors.ensemble_network import EnsembleQNetwork
-from delight_gym.posteriors.ensemble_td import Transitions, ensemble_td_step
+from delight_gym.posteriors.ensemble_td import ensemble_td_step
 
 __all__ = ["SeedBatchedBootDQN", "one_hot_states"]
 

@@ -33,14 +33,19 @@ from delight_gym._checks import (
 from delight_gym.de.posterior import BASELINES, PosteriorValues, check_baseline, host_baseline
 from delight_gym.posteriors.arguments import check_fraction, seeded_generator
 from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS, check_replay_options
-from delight_gym.posteriors.ensemble_inputs import ENCODINGS, as_device_tensor, one_hot_indices
+from delight_gym.posteriors.ensemble_inputs import (
+    ENCODINGS,
+    Transitions,
+    as_device_tensor,
+    one_hot_indices,
+)
 from delight_gym.posteriors.ensemble_network import (
     DEFAULT_HIDDEN_SIZES,
     DEFAULT_NUM_HEADS,
     DEFAULT_PRIOR_SCALE,
     EnsembleQNetwork,
 )
-from delight_gym.posteriors.ensemble_td import TDStepStats, Transitions, ensemble_td_step
+from delight_gym.posteriors.ensemble_td import TDStepStats, ensemble_td_step
 
 __all__ = [
     "DEFAULT_HIDDEN_SIZES",
@@ -292,22 +297,12 @@ class EnsembleQPosterior:
 
     # -- training --------------------------------------------------------------------------------
 
-    def td_step(
-        self,
-        observations: Any,
-        actions: Any,
-        rewards: Any,
-        next_observations: Any,
-        terminated: Any,
-        masks: Any = None,
-        *,
-        check: bool = True,
-    ) -> TDStepStats:
+    def td_step(self, batch: Transitions, *, check: bool = True) -> TDStepStats:
         """One Adam step of every head on one batch of ``B`` transitions
         (:func:`~delight_gym.posteriors.ensemble_td.ensemble_td_step`, with the posterior's
         ``gamma``).
 
-        The arguments are :meth:`EnsembleQNetwork.check_transitions`'s (shapes documented
+        ``batch`` is as :meth:`EnsembleQNetwork.check_transitions` takes it (shapes documented
         there). A batch that fails its checks raises before anything changes. ``check=False``
         skips them, for data checked where it came in (the SB3 algorithms check every
         observation and reward the environment hands them): on a GPU the checks need a host
@@ -323,7 +318,6 @@ class EnsembleQPosterior:
         The target networks are not touched: call :meth:`update_target` every
         ``target_update_period`` steps (:meth:`update` does).
         """
-        batch = Transitions(observations, next_observations, actions, rewards, terminated, masks)
         return self._step(self.network.prepare(batch, check=check))
 
     def _step(self, batch: Transitions) -> TDStepStats:
@@ -368,7 +362,7 @@ class EnsembleQPosterior:
         dev = self.device
         net = self.network
         checked = net.check_transitions(
-            observations, actions, rewards, next_observations, terminated
+            Transitions(observations, next_observations, actions, rewards, terminated)
         )
         n = checked.actions.shape[0]
         shape = (n, *net.obs_shape)  # (n,) for Discrete observations given as (n, 1)

@@ -2,14 +2,14 @@
 
 :class:`EnsembleInputs` turns a batch of observations into the first layer's input (row
 indices for a look-up, or float32 rows for a matrix product) and a batch of transitions into a
-checked :class:`~delight_gym.posteriors.ensemble_td.Transitions` on the heads' device. Every
+checked :class:`Transitions` on the heads' device. Every
 error names its argument, and nothing is computed from a batch that fails. These checks run
 once, where data comes in; the TD step trusts what they return.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -21,15 +21,43 @@ from delight_gym._checks import (
     check_binary,
     host_view,
 )
-from delight_gym.posteriors.ensemble_td import Transitions
 
-__all__ = ["ENCODINGS", "EnsembleInputs", "as_device_tensor", "one_hot_indices"]
+__all__ = ["ENCODINGS", "EnsembleInputs", "Transitions", "as_device_tensor", "one_hot_indices"]
 
 #: Input encodings of an ensemble of Q-heads: ``"auto"`` (Discrete → ``"index"``, Box with
 #: bounds ``[0, 1]`` → ``"one_hot"``, other Box → ``"dense"``), ``"index"``, ``"one_hot"``
 #: (row look-up when every row of a batch is one-hot or all zero, else the matrix product —
 #: the same values either way), ``"dense"`` (always the matrix product).
 ENCODINGS = ("auto", "index", "one_hot", "dense")
+
+
+class Transitions(NamedTuple):
+    """A batch of ``B`` transitions: as a caller gives it (array_like or tensors, see
+    :meth:`EnsembleInputs.check`), or checked and encoded on the heads' device, as the TD step
+    takes it.
+
+    Checked, the rows are shared by every head (``(B, ...)``) or there is one batch per head
+    (``(H, B, ...)``: ``H`` independent learners in one network, e.g. several seeds' ensembles).
+
+    Attributes
+    ----------
+    observations, next_observations : torch.Tensor
+        Encoded (:meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.encode`):
+        int64 ``(B,)`` or float32 ``(B, d)``; per head int64 ``(H, B)`` or float32 ``(H, B, d)``.
+    actions : torch.Tensor
+        int64 ``(B,)`` or ``(H, B)``.
+    rewards, terminated : torch.Tensor
+        float32 ``(B,)`` or ``(H, B)`` (``terminated`` 0 or 1: no bootstrap from ``s'``).
+    masks : torch.Tensor or None, default None
+        float32 ``(B, K)``: each transition's weight in each head's loss (bootstrap masks).
+    """
+
+    observations: torch.Tensor
+    next_observations: torch.Tensor
+    actions: torch.Tensor
+    rewards: torch.Tensor
+    terminated: torch.Tensor
+    masks: torch.Tensor | None = None
 
 
 class EnsembleInputs:

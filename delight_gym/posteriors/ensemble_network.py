@@ -5,8 +5,8 @@ MLP, ``p_k`` a frozen random MLP of the same shape scaled by ``β = prior_scale`
 Aslanides & Cassirer 2018), and each head's target copy of ``f_k``. The heads are one set of
 batched tensors (no Python loop over heads); with few look-up states the frozen parts are kept
 as per-state tables (:mod:`~delight_gym.posteriors.ensemble_tabular`). Inputs are checked and
-encoded by :mod:`~delight_gym.posteriors.ensemble_inputs`; the TD step is
-:mod:`~delight_gym.posteriors.ensemble_td`'s.
+encoded by :mod:`~delight_gym.posteriors.ensemble_inputs`; the TD loss and step that train the
+heads are :mod:`~delight_gym.posteriors.ensemble_td`'s.
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ from torch import nn
 from delight_gym._checks import check_positive_int, check_would_fit
 from delight_gym.posteriors.arguments import check_head_options
 from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS
-from delight_gym.posteriors.ensemble_inputs import EnsembleInputs
+from delight_gym.posteriors.ensemble_inputs import EnsembleInputs, Transitions
 from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES, StateTables
-from delight_gym.posteriors.ensemble_td import Transitions, ensemble_td_loss
 
 __all__ = [
     "DEFAULT_HIDDEN_SIZES",
@@ -232,29 +231,19 @@ class EnsembleQNetwork(nn.Module):
         """
         return self.inputs.encode(observations, self.device, name)
 
-    def check_transitions(
-        self,
-        observations: Any,
-        actions: Any,
-        rewards: Any,
-        next_observations: Any,
-        terminated: Any,
-        masks: Any = None,
-    ) -> Transitions:
+    def check_transitions(self, batch: Transitions) -> Transitions:
         """A batch of ``B`` transitions checked and on :attr:`device`: every error names its
-        argument, and nothing is computed from a batch that fails.
+        field, and nothing is computed from a batch that fails.
 
         Parameters
         ----------
-        observations, next_observations : array_like or torch.Tensor
-            ``(B, ...)``, as for :meth:`encode`.
-        actions : array_like or torch.Tensor
-            ``(B,)`` or ``(B, 1)`` integers in ``[0, A)``.
-        rewards, terminated : array_like or torch.Tensor
-            ``(B,)`` or ``(B, 1)``; ``terminated`` is 1 where the episode ended without a
-            time-limit truncation (the target does not bootstrap there).
-        masks : array_like or torch.Tensor, optional
-            ``(B, K)`` bootstrap masks (weights of each transition in each head's loss).
+        batch : Transitions
+            As given, each field array_like or a tensor: ``observations`` and
+            ``next_observations`` ``(B, ...)``, as for :meth:`encode`; ``actions`` ``(B,)`` or
+            ``(B, 1)`` integers in ``[0, A)``; ``rewards`` and ``terminated`` ``(B,)`` or
+            ``(B, 1)`` (``terminated`` is 1 where the episode ended without a time-limit
+            truncation: the target does not bootstrap there); ``masks`` ``None`` or ``(B, K)``
+            bootstrap masks (weights of each transition in each head's loss).
 
         Returns
         -------
@@ -271,7 +260,6 @@ class EnsembleQNetwork(nn.Module):
         TypeError
             On non-numeric observations or rewards.
         """
-        batch = Transitions(observations, next_observations, actions, rewards, terminated, masks)
         return self.inputs.check(batch, self.device)
 
     def prepare(self, batch: Transitions, *, check: bool = True) -> Transitions:
@@ -326,30 +314,3 @@ class EnsembleQNetwork(nn.Module):
                 return q + tables.prior.index_select(1, tables.rows(inputs))
             prior = self.run_layers(inputs, [(w[k:], b[k:]) for w, b in self.frozen_layers()])
         return q + self.prior_scale * prior
-
-    def td_loss(
-        self,
-        observations: Any,
-        actions: Any,
-        rewards: Any,
-        next_observations: Any,
-        terminated: Any,
-        gamma: float,
-        masks: Any = None,
-        *,
-        check: bool = True,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The heads' summed TD loss on one batch as given, and the TD targets' std.
-
-        The arguments are :meth:`check_transitions`'s (``check=False`` only converts them, as
-        :meth:`prepare`), with the discount ``gamma``; the loss is
-        :func:`~delight_gym.posteriors.ensemble_td.ensemble_td_loss`'s.
-
-        Returns
-        -------
-        (torch.Tensor, torch.Tensor)
-            The loss (0-d, with a graph to the trainable parameters) and the std of the TD
-            targets (0-d, no graph).
-        """
-        batch = Transitions(observations, next_observations, actions, rewards, terminated, masks)
-        return ensemble_td_loss(self, self.prepare(batch, check=check), gamma)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from delight_gym.posteriors.ensemble_td import Transitions
+    from delight_gym.posteriors.ensemble_inputs import Transitions
 
 __all__ = ["TABLE_MAX_STATES", "StateTables"]
 

@@ -12,43 +12,14 @@ batch of states takes the per-state tables' path
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import torch
 
-if TYPE_CHECKING:
-    from delight_gym.posteriors.ensemble_network import EnsembleQNetwork
+from delight_gym.posteriors.ensemble_inputs import Transitions
+from delight_gym.posteriors.ensemble_network import EnsembleQNetwork
 
-__all__ = ["TDStepStats", "Transitions", "ensemble_td_loss", "ensemble_td_step"]
-
-
-class Transitions(NamedTuple):
-    """A batch of ``B`` transitions: as a caller gives it (array_like or tensors, see
-    :meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.check_transitions`), or
-    checked and encoded on the heads' device, as the TD step takes it.
-
-    Checked, the rows are shared by every head (``(B, ...)``) or there is one batch per head
-    (``(H, B, ...)``: ``H`` independent learners in one network, e.g. several seeds' ensembles).
-
-    Attributes
-    ----------
-    observations, next_observations : torch.Tensor
-        Encoded (:meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.encode`):
-        int64 ``(B,)`` or float32 ``(B, d)``; per head int64 ``(H, B)`` or float32 ``(H, B, d)``.
-    actions : torch.Tensor
-        int64 ``(B,)`` or ``(H, B)``.
-    rewards, terminated : torch.Tensor
-        float32 ``(B,)`` or ``(H, B)`` (``terminated`` 0 or 1: no bootstrap from ``s'``).
-    masks : torch.Tensor or None
-        float32 ``(B, K)``: each transition's weight in each head's loss (bootstrap masks).
-    """
-
-    observations: torch.Tensor
-    next_observations: torch.Tensor
-    actions: torch.Tensor
-    rewards: torch.Tensor
-    terminated: torch.Tensor
-    masks: torch.Tensor | None
+__all__ = ["TDStepStats", "ensemble_td_loss", "ensemble_td_step"]
 
 
 class TDStepStats(NamedTuple):
