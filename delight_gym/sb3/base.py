@@ -23,6 +23,7 @@ from delight_gym.de.engine_discrete import DiscreteDelightWrapper
 from delight_gym.de.options import DelightOptions
 from delight_gym.de.stats import DelightStats
 from delight_gym.posteriors.ensemble import EnsembleQPosterior, TDStepStats
+from delight_gym.posteriors.ensemble_inputs import Transitions
 
 __all__ = [
     "DelightAlgorithmMixin",
@@ -212,15 +213,16 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         the target heads when ``step``, this step's count, is a multiple of ``period``: how both
         algorithms train an ensemble from the replay buffer, with no copy of its transitions."""
         batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
-        stats = ensemble.td_step(
-            batch.observations,
-            batch.actions,
-            batch.rewards,
-            batch.next_observations,
-            batch.dones,
-            getattr(batch, "masks", None),
-            check=False,  # every observation and reward was checked as the env handed it over
+        transitions = Transitions(
+            observations=batch.observations,
+            next_observations=batch.next_observations,
+            actions=batch.actions,
+            rewards=batch.rewards,
+            terminated=batch.dones,
+            masks=getattr(batch, "masks", None),
         )
+        # check=False: every observation and reward was checked as the env handed it over
+        stats = ensemble.td_step(transitions, check=False)
         if step % period == 0:
             ensemble.update_target()
         return stats

@@ -7,7 +7,7 @@ bootstrap masks when ``mask_prob < 1``); each environment of the VecEnv draws a 
 of every episode and acts greedily on it for the whole episode (Thompson sampling over heads).
 With ``delight=`` (:class:`~delight_gym.de.options.DelightOptions`) DE overrides on top of
 that host, with the ensemble's exact EI (:func:`~delight_gym.posteriors.ensemble.ensemble_values`,
-then :func:`~delight_gym.de.options.decide_on_values`, the path the wrapper uses).
+then :func:`~delight_gym.de.engine.act_on_values`, the act the wrapper uses).
 Randomness comes from the algorithm's own generators, all seeded from ``seed``. Defaults, the
 episode clock, ``value_scale`` and ``commit``: ``docs/sb3.md``.
 """
@@ -25,9 +25,10 @@ from stable_baselines3.common.policies import BasePolicy
 from stable_baselines3.common.type_aliases import GymEnv, Schedule
 
 from delight_gym._checks import check_action_batch, check_positive_int, check_seed
-from delight_gym.de.options import HOSTS, DelightOptions, decide_on_values, greedy_probs
+from delight_gym.de.engine import act_on_values
+from delight_gym.de.options import HOSTS, DelightOptions
 from delight_gym.de.posterior import PosteriorValues
-from delight_gym.de.rule import epsilon_schedule, sample_acting
+from delight_gym.de.rule import epsilon_schedule, greedy_probs
 from delight_gym.de.stats import DelightStats
 from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS, check_replay_options
 from delight_gym.posteriors.ensemble import EnsembleQPosterior, ensemble_values
@@ -280,27 +281,23 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
             q, PosteriorValues(*ensemble_values(q, host_probs, options.baseline))
         )
         eps = self.epsilon
-        decision, ei = decide_on_values(
-            options, host_probs, values, eps, value_scale=self.value_scale
+        act = act_on_values(
+            options,
+            host_probs,
+            values,
+            eps,
+            self.rng,
+            self.delight_stats if record else None,
+            value_scale=self.value_scale,
         )
-        actions, explored = sample_acting(decision, self.rng)
-        actions = np.asarray(actions, dtype=np.int64)
-        overridden = explored & ~decision.gate_empty
-        if options.commit and overridden.any():
+        actions = act.actions
+        if options.commit and act.overridden.any():
             heads = heads.copy()
-            for i in np.flatnonzero(overridden):
+            for i in np.flatnonzero(act.overridden):
                 weights = np.maximum(q[:, i, actions[i]] - values.baseline[i], 0.0)
                 total = weights.sum()
                 if total > 0:
                     heads[i] = self.rng.choice(self.num_heads, p=weights / total)
-        if record:
-            self.delight_stats.record(
-                overridden,
-                decision.gate.sum(axis=1),
-                decision.gate_empty,
-                ei[rows, actions][overridden],
-                eps,
-            )
         return actions, heads
 
     def _delight_stats(self) -> DelightStats | None:
