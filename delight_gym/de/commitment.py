@@ -1,0 +1,588 @@
+"""Committed overrides: DE over options ``(a, k)``, ``a`` held ``k`` steps (beyond the paper).
+
+Host ``π``, durations ``k ∈ K ∋ 1``: option surprisal ``ℓ_k(a) = min(k·ℓ(a), L)`` with
+``ℓ(a) = [−log π(a) + log max π]_+``; delight ``χ(a, k) = EI(a)·ℓ_k(a)``; gate ``χ ≥ λ``, ``χ > 0``;
+override ``q(a, k) ∝ χ·1{gate}`` (the host for one step if the gate is empty). With probability
+``ε`` a fresh decision draws ``(a, k) ~ q`` and plays ``a`` for exactly ``k`` steps.
+``K = {1}`` is the paper's rule exactly (:func:`~delight_gym.de.rule.delight_rule` scores the
+options). :class:`Commitment` holds each env's commitment (``recheck``: also end a hold once its
+action leaves the gate). Pure functions for the episode clock (:func:`episode_epsilon`) and the
+scale-free gate (:func:`scale_free_gate_price`, :func:`range_value_scale`,
+:func:`spread_value_scale`). numpy only. Guide: ``docs/exploring-in-time.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from delight_gym._checks import (
+    check_finite_array,
+    check_flag,
+    check_nonnegative_float,
+    check_positive_float,
+    check_positive_int,
+    check_probabilities,
+    check_probability,
+)
+from delight_gym.de.rule import (
+    DEFAULT_GATE_PRICE,
+    DEFAULT_HALF_LIFE,
+    DEFAULT_SURPRISAL_CAP,
+    DelightDecision,
+    check_gate_settings,
+    delight_rule,
+    draw_acting_uniforms,
+    epsilon_schedule,
+    sample_acting_on_explore_rows,
+    surprisal,
+)
+
+__all__ = [
+    "DEFAULT_DURATIONS",
+    "DEFAULT_EPISODE_HALF_LIFE",
+    "CommitDecision",
+    "Commitment",
+    "OptionDecision",
+    "check_durations",
+    "episode_epsilon",
+    "held_in_gate",
+    "option_rule",
+    "option_surprisal",
+    "range_value_scale",
+    "scale_free_gate_price",
+    "spread_value_scale",
+    "update_value_range",
+]
+
+#: Durations of the default options: powers of two up to 64 steps.
+DEFAULT_DURATIONS = (1, 2, 4, 8, 16, 32, 64)
+#: ``M`` on the episode clock: ``ε`` halves after ``M`` episodes (a bandit round is an episode).
+DEFAULT_EPISODE_HALF_LIFE = DEFAULT_HALF_LIFE
+
+Array = Any  # numpy.ndarray
+
+
+def check_durations(durations: Any) -> np.ndarray:
+    """The option durations, checked: int64 ``(D,)``, strictly increasing, first ``1``.
+
+    Raises
+    ------
+    ValueError
+        naming ``durations``: empty, not integers ``>= 1``, not increasing, or without ``1``
+        (the one-step override, which is also the fallback where the gate is empty).
+    """
+    arr = np.asarray(durations)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"durations must be a non-empty 1-D sequence, got {durations!r}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not (np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr))):
+            raise ValueError(f"durations must be integers, got {durations!r}")
+    out = arr.astype(np.int64)
+    if out[0] != 1 or np.any(np.diff(out) <= 0):
+        raise ValueError(f"durations must increase strictly from 1, got {durations!r}")
+    return out
+
+
+def option_surprisal(
+    host_probs: Array,
+    durations: Any = DEFAULT_DURATIONS,
+    surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+) -> Array:
+    """Capped surprisal of the options: ``ℓ_k(a) = min(k·ℓ(a), L)``.
+
+    Parameters
+    ----------
+    host_probs : numpy.ndarray
+        ``π``, shape ``(..., A)``.
+    durations : sequence of int
+        ``K``, shape ``(D,)`` (see :func:`check_durations`).
+    surprisal_cap : float
+        ``L > 0``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(..., A, D)``; column ``k = 1`` is :func:`~delight_gym.de.rule.surprisal`.
+    """
+    dur = check_durations(durations)
+    per_step = surprisal(np.asarray(host_probs), surprisal_cap)  # min(ℓ, L)
+    return np.minimum(per_step[..., None] * dur, surprisal_cap)  # min(k·min(ℓ, L), L)
+
+
+def _option_host(host_probs: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    """Unnormalised ``p̃(a, k) = π_max·(π(a)/π_max)^k``, shape ``(..., A, D)``: the host's
+    probability of holding ``a`` for ``k`` steps relative to its favourite. The rule's surprisal
+    of ``p̃`` is ``min(k·ℓ(a), L)``, bit for bit ``ℓ(a)`` in the ``k = 1`` column (``p̃ = π``)."""
+    out = np.empty((*host_probs.shape, dur.size), dtype=np.float64)
+    out[..., 0] = host_probs
+    if dur.size > 1:
+        p_max = host_probs.max(axis=-1, keepdims=True)
+        with np.errstate(divide="ignore"):
+            log_ratio = np.log(host_probs) - np.log(p_max)  # ≤ 0; −inf where π(a) = 0
+        out[..., 1:] = p_max[..., None] * np.exp(log_ratio[..., None] * dur[1:])
+    return out
+
+
+class OptionDecision(NamedTuple):
+    """Output of :func:`option_rule`; batched like its inputs (``D`` durations).
+
+    Attributes
+    ----------
+    host
+        ``π``, shape ``(..., A)``.
+    probs
+        the first step's acting law ``(1 − ε)π + ε·Σ_k q(·, k)``, shape ``(..., A)``.
+    override
+        ``q`` over options, shape ``(..., A, D)``; ``π`` in the ``k = 1`` column where the gate
+        is empty.
+    delight, surprisal, gate
+        ``χ(a, k)``, ``ℓ_k(a)`` and the gate mask, shape ``(..., A, D)``.
+    gate_empty
+        bool, shape ``(...)``.
+    epsilon
+        the override probability, shape ``(...)``.
+    durations
+        int64 ``(D,)``: ``K``.
+    """
+
+    host: Array
+    probs: Array
+    override: Array
+    delight: Array
+    surprisal: Array
+    gate: Array
+    gate_empty: Array
+    epsilon: Array
+    durations: Array
+
+
+def _check_inputs(host: np.ndarray, ei: np.ndarray, epsilon: Any, atol: float) -> None:
+    check_probabilities(host, "host_probs", atol=atol)
+    if not np.all(np.isfinite(ei)):
+        raise ValueError("expected_improvement must be finite (no NaN or inf)")
+    if np.any(ei < 0):
+        raise ValueError("expected_improvement must be non-negative")
+    if np.isscalar(epsilon):
+        check_probability(epsilon, "epsilon")
+    elif np.any(np.asarray(epsilon) < 0) or np.any(np.asarray(epsilon) > 1):
+        raise ValueError("epsilon must lie in [0, 1]")
+
+
+def option_rule(
+    host_probs: Array,
+    expected_improvement: Array,
+    epsilon: Any,
+    *,
+    durations: Any = DEFAULT_DURATIONS,
+    gate_price: float = DEFAULT_GATE_PRICE,
+    surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+    validate: bool = True,
+    atol: float = 1e-6,
+) -> OptionDecision:
+    """DE over options ``(a, k)``: :func:`~delight_gym.de.rule.delight_rule` on the ``A·D``
+    options with host ``p̃(a, k) ∝ π(a)^k`` and ``EI(a, k) = EI(a)``.
+
+    Parameters
+    ----------
+    host_probs : numpy.ndarray
+        ``π``, shape ``(..., A)``, rows sum to one.
+    expected_improvement : numpy.ndarray
+        ``EI(a)``, shape ``(..., A)`` (broadcastable), finite and non-negative: the one-step
+        EI stands for the option's (the posterior scores actions, not holds).
+    epsilon
+        ``ε`` in ``[0, 1]``, scalar or shape ``(...)``.
+    durations : sequence of int
+        ``K`` (:func:`check_durations`); ``(1,)`` gives exactly the paper's rule.
+    gate_price, surprisal_cap : float
+        ``λ >= 0`` (``inf``: never override; see :func:`scale_free_gate_price`) and ``L > 0``.
+    validate : bool
+        check inputs and settings (``False`` in per-step code that checked them once).
+    atol : float
+        tolerance on ``Σ π = 1``.
+
+    Returns
+    -------
+    OptionDecision
+        With ``durations = (1,)``, ``probs``, ``delight``, ``surprisal``, ``gate`` and
+        ``gate_empty`` equal ``delight_rule``'s (``[..., 0]`` of the option arrays).
+    """
+    host = np.asarray(host_probs, dtype=np.float64)
+    dur = check_durations(durations) if validate else np.asarray(durations, dtype=np.int64)
+    if validate:
+        gate_price, surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
+        ei_in = check_finite_array(expected_improvement, "expected_improvement")
+        _check_inputs(host, ei_in, epsilon, atol)
+    ei = np.broadcast_to(np.asarray(expected_improvement, dtype=np.float64), host.shape)
+    lead, n_act, n_dur = host.shape[:-1], host.shape[-1], dur.size
+    opt_host = _option_host(host, dur).reshape((*lead, n_act * n_dur))
+    opt_ei = np.broadcast_to(ei[..., None], (*host.shape, n_dur)).reshape(opt_host.shape)
+    d = delight_rule(
+        opt_host,
+        opt_ei,
+        epsilon,
+        gate_price=gate_price,
+        surprisal_cap=surprisal_cap,
+        validate=False,
+    )
+    shape = (*host.shape, n_dur)
+    override = d.override.reshape(shape)
+    if n_dur > 1:  # where the gate is empty: the host for one step (p̃ is not a law of acts)
+        fallback = np.zeros(shape)
+        fallback[..., 0] = host
+        override = np.where(d.gate_empty[..., None, None], fallback, override)
+    eps = d.epsilon
+    probs = (1.0 - eps[..., None]) * host + eps[..., None] * override.sum(axis=-1)
+    return OptionDecision(
+        host,
+        probs,
+        override,
+        d.delight.reshape(shape),
+        d.surprisal.reshape(shape),
+        d.gate.reshape(shape),
+        d.gate_empty,
+        eps,
+        dur,
+    )
+
+
+def held_in_gate(
+    host_probs: Array,
+    expected_improvement: Array,
+    actions: Array,
+    remaining: Array,
+    *,
+    gate_price: float = DEFAULT_GATE_PRICE,
+    surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+) -> np.ndarray:
+    """Whether each held action still clears the gate at the new state, as the option of its
+    remaining hold: ``EI(a)·min(r·ℓ(a), L) ≥ λ`` and ``> 0``.
+
+    Parameters
+    ----------
+    host_probs, expected_improvement : numpy.ndarray
+        ``π`` and ``EI`` at the new states, shape ``(n, A)``.
+    actions, remaining : numpy.ndarray
+        int ``(n,)``: the held actions and the steps ``r >= 1`` still committed, this one
+        included.
+    gate_price, surprisal_cap : float
+        ``λ`` (scaled, :func:`scale_free_gate_price`) and ``L``.
+
+    Returns
+    -------
+    numpy.ndarray
+        bool ``(n,)``.
+    """
+    a = np.asarray(actions, dtype=np.int64)[:, None]
+    per_step = np.take_along_axis(surprisal(np.asarray(host_probs), surprisal_cap), a, -1)[:, 0]
+    ei = np.take_along_axis(np.asarray(expected_improvement, dtype=np.float64), a, -1)[:, 0]
+    chi = ei * np.minimum(np.asarray(remaining) * per_step, surprisal_cap)
+    return np.asarray((chi >= gate_price) & (chi > 0))
+
+
+def episode_epsilon(
+    episodes: Any = None,
+    *,
+    steps: Any = None,
+    episode_length: float | None = None,
+    half_life: float = DEFAULT_EPISODE_HALF_LIFE,
+) -> Any:
+    """``ε_t = M/(M + t)`` on the episode clock: ``t`` = completed episodes, or
+    ``steps / episode_length`` (expected episodes) when episode ends are not counted.
+
+    Parameters
+    ----------
+    episodes
+        completed episodes (scalar or array, ``>= 0``); or give ``steps`` and
+        ``episode_length`` instead.
+    steps
+        environment steps taken (per env), ``>= 0``.
+    episode_length : float, optional
+        the expected episode length ``> 0`` (e.g. the ``TimeLimit``'s ``max_episode_steps``).
+    half_life : float, default 100.0
+        ``M``: ε halves after ``M`` episodes (a bandit's round is an episode of one step, so
+        ``M = 100`` is the paper's).
+
+    Returns
+    -------
+    Any
+        ``ε_t``, shaped like ``t``.
+    """
+    if (episodes is None) == (steps is None):
+        raise TypeError("give exactly one of episodes and steps (with episode_length)")
+    if episodes is not None:
+        return epsilon_schedule(episodes, half_life)
+    if episode_length is None:
+        raise TypeError("steps needs episode_length")
+    length = check_positive_float(episode_length, "episode_length")
+    t: Any = np.asarray(steps, dtype=np.float64) / length
+    if t.ndim == 0:
+        t = float(t)
+    return epsilon_schedule(t, half_life)
+
+
+def update_value_range(
+    value_range: tuple[float, float] | None, values: Any
+) -> tuple[float, float] | None:
+    """The running range ``(lo, hi)`` of the values seen, widened by ``values``.
+
+    Parameters
+    ----------
+    value_range : (float, float) or None
+        the range so far (``None``: nothing seen).
+    values : array_like
+        finite new values (e.g. finished episodes' returns); may be empty.
+
+    Returns
+    -------
+    (float, float) or None
+        ``None`` while nothing has been seen.
+    """
+    arr = check_finite_array(values, "values").reshape(-1)
+    if arr.size == 0:
+        return value_range
+    lo, hi = float(arr.min()), float(arr.max())
+    if value_range is None:
+        return lo, hi
+    return min(lo, value_range[0]), max(hi, value_range[1])
+
+
+def range_value_scale(value_range: tuple[float, float] | None) -> float:
+    """``hi − lo`` of a running range (0 before any spread): the default scale, the observed range
+    of returns. Rewards in ``[0, 1]`` (the paper's tasks) give 1 once both ends are seen."""
+    return 0.0 if value_range is None else float(value_range[1] - value_range[0])
+
+
+def spread_value_scale(means: Any) -> float:
+    """The posterior's spread of values: the root mean square over rows of the standard
+    deviation of the posterior means across actions.
+
+    Parameters
+    ----------
+    means : array_like
+        posterior means, shape ``(..., A)``.
+
+    Returns
+    -------
+    float
+        ``>= 0``; multiplies with the values.
+    """
+    arr = check_finite_array(means, "means")
+    return float(np.sqrt(np.mean(np.var(arr, axis=-1))))
+
+
+def scale_free_gate_price(gate_price: float, value_scale: float) -> float:
+    """``λ·s``: the gate price in the task's value units, for ``λ`` in units of the scale ``s``.
+
+    ``χ ≥ λ·s`` is ``χ/s ≥ λ``: multiplying rewards (so EI and ``s``) by ``c > 0`` leaves the gate
+    and ``q ∝ χ`` unchanged. ``s = 0`` (no spread seen yet) prices nothing: every option with
+    ``χ > 0`` is in the gate. ``λ = inf`` stays ``inf``.
+
+    Parameters
+    ----------
+    gate_price : float
+        ``λ >= 0`` (``inf`` allowed).
+    value_scale : float
+        ``s >= 0`` (:func:`range_value_scale`, :func:`spread_value_scale`).
+    """
+    lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
+    scale = check_nonnegative_float(value_scale, "value_scale")
+    return lam if np.isinf(lam) else lam * scale
+
+
+class CommitDecision(NamedTuple):
+    """Output of :meth:`Commitment.decide` for ``n`` envs.
+
+    Attributes
+    ----------
+    actions
+        int64 ``(n,)``: the actions to play.
+    held
+        bool ``(n,)``: the action continues a commitment made on an earlier step.
+    explored
+        bool ``(n,)``: a fresh decision whose ε coin chose the override.
+    durations
+        int64 ``(n,)``: the duration started this step on explored rows (1 where the gate was
+        empty), else 0.
+    released
+        bool ``(n,)``: holds ended early this step (``recheck``).
+    rows
+        int64 ``(r,)``: the explored rows.
+    decision
+        the :class:`OptionDecision` of those rows, or ``None`` when none explored.
+    """
+
+    actions: np.ndarray
+    held: np.ndarray
+    explored: np.ndarray
+    durations: np.ndarray
+    released: np.ndarray
+    rows: np.ndarray
+    decision: OptionDecision | None
+
+
+EIArg = Array | Callable[[np.ndarray], Array]
+
+
+def _ei_rows(expected_improvement: EIArg, rows: np.ndarray) -> np.ndarray:
+    if callable(expected_improvement):
+        return np.asarray(expected_improvement(rows), dtype=np.float64)
+    return np.asarray(expected_improvement, dtype=np.float64)[rows]
+
+
+class Commitment:
+    """Each env's committed override (held action, steps left), stepped by :meth:`decide`.
+
+    Parameters
+    ----------
+    n_envs : int
+        Number of envs (rows).
+    durations : sequence of int, default (1, 2, 4, …, 64)
+        ``K`` (:func:`check_durations`); ``(1,)``: the paper's per-step rule.
+    gate_price, surprisal_cap : float, default 0.1, 10.0
+        ``λ`` (in units of ``value_scale``) and ``L``.
+    recheck : bool, default False
+        Also end a hold where the held action leaves the gate at the new state
+        (:func:`held_in_gate`); it then needs EI on held rows each step.
+
+    Attributes
+    ----------
+    action, remaining : numpy.ndarray
+        int64 ``(n_envs,)``: the held action and the steps it is still held for after the last
+        one played (0: the next step is a fresh decision).
+    """
+
+    def __init__(
+        self,
+        n_envs: int,
+        durations: Any = DEFAULT_DURATIONS,
+        *,
+        gate_price: float = DEFAULT_GATE_PRICE,
+        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
+        recheck: bool = False,
+    ) -> None:
+        self.n_envs = check_positive_int(n_envs, "n_envs")
+        self.durations = check_durations(durations)
+        self.gate_price, self.surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
+        self.recheck = check_flag(recheck, "recheck")
+        self.action = np.zeros(self.n_envs, dtype=np.int64)
+        self.remaining = np.zeros(self.n_envs, dtype=np.int64)
+
+    def release(self, mask: Any = None) -> None:
+        """End the holds where ``mask`` (bool ``(n_envs,)``, e.g. finished episodes; all if
+        ``None``)."""
+        if mask is None:
+            self.remaining[:] = 0
+        else:
+            self.remaining[np.asarray(mask, dtype=bool).reshape(self.n_envs)] = 0
+
+    def decide(
+        self,
+        host_probs: Array,
+        expected_improvement: EIArg,
+        epsilon: Any,
+        rng: np.random.Generator,
+        *,
+        value_scale: float = 1.0,
+        episode_start: Any = None,
+    ) -> CommitDecision:
+        """One step for every env: held rows play their action; the others take DE's draw over
+        options (ε coin, then ``(a, k) ~ q``), with the two uniforms of
+        :func:`~delight_gym.de.rule.draw_acting_uniforms` per env every step.
+
+        Parameters
+        ----------
+        host_probs : numpy.ndarray
+            ``π``, shape ``(n, A)`` (checked by the caller).
+        expected_improvement : numpy.ndarray or callable
+            ``EI``, shape ``(n, A)``, or ``f(rows) -> (r, A)`` evaluated only on the rows that
+            need it (explored rows; held rows too with ``recheck``).
+        epsilon
+            ``ε`` in ``[0, 1]``, scalar or ``(n,)``.
+        rng : numpy.random.Generator
+            The only source of randomness.
+        value_scale : float, default 1.0
+            ``s`` of :func:`scale_free_gate_price` (1: ``λ`` in value units, the paper's).
+        episode_start : array_like, optional
+            bool ``(n,)``: rows starting an episode; their holds end first.
+
+        Returns
+        -------
+        CommitDecision
+            With ``durations=(1,)``, the same actions as
+            :func:`~delight_gym.de.rule.sample_acting_on_explore_rows` on the same uniforms.
+        """
+        n = self.n_envs
+        host = np.asarray(host_probs, dtype=np.float64)
+        lam = scale_free_gate_price(self.gate_price, value_scale)
+        if episode_start is not None:
+            self.release(episode_start)
+        released = np.zeros(n, dtype=bool)
+        held = self.remaining > 0
+        if self.recheck and held.any():
+            rows_h = np.flatnonzero(held)
+            keep = held_in_gate(
+                host[rows_h],
+                _ei_rows(expected_improvement, rows_h),
+                self.action[rows_h],
+                self.remaining[rows_h],
+                gate_price=lam,
+                surprisal_cap=self.surprisal_cap,
+            )
+            released[rows_h[~keep]] = True
+            self.remaining[rows_h[~keep]] = 0
+            held = self.remaining > 0
+        eps = np.broadcast_to(np.asarray(epsilon, dtype=np.float64), (n,))
+        eps_free = np.where(held, 0.0, eps)
+        captured: list[OptionDecision] = []
+        dur = self.durations
+        columns_row = np.repeat(np.arange(host.shape[-1]), dur.size)  # column a·D + j → a
+
+        def decide_rows(rows: np.ndarray) -> tuple[DelightDecision, np.ndarray]:
+            od = option_rule(
+                host[rows],
+                _ei_rows(expected_improvement, rows),
+                eps_free[rows],
+                durations=dur,
+                gate_price=lam,
+                surprisal_cap=self.surprisal_cap,
+                validate=False,
+            )
+            captured.append(od)
+            flat = (len(rows), -1)
+            as_rule = DelightDecision(
+                od.host,
+                od.probs,
+                od.override.reshape(flat),
+                od.delight.reshape(flat),
+                od.surprisal.reshape(flat),
+                od.gate.reshape(flat),
+                od.gate_empty,
+                od.epsilon,
+            )
+            return as_rule, np.broadcast_to(columns_row, (len(rows), columns_row.size))
+
+        draw = sample_acting_on_explore_rows(
+            draw_acting_uniforms(rng, (n,)), eps_free, decide_rows, host_probs=host
+        )
+        actions = np.asarray(draw.actions, dtype=np.int64)
+        actions[held] = self.action[held]
+        self.remaining[held] -= 1
+        durations = np.zeros(n, dtype=np.int64)
+        rows = np.asarray(draw.rows, dtype=np.int64)
+        if rows.size:
+            assert draw.chosen is not None
+            durations[rows] = dur[np.asarray(draw.chosen) % dur.size]
+            self.action[rows] = actions[rows]
+            self.remaining[rows] = durations[rows] - 1
+        return CommitDecision(
+            actions,
+            held,
+            np.asarray(draw.explored, dtype=bool),
+            durations,
+            released,
+            rows,
+            captured[0] if captured else None,
+        )
