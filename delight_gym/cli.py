@@ -114,7 +114,7 @@ def _figure(text: str) -> str:
 
 _POSITIVE = {
     name: _checked(check_positive_int, f"--{name}")
-    for name in ("seeds", "horizon", "episodes", "batch-size", "jobs")
+    for name in ("seeds", "horizon", "episodes", "steps", "batch-size", "jobs")
 }
 _SEED = _checked(check_nonnegative_int, "--seed")
 
@@ -154,7 +154,9 @@ def _add_sweep_options(p: argparse.ArgumentParser, family: Family | None) -> Non
     if family is None:
         what = "rounds T per run (episodes for the DeepSea figures)"
     else:
-        what = "episodes per run" if name == "episodes" else "rounds T per run"
+        what = {"episodes": "episodes per run", "steps": "training steps per run"}.get(
+            name, "rounds T per run"
+        )
 
     def sized(flag: str, attr: str, metavar: str, text: str) -> None:
         """An option whose default is the family's ``attr`` (``run``) or the figure's;
@@ -445,6 +447,11 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
                 title=family.title,
                 xlabel=family.time_label,
                 panel_label="",
+                metric=family.metric,
+                ylabel=family.metric_label,
+                agent_labels={a.name: a.label or a.name for a in family.agents},
+                agent_colors={a.name: a.color for a in family.agents if a.color},
+                agent_linestyles={a.name: a.linestyle for a in family.agents},
             )
     _report(result, out, out, files)
     return 0

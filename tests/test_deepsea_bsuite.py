@@ -446,7 +446,7 @@ def test_bad_devices_are_named(capsys) -> None:
     import torch
 
     from delight_gym import cli
-    from delight_gym.experiments.families import bsuite_deep_sea_cell
+    from delight_gym.experiments.families import BSUITE_DEEP_SEA
     from delight_gym.experiments.families.deepsea_bsuite import check_batch_device
 
     assert check_batch_device("cpu", "device") == "cpu"
@@ -460,7 +460,15 @@ def test_bad_devices_are_named(capsys) -> None:
         assert exit_.value.code == 2
         assert f"--device: device {value!r} is not usable" in capsys.readouterr().err
     with pytest.raises(ValueError, match="agent 'dqn' has no batched form"):
-        bsuite_deep_sea_cell("dqn", 5, 1, seed=0, size=SIZE, device="cpu")
+        BSUITE_DEEP_SEA.cell_function()(
+            agent="dqn",
+            horizon=5,
+            seeds=1,
+            seed=0,
+            size=SIZE,
+            device="cpu",
+            **BSUITE_DEEP_SEA.fixed,
+        )
     with pytest.raises(ValueError, match="seeds"):
         _batched(0, 0, 5)
     with pytest.raises(ValueError, match="seed"):

@@ -61,6 +61,17 @@ def _contextual_agent(name: str, **kw: object) -> object:
     return make_contextual_agent(agent, 1, 3, 2, per_arm=True, seed=0, **kw)
 
 
+def _control_agent(task):
+    def build(name, **kw):
+        import gymnasium as gym
+
+        from delight_gym.experiments.control import TASKS, make_agent
+
+        return make_agent(name, gym.make(TASKS[task]["env"]), 0, **kw)
+
+    return build
+
+
 BUILD = {
     "bernoulli": lambda name, **kw: make_bandit_agent(name, 1, 2, **kw),
     "linear": lambda name, **kw: make_linear_agent(name, 1, 2, 2, noise=1.0, **kw),
@@ -71,7 +82,12 @@ BUILD = {
     "wheel": _contextual_agent,
     "neural-width": _contextual_agent,
     "continuum": lambda name, **kw: ContinuumAgent(name, 1, 1, seed=0, **kw),
+    "mountain-car-continuous": _control_agent("mountain-car-continuous"),
+    "pendulum": _control_agent("pendulum"),
+    "mountain-car": _control_agent("mountain-car"),
 }
+#: The families with the paper's ``delight`` agent.
+DELIGHT_FAMILIES = [n for n, f in FAMILIES.items() if "delight" in f.agent_names]
 
 
 #: A valid value other than the agent's default, for each parameter that takes a name.
@@ -81,12 +97,13 @@ OTHER_CHOICE = {"nl_settings": "paper", "device": "cpu"}
 FAMILY_DEFAULTS = {("wheel", "nl_settings"): "paper"}
 
 
-def test_every_family_is_registered_and_its_cell_function_pickles_by_reference():
+def test_every_family_is_registered_and_its_run_function_pickles_by_reference():
     assert set(FAMILIES) == set(BUILD)
     for name, family in FAMILIES.items():
         assert family.name == name
-        assert callable(family.cell) and not isinstance(family.cell, str)
-        assert pickle.loads(pickle.dumps(family.cell)) is family.cell
+        fn = family.cell_function()
+        assert callable(fn)
+        assert pickle.loads(pickle.dumps(fn)) is fn
         assert set(family.default_agents) <= set(family.agent_names)
 
 
@@ -106,7 +123,7 @@ def test_agent_records_name_the_agents_parameters_with_their_defaults(family):
             assert getattr(custom, p.name) == other
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", DELIGHT_FAMILIES)
 @pytest.mark.parametrize("parameter", DE_PARAMETERS, ids=lambda p: p.name)
 @pytest.mark.parametrize("value", [-1.0, 0.0, 1e-12, 0.5, 100.0, math.inf, math.nan, True, "1"])
 def test_a_parameter_refuses_exactly_what_the_agents_refuse(family, parameter, value):
@@ -251,16 +268,69 @@ def test_a_spec_of_a_new_family_takes_its_defaults():
         spec.replace(agents=("delight",))
 
 
-def test_cells_are_keyed_by_the_cell_functions_public_path():
-    """A cell's key names its cell function by its path in the families package, whichever
-    family module defines it, so moving one between modules keeps the cells computed."""
+def test_cells_are_keyed_by_the_run_functions_path_and_the_fixed_keywords():
+    """A cell's key names its run function ``module:function`` and the family's fixed
+    keywords: two families on one run function (the bsuite ones) never share cells."""
+    keys = {}
     for name, family in FAMILIES.items():
         setting = {p.name: p.sweep[0] for p in family.instance}
         cell = ExperimentSpec.for_family(family, name, [setting]).cells()[0]
-        assert family.cell.__module__.startswith("delight_gym.experiments.families.")
-        assert cell.key_spec()["cell"] == f"delight_gym.experiments.families:{family.cell.__name__}"
+        assert cell.key_spec()["cell"] == family.cell_path
+        assert cell.key_spec().get("fixed", {}) == dict(family.fixed)
+        keys[name] = cell.key
+    assert len(set(keys.values())) == len(keys)
     toy = ExperimentSpec.for_family(TOY, "toy", [{"width": 1}]).cells()[0]
     assert toy.key_spec()["cell"] == f"{__name__}:toy_cell"
+
+
+def test_the_families_import_no_runner_and_no_circle():
+    """Counting every import (``TYPE_CHECKING`` and function-local ones too), no module of
+    ``delight_gym.experiments`` is on an import circle."""
+    import ast
+    from pathlib import Path
+
+    import delight_gym
+
+    root = Path(delight_gym.__file__).parent
+    mods = {}
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        mods[".".join(parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package[: len(package) - (node.level - 1)]
+                    base = ".".join([*up, *([node.module] if node.module else [])])
+                targets = [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names
+                ]
+            else:
+                continue
+            found |= {t for t in targets if t in mods and t != name}
+        graph[name] = found
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph[todo.pop()]:
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    circles = [m for m in graph if m.startswith("delight_gym.experiments") and m in reach(m)]
+    assert circles == []
+    runner = "delight_gym.experiments.runner"
+    assert not any(runner in reach(m) for m in graph if ".experiments.families" in m)
 
 
 # -- override counts: one name in every family's cells -----------------------------------------
@@ -279,10 +349,11 @@ def test_cells_are_keyed_by_the_cell_functions_public_path():
 def test_every_cell_reports_overrides_per_seed(family, setting, decisions):
     """``overrides``: DE's gated overrides per seed, at most one per decision (none with
     ``λ = inf``, whose gate is always empty); zeros for agents without an override."""
-    cell = FAMILIES[family].cell
-    de = cell("delight", 40, 3, seed=0, **setting, gate_price=0.0)
-    shut = cell("delight", 40, 3, seed=0, **setting, gate_price=math.inf)
-    other = cell(FAMILIES[family].agent_names[1], 40, 3, seed=0, **setting)
+    cell = FAMILIES[family].cell_function()
+    run = {"horizon": 40, "seeds": 3, "seed": 0, **setting}
+    de = cell(agent="delight", **run, gate_price=0.0)
+    shut = cell(agent="delight", **run, gate_price=math.inf)
+    other = cell(agent=FAMILIES[family].agent_names[1], **run)
     assert np.asarray(de.overrides).shape == (3,)
     if decisions:
         assert 0 < np.asarray(de.overrides).sum()

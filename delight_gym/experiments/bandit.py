@@ -79,7 +79,7 @@ class BanditResult:
 
 def run_bernoulli(
     agent: str,
-    num_arms: int,
+    arms: int,
     horizon: int,
     seeds: int,
     *,
@@ -96,7 +96,7 @@ def run_bernoulli(
     ----------
     agent : str
         ``delight``, ``thompson``, ``egreedy``, ``greedy`` or ``ucb``.
-    num_arms : int
+    arms : int
         ``K ≥ 1``.
     horizon : int
         ``T ≥ 1`` rounds.
@@ -125,7 +125,7 @@ def run_bernoulli(
     BanditResult
         A :class:`BanditResult`.
     """
-    num_arms = check_positive_int(num_arms, "num_arms")
+    num_arms = check_positive_int(arms, "arms")
     horizon, seeds, seed = check_batch_run(horizon, seeds, seed)
     if env not in ("auto", "eager", "lazy"):
         raise ValueError(f"env must be 'auto', 'eager' or 'lazy', got {env!r}")

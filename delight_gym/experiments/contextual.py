@@ -119,62 +119,44 @@ def run_contextual(
     return BanditResult(agent, k, regret, actions, seconds, overrides)
 
 
-def run_wheel(
-    agent: str,
-    delta: float,
-    horizon: int,
-    seeds: int,
-    *,
-    noise: float = 0.01,
-    mean_safe: float = 1.2,
-    mean_other: float = 1.0,
-    mean_large: float = 50.0,
-    **run_kwargs: Any,
-) -> BanditResult:
+#: The env keywords :func:`run_wheel` passes to the wheel bandit (the rest go to the run).
+WHEEL_ENV_KEYS = ("noise", "mean_safe", "mean_other", "mean_large")
+#: The env keywords :func:`run_neural` passes to the neural bandit.
+NEURAL_ENV_KEYS = ("dim", "context_dim", "noise")
+
+
+def _split(kwargs: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Pop the env keywords ``keys`` out of ``kwargs`` (absent ones keep the env's defaults)."""
+    return {k: kwargs.pop(k) for k in keys if k in kwargs}
+
+
+def run_wheel(agent: str, delta: float, horizon: int, seeds: int, **kwargs: Any) -> BanditResult:
     """:func:`run_contextual` on ``seeds`` wheel bandits (one model per arm on the context).
 
-    The env keywords (``delta``, ``noise``, ``mean_*``) are those of
-    :class:`~delight_gym.envs.contextual.WheelBanditEnv`; ``seed``, ``device``, ``callback``
-    and the agent's keywords go to :func:`run_contextual`.
+    ``delta`` and the keywords of :data:`WHEEL_ENV_KEYS` go to
+    :class:`~delight_gym.envs.contextual.WheelBanditVectorEnv` (its defaults otherwise);
+    ``seed``, ``device``, ``callback`` and the agent's keywords to :func:`run_contextual`.
     """
-    envs = WheelBanditVectorEnv(
-        check_positive_int(seeds, "seeds"),
-        delta=delta,
-        mean_safe=mean_safe,
-        mean_other=mean_other,
-        mean_large=mean_large,
-        noise=noise,
-    )
-    return run_contextual(agent, envs, horizon, per_arm=True, **run_kwargs)
+    env_kwargs = _split(kwargs, WHEEL_ENV_KEYS)
+    envs = WheelBanditVectorEnv(check_positive_int(seeds, "seeds"), delta=delta, **env_kwargs)
+    return run_contextual(agent, envs, horizon, per_arm=True, **kwargs)
 
 
 def run_neural(
-    agent: str,
-    num_arms: int,
-    reward: str,
-    horizon: int,
-    seeds: int,
-    *,
-    dim: int = 20,
-    context_dim: int = 0,
-    noise: float = 0.1,
-    **run_kwargs: Any,
+    agent: str, arms: int, reward: str, horizon: int, seeds: int, **kwargs: Any
 ) -> BanditResult:
     """:func:`run_contextual` on ``seeds`` neural bandits (one shared model on the arms' rows).
 
-    The env keywords (``num_arms``, ``reward``, ``dim``, ``context_dim``, ``noise``) are those
-    of :class:`~delight_gym.envs.contextual.NeuralBanditEnv`; ``seed``, ``device``,
-    ``callback`` and the agent's keywords go to :func:`run_contextual`.
+    ``arms`` (the env's ``num_arms``), ``reward`` and the keywords of :data:`NEURAL_ENV_KEYS`
+    go to :class:`~delight_gym.envs.contextual.NeuralBanditVectorEnv` (its defaults
+    otherwise); ``seed``, ``device``, ``callback`` and the agent's keywords to
+    :func:`run_contextual`.
     """
+    env_kwargs = _split(kwargs, NEURAL_ENV_KEYS)
     envs = NeuralBanditVectorEnv(
-        check_positive_int(seeds, "seeds"),
-        num_arms=num_arms,
-        dim=dim,
-        context_dim=context_dim,
-        reward=reward,
-        noise=noise,
+        check_positive_int(seeds, "seeds"), num_arms=arms, reward=reward, **env_kwargs
     )
-    return run_contextual(agent, envs, horizon, per_arm=False, **run_kwargs)
+    return run_contextual(agent, envs, horizon, per_arm=False, **kwargs)
 
 
 def relative_to_uniform(

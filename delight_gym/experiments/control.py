@@ -1,48 +1,44 @@
-"""SB3's SAC and TD3, with and without DE, on ``MountainCarContinuous-v0`` and ``Pendulum-v1``.
+"""SB3 hosts on classic control: the run function of the control families.
 
-One run trains one agent for ``steps`` environment steps on one seed, records the first
-training step that reached MountainCar's flag (an episode that terminated rather than
-truncated), and evaluates the deterministic policy on ``episodes`` fresh episodes. Runs are
-saved one file each under ``--out``, so an interrupted sweep loses only the run in progress;
-:func:`summary_table` writes the table that ``docs/results/mountain-car-continuous.csv`` holds::
-
-    python -m delight_gym.experiments.control mountain-car --seeds 5 --out results/control
+:func:`run_control` trains one agent per seed for ``horizon`` environment steps, records the
+first training step that reached the goal (an episode that terminated rather than truncated;
+MountainCar's flag) and evaluates the deterministic policy every ``eval_every`` steps on
+``eval_episodes`` fresh episodes (reset seeds ``10**6, 10**6 + 1, …``), the last time after
+training. A seed is *solved* at a checkpoint when its mean return there exceeds the task's
+threshold (:data:`~delight_gym.experiments.families.control.TASKS`). The evaluations do not
+change training: a deterministic ``predict`` draws no random numbers. Run it through the
+runner: ``delight-gym run mountain-car-continuous`` (or ``pendulum``, ``mountain-car``).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import tempfile
 import time
-from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym.experiments.families.control import CONTINUOUS_AGENTS, DISCRETE_AGENTS, TASKS
 
 __all__ = [
     "AGENTS",
+    "PINK_TD3_SIGMA",
     "TASKS",
+    "ZOO_SAC",
+    "ControlResult",
+    "ControlRun",
     "evaluate_returns",
-    "main",
     "make_agent",
     "run_control",
-    "summary_table",
+    "train_and_evaluate",
 ]
 
-#: The tasks: gymnasium id, training steps, evaluation episodes, the "solved" return.
-TASKS: dict[str, dict[str, Any]] = {
-    "mountain-car": {"env": "MountainCarContinuous-v0", "steps": 50_000, "solved": 90.0},
-    "pendulum": {"env": "Pendulum-v1", "steps": 20_000, "solved": -200.0},
-}
+#: Every agent name (the ``Box`` tasks' then ``MountainCar-v0``'s).
+AGENTS = (*CONTINUOUS_AGENTS, *DISCRETE_AGENTS)
 
 #: The RL Zoo's tuned settings for MountainCarContinuous-v0 (rl-baselines3-zoo,
-#: ``hyperparams/sac.yml`` and ``td3.yml``; TD3's budget there is 300 000 steps).
+#: ``hyperparams/sac.yml``; its ``td3.yml`` adds OU noise σ = 0.5 to SB3's defaults).
 ZOO_SAC: dict[str, Any] = {
     "learning_rate": 3e-4,
     "buffer_size": 50_000,
@@ -56,33 +52,71 @@ ZOO_SAC: dict[str, Any] = {
     "use_sde": True,
     "policy_kwargs": {"log_std_init": -3.67, "net_arch": [64, 64]},
 }
+#: σ of ``td3_pink``'s ``PinkActionNoise`` (pink-noise-rl's TD3 example).
+PINK_TD3_SIGMA = 0.3
 
-#: Agent name → (algorithm, settings); ``td3_zoo`` adds Ornstein-Uhlenbeck noise σ = 0.5.
-AGENTS = ("sac", "sac_de", "td3", "td3_de", "sac_zoo", "td3_zoo")
+
+def _pink() -> Any:
+    try:
+        import pink
+    except ImportError as exc:
+        raise ImportError(
+            "the pink-noise agents need pink-noise-rl: pip install 'delight-gym[control]' "
+            "(or 'pink-noise-rl>=2')"
+        ) from exc
+    return pink
 
 
 def make_agent(agent: str, env: Any, seed: int) -> Any:
-    """The SB3 model of ``agent`` (one of :data:`AGENTS`) on ``env``, seeded ``seed``."""
-    from stable_baselines3 import SAC, TD3
+    """The SB3 model of ``agent`` (one of :data:`AGENTS`) on ``env``, seeded ``seed``.
+
+    ``sac_pink`` and ``td3_pink`` are pink-noise-rl as its README uses it: SAC's actor
+    distribution replaced by ``PinkNoiseDist``, TD3 with ``PinkActionNoise(σ = 0.3)``, the
+    sequence as long as an episode; their generator is seeded with ``seed``.
+    """
+    from stable_baselines3 import DQN, SAC, TD3
     from stable_baselines3.common.noise import OrnsteinUhlenbeckActionNoise
 
-    from delight_gym.sb3 import DelightSAC, DelightTD3
+    import delight_gym.sb3 as ours  # each name imported on first use
 
     common: dict[str, Any] = {"seed": seed, "device": "cpu", "verbose": 0}
+    if agent in CONTINUOUS_AGENTS:
+        d = env.action_space.shape[0]
+        seq_len = env.spec.max_episode_steps
     if agent == "sac":
         return SAC("MlpPolicy", env, **common)
     if agent == "sac_de":
-        return DelightSAC("MlpPolicy", env, **common)
+        return ours.DelightSAC("MlpPolicy", env, **common)
     if agent == "td3":
         return TD3("MlpPolicy", env, **common)
     if agent == "td3_de":
-        return DelightTD3("MlpPolicy", env, **common)
+        return ours.DelightTD3("MlpPolicy", env, **common)
     if agent == "sac_zoo":
         return SAC("MlpPolicy", env, **ZOO_SAC, **common)
     if agent == "td3_zoo":
-        d = env.action_space.shape[0]
         noise = OrnsteinUhlenbeckActionNoise(np.zeros(d), 0.5 * np.ones(d))
         return TD3("MlpPolicy", env, action_noise=noise, **common)
+    if agent == "sac_pink":
+        pink = _pink()
+        model = SAC("MlpPolicy", env, **common)
+        model.actor.action_dist = pink.PinkNoiseDist(seq_len, d, rng=np.random.default_rng(seed))
+        return model
+    if agent == "td3_pink":
+        rng = np.random.default_rng(seed)
+        noise = _pink().PinkActionNoise(PINK_TD3_SIGMA, seq_len, d, rng=rng)
+        return TD3("MlpPolicy", env, action_noise=noise, **common)
+    if agent == "dqn":
+        return DQN("MlpPolicy", env, **common)
+    if agent == "bootdqn":
+        return ours.BootstrappedDQN("MlpPolicy", env, **common)
+    if agent == "dqn_de":
+        return ours.DelightDQN("MlpPolicy", env, **common)
+    if agent == "dqn_ez":
+        try:
+            from delight_gym.sb3.ez_greedy import EZGreedyDQN
+        except ImportError as exc:
+            raise ImportError(f"dqn_ez needs delight_gym.sb3.ez_greedy.EZGreedyDQN: {exc}") from exc
+        return EZGreedyDQN("MlpPolicy", env, ez_mu=2.0, **common)
     raise ValueError(f"agent must be one of {list(AGENTS)}, got {agent!r}")
 
 
@@ -102,130 +136,135 @@ def evaluate_returns(model: Any, env_id: str, episodes: int) -> list[float]:
             total += float(reward)
             done = terminated or truncated
         returns.append(total)
+    env.close()
     return returns
 
 
-def run_control(
-    task: str, agent: str, seed: int, *, steps: int | None = None, episodes: int = 5
-) -> dict[str, Any]:
-    """Train ``agent`` on ``task`` (a key of :data:`TASKS`) for ``steps`` steps, seed ``seed``.
+@dataclass
+class ControlRun:
+    """One seed's training run (:func:`train_and_evaluate`).
 
-    Returns
-    -------
-    dict
-        ``task, agent, seed, steps, first_flag_step`` (the first training step whose episode
-        terminated at the flag; ``None`` if none), ``eval_returns``, ``seconds``.
+    Attributes
+    ----------
+    t
+        the checkpoints (training steps), the last one ``steps``.
+    returns
+        mean deterministic return at each checkpoint.
+    first_flag
+        first training step whose episode terminated (the goal), 0 if none.
+    eval_returns
+        the final evaluation's returns, one per episode.
+    seconds
+        wall-clock time.
     """
+
+    t: np.ndarray
+    returns: np.ndarray
+    first_flag: int
+    eval_returns: list[float]
+    seconds: float
+
+
+def train_and_evaluate(
+    task: str, agent: str, seed: int, *, steps: int, eval_every: int, eval_episodes: int
+) -> ControlRun:
+    """Train ``agent`` on ``task`` for ``steps`` steps (seed ``seed``), evaluating at the
+    checkpoints ``eval_every, 2·eval_every, …`` and after training."""
     import gymnasium as gym
-    import torch
     from stable_baselines3.common.callbacks import BaseCallback
 
+    env_id = TASKS[task]["env"]
+    checkpoints = [int(c) for c in range(eval_every, steps, eval_every)]
+    returns: list[float] = []
+
+    class Monitor(BaseCallback):
+        """First goal step; the checkpoint evaluations before the last (after training)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.flag = 0
+
+        def _on_step(self) -> bool:
+            if self.flag == 0:
+                for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
+                    if done and not info.get("TimeLimit.truncated", False):
+                        self.flag = int(self.num_timesteps)
+            if self.num_timesteps in checkpoints:
+                returns.append(float(np.mean(evaluate_returns(self.model, env_id, eval_episodes))))
+            return True
+
+    start = time.perf_counter()
+    model = make_agent(agent, gym.make(env_id), seed)
+    monitor = Monitor()
+    model.learn(steps, callback=monitor)
+    final = evaluate_returns(model, env_id, eval_episodes)
+    returns.append(float(np.mean(final)))
+    t = np.array([*checkpoints, steps], dtype=np.int64)
+    return ControlRun(t, np.array(returns), monitor.flag, final, time.perf_counter() - start)
+
+
+@dataclass
+class ControlResult:
+    """What :func:`run_control` returns (the runner's cell protocol).
+
+    Attributes
+    ----------
+    t
+        the checkpoints (training steps).
+    cumulative
+        1.0 where a seed is solved at a checkpoint, ``(seeds, len(t))``.
+    returns
+        mean deterministic return at each checkpoint, ``(seeds, len(t))``.
+    eval_return, first_flag, solved
+        per seed, ``(seeds,)``: the final mean return, the first goal step (0 if
+        none), whether the final return beats the threshold.
+    seconds
+        wall-clock time of the runs.
+    """
+
+    t: np.ndarray
+    cumulative: np.ndarray
+    returns: np.ndarray
+    eval_return: np.ndarray
+    first_flag: np.ndarray
+    solved: np.ndarray
+    seconds: float
+
+
+def run_control(
+    agent: str,
+    horizon: int | None,
+    seeds: int,
+    *,
+    seed: int,
+    task: str,
+    eval_every: int = 5000,
+    eval_episodes: int = 5,
+) -> ControlResult:
+    """Train ``agent`` on ``task`` for ``horizon`` steps (the task's default if ``None``) on
+    seeds ``seed, …, seed + seeds − 1``, one run each (:func:`train_and_evaluate`)."""
     if task not in TASKS:
         raise ValueError(f"task must be one of {list(TASKS)}, got {task!r}")
     spec = TASKS[task]
-    steps = check_positive_int(spec["steps"] if steps is None else steps, "steps")
+    steps = check_positive_int(spec["steps"] if horizon is None else horizon, "horizon")
+    seeds = check_positive_int(seeds, "seeds")
     seed = check_nonnegative_int(seed, "seed")
-    episodes = check_positive_int(episodes, "episodes")
-
-    class FirstFlag(BaseCallback):
-        def __init__(self) -> None:
-            super().__init__()
-            self.step: int | None = None
-
-        def _on_step(self) -> bool:
-            if self.step is None:
-                for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
-                    if done and not info.get("TimeLimit.truncated", False):
-                        self.step = int(self.num_timesteps)
-            return True
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        start = time.perf_counter()
-        model = make_agent(agent, gym.make(spec["env"]), seed)
-        flag = FirstFlag()
-        model.learn(steps, callback=flag)
-        returns = evaluate_returns(model, spec["env"], episodes)
-        seconds = time.perf_counter() - start
-    finally:
-        torch.set_num_threads(threads)
-    first = flag.step if task == "mountain-car" else None
-    return {
-        "task": task,
-        "agent": agent,
-        "seed": seed,
-        "steps": steps,
-        "first_flag_step": first,
-        "eval_returns": returns,
-        "seconds": seconds,
-    }
-
-
-def summary_table(runs: Sequence[dict[str, Any]], task: str) -> pd.DataFrame:
-    """One row per agent: ``agent, seeds, solved, steps_to_flag_median, return_mean,
-    return_se`` (``solved``: seeds whose mean evaluation return exceeds the task's threshold;
-    ``steps_to_flag_median``: over the seeds that reached the flag in training, empty if none)."""
-    threshold = TASKS[task]["solved"]
-    rows = []
-    for agent in [a for a in AGENTS if any(r["agent"] == a for r in runs)]:
-        mine = [r for r in runs if r["agent"] == agent and r["task"] == task]
-        finals = np.array([np.mean(r["eval_returns"]) for r in mine])
-        flags = [r["first_flag_step"] for r in mine if r["first_flag_step"] is not None]
-        rows.append(
-            {
-                "agent": agent,
-                "seeds": len(mine),
-                "solved": int((finals > threshold).sum()),
-                "steps_to_flag_median": float(np.median(flags)) if flags else None,
-                "return_mean": float(finals.mean()),
-                "return_se": float(finals.std(ddof=1) / np.sqrt(len(finals)))
-                if len(finals) > 1
-                else None,
-            }
+    every = check_positive_int(eval_every, "eval_every")
+    episodes = check_positive_int(eval_episodes, "eval_episodes")
+    runs = [
+        train_and_evaluate(
+            task, agent, seed + i, steps=steps, eval_every=every, eval_episodes=episodes
         )
-    return pd.DataFrame(rows)
-
-
-def _save(path: Path, record: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(record, f)
-    os.replace(tmp, path)
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run every agent on every seed (skipping saved runs), then write ``summary.csv``."""
-    from tqdm import tqdm
-
-    p = argparse.ArgumentParser(prog="python -m delight_gym.experiments.control")
-    p.add_argument("task", choices=sorted(TASKS))
-    p.add_argument("--agents", default=",".join(AGENTS), help="comma-separated agents")
-    p.add_argument("--seeds", type=int, default=5, help="seeds S..S+N-1 (default 5)")
-    p.add_argument("--seed", type=int, default=0, help="first seed S (default 0)")
-    p.add_argument("--steps", type=int, default=None, help="training steps (task's default)")
-    p.add_argument("--episodes", type=int, default=5, help="evaluation episodes")
-    p.add_argument("--out", type=Path, default=Path("results/control"))
-    args = p.parse_args(argv)
-    agents = args.agents.split(",")
-    for a in agents:
-        if a not in AGENTS:
-            p.error(f"--agents: unknown {a!r}; choose from {', '.join(AGENTS)}")
-    steps = TASKS[args.task]["steps"] if args.steps is None else args.steps
-    folder = args.out / args.task / f"steps{steps}"
-    seeds = range(args.seed, args.seed + args.seeds)
-    jobs = [(s, a) for s in seeds for a in agents]  # seed-major: every agent advances together
-    for seed, agent in tqdm(jobs, desc=args.task, unit="run", disable=None):
-        path = folder / f"{agent}-seed{seed}.json"
-        if not path.exists():
-            _save(path, run_control(args.task, agent, seed, steps=steps, episodes=args.episodes))
-    # The table covers every saved run in the folder (several processes may share it).
-    runs = [json.loads(p.read_text()) for p in sorted(folder.glob("*-seed*.json"))]
-    table = summary_table(runs, args.task)
-    table.to_csv(folder / "summary.csv", index=False)
-    print(table.to_string(index=False))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
+        for i in range(seeds)
+    ]
+    returns = np.stack([r.returns for r in runs])
+    final = returns[:, -1]
+    return ControlResult(
+        t=runs[0].t,
+        cumulative=(returns > spec["solved"]).astype(float),
+        returns=returns,
+        eval_return=final,
+        first_flag=np.array([r.first_flag for r in runs], dtype=np.int64),
+        solved=final > spec["solved"],
+        seconds=float(sum(r.seconds for r in runs)),
+    )

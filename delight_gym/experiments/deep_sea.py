@@ -24,7 +24,7 @@ from delight_gym.agents.mdp import MDP_AGENTS, make_mdp_agent
 from delight_gym.envs.deep_sea import DeepSeaVectorEnv
 from delight_gym.experiments.bandit import AGENT_SEED_SALT, check_batch_run
 
-__all__ = ["DeepSeaResult", "run_deep_sea"]
+__all__ = ["DeepSeaAgentResult", "DeepSeaResult", "run_deep_sea", "run_deep_sea_agent"]
 
 
 @dataclass
@@ -55,6 +55,33 @@ class DeepSeaResult:
     def cumulative(self, agent: str) -> np.ndarray:
         """Cumulative regret ``(episodes, seeds)``."""
         return np.cumsum(self.regret[agent], axis=0)
+
+
+@dataclass
+class DeepSeaAgentResult:
+    """One agent's run (:func:`run_deep_sea_agent`; the runner's cell protocol).
+
+    Attributes
+    ----------
+    regret
+        per-episode regret, ``(seeds, episodes)``.
+    seconds
+        wall-clock time.
+    overrides
+        DE's gated overrides per seed (zeros for the other agents), ``(seeds,)``.
+    first_success
+        1-based episode of each seed's first treasure, 0 if never, ``(seeds,)``.
+    """
+
+    regret: np.ndarray
+    seconds: float
+    overrides: np.ndarray
+    first_success: np.ndarray
+
+    @property
+    def cumulative(self) -> np.ndarray:
+        """Cumulative regret ``(seeds, episodes)``."""
+        return np.cumsum(self.regret, axis=1)
 
 
 def run_deep_sea(
@@ -105,55 +132,92 @@ def run_deep_sea(
             raise ValueError(f"agents must be among {list(MDP_AGENTS)}, got {name!r}")
     result = DeepSeaResult(size=n)
     for name in names:
-        envs = DeepSeaVectorEnv(num_envs=batch, size=n, deterministic=deterministic)
-        obs, _ = envs.reset(seed=seed)
-        kwargs: dict[str, Any] = (
-            {"reward_range": (-envs.move_cost, 1.0)}
-            if deterministic
-            else {"reward_model": "normal", "reward_noise": 1.0}
+        one = run_deep_sea_agent(
+            name,
+            n,
+            num_episodes,
+            batch,
+            seed=seed,
+            deterministic=deterministic,
+            device=device,
+            progress=progress,
+            **agent_kwargs,
         )
-        kwargs.update(agent_kwargs)
-        agent = make_mdp_agent(
-            name, batch, n * n, 2, n, seed=[seed, AGENT_SEED_SALT], device=device, **kwargs
-        )
-        regret = np.zeros((num_episodes, batch))
-        first = np.full(batch, -1, dtype=np.int64)
-        bar: Any = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=num_episodes, desc=f"deepsea N={n} {name}", leave=False)
-        start = time.perf_counter()
-        for episode in range(num_episodes):
-            agent.begin_episode()
-            states = obs.reshape(batch, -1).argmax(axis=1)
-            for h in range(n):
-                actions = agent.act(torch.as_tensor(states, device=agent.device), h)
-                acts = actions.cpu().numpy()
-                obs, rewards, terminated, _, infos = envs.step(acts)
-                next_states = obs.reshape(batch, -1).argmax(axis=1)
-                agent.observe(
-                    torch.as_tensor(states, device=agent.device),
-                    actions,
-                    torch.as_tensor(rewards, device=agent.device),
-                    None if h == n - 1 else torch.as_tensor(next_states, device=agent.device),
-                    h,
-                )
-                states = next_states
-            if not bool(np.all(terminated)):
-                raise RuntimeError("DeepSea episodes must end after exactly N steps")
-            final = infos["final_info"]
-            ret = np.asarray(final["denoised_return"], dtype=np.float64)
-            regret[episode] = np.asarray(final["optimal_return"], dtype=np.float64) - ret
-            newly = (first < 0) & (ret > 0.5)
-            first[newly] = episode
-            if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
-        result.seconds[name] = time.perf_counter() - start
-        result.regret[name] = regret
-        result.first_success[name] = first
-        count = getattr(agent, "override_count", None)  # DE's counter of gated overrides
-        result.overrides[name] = np.zeros(batch, np.int64) if count is None else count.cpu().numpy()
+        result.seconds[name] = one.seconds
+        result.regret[name] = one.regret.T
+        result.first_success[name] = one.first_success - 1
+        result.overrides[name] = one.overrides
     return result
+
+
+def run_deep_sea_agent(
+    agent: str,
+    size: int,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int = 0,
+    deterministic: bool = True,
+    device: str | torch.device = "cpu",
+    progress: bool = False,
+    **agent_kwargs: Any,
+) -> DeepSeaAgentResult:
+    """Run one agent for ``horizon`` episodes on ``seeds`` DeepSea instances of size ``N``.
+
+    The ``deepsea`` family's run function; the arguments are :func:`run_deep_sea`'s
+    (``horizon`` its ``episodes``), for one agent.
+    """
+    if agent not in MDP_AGENTS:
+        raise ValueError(f"agents must be among {list(MDP_AGENTS)}, got {agent!r}")
+    n = check_positive_int(size, "size")
+    num_episodes, batch, seed = check_batch_run(horizon, seeds, seed, horizon_name="episodes")
+    envs = DeepSeaVectorEnv(num_envs=batch, size=n, deterministic=deterministic)
+    obs, _ = envs.reset(seed=seed)
+    kwargs: dict[str, Any] = (
+        {"reward_range": (-envs.move_cost, 1.0)}
+        if deterministic
+        else {"reward_model": "normal", "reward_noise": 1.0}
+    )
+    kwargs.update(agent_kwargs)
+    model = make_mdp_agent(
+        agent, batch, n * n, 2, n, seed=[seed, AGENT_SEED_SALT], device=device, **kwargs
+    )
+    regret = np.zeros((num_episodes, batch))
+    first = np.full(batch, -1, dtype=np.int64)
+    bar: Any = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=num_episodes, desc=f"deepsea N={n} {agent}", leave=False)
+    start = time.perf_counter()
+    for episode in range(num_episodes):
+        model.begin_episode()
+        states = obs.reshape(batch, -1).argmax(axis=1)
+        for h in range(n):
+            actions = model.act(torch.as_tensor(states, device=model.device), h)
+            acts = actions.cpu().numpy()
+            obs, rewards, terminated, _, infos = envs.step(acts)
+            next_states = obs.reshape(batch, -1).argmax(axis=1)
+            model.observe(
+                torch.as_tensor(states, device=model.device),
+                actions,
+                torch.as_tensor(rewards, device=model.device),
+                None if h == n - 1 else torch.as_tensor(next_states, device=model.device),
+                h,
+            )
+            states = next_states
+        if not bool(np.all(terminated)):
+            raise RuntimeError("DeepSea episodes must end after exactly N steps")
+        final = infos["final_info"]
+        ret = np.asarray(final["denoised_return"], dtype=np.float64)
+        regret[episode] = np.asarray(final["optimal_return"], dtype=np.float64) - ret
+        newly = (first < 0) & (ret > 0.5)
+        first[newly] = episode
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    seconds = time.perf_counter() - start
+    count = getattr(model, "override_count", None)  # DE's counter of gated overrides
+    overrides = np.zeros(batch, np.int64) if count is None else count.cpu().numpy()
+    return DeepSeaAgentResult(regret.T, seconds, overrides, first + 1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from delight_gym.experiments.families import FAMILIES
+from delight_gym.experiments.families import FAMILIES, Agent
 
 __all__ = [
     "AGENT_COLORS",
@@ -23,7 +23,12 @@ __all__ = [
     "log_ticks",
 ]
 
-_AGENTS = {a.name: a for family in FAMILIES.values() for a in family.agents}
+# The first family that names an agent gives its style (``dqn`` is the bsuite families' first;
+# a figure of another family passes that family's own labels).
+_AGENTS: dict[str, Agent] = {}
+for _family in FAMILIES.values():
+    for _agent in _family.agents:
+        _AGENTS.setdefault(_agent.name, _agent)
 #: Legend label of each agent (from the family records).
 AGENT_LABELS: Mapping[str, str] = {name: a.label or name for name, a in _AGENTS.items()}
 #: Line colour of each agent, the same in every figure (from the family records).
@@ -36,6 +41,8 @@ _MARKERS = (
     *("o", "s", "^", "x", "D", "v", "P", "*", "<", ">", "h", "p", "d", "X", "H", "8"),
     *("1", "2", "3", "4", "+", "|", "_", "."),
     *(r"$\clubsuit$", r"$\spadesuit$", r"$\heartsuit$", r"$\diamondsuit$", r"$\star$"),
+    *(r"$\bowtie$", r"$\triangleleft$", r"$\triangleright$", r"$\oplus$", r"$\otimes$"),
+    *(r"$\ominus$", r"$\odot$", r"$\dagger$", r"$\ddagger$", r"$\S$", r"$\P$", r"$\flat$"),
 )
 #: Marker of each agent, the same in every figure (by the agent's place among every family's).
 AGENT_MARKERS: Mapping[str, str] = {n: _MARKERS[i % len(_MARKERS)] for i, n in enumerate(_AGENTS)}

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from delight_gym.experiments.families import FAMILIES
 from delight_gym.experiments.figure_style import (
     AGENT_COLORS,
     AGENT_LABELS,
@@ -59,8 +60,11 @@ def plot_curves(
     agent_colors: Mapping[str, str] | None = None,
     xlabel: str = "t",
     agent_linestyles: Mapping[str, str] | None = None,
+    metric: str = "regret",
+    ylabel: str = "cumulative regret",
 ) -> list[Path]:
-    """One panel per setting value: cumulative regret vs ``t``, mean ± 1 s.e. per agent.
+    """One panel per setting value: the curve (cumulative regret) vs ``t``, mean ± 1 s.e. per
+    agent.
 
     Parameters
     ----------
@@ -83,12 +87,15 @@ def plot_curves(
         label of the time axis.
     agent_linestyles : Mapping[str, str] | None
         line style per agent name (default :data:`AGENT_LINESTYLES`).
+    metric, ylabel : str
+        the curve's columns (``metric_mean``, ``metric_se``) and its axis label.
 
     Returns
     -------
     list[Path]
         The paths of the ``path_stem.png`` and ``path_stem.pdf`` it writes.
     """
+    mean_col, se_col = f"{metric}_mean", f"{metric}_se"
     labels = AGENT_LABELS if agent_labels is None else agent_labels
     values = sorted(curves[setting_column].unique())
     fig, axes = new_figure(
@@ -101,15 +108,15 @@ def plot_curves(
             style = agent_style(name, agent_colors, agent_linestyles)
             (line,) = ax.plot(
                 group["t"],
-                group["regret_mean"],
+                group[mean_col],
                 label=labels.get(name, name),
                 markevery=(0.03 + 0.025 * i, 0.15),  # staggered: coincident curves stay apart
                 **style,
             )
             ax.fill_between(
                 group["t"],
-                group["regret_mean"] - group["regret_se"],
-                group["regret_mean"] + group["regret_se"],
+                group[mean_col] - group[se_col].fillna(0),
+                group[mean_col] + group[se_col].fillna(0),
                 color=line.get_color(),
                 alpha=0.2,
                 linewidth=0,
@@ -119,7 +126,7 @@ def plot_curves(
         label = setting_column if panel_label is None else panel_label
         ax.set_title(f"{label} = {shown}" if label else shown)
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("cumulative regret")
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
     figure_legend(fig, axes[0])
     if title:
@@ -464,11 +471,39 @@ def plot_regret_panels(
 plot_final_regret = plot_regret_panels
 
 
+def plot_solved_curves(
+    summary: pd.DataFrame,
+    curves: pd.DataFrame,
+    path_stem: Path,
+    *,
+    title: str = "",
+    agents_of: str = "",
+) -> list[Path]:
+    """The control families' figure: fraction of seeds solved vs training steps, per agent
+    (labels and styles of the agents of the family named ``agents_of``)."""
+    del summary
+    agents = FAMILIES[agents_of].agents
+    return plot_curves(
+        curves.assign(panel=""),
+        "panel",
+        path_stem,
+        title=title,
+        panel_label="",
+        xlabel="training steps",
+        metric="solved",
+        ylabel="fraction of seeds solved",
+        agent_labels={a.name: a.label or a.name for a in agents},
+        agent_colors={a.name: a.color for a in agents if a.color},
+        agent_linestyles={a.name: a.linestyle for a in agents},
+    )
+
+
 _PLOTTERS: dict[str, Callable[..., list[Path]]] = {
     "plot_bsuite_deep_sea": plot_bsuite_deep_sea,
     "plot_final_regret": plot_final_regret,
     "plot_regret_curves": plot_regret_curves,
     "plot_regret_panels": plot_regret_panels,
+    "plot_solved_curves": plot_solved_curves,
     "plot_tune": plot_tune,
 }
 

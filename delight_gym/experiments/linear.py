@@ -29,7 +29,7 @@ __all__ = ["run_linear"]
 
 def run_linear(
     agent: str,
-    num_arms: int,
+    arms: int,
     dim: int,
     noise: float,
     horizon: int,
@@ -47,7 +47,7 @@ def run_linear(
     ----------
     agent : str
         ``delight``, ``thompson``, ``egreedy``, ``greedy`` or ``ucb``.
-    num_arms, dim, noise
+    arms, dim, noise
         ``K``, ``D`` and the reward noise ``σ`` (the agent's known σ).
     horizon, seeds, seed : int
         rounds, instances, base seed (instance ``i``: ``seed + i``).
@@ -64,7 +64,7 @@ def run_linear(
         A :class:`~delight_gym.experiments.bandit.BanditResult`; ``overrides`` holds, per
         seed, the rounds where DE's override fired with a non-empty gate (zeros otherwise).
     """
-    num_arms = check_positive_int(num_arms, "num_arms")
+    num_arms = check_positive_int(arms, "arms")
     dim = check_positive_int(dim, "dim")
     noise = check_positive_float(noise, "noise")
     horizon, seeds, seed = check_batch_run(horizon, seeds, seed)

@@ -12,7 +12,6 @@ holds (:func:`claim_folder`), so that a run with other settings does not overwri
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -34,7 +33,6 @@ __all__ = [
     "RUN_RECORD",
     "DamagedCellWarning",
     "OtherSettingsError",
-    "cell_key",
     "cell_path",
     "claim_folder",
     "curves_frame",
@@ -63,15 +61,15 @@ SUMMARY_TAIL = ["horizon", "seeds", "regret_mean", "regret_se", "seconds"]
 #: (median over seeds, unsolved runs counted as never solved: ``inf`` unless more than half are
 #: solved), ``solve_episodes`` (per seed, space-separated, ``>E`` for a run unsolved after ``E``
 #: episodes) and ``overrides_total``.
-OPTIONAL_PER_SEED = ("first_success", "solve_episode", "solved")
+#: ``eval_return`` and ``first_flag`` (with ``solved``): the control runs' deterministic return
+#: after training and first training step at the goal (0 if never). When every row has
+#: ``eval_return``, ``summary.csv`` gains ``solved`` (seeds whose return beat the task's
+#: threshold), ``steps_to_flag_median`` (over the seeds that reached the goal in training;
+#: empty if none), ``return_mean`` and ``return_se``.
+OPTIONAL_PER_SEED = ("first_success", "solve_episode", "solved", "eval_return", "first_flag")
 SUCCESS_COLUMNS = ["found_fraction", "first_success_median"]
+CONTROL_COLUMNS = ["solved", "steps_to_flag_median", "return_mean", "return_se"]
 SOLVE_COLUMNS = ["solved_fraction", "solve_episode_median", "solve_episodes", "overrides_total"]
-
-
-def cell_key(spec: Mapping[str, Any]) -> str:
-    """A short stable hash of a JSON-serialisable cell specification."""
-    blob = json.dumps(spec, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:20]
 
 
 def cell_path(out: Path, key: str) -> Path:
@@ -138,9 +136,12 @@ def mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def summary_frame(
-    rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[str]
+    rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[str], *, metric: str = "regret"
 ) -> pd.DataFrame:
     """Build ``summary.csv`` rows: ``experiment, agent, <settings>, horizon, seeds, ...``.
+
+    ``metric`` names the curve's value (``regret_mean``, ``regret_se``; the control families:
+    ``solved``, the fraction of seeds solved at the last checkpoint).
 
     Each row must hold ``experiment``, ``agent``, the settings, ``horizon``, ``seconds`` and
     ``final_regret`` (array of per-seed cumulative regret at the horizon). If every row also
@@ -153,6 +154,7 @@ def summary_frame(
     records = []
     with_success = bool(rows) and all("first_success" in row for row in rows)
     with_solve = bool(rows) and all("solve_episode" in r and "solved" in r for r in rows)
+    with_control = bool(rows) and all("eval_return" in r for r in rows)
     for row in rows:
         final = np.asarray(row["final_regret"], dtype=float)
         mean, se = mean_se(final[:, None])
@@ -161,8 +163,7 @@ def summary_frame(
         rec.update(
             horizon=row["horizon"],
             seeds=final.shape[0],
-            regret_mean=float(mean[0]),
-            regret_se=float(se[0]),
+            **{f"{metric}_mean": float(mean[0]), f"{metric}_se": float(se[0])},
             seconds=float(row["seconds"]),
         )
         if with_success:
@@ -179,12 +180,23 @@ def summary_frame(
                 str(e) if ok else f">{e}" for e, ok in zip(episode, solved, strict=True)
             )
             rec["overrides_total"] = int(np.sum(row.get("overrides", 0)))
+        if with_control:
+            returns = np.asarray(row["eval_return"], dtype=float)
+            flags = np.asarray(row["first_flag"], dtype=np.int64)
+            flags = flags[flags > 0]
+            rec["solved"] = int(np.sum(row["solved"]))
+            rec["steps_to_flag_median"] = float(np.median(flags)) if flags.size else np.nan
+            rec["return_mean"] = float(returns.mean())
+            rec["return_se"] = float(mean_se(returns[:, None])[1][0])
         records.append(rec)
-    columns = ["experiment", "agent", *setting_columns, *SUMMARY_TAIL]
+    tail = [c.replace("regret", metric) for c in SUMMARY_TAIL]
+    columns = ["experiment", "agent", *setting_columns, *tail]
     if with_success:
         columns += SUCCESS_COLUMNS
     if with_solve:
         columns += SOLVE_COLUMNS
+    if with_control:
+        columns += CONTROL_COLUMNS
     return pd.DataFrame.from_records(records, columns=columns)
 
 
@@ -200,19 +212,27 @@ def parse_solve_episodes(text: str) -> tuple[np.ndarray, np.ndarray]:
     return episodes, solved
 
 
-def curves_frame(rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[str]) -> pd.DataFrame:
-    """Build ``curves.csv``: one row per (agent, setting, t) with mean ± s.e. of cumulative regret.
+def curves_frame(
+    rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[str], *, metric: str = "regret"
+) -> pd.DataFrame:
+    """Build ``curves.csv``: one row per (agent, setting, t) with mean ± s.e. of the curve
+    (``regret_mean``, ``regret_se``; another ``metric`` renames them).
 
     Each row must hold ``experiment``, ``agent``, the settings and ``cumulative`` (array of
-    shape ``(seeds, T)``). ``t`` runs from 1 to ``T``.
+    shape ``(seeds, T)``). ``t`` runs from 1 to ``T``, or is the row's ``t`` (checkpoints).
     """
     import pandas as pd
 
     frames = []
     for row in rows:
         mean, se = mean_se(np.asarray(row["cumulative"], dtype=float))
+        t = row.get("t")
         frame = pd.DataFrame(
-            {"t": np.arange(1, mean.shape[0] + 1), "regret_mean": mean, "regret_se": se}
+            {
+                "t": np.arange(1, mean.shape[0] + 1) if t is None else np.asarray(t),
+                f"{metric}_mean": mean,
+                f"{metric}_se": se,
+            }
         )
         for i, c in enumerate(["experiment", "agent", *setting_columns]):
             frame.insert(i, c, row[c])

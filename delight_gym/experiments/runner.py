@@ -125,16 +125,33 @@ def _compute_cell(
     seed: int,
     label: str,
 ) -> dict[str, Any]:
-    """Run one cell (in a worker or in-process) and return plain arrays."""
+    """Run one cell (in a worker or in-process) on one torch thread and return plain arrays.
+
+    ``setting`` holds the cell's setting and its family's fixed keywords; the run function
+    gets every argument by keyword. One thread: a torch cell's numbers then do not depend on
+    the machine's cores, ``OMP_NUM_THREADS`` or the backend (CPU reductions on several
+    threads sum in another order).
+    """
+    threads = _MathThreads()
+    threads.limit()
     try:
-        result = fn(agent, horizon, seeds, seed=seed, **setting)
+        result = fn(agent=agent, horizon=horizon, seeds=seeds, seed=seed, **setting)
+        output: dict[str, Any] = {"seconds": float(result.seconds)}
+        columns = horizon
+        times = getattr(result, "t", None)
+        if times is not None:  # a curve at checkpoints (the control families)
+            times = np.asarray(times, dtype=np.int64)
+            if times.ndim != 1 or times.size == 0 or np.any(np.diff(times) <= 0):
+                raise ValueError(f"cell function returned t {times}, expected increasing steps")
+            output["t"], columns = times, times.size
         cumulative = np.asarray(result.cumulative, dtype=float)
-        if cumulative.shape != (seeds, horizon):
+        if cumulative.shape != (seeds, columns):
             raise ValueError(
                 f"cell function returned cumulative of shape {cumulative.shape}, "
-                f"expected (seeds, horizon) = {(seeds, horizon)}"
+                f"expected (seeds, {'len(t)' if times is not None else 'horizon'}) = "
+                f"{(seeds, columns)}"
             )
-        output: dict[str, Any] = {"cumulative": cumulative, "seconds": float(result.seconds)}
+        output["cumulative"] = cumulative
         for name in ("overrides", *OPTIONAL_PER_SEED):
             value = getattr(result, name, None)
             if value is None and name == "overrides":
@@ -150,11 +167,14 @@ def _compute_cell(
         return output
     except Exception as exc:
         raise CellError(f"cell {label} failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        threads.restore()
 
 
 def _call_args(cell: Cell) -> tuple[Any, ...]:
-    fn = cell.family.cell
-    return (fn, cell.agent, dict(cell.setting), cell.horizon, cell.seeds, cell.seed, cell.label())
+    fn = cell.family.cell_function()
+    setting = {**cell.family.fixed, **cell.setting}
+    return (fn, cell.agent, setting, cell.horizon, cell.seeds, cell.seed, cell.label())
 
 
 def _cost(cell: Cell) -> float:
@@ -179,7 +199,6 @@ def _run_local(
     executor: ProcessPoolExecutor | None = None
     workers = 0
     in_flight: dict[Future[dict[str, Any]], Cell] = {}
-    threads = _MathThreads(one=jobs > 1)
     try:
         while queue or in_flight:
             for future in [f for f in in_flight if f.done()]:
@@ -196,38 +215,34 @@ def _run_local(
             if queue:
                 cell = queue.pop(0)
                 bar.set_postfix_str(cell.label(), refresh=True)
-                threads.limit()
                 finish(cell, _compute_cell(*_call_args(cell)))
                 done_cost += _cost(cell)
             elif in_flight:
                 wait(list(in_flight), return_when=FIRST_COMPLETED)
     except BaseException:
-        threads.restore()
         if executor is not None:
             stop_pool(executor)  # at once: the running cells' work is lost
         raise
-    threads.restore()
     if executor is not None:
         executor.shutdown(wait=True)
 
 
 class _MathThreads:
-    """With workers beside it (``one``), this process computes its cells on one torch thread,
-    as the workers do (:func:`delight_gym._workers.spawn_pool`; torch's small batched kernels
-    slow down ~4× when two processes each run two threads on two cores, far more on a loaded
-    machine).
-    :meth:`limit` sets torch's thread count to 1 or, if torch is not imported yet (a cell
-    imports it), ``OMP_NUM_THREADS=1`` for its import; :meth:`restore` puts back what it found
-    (a torch imported meanwhile gets the number of cores this process may use)."""
+    """Torch on one thread for one cell, as in the workers
+    (:func:`delight_gym._workers.spawn_pool`; torch's small batched kernels also slow down ~4×
+    when two processes each run two threads on two cores). :meth:`limit` sets torch's thread
+    count to 1 or, if torch is not imported yet (a cell imports it), ``OMP_NUM_THREADS=1`` for
+    its import, so that a cell that never uses torch does not import it; :meth:`restore`
+    puts back what it found (a torch imported meanwhile gets the number of cores this process
+    may use)."""
 
-    def __init__(self, *, one: bool) -> None:
-        self.one = one
+    def __init__(self) -> None:
         self.active = False
         self.threads: int | None = None
         self.env: str | None = None
 
     def limit(self) -> None:
-        if not self.one or self.active:
+        if self.active:
             return
         torch = sys.modules.get("torch")
         if torch is not None:
@@ -327,7 +342,8 @@ def _load_checked(store: Path, cell: Cell) -> tuple[dict[str, np.ndarray], dict[
     if found is None:
         return None
     arrays, meta = found
-    shapes = {"cumulative": (cell.seeds, cell.horizon), "overrides": (cell.seeds,)}
+    columns = arrays["t"].shape[0] if "t" in arrays else cell.horizon
+    shapes = {"cumulative": (cell.seeds, columns), "overrides": (cell.seeds,)}
     shapes.update({name: (cell.seeds,) for name in OPTIONAL_PER_SEED if name in arrays})
     wrong = [
         f"{name} {arrays[name].shape if name in arrays else 'missing'}"
@@ -373,6 +389,7 @@ def _combine(
             seconds=float(sum(meta["seconds"] for _, meta in parts)),
             cumulative=cumulative,
             final_regret=cumulative[:, -1],
+            t=parts[0][0].get("t"),
             overrides=overrides,
             **extras,
         )
@@ -463,7 +480,7 @@ def run_experiment(
     ) as bar:
 
         def finish(cell: Cell, output: dict[str, Any]) -> None:
-            names = ("cumulative", "overrides", *OPTIONAL_PER_SEED)
+            names = ("cumulative", "t", "overrides", *OPTIONAL_PER_SEED)
             arrays = {k: np.array(output[k]) for k in names if k in output}
             meta = {**cell.key_spec(), "batch": cell.batch, "seconds": float(output["seconds"])}
             save_cell(store, cell.key, arrays, meta)
@@ -480,8 +497,9 @@ def run_experiment(
                 _run_local(pending, workers, finish, bar, serial_seconds)
 
     rows = _combine(spec, stored)
-    summary = summary_frame(rows, spec.setting_columns)
-    curves = curves_frame(rows, spec.setting_columns)
+    metric = spec.family.metric
+    summary = summary_frame(rows, spec.setting_columns, metric=metric)
+    curves = curves_frame(rows, spec.setting_columns, metric=metric)
     if write:
         write_tables(out, summary, curves)
     return ExperimentResult(

@@ -15,7 +15,9 @@ Ray" page.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,18 +25,19 @@ from typing import Any
 from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym._version import __version__
 from delight_gym.de.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE
-from delight_gym.experiments import families
 from delight_gym.experiments.families import (
     BERNOULLI,
     CONTINUUM,
     DEEP_SEA,
     DEEP_SEA_BSUITE,
     LINEAR,
+    MOUNTAIN_CAR,
+    MOUNTAIN_CAR_CONTINUOUS,
     NEURAL_WIDTH,
+    PENDULUM,
     WHEEL,
     Family,
 )
-from delight_gym.experiments.results import cell_key
 
 __all__ = [
     "FIGURES",
@@ -42,21 +45,16 @@ __all__ = [
     "Cell",
     "ExperimentSpec",
     "FigureSpec",
+    "cell_key",
     "setting_grid",
     "tune_settings",
 ]
 
 
-def _cell_path(family: Family) -> str:
-    """``module:qualname`` of the family's cell function (part of every cell's key)."""
-    fn = family.cell
-    module, package = fn.__module__, families.__name__
-    # This package's cell functions are keyed by their public path in the families package
-    # (``delight_gym.experiments.families:bernoulli_cell``), not by the module that defines
-    # them, so that moving one between family modules keeps the cells already computed.
-    if module.startswith(f"{package}.") and getattr(families, fn.__qualname__, None) is fn:
-        module = package
-    return f"{module}:{fn.__qualname__}"
+def cell_key(spec: Mapping[str, Any]) -> str:
+    """A short stable hash of a JSON-serialisable cell specification."""
+    blob = json.dumps(spec, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:20]
 
 
 @dataclass(frozen=True)
@@ -98,17 +96,20 @@ class Cell:
 
         The package version is part of it, so cells computed by another release (whose random
         streams may differ) are recomputed rather than mixed in; so is the cell function's
-        ``module:qualname``.
+        ``module:function`` and the family's fixed keywords, if any.
         """
-        return {
+        spec = {
             "version": __version__,
-            "cell": _cell_path(self.family),
+            "cell": self.family.cell_path,
             "agent": self.agent,
             "setting": dict(self.setting),
             "horizon": self.horizon,
             "seeds": self.seeds,
             "seed": self.seed,
         }
+        if self.family.fixed:
+            spec["fixed"] = dict(self.family.fixed)
+        return spec
 
     @property
     def key(self) -> str:
@@ -356,6 +357,22 @@ _NEURAL_FULL: dict[str, Any] = {"horizon": 1000, "seeds": 10, "batch_size": 10}
 _NEURAL_QUICK: dict[str, Any] = {"horizon": 200, "seeds": 10, "batch_size": 10}
 
 
+def _control_figure(family: Family, quick_agents: tuple[str, ...]) -> FigureSpec:
+    """A control family's figure: its default agents and seeds at its task's steps, a
+    checkpoint every 5 000 steps; quick: ``quick_agents``, one seed, 1 000 steps."""
+    return _figure(
+        family.name,
+        family,
+        setting_grid(eval_every=(5000,), eval_episodes=(5,)),
+        setting_grid(eval_every=(500,), eval_episodes=(1,)),
+        title=f"{family.title}: fraction of seeds solved vs training steps",
+        plot="plot_solved_curves",
+        quick={"seeds": 1, "horizon": 1000, "agents": quick_agents},
+        paper=False,
+        agents_of=family.name,
+    )
+
+
 def _neural_grid(*arms: int) -> tuple[dict[str, Any], ...]:
     """The ``neural-width`` settings: ``arms`` × both reward functions, the env's defaults."""
     return setting_grid(
@@ -509,6 +526,10 @@ FIGURES: Mapping[str, FigureSpec] = {
             panel="needle_width",
             log_x=False,
         ),
+        # SB3 hosts on classic control (beyond the paper; docs/reproduce/continuous-control.md).
+        _control_figure(MOUNTAIN_CAR_CONTINUOUS, ("sac", "td3")),
+        _control_figure(PENDULUM, ("sac", "td3")),
+        _control_figure(MOUNTAIN_CAR, ("dqn", "dqn_ez")),
     )
 }
 

@@ -1,14 +1,15 @@
 """Experiment families: one record per kind of experiment (bsuite's ``experiments/<name>/``).
 
 A :class:`Family` (:mod:`.base`) says everything the package needs to run, sweep and draw one
-kind of experiment: its cell function, its agents and the parameters they take, its instance
-parameters and the command line's defaults. Each family's module holds its record, its agents
-and its cell function: :mod:`.bernoulli`, :mod:`.linear`, :mod:`.deep_sea`,
-:mod:`.deepsea_bsuite` (one run: :mod:`.deepsea_bsuite_run`), :mod:`.contextual` (``wheel``,
-``neural-width``) and :mod:`.continuum`. The command line, the figure specs, the runner and the
-figures all read :data:`FAMILIES`; importing it imports neither torch nor the environments'
-agents. Validation, override counts and how to add a family: the documentation's "Results
-files, resume, Ray" page.
+kind of experiment: its run function (by path), its agents and the parameters they take, its
+instance parameters and the command line's defaults. Each family's module holds its record and
+its agents: :mod:`.bernoulli`, :mod:`.linear`, :mod:`.deep_sea`, :mod:`.deepsea_bsuite` (run:
+:mod:`.deepsea_bsuite_cells`), :mod:`.contextual` (``wheel``, ``neural-width``),
+:mod:`.continuum` and :mod:`.control` (``mountain-car-continuous``, ``pendulum``,
+``mountain-car``). The command line, the figure specs, the runner and the figures all read
+:data:`FAMILIES`; importing it imports neither torch nor the environments' agents, and nothing
+here imports the runner. Validation, override counts and how to add a family: the
+documentation's "Results files, resume, Ray" page.
 """
 
 from __future__ import annotations
@@ -25,30 +26,29 @@ from delight_gym.experiments.families.base import (
     Parameter,
     SettingError,
 )
-from delight_gym.experiments.families.bernoulli import BERNOULLI, bernoulli_cell
+from delight_gym.experiments.families.bernoulli import BERNOULLI
 from delight_gym.experiments.families.contextual import (
     NEURAL_WIDTH,
     WHEEL,
-    neural_cell,
     uniform_relative_report,
-    wheel_cell,
 )
 from delight_gym.experiments.families.continuum import CONTINUUM, continuum_cell
-from delight_gym.experiments.families.deep_sea import DEEP_SEA, DeepSeaCellResult, deep_sea_cell
+from delight_gym.experiments.families.control import (
+    MOUNTAIN_CAR,
+    MOUNTAIN_CAR_CONTINUOUS,
+    PENDULUM,
+)
+from delight_gym.experiments.families.deep_sea import DEEP_SEA
 from delight_gym.experiments.families.deepsea_bsuite import (
     BSUITE_DEEP_SEA,
     BSUITE_DEEP_SEA_STOCHASTIC,
     BSUITE_REPLAY_SIZE,
     BSUITE_SIZES,
     DEEP_SEA_BSUITE,
-    BsuiteCellResult,
-    bsuite_deep_sea_cell,
-    bsuite_deep_sea_stochastic_cell,
     bsuite_score_report,
     check_bsuite_size,
-    deep_sea_bsuite_cell,
 )
-from delight_gym.experiments.families.linear import LINEAR, linear_budget_report, linear_cell
+from delight_gym.experiments.families.linear import LINEAR, linear_budget_report
 
 __all__ = [
     "BERNOULLI",
@@ -64,28 +64,21 @@ __all__ = [
     "GATE_PRICE",
     "HALF_LIFE",
     "LINEAR",
+    "MOUNTAIN_CAR",
+    "MOUNTAIN_CAR_CONTINUOUS",
     "NEURAL_WIDTH",
+    "PENDULUM",
     "SURPRISAL_CAP",
     "WHEEL",
     "Agent",
-    "BsuiteCellResult",
-    "DeepSeaCellResult",
     "Family",
     "Parameter",
     "SettingError",
-    "bernoulli_cell",
-    "bsuite_deep_sea_cell",
-    "bsuite_deep_sea_stochastic_cell",
     "bsuite_score_report",
     "check_bsuite_size",
     "continuum_cell",
-    "deep_sea_bsuite_cell",
-    "deep_sea_cell",
     "linear_budget_report",
-    "linear_cell",
-    "neural_cell",
     "uniform_relative_report",
-    "wheel_cell",
 ]
 
 #: Every family, by name (``delight-gym run NAME``).
@@ -101,5 +94,8 @@ FAMILIES: Mapping[str, Family] = {
         WHEEL,
         NEURAL_WIDTH,
         CONTINUUM,
+        MOUNTAIN_CAR_CONTINUOUS,
+        PENDULUM,
+        MOUNTAIN_CAR,
     )
 }

@@ -2,18 +2,20 @@
 
 Also the records two or more families share: the DE rule's three parameters
 (:data:`DE_PARAMETERS`), the number of arms :data:`ARMS`, the agent records of the paper's
-bandit and DeepSea families and of uniform play, and :func:`one_torch_thread` for cells that
-run torch. A :class:`Parameter`'s ``check`` is the one the agents' constructors call, so whatever
-``delight-gym run`` accepts the agents accept.
+bandit and DeepSea families and of uniform play. A :class:`Parameter`'s ``check`` is the one
+the agents' constructors call, so whatever ``delight-gym run`` accepts the agents accept. This
+module imports nothing of the runner: a family names its run function as ``"module:function"``
+(imported when a cell runs) and its report reads a :class:`SweepOutcome`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -21,7 +23,7 @@ from delight_gym._checks import check_nonnegative_float, check_positive_float, c
 from delight_gym.de.rule import DEFAULT_GATE_PRICE, DEFAULT_HALF_LIFE, DEFAULT_SURPRISAL_CAP
 
 if TYPE_CHECKING:
-    from delight_gym.experiments.runner import ExperimentResult
+    import pandas as pd
 
 __all__ = [
     "ARMS",
@@ -41,7 +43,9 @@ __all__ = [
     "Family",
     "Parameter",
     "SettingError",
+    "SweepOutcome",
     "one_torch_thread",
+    "resolve_function",
 ]
 
 
@@ -170,6 +174,35 @@ PSRL = Agent("psrl", "PSRL", "#ff7f0e")
 UNIFORM = Agent("uniform", "uniform play", "#000000", linestyle=":")
 
 
+class _SweepShape(Protocol):
+    @property
+    def family(self) -> Family: ...
+    @property
+    def horizon(self) -> int: ...
+    @property
+    def setting_columns(self) -> tuple[str, ...]: ...
+
+
+class SweepOutcome(Protocol):
+    """What a family's report reads of a finished sweep (an ``ExperimentResult``)."""
+
+    @property
+    def spec(self) -> _SweepShape: ...
+    @property
+    def summary(self) -> pd.DataFrame: ...
+    @property
+    def rows(self) -> list[dict[str, Any]]: ...
+
+
+def resolve_function(path: str) -> Callable[..., Any]:
+    """The function named ``"package.module:function"`` (imported now)."""
+    module, _, name = path.partition(":")
+    fn = getattr(importlib.import_module(module), name)
+    if not callable(fn):
+        raise TypeError(f"{path} is not a function")
+    return fn
+
+
 @dataclass(frozen=True)
 class Family:
     """One kind of experiment: its cell function, agents, parameters and command-line defaults.
@@ -181,8 +214,12 @@ class Family:
     help
         one line for the command line.
     cell
-        the cell function, module level (pickled by reference):
-        ``fn(agent, horizon, seeds, *, seed, **setting)``, the runner's protocol.
+        the run function, ``"package.module:function"`` (imported when a cell runs, so that
+        importing a family imports neither torch nor the agents) or a module-level function.
+        The runner calls it with keywords only: ``agent, horizon, seeds, seed``, the
+        cell's setting and ``fixed``; it returns an object with ``cumulative``
+        ``(seeds, horizon)``, ``seconds`` and optionally ``overrides`` and the per-seed
+        columns of :data:`~delight_gym.experiments.results.OPTIONAL_PER_SEED`.
     agents
         the agents the cell function runs.
     instance
@@ -199,11 +236,16 @@ class Family:
         title of the ``run`` figure.
     report
         optional ``report(result) -> lines`` printed after a ``run``.
+    fixed
+        keywords the run function always gets in this family (part of each cell's key).
+    metric, metric_label
+        the curve's name in the tables (``regret``: ``regret_mean``, ``regret_se``) and on
+        the figures' axis.
     """
 
     name: str
     help: str
-    cell: Callable[..., Any]
+    cell: Callable[..., Any] | str
     agents: tuple[Agent, ...]
     instance: tuple[Parameter, ...]
     default_agents: tuple[str, ...]
@@ -213,12 +255,18 @@ class Family:
     seeds: int = 100
     batch_size: int = 25
     title: str = ""
-    report: Callable[[ExperimentResult], list[str]] | None = None
+    report: Callable[[SweepOutcome], list[str]] | None = None
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    metric: str = "regret"
+    metric_label: str = "cumulative regret"
     _parameters: dict[str, Parameter] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not callable(self.cell):
-            raise TypeError(f"cell must be a function, got {self.cell!r}")
+        if isinstance(self.cell, str):
+            if self.cell.count(":") != 1:
+                raise ValueError(f"cell must be 'package.module:function', got {self.cell!r}")
+        elif not callable(self.cell):
+            raise TypeError(f"cell must be a function or its path, got {self.cell!r}")
         names = [a.name for a in self.agents]
         if not names or len(set(names)) != len(names):
             raise ValueError(f"agents must be non-empty and distinct, got {names}")
@@ -230,6 +278,17 @@ class Family:
             if params.setdefault(p.name, p) != p:
                 raise ValueError(f"two different parameters are named {p.name!r}")
         object.__setattr__(self, "_parameters", params)
+
+    @property
+    def cell_path(self) -> str:
+        """``package.module:function`` of the run function (part of every cell's key)."""
+        if isinstance(self.cell, str):
+            return self.cell
+        return f"{self.cell.__module__}:{self.cell.__qualname__}"
+
+    def cell_function(self) -> Callable[..., Any]:
+        """The run function (imported now if the record names it by path)."""
+        return resolve_function(self.cell) if isinstance(self.cell, str) else self.cell
 
     @property
     def agent_names(self) -> tuple[str, ...]:
@@ -311,8 +370,7 @@ BANDIT_AGENTS = (DELIGHT, THOMPSON, EGREEDY, GREEDY, UCB)
 def one_torch_thread() -> Iterator[None]:
     """Run the block with torch on one thread, then restore the thread count.
 
-    A torch cell's numbers then do not depend on the machine's cores, ``OMP_NUM_THREADS`` or
-    whether the runner used workers (CPU reductions on several threads sum in another order).
+    The runner runs every cell this way; a run function does not need to.
     """
     import torch
 

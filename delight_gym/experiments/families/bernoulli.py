@@ -1,6 +1,6 @@
 """The ``bernoulli`` family: K-armed Bernoulli bandits, means ~ U(0, 1) per instance.
 
-Its cell runs :func:`~delight_gym.experiments.bandit.run_bernoulli` (imported when the cell
+Its run function is :func:`~delight_gym.experiments.bandit.run_bernoulli` (imported when a cell
 runs, so that importing the family imports neither torch nor the environments).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 from delight_gym._checks import check_positive_int
 from delight_gym.experiments.families.base import ARMS, BANDIT_AGENTS, Family
 
-__all__ = ["BERNOULLI", "bernoulli_cell"]
+__all__ = ["BERNOULLI"]
 
 #: The most arms a run can have: the lazy env (any ``K`` in memory) acts in ``Discrete(K)``,
 #: whose actions are int64.
@@ -29,21 +29,11 @@ def _check_bernoulli_arms(value: Any, name: str) -> int:
     return k
 
 
-def bernoulli_cell(
-    agent: str, horizon: int, seeds: int, *, seed: int, arms: int, **agent_kwargs: Any
-) -> Any:
-    """Cell of the Bernoulli family: :func:`~delight_gym.experiments.bandit.run_bernoulli`
-    (a :class:`~delight_gym.experiments.bandit.BanditResult`)."""
-    from delight_gym.experiments import bandit
-
-    return bandit.run_bernoulli(agent, arms, horizon, seeds, seed=seed, **agent_kwargs)
-
-
 #: K-armed Bernoulli bandits, means ~ U(0, 1) per instance.
 BERNOULLI = Family(
     name="bernoulli",
     help="K-armed Bernoulli bandits, means ~ U(0,1)",
-    cell=bernoulli_cell,
+    cell="delight_gym.experiments.bandit:run_bernoulli",
     agents=BANDIT_AGENTS,
     instance=(dataclasses.replace(ARMS, check=_check_bernoulli_arms),),
     default_agents=("delight", "thompson", "egreedy", "greedy"),

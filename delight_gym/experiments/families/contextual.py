@@ -2,14 +2,14 @@
 
 ``wheel`` is the Deep Bayesian Bandits Showdown's wheel bandit, ``neural-width`` many persistent
 arms with nonlinear means. Both take the same agents (three rules × three learned posteriors,
-annealed ε-greedy, uniform play); their cells run
-:func:`~delight_gym.experiments.contextual.run_wheel` / ``run_neural`` on one torch thread.
+annealed ε-greedy, uniform play); their run functions are
+:func:`~delight_gym.experiments.contextual.run_wheel` and ``run_neural``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from delight_gym._checks import (
     check_nonnegative_float,
@@ -25,73 +25,16 @@ from delight_gym.experiments.families.base import (
     Agent,
     Family,
     Parameter,
-    one_torch_thread,
+    SweepOutcome,
 )
-
-if TYPE_CHECKING:
-    from delight_gym.experiments.runner import ExperimentResult
 
 __all__ = [
     "NEURAL_WIDTH",
     "NL_SETTINGS",
     "WHEEL",
     "WHEEL_NL_SETTINGS",
-    "neural_cell",
     "uniform_relative_report",
-    "wheel_cell",
 ]
-
-
-def wheel_cell(
-    agent: str,
-    horizon: int,
-    seeds: int,
-    *,
-    seed: int,
-    delta: float,
-    noise: float,
-    **agent_kwargs: Any,
-) -> Any:
-    """Cell of the ``wheel`` family: :func:`~delight_gym.experiments.contextual.run_wheel`
-    (a :class:`~delight_gym.experiments.bandit.BanditResult`); torch on one thread."""
-    from delight_gym.experiments import contextual
-
-    with one_torch_thread():
-        return contextual.run_wheel(
-            agent, delta, horizon, seeds, seed=seed, noise=noise, **agent_kwargs
-        )
-
-
-def neural_cell(
-    agent: str,
-    horizon: int,
-    seeds: int,
-    *,
-    seed: int,
-    arms: int,
-    reward: str,
-    dim: int,
-    context_dim: int,
-    noise: float,
-    **agent_kwargs: Any,
-) -> Any:
-    """Cell of the ``neural-width`` family: :func:`~delight_gym.experiments.contextual.run_neural`
-    (a :class:`~delight_gym.experiments.bandit.BanditResult`); torch on one thread."""
-    from delight_gym.experiments import contextual
-
-    with one_torch_thread():
-        return contextual.run_neural(
-            agent,
-            arms,
-            reward,
-            horizon,
-            seeds,
-            seed=seed,
-            dim=dim,
-            context_dim=context_dim,
-            noise=noise,
-            **agent_kwargs,
-        )
 
 
 def _check_nl_settings(value: Any, name: str) -> str:
@@ -117,7 +60,7 @@ NL_SETTINGS = Parameter(
 WHEEL_NL_SETTINGS = dataclasses.replace(NL_SETTINGS, default="paper")
 
 
-def uniform_relative_report(result: ExperimentResult) -> list[str]:
+def uniform_relative_report(result: SweepOutcome) -> list[str]:
     """The showdown's metric for each setting: every agent's cumulative regret divided by
     ``uniform``'s (:func:`~delight_gym.experiments.contextual.relative_to_uniform`)."""
     from delight_gym.experiments.contextual import relative_to_uniform
@@ -216,7 +159,7 @@ WHEEL = _contextual_family(
     0.01,
     name="wheel",
     help="the Deep Bayesian Bandits Showdown's wheel bandit (WheelBandit-v0)",
-    cell=wheel_cell,
+    cell="delight_gym.experiments.contextual:run_wheel",
     horizon=2000,
     seeds=20,
     title="Wheel bandit",
@@ -250,7 +193,7 @@ NEURAL_WIDTH = _contextual_family(
     0.1,
     name="neural-width",
     help="K persistent arms with nonlinear means 10 (xᵀθ)² or cos(3 xᵀθ) (NeuralBandit-v0)",
-    cell=neural_cell,
+    cell="delight_gym.experiments.contextual:run_neural",
     horizon=1000,
     seeds=10,
     title="Neural bandits",

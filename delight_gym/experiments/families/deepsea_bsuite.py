@@ -4,8 +4,9 @@
 sizes; ``bsuite-deep-sea`` and ``bsuite-deep-sea-stochastic`` are bsuite's own ``deep_sea`` and
 ``deep_sea_stochastic`` sweeps (N = 10..50, ``mapping_seed`` 42), whose ``boot_dqn`` takes a
 ``device`` (:data:`DEVICE`: a cell's seeds in one batched run). Here: the agent records (with
-the DE options each variant fixes), the cell functions and the score report; one run is
-:mod:`~delight_gym.experiments.families.deepsea_bsuite_run` (the batched run:
+the DE options each variant fixes) and the score report. The run function is
+:func:`~delight_gym.experiments.families.deepsea_bsuite_cells.run_bsuite_seeds` (one run:
+:mod:`~delight_gym.experiments.families.deepsea_bsuite_run`; the batched run:
 :mod:`~delight_gym.experiments.families.deepsea_bsuite_batched`), imported when a cell runs.
 Settings and logs: ``docs/reproduce/deepsea-bsuite.md`` and ``docs/reproduce/bsuite.md``.
 """
@@ -13,10 +14,7 @@ Settings and logs: ``docs/reproduce/deepsea-bsuite.md`` and ``docs/reproduce/bsu
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import Any
 
 from delight_gym._checks import check_device, check_would_fit
 from delight_gym.envs.deep_sea import check_deep_sea_size
@@ -30,12 +28,9 @@ from delight_gym.experiments.families.base import (
     Agent,
     Family,
     Parameter,
-    one_torch_thread,
+    SweepOutcome,
 )
 from delight_gym.experiments.scores import BSUITE_EXPERIMENTS
-
-if TYPE_CHECKING:
-    from delight_gym.experiments.runner import ExperimentResult
 
 __all__ = [
     "AGREEMENT",
@@ -59,13 +54,9 @@ __all__ = [
     "DQN_EGREEDY",
     "PER_SEED",
     "SPREAD_GATE_PRICE",
-    "BsuiteCellResult",
-    "bsuite_deep_sea_cell",
-    "bsuite_deep_sea_stochastic_cell",
     "bsuite_score_report",
     "check_batch_device",
     "check_bsuite_size",
-    "deep_sea_bsuite_cell",
 ]
 
 #: Transitions the deep agents of ``deepsea-bsuite`` keep in replay: bsuite's 10 000 (the
@@ -182,87 +173,7 @@ DEVICE = Parameter(
 )
 
 
-@dataclass
-class BsuiteCellResult:
-    """What :func:`deep_sea_bsuite_cell` returns (the runner's cell protocol).
-
-    Attributes
-    ----------
-    cumulative
-        cumulative per-episode regret, ``(seeds, episodes)``; NaN after a run
-        stopped (solved, or at its budget ``min(2**N + 100, episodes)``).
-    seconds
-        compute time.
-    overrides
-        DE's overridden decisions per seed (zeros without DE), ``(seeds,)``.
-    solve_episode
-        bsuite's solve episode per seed; for an unsolved run its budget,
-        ``(seeds,)``.
-    solved
-        whether each seed's run was solved within its budget, ``(seeds,)``.
-    """
-
-    cumulative: Any
-    seconds: float
-    overrides: Any
-    solve_episode: Any
-    solved: Any
-
-
-def deep_sea_bsuite_cell(
-    agent: str,
-    horizon: int,
-    seeds: int,
-    *,
-    seed: int,
-    size: int,
-    mapping_seed: int | None = None,
-    deterministic: bool = True,
-    device: str = PER_SEED,
-    **agent_kwargs: Any,
-) -> BsuiteCellResult:
-    """Cell of the ``deepsea-bsuite`` family:
-    :func:`~delight_gym.experiments.families.deepsea_bsuite_run.run_bsuite_deep_sea` for seeds
-    ``seed, …, seed + seeds − 1`` (seed ``s`` plays ``mapping_seed = s`` unless
-    ``mapping_seed`` is given), each for at most ``min(2**N + 100, horizon)`` episodes and
-    stopped once solved; torch on one thread. A ``device`` other than :data:`PER_SEED` runs
-    the seeds as one batched run there
-    (:func:`~delight_gym.experiments.families.deepsea_bsuite_batched.run_bsuite_deep_sea_batched`;
-    only the :data:`BATCHED_AGENTS`)."""
-    from delight_gym.experiments.families import deepsea_bsuite_batched, deepsea_bsuite_run
-
-    options: dict[str, Any] = {
-        "episodes": horizon,
-        "mapping_seed": mapping_seed,
-        "deterministic": deterministic,
-        **agent_kwargs,
-    }
-    with one_torch_thread():
-        if device == PER_SEED:
-            runs = [
-                deepsea_bsuite_run.run_bsuite_deep_sea(agent, size, seed=seed + i, **options)
-                for i in range(seeds)
-            ]
-        else:
-            runs = deepsea_bsuite_batched.run_bsuite_deep_sea_batched(
-                agent, size, seeds=seeds, seed=seed, device=device, **options
-            )
-    cumulative = np.full((seeds, horizon), np.nan)
-    for i, run in enumerate(runs):
-        cumulative[i, : run.episodes] = np.cumsum(run.regret)
-    return BsuiteCellResult(
-        cumulative,
-        seconds=float(sum(run.seconds for run in runs)),
-        overrides=np.array([run.overrides for run in runs], dtype=np.int64),
-        solve_episode=np.array(
-            [run.solve.episode if run.solve.solved else run.budget for run in runs],
-            dtype=np.int64,
-        ),
-        solved=np.array([run.solve.solved for run in runs], dtype=bool),
-    )
-
-
-def bsuite_score_report(result: ExperimentResult) -> list[str]:
+def bsuite_score_report(result: SweepOutcome) -> list[str]:
     """Each agent's bsuite score over the runs of the sweep (the fraction of (size, seed) runs
     solved within ``2**N + 100`` episodes,
     :func:`~delight_gym.experiments.scores.deep_sea_score`)."""
@@ -283,34 +194,8 @@ def bsuite_score_report(result: ExperimentResult) -> list[str]:
     return lines
 
 
-def bsuite_deep_sea_cell(
-    agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
-) -> BsuiteCellResult:
-    """Cell of ``bsuite-deep-sea``: bsuite's ``deep_sea`` setting ``size`` (``mapping_seed``
-    42), agent seeds ``seed, …``, scored and stopped by bsuite's ``deep_sea`` rule."""
-    mapping_seed = BSUITE_EXPERIMENTS["deep_sea"].mapping_seed
-    return deep_sea_bsuite_cell(
-        agent, horizon, seeds, seed=seed, size=size, mapping_seed=mapping_seed, **agent_kwargs
-    )
-
-
-def bsuite_deep_sea_stochastic_cell(
-    agent: str, horizon: int, seeds: int, *, seed: int, size: int, **agent_kwargs: Any
-) -> BsuiteCellResult:
-    """Cell of ``bsuite-deep-sea-stochastic``: bsuite's ``deep_sea_stochastic`` setting
-    ``size`` (``mapping_seed`` 42), scored and stopped by its rule (episodes ≥ 100, 0.8)."""
-    mapping_seed = BSUITE_EXPERIMENTS["deep_sea_stochastic"].mapping_seed
-    return deep_sea_bsuite_cell(
-        agent,
-        horizon,
-        seeds,
-        seed=seed,
-        size=size,
-        mapping_seed=mapping_seed,
-        deterministic=False,
-        **agent_kwargs,
-    )
-
+#: The bsuite families' run function: each seed's run, or one batched run of the seeds.
+_RUN_SEEDS = "delight_gym.experiments.families.deepsea_bsuite_cells:run_bsuite_seeds"
 
 _BSUITE_AGENTS = (
     DQN_EGREEDY,
@@ -328,7 +213,7 @@ _BSUITE_VARIANTS = (BOOT_DQN_DE_SPREAD, BOOT_DQN_DE_AGREE, BOOT_DQN_DE_COMMIT_FA
 DEEP_SEA_BSUITE = Family(
     name="deepsea-bsuite",
     help="deep agents on DeepSea-v0 (mapping_seed = seed), scored by bsuite's rule",
-    cell=deep_sea_bsuite_cell,
+    cell=_RUN_SEEDS,
     agents=(*_BSUITE_AGENTS, *_BSUITE_VARIANTS),
     instance=(
         Parameter(
@@ -360,7 +245,7 @@ BSUITE_DEEP_SEA = dataclasses.replace(
     DEEP_SEA_BSUITE,
     name="bsuite-deep-sea",
     help="bsuite's deep_sea sweep (N = 10..50, mapping_seed 42), scored by bsuite's rule",
-    cell=bsuite_deep_sea_cell,
+    fixed={"mapping_seed": BSUITE_EXPERIMENTS["deep_sea"].mapping_seed},
     agents=tuple(_BOOT_DQN_DEVICE if a is BOOT_DQN else a for a in DEEP_SEA_BSUITE.agents),
     instance=(_BSUITE_SIZE,),
     default_agents=tuple(a.name for a in _BSUITE_SWEEP_AGENTS),
@@ -373,7 +258,10 @@ BSUITE_DEEP_SEA_STOCHASTIC = dataclasses.replace(
     BSUITE_DEEP_SEA,
     name="bsuite-deep-sea-stochastic",
     help="bsuite's deep_sea_stochastic sweep (N = 10..50, mapping_seed 42), bsuite's rule",
-    cell=bsuite_deep_sea_stochastic_cell,
+    fixed={
+        "mapping_seed": BSUITE_EXPERIMENTS["deep_sea_stochastic"].mapping_seed,
+        "deterministic": False,
+    },
     agents=tuple(a for a in BSUITE_DEEP_SEA.agents if a not in (PSRL, DELIGHT)),
     title="bsuite deep_sea_stochastic",
 )

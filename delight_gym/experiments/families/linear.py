@@ -1,41 +1,27 @@
 """The ``linear`` family: linear-Gaussian bandits, φ(a) ~ N(0, I/D), θ* ~ N(0, I), noise σ.
 
-Its cell runs :func:`~delight_gym.experiments.linear.run_linear` (imported when the cell runs);
+Its run function is :func:`~delight_gym.experiments.linear.run_linear` (imported when a cell
+runs);
 after a ``run`` its report sets DE's selected-override rounds against the paper's budget.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from delight_gym._checks import check_positive_float, check_positive_int, check_would_fit
-from delight_gym.experiments.families.base import ARMS, BANDIT_AGENTS, Family, Parameter
+from delight_gym.experiments.families.base import (
+    ARMS,
+    BANDIT_AGENTS,
+    Family,
+    Parameter,
+    SweepOutcome,
+)
 
-if TYPE_CHECKING:
-    from delight_gym.experiments.runner import ExperimentResult
-
-__all__ = ["LINEAR", "linear_budget_report", "linear_cell"]
-
-
-def linear_cell(
-    agent: str,
-    horizon: int,
-    seeds: int,
-    *,
-    seed: int,
-    arms: int,
-    dim: int,
-    noise: float,
-    **agent_kwargs: Any,
-) -> Any:
-    """Cell of the linear family: :func:`~delight_gym.experiments.linear.run_linear` on the CPU
-    in float64 (a :class:`~delight_gym.experiments.bandit.BanditResult`)."""
-    from delight_gym.experiments import linear
-
-    return linear.run_linear(agent, arms, dim, noise, horizon, seeds, seed=seed, **agent_kwargs)
+__all__ = ["LINEAR", "linear_budget_report"]
 
 
 #: Bytes per arm of the smallest linear run (one seed, ``dim = 1``): the env's arrays
@@ -59,7 +45,7 @@ def _check_linear_dim(value: Any, name: str) -> int:
     return d
 
 
-def linear_budget_report(result: ExperimentResult) -> list[str]:
+def linear_budget_report(result: SweepOutcome) -> list[str]:
     """DE's selected-override rounds (max over seeds) of each linear setting against the
     paper's budget :func:`~delight_gym.theory.budget.linear_override_budget`."""
     from delight_gym.theory.budget import linear_override_budget
@@ -90,7 +76,7 @@ def linear_budget_report(result: ExperimentResult) -> list[str]:
 LINEAR = Family(
     name="linear",
     help="linear-Gaussian bandits: φ(a) ~ N(0, I/D), θ* ~ N(0, I), noise σ",
-    cell=linear_cell,
+    cell="delight_gym.experiments.linear:run_linear",
     agents=BANDIT_AGENTS,
     instance=(
         dataclasses.replace(ARMS, check=_check_linear_arms, sweep=(100,)),
