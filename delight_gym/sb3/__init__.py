@@ -6,6 +6,8 @@
 * :class:`DelightSAC`, :class:`DelightTD3` — SAC and TD3 with DE
   (:mod:`~delight_gym.sb3.delight_continuous`);
 * :class:`DelightAlgorithmMixin` — what they share (:mod:`~delight_gym.sb3.base`);
+* :class:`EZGreedyDQN` — SB3's DQN with temporally-extended ε-greedy
+  (:mod:`~delight_gym.sb3.ez_greedy`);
 * :class:`SB3VecEnvAdapter` — a Gymnasium vector env as an SB3 ``VecEnv``
   (:mod:`~delight_gym.sb3.vec_env`).
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:  # the lazy names, for type checkers
     from delight_gym.sb3.bootstrapped_dqn import BootstrappedDQN
     from delight_gym.sb3.delight_continuous import DelightSAC, DelightTD3
     from delight_gym.sb3.delight_dqn import DelightDQN
+    from delight_gym.sb3.ez_greedy import EZGreedyDQN
     from delight_gym.sb3.vec_env import SB3VecEnvAdapter
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "DelightDQN",
     "DelightSAC",
     "DelightTD3",
+    "EZGreedyDQN",
     "SB3VecEnvAdapter",
 ]
 
@@ -40,6 +44,7 @@ _LAZY = {
     "DelightDQN": "delight_gym.sb3.delight_dqn",
     "DelightSAC": "delight_gym.sb3.delight_continuous",
     "DelightTD3": "delight_gym.sb3.delight_continuous",
+    "EZGreedyDQN": "delight_gym.sb3.ez_greedy",
     "SB3VecEnvAdapter": "delight_gym.sb3.vec_env",
 }
 __getattr__ = lazy_getattr(__name__, _LAZY)
