@@ -1,8 +1,9 @@
 """Every posterior of the package, each in its own module, and the protocol they speak.
 
 * :mod:`~delight_gym.de.posterior`: the :class:`ValuePosterior` protocol, :func:`host_baseline`,
-  :func:`evaluate_posterior`, :func:`adapt_posterior`; :mod:`~delight_gym.posteriors.adapters`
-  makes the bandit and MDP posteriors speak it;
+  :func:`evaluate_posterior`, :func:`adapt_posterior`; the Beta, linear and tabular MDP
+  posteriors speak it through an adapter beside each (their base:
+  :mod:`~delight_gym.posteriors.adapters`);
 * EI of one law: :mod:`~delight_gym.posteriors.beta` (with Beta–Bernoulli bandits),
   :mod:`~delight_gym.posteriors.gaussian` (and log EI), :mod:`~delight_gym.posteriors.student_t`;
 * values: ``linear``, ``tabular`` (MDPs), ``value`` (the wrapper's default), ``ensemble``
@@ -21,13 +22,12 @@ from delight_gym.de.posterior import (
     evaluate_posterior,
     host_baseline,
 )
-from delight_gym.posteriors.adapters import (
+from delight_gym.posteriors.adapters import PosteriorAdapter
+from delight_gym.posteriors.beta import (
     BetaBernoulliAdapter,
-    LinearGaussianAdapter,
-    PosteriorAdapter,
-    TabularMDPAdapter,
+    BetaBernoulliPosterior,
+    beta_expected_improvement,
 )
-from delight_gym.posteriors.beta import BetaBernoulliPosterior, beta_expected_improvement
 from delight_gym.posteriors.gaussian import (
     gaussian_expected_improvement,
     log_gaussian_expected_improvement,
@@ -71,9 +71,11 @@ _LAZY = {
     "BanditEnsemblePosterior": "delight_gym.posteriors.bandit_ensemble",
     "EnsembleQPosterior": "delight_gym.posteriors.ensemble",
     "LinFullPosterior": "delight_gym.posteriors.linfull",
+    "LinearGaussianAdapter": "delight_gym.posteriors.linear",
     "LinearGaussianPosterior": "delight_gym.posteriors.linear",
     "NeuralLinearPosterior": "delight_gym.posteriors.neural_linear",
     "RFFPosterior": "delight_gym.posteriors.rff",
+    "TabularMDPAdapter": "delight_gym.posteriors.tabular",
     "TabularMDPPosterior": "delight_gym.posteriors.tabular",
     "student_t_expected_improvement": "delight_gym.posteriors.student_t",
 }

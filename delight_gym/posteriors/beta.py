@@ -1,4 +1,4 @@
-"""Beta posteriors for a batch of Bernoulli bandits (numpy).
+"""Beta posteriors for a batch of Bernoulli bandits (numpy), and their value-posterior adapter.
 
 The expected improvement of a Beta variable is :mod:`delight_gym.posteriors.beta_ei`'s; its
 names are importable from here too.
@@ -16,6 +16,7 @@ from delight_gym._checks import (
     check_unit_interval_array,
 )
 from delight_gym.de.posterior import check_baseline
+from delight_gym.posteriors.adapters import BanditAdapter
 from delight_gym.posteriors.beta_ei import (
     R_SWITCH,
     Z_PRESCREEN,
@@ -28,6 +29,7 @@ from delight_gym.posteriors.beta_ei import (
 __all__ = [
     "R_SWITCH",
     "Z_PRESCREEN",
+    "BetaBernoulliAdapter",
     "BetaBernoulliPosterior",
     "beta_ei_flat",
     "beta_ei_upper_bound",
@@ -170,10 +172,8 @@ class BetaBernoulliPosterior:
         self, *, num_actions: int | None = None, observation_space: Any = None
     ) -> Any:
         """This posterior as a :class:`~delight_gym.de.posterior.ValuePosterior`: a
-        :class:`~delight_gym.posteriors.adapters.BetaBernoulliAdapter` (the arguments are not
+        :class:`BetaBernoulliAdapter` (the arguments are not
         needed; :func:`~delight_gym.de.posterior.adapt_posterior` passes them)."""
-        from delight_gym.posteriors.adapters import BetaBernoulliAdapter
-
         return BetaBernoulliAdapter(self)
 
     def __repr__(self) -> str:
@@ -181,3 +181,33 @@ class BetaBernoulliPosterior:
             f"{type(self).__name__}(batch_size={self.batch_size}, num_arms={self.num_arms}, "
             f"prior_alpha={self.prior_alpha}, prior_beta={self.prior_beta})"
         )
+
+
+class BetaBernoulliAdapter(BanditAdapter):
+    """A :class:`~delight_gym.posteriors.BetaBernoulliPosterior` as a value posterior.
+
+    For bandits (one-step episodes): observations are ignored, each transition is a pull whose
+    reward (in ``[0, 1]``) updates the arm's Beta posterior, ``next_observations``,
+    ``terminated`` and ``truncated`` are ignored (no bootstrapping). With ``batch_size == 1``
+    every observation row shares the one bandit; with ``batch_size == n`` row ``i`` is bandit
+    ``i`` (a vector env of independent bandits). EI is the posterior's exact Beta EI.
+    """
+
+    def __init__(self, posterior: Any) -> None:
+        super().__init__(posterior, BetaBernoulliPosterior, getattr(posterior, "num_arms", None))
+
+    def mean(self, observations: Any) -> np.ndarray:
+        """Beta means of the row's bandit, ``(n, K)``."""
+        return np.asarray(self.posterior.mean()[self.row_map(len(observations))])
+
+    def expected_improvement(self, observations: Any, baseline: np.ndarray) -> np.ndarray:
+        """Exact Beta EI over ``baseline`` (``(n,)``), ``(n, K)``."""
+        rows = self.row_map(len(observations))
+        base = check_baseline(baseline, rows.shape[0])
+        return beta_expected_improvement(
+            self.posterior.alpha[rows], self.posterior.beta[rows], base[:, None]
+        )
+
+    def absorb(self, observations: Any, actions: np.ndarray, rewards: np.ndarray) -> None:
+        """One Beta update per row (rows applied in order when they share a bandit)."""
+        self.absorb_rows(self.posterior.update, actions, rewards)

@@ -10,16 +10,21 @@ update of ``U`` in ``O(D²)`` (Gill, Golub, Murray & Saunders 1974, method C1), 
 the batch. After 1000 updates the mean and covariance agree with the closed-form posterior to
 ``1.6e-14`` relative. The update's algebra is on the documentation's Posteriors page; the
 predictive's EI is :func:`delight_gym.posteriors.gaussian.gaussian_expected_improvement`.
+:class:`LinearGaussianAdapter` makes the posterior a value posterior for DE's wrapper.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 from delight_gym._checks import check_device, check_finite_array, check_positive_float
+from delight_gym.de.posterior import PosteriorValues, check_baseline, host_baseline
+from delight_gym.posteriors.adapters import BanditAdapter, split_values, to_numpy
 from delight_gym.posteriors.arguments import check_regression_options
 from delight_gym.posteriors.gaussian import (
     gaussian_expected_improvement,
@@ -27,6 +32,7 @@ from delight_gym.posteriors.gaussian import (
 )
 
 __all__ = [
+    "LinearGaussianAdapter",
     "LinearGaussianPosterior",
     "cholesky_rank_one_update",
 ]
@@ -302,7 +308,7 @@ class LinearGaussianPosterior:
         self, *, num_actions: int | None = None, observation_space: Any = None
     ) -> Any:
         """This posterior as a :class:`~delight_gym.de.posterior.ValuePosterior`: a
-        :class:`~delight_gym.posteriors.adapters.LinearGaussianAdapter` whose observations are
+        :class:`LinearGaussianAdapter` whose observations are
         the ``(A, D)`` arm features (as ``LinearBandit-v0``'s; build the adapter yourself with
         ``features=`` for other observations).
 
@@ -311,8 +317,6 @@ class LinearGaussianPosterior:
         TypeError
             If ``num_actions`` is ``None`` (the wrapper passes its action space's size).
         """
-        from delight_gym.posteriors.adapters import LinearGaussianAdapter
-
         if num_actions is None:
             raise TypeError(
                 "a LinearGaussianPosterior needs the number of actions: pass action_space"
@@ -325,3 +329,87 @@ class LinearGaussianPosterior:
             f"noise={self.noise}, prior_precision={self.prior_precision}, "
             f"device={self.device}, dtype={self.dtype})"
         )
+
+
+class LinearGaussianAdapter(BanditAdapter):
+    """A :class:`~delight_gym.posteriors.LinearGaussianPosterior` as a value posterior.
+
+    ``f(s, a) = φ(s, a)ᵀθ`` with user features ``φ``: ``features(observations)`` returns
+    ``(n, A, D)``; by default the observation itself is the ``(A, D)`` feature matrix (as in
+    ``LinearBandit-v0``). Like :class:`BetaBernoulliAdapter` it is for one-step problems: a
+    transition updates ``θ`` with ``(φ(s, a), r)`` and does not bootstrap. Row mapping as for
+    :class:`BetaBernoulliAdapter`. EI is
+    :func:`~delight_gym.posteriors.gaussian.gaussian_expected_improvement` of the predictive
+    mean and standard deviation; :meth:`evaluate` computes means, baseline and EI on the
+    posterior's device and copies them to the host once.
+
+    Parameters
+    ----------
+    posterior : LinearGaussianPosterior
+    num_actions : int
+        ``A``.
+    features : callable, optional
+        ``observations (n, ...) -> (n, A, D)`` array or tensor.
+    """
+
+    def __init__(
+        self,
+        posterior: Any,
+        num_actions: int,
+        features: Callable[[np.ndarray], Any] | None = None,
+    ) -> None:
+        super().__init__(posterior, LinearGaussianPosterior, num_actions)
+        self.features = features
+
+    def _phi(self, observations: Any) -> Any:
+        raw = observations if self.features is None else self.features(observations)
+        phi = torch.as_tensor(
+            np.asarray(raw) if not isinstance(raw, torch.Tensor) else raw,
+            dtype=self.posterior.dtype,
+            device=self.posterior.device,
+        )
+        n = len(observations)
+        expected = (n, self.num_actions, self.posterior.dim)
+        if tuple(phi.shape) != expected:
+            raise ValueError(f"features must have shape {expected}, got {tuple(phi.shape)}")
+        return phi
+
+    def _predictive(self, observations: Any) -> tuple[Any, Any]:
+        """Predictive mean and standard deviation, ``(n, A)`` tensors on the device."""
+        n = len(observations)
+        self.row_map(n)
+        phi = self._phi(observations)
+        if self.posterior.batch_size == 1 and n > 1:
+            mu, sd = self.posterior.predictive(phi.reshape(1, -1, self.posterior.dim))
+            return mu.reshape(n, -1), sd.reshape(n, -1)
+        return self.posterior.predictive(phi)
+
+    def mean(self, observations: Any) -> np.ndarray:
+        """Predictive means ``φ(s, a)ᵀμ``, ``(n, A)``."""
+        return to_numpy(self._predictive(observations)[0])
+
+    def expected_improvement(self, observations: Any, baseline: np.ndarray) -> np.ndarray:
+        """Gaussian EI of ``φ(s, a)ᵀθ`` over ``baseline`` (``(n,)``), ``(n, A)``."""
+        mu, sd = self._predictive(observations)
+        base = check_baseline(baseline, mu.shape[0])
+        ei = gaussian_expected_improvement(
+            to_numpy(mu), to_numpy(sd), base[:, None], validate=False
+        )
+        return np.asarray(ei, dtype=np.float64)
+
+    def evaluate(
+        self, observations: Any, host_probs: np.ndarray, baseline: str = "host"
+    ) -> PosteriorValues:
+        """Means, baseline and Gaussian EI in one call, on the posterior's device, copied to the
+        host once (see :func:`~delight_gym.de.posterior.evaluate_posterior`)."""
+        mu, sd = self._predictive(observations)
+        probs = self.posterior_tensor(host_probs, mu.shape, "host_probs")
+        base = host_baseline(mu, probs, baseline)
+        ei = gaussian_expected_improvement(mu, sd, base[:, None], validate=False)
+        return split_values(mu, base, ei)
+
+    def absorb(self, observations: Any, actions: np.ndarray, rewards: np.ndarray) -> None:
+        """Regress each reward on the played action's features (rows in order when shared)."""
+        phi = self._phi(observations)
+        chosen = phi[np.arange(len(observations)), actions]  # (n, D)
+        self.absorb_rows(self.posterior.update, chosen, rewards)

@@ -7,6 +7,7 @@ stored sparsely; rewards are ``reward_model="beta"`` (bounded, rescaled from
 by stick-breaking without an ``S × S`` matrix; plans come from
 :mod:`delight_gym.posteriors.tabular_planning`. The model, the prior's rationale and the
 sampler's derivation are on the Posteriors docs page ("How each posterior computes").
+:class:`TabularMDPAdapter` makes the posterior a value posterior for DE's wrapper.
 """
 
 from __future__ import annotations
@@ -15,14 +16,20 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from delight_gym._checks import (
+    check_action_batch,
+    check_finite_array,
     check_finite_float,
     check_positive_float,
     check_positive_int,
 )
+from delight_gym.de.posterior import PosteriorValues, check_baseline, host_baseline
+from delight_gym.posteriors.adapters import PosteriorAdapter, split_values, to_numpy
 from delight_gym.posteriors.arguments import check_placement
+from delight_gym.posteriors.encoders import DiscreteEncoder, OneHotEncoder, encoder_for_space
 from delight_gym.posteriors.tabular_planning import (
     TabularModel,
     dense_value_iteration,
@@ -32,6 +39,7 @@ from delight_gym.posteriors.tabular_planning import (
 __all__ = [
     "DEFAULT_STICK_TOLERANCE",
     "DEFAULT_TRANSITION_MASS",
+    "TabularMDPAdapter",
     "TabularMDPPosterior",
     "TabularModel",
     "dense_value_iteration",
@@ -148,10 +156,8 @@ class TabularMDPPosterior:
         self, *, num_actions: int | None = None, observation_space: Any = None
     ) -> Any:
         """This posterior as a :class:`~delight_gym.de.posterior.ValuePosterior`: a
-        :class:`~delight_gym.posteriors.adapters.TabularMDPAdapter` reading observations of
+        :class:`TabularMDPAdapter` reading observations of
         ``observation_space`` (``num_actions`` is the posterior's own)."""
-        from delight_gym.posteriors.adapters import TabularMDPAdapter
-
         return TabularMDPAdapter(self, observation_space=observation_space)
 
     def reset(self) -> None:
@@ -554,3 +560,200 @@ class TabularMDPPosterior:
         """
         model = self.sample_model(generator, **sample_options)
         return value_iteration(model, self.horizon, 0, out)
+
+
+class TabularMDPAdapter(PosteriorAdapter):
+    """A :class:`~delight_gym.posteriors.TabularMDPPosterior` as a
+    :class:`~delight_gym.de.posterior.ValuePosterior`, for finite-horizon MDPs (DeepSea).
+
+    It keeps each row's step ``h`` in its episode (:attr:`steps`) and answers at that step:
+    :meth:`mean` is ``Q_h(s, ·)`` of the posterior-mean plan (replanned after each update),
+    :meth:`expected_improvement` the paper's mean surrogate ``(Q_h(s, a) − v_s)^+`` (§3.3, not
+    exact Bayesian EI), and :meth:`update` records one transition per row, its step back to 0
+    where it ``terminated`` or was ``truncated``. Every call passes exactly ``B`` rows (row
+    ``i``: environment and posterior seed ``i``); an episode longer than ``H`` is a
+    ``ValueError``. Episode ends, rows and ``lazy_gate``: ``docs/posteriors.md``.
+
+    Parameters
+    ----------
+    posterior : TabularMDPPosterior
+        ``B`` MDPs with ``S`` states, ``A`` actions and horizon ``H``; its reward model must
+        accept the environment's rewards (DeepSea: ``reward_range=(-move_cost, 1)``).
+    observation_space : gymnasium.spaces.Discrete or gymnasium.spaces.Box, optional
+        ``Discrete(S, start)``: index ``obs − start``; one-hot ``Box`` (``S`` entries in
+        ``[0, 1]``): the index of its 1. Default: inferred from each batch (integers ``(n,)``
+        are indices, rows of ``S`` entries one-hot).
+
+    Attributes
+    ----------
+    num_actions : int
+        ``A``.
+    steps : numpy.ndarray
+        int64 ``(B,)``: each row's step ``h`` (``H``: over by the horizon; see
+        :meth:`reset_steps`).
+    """
+
+    def __init__(self, posterior: Any, observation_space: Any = None) -> None:
+        super().__init__(posterior, TabularMDPPosterior, getattr(posterior, "num_actions", None))
+        self.encoder: DiscreteEncoder | OneHotEncoder | None = None
+        if observation_space is not None:
+            self.encoder = encoder_for_space(observation_space)
+            if self.encoder is None:
+                raise ValueError(
+                    "observation_space must be Discrete or a one-hot Box (bounds [0, 1]), got "
+                    f"{observation_space!r}"
+                )
+            if self.encoder.num_states != posterior.num_states:
+                raise ValueError(
+                    f"observation_space encodes {self.encoder.num_states} states but the "
+                    f"posterior has num_states={posterior.num_states}"
+                )
+        self.steps: np.ndarray = np.zeros(posterior.batch_size, dtype=np.int64)
+        self._plan: Any = None  # cached plan_mean(first_step=self._plan_first), torch
+        self._plan_first = 0
+
+    # -- validation ----------------------------------------------------------------------------
+
+    def _rows(self, observations: Any, name: str) -> np.ndarray:
+        arr = np.asarray(observations)
+        b = self.posterior.batch_size
+        if arr.ndim == 0 or arr.shape[0] != b:
+            got = "a scalar" if arr.ndim == 0 else f"{arr.shape[0]}"
+            raise ValueError(
+                f"{name} must hold one observation per posterior row (batch_size {b}: row i "
+                f"is environment i), got {got}; with the wrapper's lazy_gate=True use "
+                "batch_size 1"
+            )
+        return arr
+
+    def _states(self, observations: Any, name: str, allow_blank: Any = None) -> np.ndarray:
+        """State indices ``(B,)`` of a batch (``-1`` for blank rows where allowed)."""
+        arr = self._rows(observations, name)
+        encoder = self.encoder
+        if encoder is None:
+            n_states = self.posterior.num_states
+            if arr.ndim == 1 and np.issubdtype(arr.dtype, np.integer):
+                encoder = DiscreteEncoder(n_states)
+            elif int(np.prod(arr.shape[1:])) == n_states:
+                encoder = OneHotEncoder(arr.shape[1:])
+            else:
+                raise ValueError(
+                    f"{name} must encode the posterior's num_states={n_states} states: integer "
+                    f"indices of shape (n,) or one-hot rows of {n_states} entries, got dtype "
+                    f"{arr.dtype} and shape {arr.shape}"
+                )
+        return np.asarray(encoder(arr, name, allow_blank), dtype=np.int64)
+
+    def _check_steps(self) -> None:
+        over = self.steps >= self.posterior.horizon
+        if np.any(over):
+            i = int(np.flatnonzero(over)[0])
+            raise ValueError(
+                f"observations: row {i} has already taken horizon={self.posterior.horizon} "
+                "steps without terminating; episodes must last at most the posterior's horizon "
+                "(after a truncation, call reset_steps)"
+            )
+
+    # -- protocol -------------------------------------------------------------------------------
+
+    def _q(self, states: np.ndarray) -> Any:
+        """``Q_{h_i}(s_i, ·)`` of the posterior-mean plan for every row, a ``(B, A)`` tensor on
+        the posterior's device."""
+        self._check_steps()
+        first = int(self.steps.min())
+        if self._plan is None or self._plan_first > first:
+            self._plan = self.posterior.plan_mean(first_step=first)
+            self._plan_first = first
+
+        def index(x: np.ndarray) -> Any:
+            return torch.as_tensor(x, dtype=torch.int64, device=self._plan.device)
+
+        rows = np.arange(self.posterior.batch_size)
+        return self._plan[index(self.steps - self._plan_first), index(rows), index(states)]
+
+    def mean(self, observations: np.ndarray) -> np.ndarray:
+        """Posterior-mean ``Q_h(s, ·)`` at each row's current step, float64 ``(B, A)``."""
+        return to_numpy(self._q(self._states(observations, "observations")))
+
+    def expected_improvement(self, observations: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+        """The mean surrogate ``(Q_h(s_i, a) − baseline_i)^+`` (paper §3.3), float64 ``(B, A)``."""
+        means = self.mean(observations)
+        base = check_baseline(baseline, means.shape[0])
+        return np.asarray(np.maximum(means - base[:, None], 0.0))
+
+    def evaluate(
+        self, observations: np.ndarray, host_probs: np.ndarray, baseline: str = "host"
+    ) -> PosteriorValues:
+        """Means, baseline and the mean-surrogate EI in one call, computed on the posterior's
+        device and copied to the host once (see
+        :func:`~delight_gym.de.posterior.evaluate_posterior`)."""
+        q = self._q(self._states(observations, "observations"))
+        probs = self.posterior_tensor(host_probs, q.shape, "host_probs")
+        base = host_baseline(q, probs, baseline)
+        ei = (q - base[:, None]).clamp(min=0.0)
+        return split_values(q, base, ei)
+
+    def update(
+        self,
+        observations: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        next_observations: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray | None = None,
+    ) -> None:
+        """Record one transition per row at its current step, then advance the steps.
+
+        ``next_observations`` of terminated rows and of rows at the last step ``H − 1`` are
+        not recorded and may be blank (all zeros). A row's step goes back to 0 where it
+        terminated or was truncated; after ``H − 1`` without either it becomes ``H`` (see the
+        class docstring). Everything is checked before anything is recorded.
+
+        Raises
+        ------
+        ValueError
+            On a batch of the wrong size, observations that are not states, actions outside
+            ``[0, A)``, rewards the posterior refuses, or a row whose episode already took
+            ``H`` steps (episodes longer than the posterior's horizon).
+        """
+        s = self._states(observations, "observations")
+        b = self.posterior.batch_size
+        self._check_steps()
+        term = self._flags(terminated, "terminated")
+        trunc = (
+            np.zeros(b, dtype=bool) if truncated is None else self._flags(truncated, "truncated")
+        )
+        no_successor = term | (self.steps == self.posterior.horizon - 1)
+        nxt = self._states(next_observations, "next_observations", allow_blank=no_successor)
+        nxt = np.where(no_successor, -1, nxt)
+        act = check_action_batch(actions, b, self.num_actions)
+        rew = check_finite_array(rewards, "rewards", shape=(b,))
+        device = self.posterior.device
+        self.posterior.update(
+            torch.as_tensor(s, device=device),
+            torch.as_tensor(act, device=device),
+            torch.as_tensor(rew, dtype=self.posterior.dtype, device=device),
+            torch.as_tensor(nxt, device=device),
+        )
+        self._plan = None
+        self.steps = np.where(term | trunc, 0, self.steps + 1)
+
+    def _flags(self, value: Any, name: str) -> np.ndarray:
+        arr = np.asarray(value)
+        b = self.posterior.batch_size
+        if arr.size != b or arr.ndim > 1:
+            raise ValueError(f"{name} must hold one flag per row ({b}), got shape {arr.shape}")
+        return arr.reshape(b).astype(bool)
+
+    def reset_steps(self, rows: Any = None) -> None:
+        """Start a new episode (step 0) on the given rows (default: all), e.g. after a
+        truncation that the wrapper did not pass on. The posterior is unchanged."""
+        idx = np.arange(self.posterior.batch_size) if rows is None else np.asarray(rows)
+        self.steps[idx] = 0
+
+    def __repr__(self) -> str:
+        p = self.posterior
+        return (
+            f"{type(self).__name__}(batch_size={p.batch_size}, num_states={p.num_states}, "
+            f"num_actions={p.num_actions}, horizon={p.horizon})"
+        )
