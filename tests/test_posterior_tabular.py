@@ -11,9 +11,9 @@ from scipy import stats
 from delight_gym.posteriors.tabular import (
     DEFAULT_TRANSITION_MASS,
     TabularMDPPosterior,
-    dense_value_iteration,
     value_iteration,
 )
+from tests.tabular_reference import dense_value_iteration
 
 DEVICES = [
     "cpu",

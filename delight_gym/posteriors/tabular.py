@@ -30,11 +30,7 @@ from delight_gym.de.posterior import PosteriorValues, check_baseline, host_basel
 from delight_gym.posteriors.adapters import PosteriorAdapter, split_values, to_numpy
 from delight_gym.posteriors.arguments import check_placement
 from delight_gym.posteriors.encoders import DiscreteEncoder, OneHotEncoder, encoder_for_space
-from delight_gym.posteriors.tabular_planning import (
-    TabularModel,
-    dense_value_iteration,
-    value_iteration,
-)
+from delight_gym.posteriors.tabular_planning import TabularModel, value_iteration
 
 __all__ = [
     "DEFAULT_STICK_TOLERANCE",
@@ -42,7 +38,6 @@ __all__ = [
     "TabularMDPAdapter",
     "TabularMDPPosterior",
     "TabularModel",
-    "dense_value_iteration",
     "value_iteration",
 ]
 

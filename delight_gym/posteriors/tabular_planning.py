@@ -1,5 +1,5 @@
 """A fast finite-horizon planner for batches of tabular MDPs (torch): the sparse model form
-:class:`TabularModel`, its value iteration, and a dense reference planner for tests."""
+:class:`TabularModel` and its value iteration."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 
 from delight_gym._checks import check_positive_int
 
-__all__ = ["TabularModel", "dense_value_iteration", "value_iteration"]
+__all__ = ["TabularModel", "value_iteration"]
 
 
 @dataclass
@@ -148,31 +148,3 @@ def _max_action(q: torch.Tensor, out: torch.Tensor) -> None:
         torch.maximum(q[..., 0], q[..., 1], out=out)
     else:
         torch.amax(q, dim=-1, out=out)
-
-
-def dense_value_iteration(
-    rewards: torch.Tensor, transitions: torch.Tensor, horizon: int
-) -> torch.Tensor:
-    """Reference planner: ``Q_h = r + P V_{h+1}`` with a dense ``P`` (``O(S²A)`` per backup).
-
-    Parameters
-    ----------
-    rewards : torch.Tensor
-        ``(B, S, A)``.
-    transitions : torch.Tensor
-        ``(B, S, A, S)``, rows summing to one.
-    horizon : int
-        ``H``.
-
-    Returns
-    -------
-    torch.Tensor
-        ``Q`` of shape ``(H, B, S, A)``.
-    """
-    h_total = check_positive_int(horizon, "horizon")
-    q = torch.empty((h_total, *rewards.shape), dtype=rewards.dtype, device=rewards.device)
-    v = torch.zeros(rewards.shape[:2], dtype=rewards.dtype, device=rewards.device)
-    for h in range(h_total - 1, -1, -1):
-        q[h] = rewards + torch.einsum("bsat,bt->bsa", transitions, v)
-        v = q[h].amax(dim=-1)
-    return q
