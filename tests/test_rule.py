@@ -429,15 +429,17 @@ def test_pinned_actions_wrapper_lazy_gate():
     assert _as_strings(out) == _PINNED_WRAPPER
 
 
-def test_validate_false_checks_no_settings():
-    # Agents check their settings once in the constructor and call the rule with
-    # validate=False: nothing is checked per step (a bad value then is the caller's bug).
+def test_apply_delight_rule_checks_nothing_delight_rule_checks_all():
+    # Agents check their settings once in the constructor and call apply_delight_rule:
+    # nothing is checked per step (a bad value then is the caller's bug).
+    from types import SimpleNamespace
+
+    from delight_gym.de.rule import apply_delight_rule
+
     pi, ei = np.array([[0.5, 0.5]]), np.array([[0.3, 0.0]])
-    delight_rule(pi, ei, 0.5, gate_price=-1.0, surprisal_cap=-1.0, validate=False)
+    apply_delight_rule(SimpleNamespace(gate_price=-1.0, surprisal_cap=-1.0), pi, ei, 0.5)
     for t in (0, 3, 250):
-        assert (
-            epsilon_schedule(t, 7.5, validate=False) == epsilon_schedule(t, 7.5) == 7.5 / (7.5 + t)
-        )
+        assert epsilon_schedule(t, 7.5) == 7.5 / (7.5 + t)
     with pytest.raises(ValueError, match="half_life"):
         epsilon_schedule(3, -1.0)
     with pytest.raises(ValueError, match="gate_price"):

@@ -235,7 +235,7 @@ class EpsilonGreedyAgent(AnnealedSettings, BernoulliAgent):
     name = "egreedy"
 
     def act(self) -> np.ndarray:
-        eps = epsilon_schedule(self.t, self.half_life, validate=False)
+        eps = epsilon_schedule(self.t, self.half_life)
         explore = self.rng.random(self.batch_size) < eps
         uniform = self.rng.integers(self.num_arms, size=self.batch_size)
         # A uniform draw that lands on an untried arm plays the lowest-index untried arm.
@@ -373,7 +373,7 @@ class DelightAgent(DelightSettings, BernoulliAgent):
 
     def act(self) -> np.ndarray:
         host_arm, baseline, host_fresh = self._greedy()
-        eps = epsilon_schedule(self.t, self.half_life, validate=False)
+        eps = epsilon_schedule(self.t, self.half_life)
         columns_of: dict[str, np.ndarray] = {}  # the exploring rows' column multiplicities
 
         def decide(rows: np.ndarray) -> tuple[DelightDecision, np.ndarray]:

@@ -315,7 +315,7 @@ class ContextualEpsilonGreedyAgent(ContextualAgent):
         super().__init__(*args, **kwargs)
 
     def _act(self, x: torch.Tensor) -> torch.Tensor:
-        eps = epsilon_schedule(self.t, self.half_life, validate=False)
+        eps = epsilon_schedule(self.t, self.half_life)
         u = self._uniforms(1)[:, 0]
         random_arm = self._random_arms()
         return torch.where(u < eps, random_arm, self._greedy(x))
@@ -358,7 +358,7 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
         mean = pred.mean
         host_arm = torch.argmax(mean, dim=-1)
         baseline = mean[self._rows, host_arm]
-        eps = epsilon_schedule(self.t, self.half_life, validate=False)
+        eps = epsilon_schedule(self.t, self.half_life)
         u = self._uniforms(2)
 
         def decide(rows: torch.Tensor) -> Any:

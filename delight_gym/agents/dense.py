@@ -94,7 +94,7 @@ class DenseEpsilonGreedyAgent(AnnealedSettings, DenseBernoulliAgent):
 
     def act(self) -> np.ndarray:
         # The dense reference (module docstring): deliberately not shared with the fast agent.
-        eps = epsilon_schedule(self.t, self.half_life, validate=False)
+        eps = epsilon_schedule(self.t, self.half_life)
         explore = self.rng.random(self.batch_size) < eps
         random_arm = self.rng.integers(self.num_arms, size=self.batch_size)
         actions = np.where(explore, random_arm, self._greedy(self.posterior.mean()))
@@ -178,7 +178,7 @@ class DenseDelightAgent(DelightSettings, DenseBernoulliAgent):
         baseline = means[self._rows, host_arm]
         host = np.zeros_like(means)
         host[self._rows, host_arm] = 1.0
-        eps = epsilon_schedule(self.t, self.half_life, validate=False)
+        eps = epsilon_schedule(self.t, self.half_life)
         decision = self.decide(host, self.expected_improvement(means, baseline), eps)
         actions, explored = sample_acting(decision, self.rng)
         gate_size = decision.gate.sum(axis=-1)

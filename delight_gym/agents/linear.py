@@ -154,7 +154,7 @@ class LinearEpsilonGreedyAgent(AnnealedSettings, LinearAgent):
 
     def act(self, features: Any) -> torch.Tensor:
         x = self._check_features(features)
-        eps = epsilon_schedule(self.t, self.half_life, validate=False)
+        eps = epsilon_schedule(self.t, self.half_life)
         u = torch.rand(self.batch_size, generator=self.generator, device=self.device)
         random_arm = torch.randint(
             self.num_arms, (self.batch_size,), generator=self.generator, device=self.device
@@ -200,7 +200,7 @@ class LinearDelightAgent(DelightSettings, LinearAgent):
         host = torch.zeros_like(mean)
         host[self._rows, host_arm] = 1.0
         ei = gaussian_expected_improvement(mean, std, baseline[:, None])
-        decision = self.decide(host, ei, epsilon_schedule(self.t, self.half_life, validate=False))
+        decision = self.decide(host, ei, epsilon_schedule(self.t, self.half_life))
         actions, explored = sample_acting(decision, self.generator)
         self.last_info = delight_step_info(
             float(decision.epsilon.flatten()[0]),

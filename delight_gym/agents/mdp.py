@@ -241,7 +241,7 @@ class _HostAgent(AnnealedSettings, MDPAgent):
 
     def _epsilon(self) -> float:
         t = self.decisions if self.epsilon_clock == "step" else self.episodes
-        return float(epsilon_schedule(t, self.half_life, validate=False))
+        return float(epsilon_schedule(t, self.half_life))
 
     def host_probs(self, q: torch.Tensor) -> torch.Tensor:
         """``softmax(q/τ)`` over the last axis."""

@@ -32,8 +32,9 @@ from delight_gym.de.rule import (
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
     DelightDecision,
+    Gate,
+    apply_delight_rule,
     check_gate_settings,
-    delight_rule,
     draw_acting_uniforms,
     epsilon_schedule,
     sample_acting_on_explore_rows,
@@ -219,14 +220,7 @@ def option_rule(
     lead, n_act, n_dur = host.shape[:-1], host.shape[-1], dur.size
     opt_host = _option_host(host, dur).reshape((*lead, n_act * n_dur))
     opt_ei = np.broadcast_to(ei[..., None], (*host.shape, n_dur)).reshape(opt_host.shape)
-    d = delight_rule(
-        opt_host,
-        opt_ei,
-        epsilon,
-        gate_price=gate_price,
-        surprisal_cap=surprisal_cap,
-        validate=False,
-    )
+    d = apply_delight_rule(Gate(gate_price, surprisal_cap), opt_host, opt_ei, epsilon)
     shape = (*host.shape, n_dur)
     override = d.override.reshape(shape)
     if n_dur > 1:  # where the gate is empty: the host for one step (p̃ is not a law of acts)

@@ -276,7 +276,7 @@ class DelightEngine(metaclass=abc.ABCMeta):
     @property
     def epsilon(self) -> float:
         """The current override probability ``ε_t``."""
-        return float(epsilon_schedule(self.t, self.half_life, validate=False))
+        return float(epsilon_schedule(self.t, self.half_life))
 
     def advance(self, n: int) -> None:
         """Advance the clock ``t`` by ``n`` transitions without updating the posterior (for an

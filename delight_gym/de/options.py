@@ -14,6 +14,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from delight_gym._checks import check_positive_float, check_probability
 from delight_gym.de.posterior import BASELINES
 from delight_gym.de.rule import (
@@ -36,6 +38,8 @@ HOSTS = ("head", "mean")
 _CLOCK_ALIASES = {"steps": "step", "episodes": "episode"}
 #: The values of ``value_scale`` that are not a number.
 _SCALE_MODES = ("auto", "spread")
+#: The smallest ``value_scale``: float64's smallest normal number.
+_SMALLEST_SCALE = float(np.finfo(np.float64).tiny)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,8 +55,8 @@ class DelightOptions:
     baseline : {"host", "max"}, default "host"
         The EI baseline ``v_s`` (:func:`~delight_gym.de.posterior.host_baseline`'s ``kind``).
     value_scale : float or "auto" or "spread", default 1.0
-        EI's unit, in the environment's values; ``"auto"`` (TD targets) and ``"spread"`` (the
-        heads' spread): ``BootstrappedDQN`` only.
+        EI's unit, in the environment's values (a float: at least ``2.2e-308``); ``"auto"``
+        (TD targets) and ``"spread"`` (the heads' spread): ``BootstrappedDQN`` only.
     clock : {"step", "episode"}, optional
         What ``t`` counts (``None``: the holder's default; ``"steps"``/``"episodes"`` accepted).
     host : {"head", "mean"}, optional
@@ -95,7 +99,13 @@ class DelightOptions:
                     "value_scale must be a positive float, 'auto' or 'spread', got "
                     f"{self.value_scale!r}"
                 )
-            set_(self, "value_scale", check_positive_float(self.value_scale, "value_scale"))
+            scale = check_positive_float(self.value_scale, "value_scale")
+            if scale < _SMALLEST_SCALE:
+                raise ValueError(
+                    f"value_scale must be at least {_SMALLEST_SCALE:.3g} (the smallest normal "
+                    f"float64; EI is divided by it), got {self.value_scale!r}"
+                )
+            set_(self, "value_scale", scale)
         if self.clock is not None:
             clock = _CLOCK_ALIASES.get(self.clock, self.clock)
             if clock not in CLOCKS:

@@ -22,7 +22,6 @@ import numpy as np
 
 from delight_gym._arrays import array_namespace, is_torch
 from delight_gym._checks import (
-    check_finite_array,
     check_nonnegative_float,
     check_positive_float,
     check_probability,
@@ -35,6 +34,7 @@ __all__ = [
     "DEFAULT_SURPRISAL_CAP",
     "DelightDecision",
     "ExploreRowsDraw",
+    "Gate",
     "GateSettings",
     "ScaledGateSettings",
     "apply_delight_rule",
@@ -47,6 +47,7 @@ __all__ = [
     "sample_acting",
     "sample_acting_on_explore_rows",
     "sample_categorical",
+    "scaled_expected_improvement",
     "surprisal",
 ]
 
@@ -58,21 +59,71 @@ DEFAULT_SURPRISAL_CAP = 10.0
 Array = Any  # numpy.ndarray or torch.Tensor
 
 
-def _check_host_probs(host_probs: Array, *, atol: float) -> None:
+def _as_numbers(value: Any, name: str, like: Array) -> Array:
+    """``value`` as an array of ``like``'s kind (a tensor on its device, else numpy floats);
+    a ``TypeError`` naming ``name`` for anything that is not real numbers."""
+    if is_torch(like):
+        torch = sys.modules["torch"]
+        if not is_torch(value):
+            value = torch.as_tensor(np.asarray(value, dtype=np.float64), device=like.device)
+        if value.dtype == torch.bool or value.is_complex():
+            raise TypeError(f"{name} must be real numbers, got dtype {value.dtype}")
+        return value if value.is_floating_point() else value.to(like.dtype)
+    try:
+        arr = np.asarray(value)
+        return arr if arr.dtype.kind == "f" else arr.astype(np.float64, casting="safe")
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be real numbers, got {value!r}") from None
+
+
+def _check_rule_inputs(
+    host_probs: Array, ei: Array, epsilon: Any, multiplicity: Array | None, atol: float
+) -> None:
+    """:func:`delight_rule`'s checks of its arrays (shapes, ranges, finiteness), each naming
+    its argument."""
     xp = array_namespace(host_probs)
-    if host_probs.ndim == 0 or host_probs.shape[-1] == 0:
+    shape = tuple(host_probs.shape)
+    if host_probs.ndim == 0 or shape[-1] == 0:
         raise ValueError("host_probs must have at least one action on its last axis")
-    if not bool(xp.all(xp.isfinite(host_probs))):
+    for name, value in (("expected_improvement", ei), ("multiplicity", multiplicity)):
+        if value is None:
+            continue
+        try:
+            fits = np.broadcast_shapes(tuple(value.shape), shape) == shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"{name} must broadcast to host_probs' shape {shape}, got {tuple(value.shape)}"
+            )
+        if not bool(xp.all(xp.isfinite(value))) or bool(xp.any(value < 0)):
+            raise ValueError(f"{name} must be finite and non-negative (no NaN or inf)")
+    probs = host_probs if multiplicity is None else host_probs * multiplicity
+    if not bool(xp.all(xp.isfinite(probs))):
         raise ValueError("host_probs must be finite (no NaN or inf)")
-    if bool(xp.any(host_probs < 0)):
+    if bool(xp.any(probs < 0)):
         raise ValueError("host_probs must be non-negative")
-    total = host_probs.sum(axis=-1)
-    if bool(xp.any(xp.abs(total - 1.0) > atol)):
+    if bool(xp.any(xp.abs(probs.sum(axis=-1) - 1.0) > atol)):
         raise ValueError("host_probs must sum to 1 along the last axis")
+    if np.isscalar(epsilon):
+        check_probability(epsilon, "epsilon")
+        return
+    eps = _as_numbers(epsilon, "epsilon", host_probs)
+    if tuple(eps.shape) not in ((), shape[:-1]):
+        raise ValueError(f"epsilon must be a scalar or of shape {shape[:-1]}, got {eps.shape}")
+    if not bool(xp.all((eps >= 0) & (eps <= 1))):
+        raise ValueError("epsilon must lie in [0, 1] (no NaN)")
 
 
-def check_gate_settings(gate_price: Any, surprisal_cap: Any) -> tuple[float, float]:
-    """The gate's settings, checked: ``(λ, L)`` as floats.
+class Gate(NamedTuple):
+    """The gate's settings ``(λ, L)`` as a record (a :class:`GateSettings`)."""
+
+    gate_price: float
+    surprisal_cap: float
+
+
+def check_gate_settings(gate_price: Any, surprisal_cap: Any) -> Gate:
+    """The gate's settings, checked: ``(λ, L)`` as floats, a :class:`Gate`.
 
     Parameters
     ----------
@@ -87,10 +138,10 @@ def check_gate_settings(gate_price: Any, surprisal_cap: Any) -> tuple[float, flo
         naming ``gate_price`` or ``surprisal_cap``.
     """
     lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
-    return lam, check_positive_float(surprisal_cap, "surprisal_cap")
+    return Gate(lam, check_positive_float(surprisal_cap, "surprisal_cap"))
 
 
-def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE, *, validate: bool = True) -> Any:
+def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE) -> Any:
     """Annealed override probability ``ε_t = M / (M + t)``.
 
     Parameters
@@ -100,21 +151,15 @@ def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE, *, validate: 
         a non-negative scalar or array.
     half_life : float
         ``M > 0``; ``ε`` halves when ``t`` reaches ``M``.
-    validate : bool
-        check ``t`` and ``half_life`` (``False`` in the agents' per-step calls: they
-        checked ``half_life`` once in their constructor and count ``t`` themselves).
 
     Returns
     -------
     Any
         ``ε_t`` with the shape of ``t`` (a ``float`` for a scalar ``t``).
     """
-    if not validate:
-        return half_life / (half_life + t)
     m = check_positive_float(half_life, "half_life")
     if np.isscalar(t):
-        tt = check_nonnegative_float(t, "t")
-        return m / (m + tt)
+        return m / (m + check_nonnegative_float(t, "t"))
     xp = array_namespace(t)
     if bool(xp.any(t < 0)) or not bool(xp.all(xp.isfinite(t))):
         raise ValueError("t must be finite and non-negative")
@@ -194,7 +239,6 @@ def delight_rule(
     *,
     gate_price: float = DEFAULT_GATE_PRICE,
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-    validate: bool = True,
     atol: float = 1e-6,
     multiplicity: Array | None = None,
 ) -> DelightDecision:
@@ -214,10 +258,6 @@ def delight_rule(
         ``λ ≥ 0`` (``inf`` allowed: the gate is then always empty).
     surprisal_cap : float
         ``L > 0``.
-    validate : bool
-        check the inputs, ``gate_price``, ``surprisal_cap`` and ``epsilon`` included
-        (set ``False`` in hot loops whose inputs and settings were checked once, e.g. by an
-        agent's constructor: nothing is then checked).
     atol : float
         tolerance on ``Σ π = 1``.
     multiplicity : Array | None
@@ -234,53 +274,67 @@ def delight_rule(
     Returns
     -------
     DelightDecision
-        A :class:`DelightDecision`.
+        A :class:`DelightDecision`; every field finite for finite inputs (``χ`` is capped at
+        the dtype's largest value, and ``q`` is formed from EI relative to the gate's largest,
+        so an EI of ``1e308`` overflows nothing).
 
     Raises
     ------
     ValueError
         on probabilities that are negative or do not sum to one, a negative or
-        NaN EI, ``ε`` outside ``[0, 1]``, ``λ < 0`` or ``L ≤ 0``; each names the argument.
+        NaN EI, an EI or ``multiplicity`` that does not broadcast to ``host_probs``, ``ε``
+        outside ``[0, 1]``, ``λ < 0`` or ``L ≤ 0``; each names the argument.
+    TypeError
+        on inputs that are not real numbers.
     """
-    if validate:
-        lam, cap = check_gate_settings(gate_price, surprisal_cap)
-    else:
-        lam, cap = gate_price, surprisal_cap
+    lam, cap = check_gate_settings(gate_price, surprisal_cap)
+    host_probs = _as_numbers(host_probs, "host_probs", host_probs)
+    ei = _as_numbers(expected_improvement, "expected_improvement", host_probs)
+    if multiplicity is not None:
+        multiplicity = _as_numbers(multiplicity, "multiplicity", host_probs)
+    _check_rule_inputs(host_probs, ei, epsilon, multiplicity, atol)
+    return _decide(host_probs, ei, epsilon, lam, cap, multiplicity)
+
+
+def _decide(
+    host_probs: Array,
+    ei: Array,
+    epsilon: Any,
+    lam: float,
+    cap: float,
+    multiplicity: Array | None,
+) -> DelightDecision:
+    """:func:`delight_rule` on checked inputs (the maths, nothing checked)."""
     xp = array_namespace(host_probs)
     if multiplicity is not None:
-        if validate and (
-            bool(xp.any(multiplicity < 0)) or not bool(xp.all(xp.isfinite(multiplicity)))
-        ):
-            raise ValueError("multiplicity must be finite and non-negative")
         host_probs = host_probs * multiplicity  # per-column host probabilities
         member_probs = xp.where(
             multiplicity > 0, host_probs / xp.where(multiplicity > 0, multiplicity, 1), 0.0
         )
-    if validate:
-        _check_host_probs(host_probs, atol=atol)
-        if not bool(xp.all(xp.isfinite(expected_improvement))):
-            raise ValueError("expected_improvement must be finite (no NaN or inf)")
-        if bool(xp.any(expected_improvement < 0)):
-            raise ValueError("expected_improvement must be non-negative")
-    if np.isscalar(epsilon):
-        eps: Any = check_probability(epsilon, "epsilon") if validate else epsilon
-    else:
-        eps = epsilon
-        if validate and (bool(xp.any(eps < 0)) or bool(xp.any(eps > 1))):
-            raise ValueError("epsilon must lie in [0, 1]")
     surp = _surprisal(host_probs if multiplicity is None else member_probs, cap)
-    delight = expected_improvement * surp
-    gate = (delight >= lam) & (delight > 0)
-    if multiplicity is None:
-        gated = xp.where(gate, delight, 0.0)
+    # Numeric guard: χ = EI·ℓ capped at the dtype's largest value (EI 1e308 times L overflows);
+    # a capped χ is still >= any finite λ, and never >= λ = inf (the gate stays empty).
+    if xp is np:
+        with np.errstate(over="ignore"):
+            delight = np.minimum(ei * surp, np.finfo(surp.dtype).max)
     else:
+        delight = (ei * surp).clamp(max=xp.finfo(surp.dtype).max)
+    gate = (delight >= lam) & (delight > 0)
+    if multiplicity is not None:
         gate = gate & (multiplicity > 0)
-        gated = xp.where(gate, delight * multiplicity, 0.0)
+    # Numeric guard: q ∝ χ formed as (EI / max_G EI)·ℓ, each factor <= 1 or L, so the sum over
+    # the gate cannot overflow; the gate's largest EI keeps a positive weight.
+    ei_gate = xp.where(gate, ei, 0.0)
+    top = xp.amax(ei_gate, axis=-1, keepdims=True)
+    gated = (ei_gate / xp.where(top > 0, top, 1.0)) * surp
+    if multiplicity is not None:
+        gated = gated * multiplicity
     total = gated.sum(axis=-1, keepdims=True)
     gate_empty = total[..., 0] <= 0
     safe_total = xp.where(total > 0, total, 1.0)
     override = xp.where(total > 0, gated / safe_total, host_probs)
-    eps_b: Any = eps if np.isscalar(eps) else eps[..., None]
+    eps = epsilon
+    eps_b: Any = eps if np.isscalar(eps) or eps.ndim == 0 else eps[..., None]
     probs = (1.0 - eps_b) * host_probs + eps_b * override
     eps_out = xp.zeros(gate_empty.shape, dtype=probs.dtype) + eps
     if xp is not np:
@@ -321,14 +375,13 @@ def apply_delight_rule(
     host_probs, expected_improvement, epsilon, multiplicity
         as for :func:`delight_rule`.
     """
-    return delight_rule(
+    return _decide(
         host_probs,
         expected_improvement,
         epsilon,
-        gate_price=settings.gate_price,
-        surprisal_cap=settings.surprisal_cap,
-        multiplicity=multiplicity,
-        validate=False,
+        settings.gate_price,
+        settings.surprisal_cap,
+        multiplicity,
     )
 
 
@@ -553,6 +606,13 @@ def greedy_probs(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def scaled_expected_improvement(ei: np.ndarray, scale: float) -> np.ndarray:
+    """``ei / scale`` capped at float64's largest value (a numeric guard: a small ``scale``
+    never turns a finite EI into ``inf``); float64, the shape of ``ei``."""
+    with np.errstate(over="ignore"):
+        return np.minimum(np.asarray(ei, dtype=np.float64) / scale, np.finfo(np.float64).max)
+
+
 def decide_on_values(
     options: ScaledGateSettings,
     host_probs: np.ndarray,
@@ -572,8 +632,8 @@ def decide_on_values(
     host_probs : numpy.ndarray
         float64 ``(n, A)``, checked by the caller.
     values : PosteriorValues
-        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``; checked here
-        (finite, shapes, EI ``>= 0``).
+        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``; its EI (all the
+        rule reads) is checked here: shape, finite, ``>= 0``.
     epsilon : float
         ``ε_t``.
     value_scale : float, optional
@@ -584,18 +644,14 @@ def decide_on_values(
     (DelightDecision, numpy.ndarray)
         The decision and the EI the gate saw, float64 ``(n, A)``.
     """
-    shape = host_probs.shape
-    for name, value in (
-        ("mean", values.mean),
-        ("expected_improvement", values.expected_improvement),
-    ):
-        arr = check_finite_array(value, f"posterior {name}")
-        if arr.shape != shape:
-            raise ValueError(f"posterior {name} has shape {arr.shape}, expected {shape}")
     ei = np.asarray(values.expected_improvement, dtype=np.float64)
-    if np.any(ei < 0):
-        raise ValueError("posterior expected_improvement must be non-negative")
+    if ei.shape != host_probs.shape:
+        raise ValueError(
+            f"posterior expected_improvement has shape {ei.shape}, expected {host_probs.shape}"
+        )
+    if not ((ei >= 0) & (ei < np.inf)).all():  # one pass: NaN, inf and negatives
+        raise ValueError("posterior expected_improvement must be finite and non-negative")
     scale = float(options.value_scale if value_scale is None else value_scale)
     if scale != 1.0:
-        ei = ei / scale
+        ei = scaled_expected_improvement(ei, scale)
     return apply_delight_rule(options, host_probs, ei, epsilon), ei
