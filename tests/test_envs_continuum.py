@@ -355,3 +355,26 @@ def test_step_before_reset_and_instance_before_draw() -> None:
 def test_docstring_examples_run() -> None:
     result = doctest.testmod(continuum, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize(("dim", "width"), [(1, 0.3), (2, 0.3), (5, 0.45), (10, 0.48)])
+def test_basin_volume_is_the_monte_carlo_share_of_the_cube(dim, width):
+    # A bump centred at the cube's middle whose level-0.6 ball lies inside [0, 1]^d: the share
+    # of uniform points above 0.6·h is the ball's volume (closed form), within 4 s.e.
+    assert width * math.sqrt(2 * math.log(1 / 0.6)) < 0.5
+    rng = np.random.default_rng(dim)
+    n = 400_000
+    x = rng.random((n, dim))
+    share = np.mean(np.exp(-np.sum((x - 0.5) ** 2, axis=1) / (2 * width**2)) > 0.6)
+    volume = continuum.basin_volume(width, dim, 0.6)
+    se = math.sqrt(volume * (1 - volume) / n)
+    assert volume > 1e-3 and abs(share - volume) < 4 * se
+    if dim == 1:  # an interval of half-width w·√(2 log(1/0.6))
+        assert volume == pytest.approx(2 * width * math.sqrt(2 * math.log(1 / 0.6)))
+
+
+def test_basin_volume_names_bad_input():
+    with pytest.raises(ValueError, match="level"):
+        continuum.basin_volume(0.1, 2, 1.0)
+    with pytest.raises(ValueError, match="width"):
+        continuum.basin_volume(0.0, 2, 0.5)

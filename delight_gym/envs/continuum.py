@@ -10,6 +10,7 @@ heights) has the life cycle of every bandit of :mod:`delight_gym.envs._base`.
 
 from __future__ import annotations
 
+import math
 from typing import Any, cast
 
 import numpy as np
@@ -43,6 +44,7 @@ __all__ = [
     "NEEDLE_HEIGHT",
     "ContinuumBanditEnv",
     "ContinuumBanditVectorEnv",
+    "basin_volume",
     "max_of_bumps",
 ]
 
@@ -86,6 +88,30 @@ def max_of_bumps(
     """
     sq = np.sum((x[..., None, :] - centers) ** 2, axis=-1)
     return np.max(heights * np.exp(-sq / (2.0 * widths**2)), axis=-1)
+
+
+def basin_volume(width: float, dim: int, level: float) -> float:
+    """Volume of ``{x ∈ R^d : exp(−‖x − c‖² / (2w²)) > level}``, a ball of radius
+    ``r = w·√(2 log(1/level))``: ``π^{d/2} r^d / Γ(d/2 + 1)``.
+
+    It is the bump's share of the cube's volume when the ball lies inside ``[0, 1]^d``.
+
+    Parameters
+    ----------
+    width : float
+        ``w > 0``.
+    dim : int
+        ``d ≥ 1``.
+    level : float
+        In ``(0, 1)``, the share of the bump's height.
+    """
+    w = check_positive_float(width, "width")
+    d = check_positive_int(dim, "dim")
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    radius = w * math.sqrt(2.0 * math.log(1.0 / float(level)))
+    log_volume = 0.5 * d * math.log(math.pi) + d * math.log(radius) - math.lgamma(0.5 * d + 1)
+    return math.exp(log_volume)
 
 
 def _draw_instance(

@@ -41,7 +41,7 @@ def needle_found(regret: np.ndarray, last: float = 0.1) -> np.ndarray:
     """bool ``(seeds,)``: the mean regret of the last ``last`` share of rounds is below
     :data:`FOUND_REGRET` (the agent ended in the needle's basin), from per-round regret
     ``(seeds, horizon)``."""
-    k = max(1, int(round(last * regret.shape[1])))
+    k = max(1, round(last * regret.shape[1]))
     return np.asarray(regret[:, -k:].mean(axis=1) < FOUND_REGRET)
 
 
@@ -64,7 +64,9 @@ def run_continuum(
     Parameters
     ----------
     agent : str
-        One of :data:`~delight_gym.agents.continuum.CONTINUUM_AGENTS`.
+        One of :data:`~delight_gym.agents.continuum.CONTINUUM_AGENTS`, or of
+        :data:`~delight_gym.agents.botorch_continuum.BOTORCH_AGENTS` (BoTorch's fitted GP,
+        :func:`~delight_gym.agents.botorch_continuum.run_botorch`, which takes its own keywords).
     dim, horizon, seeds : int
         ``d``, ``T`` and the number of instances.
     seed : int
@@ -89,6 +91,14 @@ def run_continuum(
     from delight_gym.envs.continuum import ContinuumBanditVectorEnv
 
     horizon, seeds, seed = check_batch_run(horizon, seeds, seed)
+    if agent.startswith("botorch-"):
+        from delight_gym.agents.botorch_continuum import run_botorch
+
+        regret, first, seconds = run_botorch(
+            agent, dim, horizon, seeds, seed=seed, needle_width=needle_width,
+            bump_width=bump_width, num_bumps=num_bumps, noise=noise, **agent_kwargs,
+        )  # fmt: skip
+        return BanditResult(agent, 0, regret, first, seconds, np.zeros(seeds, dtype=np.int64))
     needle, bump = scaled_widths(dim, needle_width, bump_width)
     envs = ContinuumBanditVectorEnv(
         seeds, dim=dim, num_bumps=num_bumps, bump_width=bump, needle_width=needle, noise=noise
@@ -110,6 +120,12 @@ def run_continuum(
         diagnostics.update(
             explored=learner.explored_count.copy(),
             overridden=learner.override_count.copy(),
-            sources=dict(zip(("uniform", "local", "posterior"), learner.override_sources.tolist())),
+            sources=dict(
+                zip(
+                    ("uniform", "local", "posterior"),
+                    learner.override_sources.tolist(),
+                    strict=True,
+                )
+            ),
         )
     return BanditResult(agent, 0, regret, first, seconds, learner.override_count.copy())

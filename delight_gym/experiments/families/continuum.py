@@ -24,10 +24,13 @@ from delight_gym.experiments.families.base import (
     one_torch_thread,
 )
 
-__all__ = ["CONTINUUM", "GP_UCB", "continuum_cell", "needle_report"]
+__all__ = ["CONTINUUM", "CONTINUUM_BOTORCH", "GP_UCB", "continuum_cell", "needle_report"]
 
 #: GP-UCB with the ``β_t`` schedule of "Gaussian Process Optimization in the Bandit Setting".
 GP_UCB = Agent("ucb", "GP-UCB (Srinivas β_t)", "#9467bd")
+#: BoTorch as users run it: a fitted ``SingleTaskGP``, analytic UCB (the same ``β_t``) or log-EI.
+BOTORCH_UCB = Agent("botorch-ucb", "BoTorch UCB", "#8c564b")
+BOTORCH_LOGEI = Agent("botorch-logei", "BoTorch log-EI", "#e377c2")
 
 
 def continuum_cell(
@@ -40,8 +43,9 @@ def continuum_cell(
     needle_width: float,
     **agent_kwargs: Any,
 ) -> Any:
-    """Cell of the ``continuum`` family: :func:`~delight_gym.experiments.continuum.run_continuum`
-    (a :class:`~delight_gym.experiments.bandit.BanditResult`); torch on one thread."""
+    """Cell of the ``continuum`` and ``continuum-botorch`` families:
+    :func:`~delight_gym.experiments.continuum.run_continuum` (a
+    :class:`~delight_gym.experiments.bandit.BanditResult`); torch on one thread."""
     from delight_gym.experiments import continuum
 
     with one_torch_thread():
@@ -113,4 +117,25 @@ CONTINUUM = Family(
     batch_size=20,
     title="Continuum bandits (widths ∝ √d)",
     report=needle_report,
+)
+
+
+#: The BoTorch anchor (needs the ``continuum`` extra): the continuum grid at the scale a fitted
+#: GP affords here, one seed per cell so that a stopped sweep keeps every finished seed.
+CONTINUUM_BOTORCH = Family(
+    name="continuum-botorch",
+    help="the continuum grid against BoTorch (fitted SingleTaskGP, UCB and log-EI)",
+    cell=continuum_cell,
+    agents=(BOTORCH_UCB, BOTORCH_LOGEI),
+    instance=(
+        Parameter(
+            "dim", int, _check_continuum_dim, sweep=(2, 5, 10), symbol="d", help="dimensions d"
+        ),
+        CONTINUUM.instance[1],
+    ),
+    default_agents=("botorch-ucb", "botorch-logei"),
+    horizon=200,
+    seeds=10,
+    batch_size=1,
+    title="Continuum bandits against BoTorch (widths ∝ √d)",
 )
