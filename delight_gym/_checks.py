@@ -7,9 +7,11 @@ instead of producing a silently wrong answer.
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = [
+    "array_bytes",
     "broadcast_named",
     "check_action_batch",
     "check_all_finite",
@@ -184,6 +187,11 @@ def check_box_bounds(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
         raise TypeError(f"{name} must be a gymnasium Box space, got {space!r}")
     if len(space.shape) != 1 or space.shape[0] == 0:
         raise ValueError(f"{name} must be a 1-D Box with at least one coordinate, got {space}")
+    if not np.issubdtype(space.dtype, np.floating):
+        raise TypeError(
+            f"{name} must be a floating-point Box (continuous actions), got dtype {space.dtype}; "
+            "an integer Box would truncate every action: use a Discrete or MultiDiscrete space"
+        )
     low, high = space.low.astype(np.float64), space.high.astype(np.float64)
     if not (np.isfinite(low).all() and np.isfinite(high).all()):
         raise ValueError(f"{name} must have finite bounds, got low={low} high={high}")
@@ -375,14 +383,25 @@ def format_bytes(nbytes: float) -> str:
 
 def memory_size(device: Any = "cpu") -> int | None:
     """Total memory of ``device`` in bytes: the machine's RAM for ``"cpu"``, the GPU's for a
-    CUDA device; ``None`` where it cannot be told (then nothing is refused)."""
-    kind = getattr(device, "type", None) or str(device).split(":")[0]
+    CUDA device; ``None`` where it cannot be told (then nothing is refused). ``device=None`` is
+    torch's default device, the CPU unless torch was told otherwise."""
+    if device is None:
+        torch = sys.modules.get("torch")
+        device = torch.get_default_device() if torch is not None else "cpu"
+    if isinstance(device, str):
+        kind, _, number = device.partition(":")
+        return _memory_size(kind, int(number) if number.isdigit() else None)
+    return _memory_size(str(device.type), device.index)
+
+
+@functools.lru_cache(maxsize=16)
+def _memory_size(kind: str, index: int | None) -> int | None:
+    """:func:`memory_size` by kind and index (cached: memory does not change in a run)."""
     if kind == "cuda":
         import torch
 
         if not torch.cuda.is_available():
             return None
-        index = getattr(device, "index", None)
         props = torch.cuda.get_device_properties(
             torch.cuda.current_device() if index is None else index
         )
@@ -395,16 +414,51 @@ def memory_size(device: Any = "cpu") -> int | None:
         return None
 
 
-def check_would_fit(nbytes: int, what: str, device: Any = "cpu") -> None:
-    """Refuse up front what would exhaust memory: raise a ``ValueError`` saying what
-    ``what`` (for example ``"num_heads=1000000000000"``) would need when ``nbytes`` exceeds the
-    total memory of ``device`` (:func:`memory_size`)."""
+def array_bytes(*shape: int, itemsize: int = 8) -> int:
+    """Bytes of an array of ``shape`` with ``itemsize``-byte entries, as an exact Python int
+    (no overflow for any size): the unit :func:`check_would_fit` adds up."""
+    total = int(itemsize)
+    for size in shape:
+        total *= int(size)
+    return total
+
+
+def check_would_fit(
+    nbytes: int | Mapping[str, int], what: str, device: Any = "cpu", *, share: float = 1.0
+) -> None:
+    """Refuse up front what would exhaust memory, before anything is allocated or looped over.
+
+    Parameters
+    ----------
+    nbytes : int or Mapping[str, int]
+        The bytes needed, or every buffer's bytes by name (:func:`array_bytes`); the sum counts.
+    what : str
+        The arguments that decide the size (``"num_heads=1000000000000"``).
+    device : torch.device or str, default "cpu"
+        Where the buffers live (:func:`memory_size`).
+    share : float, default 1.0
+        The share of the device's memory the buffers may take.
+
+    Raises
+    ------
+    ValueError
+        Naming ``what``, the total and (for a mapping) the largest buffer, when the sum exceeds
+        ``share`` of the device's memory.
+    """
+    parts = dict(nbytes) if isinstance(nbytes, Mapping) else {}
+    need = sum(parts.values()) if parts else int(nbytes)  # type: ignore[arg-type]
     total = memory_size(device)
-    if total is not None and nbytes > total:
-        raise ValueError(
-            f"{what} would need {format_bytes(nbytes)} on {device}, more than its "
-            f"{format_bytes(total)} of memory"
-        )
+    if total is None or need <= share * total:
+        return
+    largest = ""
+    if parts:
+        name = max(parts, key=lambda k: parts[k])
+        largest = f" (the largest buffer, {name}, {format_bytes(parts[name])})"
+    room = "" if share == 1.0 else f" {share:.0%} of"
+    raise ValueError(
+        f"{what} would need {format_bytes(need)}{largest} on {device}, more than{room} its "
+        f"{format_bytes(total)} of memory"
+    )
 
 
 def magnitude_limit(dtype: Any, power: int) -> float:

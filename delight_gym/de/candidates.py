@@ -21,9 +21,11 @@ import numpy as np
 
 from delight_gym._arrays import array_namespace
 from delight_gym._checks import (
+    array_bytes,
     check_action_batch,
     check_positive_float,
     check_positive_int,
+    check_would_fit,
     host_view,
 )
 from delight_gym.de import proposers as candidates_proposers
@@ -34,6 +36,7 @@ from delight_gym.de.rule import (
     DEFAULT_HALF_LIFE,
     DEFAULT_SURPRISAL_CAP,
     DelightDecision,
+    apply_delight_rule,
     check_gate_settings,
     delight_rule,
     draw_acting_uniforms,
@@ -41,7 +44,13 @@ from delight_gym.de.rule import (
     sample_categorical,
 )
 
-__all__ = ["CandidateDecision", "CandidateDelight", "CandidateEI", "candidate_rule"]
+__all__ = [
+    "CandidateDecision",
+    "CandidateDelight",
+    "CandidateEI",
+    "candidate_row_bytes",
+    "candidate_rule",
+]
 # The hosts and proposers live in candidates_proposers; every public name of it (its
 # ``__all__``) is importable from here too.
 __all__ += candidates_proposers.__all__
@@ -98,6 +107,20 @@ def _first_occurrences(candidates: Array) -> Array:
     return ~(same & earlier).any(-2)
 
 
+def _check_log_weights(log_w: Array, shape: tuple[int, ...], box: bool, name: str) -> None:
+    """Refuse host log-weights of the wrong shape, NaN or ``+inf`` (or any non-finite one for
+    ``Box`` candidates, and for the host's own action in column 0), naming ``name``."""
+    xp = array_namespace(log_w)
+    if tuple(log_w.shape) != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {tuple(log_w.shape)}")
+    if bool(xp.any(xp.isnan(log_w))) or bool(xp.any(log_w == np.inf)):
+        raise ValueError(f"{name} must not hold NaN or +inf")
+    if not bool(xp.all(xp.isfinite(log_w[:, 0]))):
+        raise ValueError(f"{name}[:, 0] (the host's own action) must be finite")
+    if box and not bool(xp.all(xp.isfinite(log_w))):
+        raise ValueError(f"{name} must be finite for Box candidates (log-densities)")
+
+
 def candidate_rule(
     candidates: Array,
     host_log_weights: Array,
@@ -106,7 +129,6 @@ def candidate_rule(
     *,
     gate_price: float = DEFAULT_GATE_PRICE,
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-    validate: bool = True,
 ) -> tuple[DelightDecision, Array]:
     """:func:`~delight_gym.de.rule.delight_rule` on candidate sets, the host restricted to them.
 
@@ -118,8 +140,8 @@ def candidate_rule(
     Parameters
     ----------
     candidates : Array
-        int ``(b, C)`` (``Discrete``) or float ``(b, C, d)`` (``Box``); column 0 is the
-        host's own action.
+        int ``(b, C)`` (``Discrete``) or float ``(b, C, d)`` (``Box``), ``b, C >= 1``;
+        column 0 is the host's own action.
     host_log_weights : Array
         ``(b, C)``: host log-probabilities (``-inf`` allowed for ``Discrete`` candidates the
         host never takes) or log-densities (finite, ``Box``); column 0 finite.
@@ -129,8 +151,6 @@ def candidate_rule(
         ``ε`` in ``[0, 1]``, a scalar or ``(b,)``.
     gate_price, surprisal_cap : float
         ``λ ≥ 0`` and ``L > 0``.
-    validate : bool
-        check the inputs (``False``: nothing is checked).
 
     Returns
     -------
@@ -141,38 +161,33 @@ def candidate_rule(
     Raises
     ------
     ValueError
-        naming the argument: bad shapes, NaN or ``+inf`` log-weights, a non-finite
-        log-weight of the host's action or of a ``Box`` candidate; the rule's own checks.
+        naming the argument: bad shapes, an empty batch or set, NaN or ``+inf``
+        log-weights, a non-finite log-weight of the host's action or of a ``Box`` candidate;
+        the rule's own checks.
     """
+    if candidates.ndim not in (2, 3) or 0 in tuple(candidates.shape[:2]):
+        raise ValueError(
+            f"candidates must be (b, C) or (b, C, d) with b, C >= 1, got {tuple(candidates.shape)}"
+        )
+    shape = tuple(candidates.shape[:2])
+    _check_log_weights(host_log_weights, shape, candidates.ndim == 3, "host_log_weights")
+    restricted, unique = _restricted_host(candidates, host_log_weights)
     xp = array_namespace(host_log_weights)
-    if validate:
-        if candidates.ndim not in (2, 3):
-            raise ValueError(f"candidates must be (b, C) or (b, C, d), got {candidates.shape}")
-        if tuple(host_log_weights.shape) != tuple(candidates.shape[:2]):
-            raise ValueError(
-                f"host_log_weights must have shape {tuple(candidates.shape[:2])}, "
-                f"got {tuple(host_log_weights.shape)}"
-            )
-        if bool(xp.any(xp.isnan(host_log_weights))) or bool(xp.any(host_log_weights == np.inf)):
-            raise ValueError("host_log_weights must not hold NaN or +inf")
-        if not bool(xp.all(xp.isfinite(host_log_weights[:, 0]))):
-            raise ValueError("host_log_weights[:, 0] (the host's own action) must be finite")
-        if candidates.ndim == 3 and not bool(xp.all(xp.isfinite(host_log_weights))):
-            raise ValueError("host_log_weights must be finite for Box candidates (log-densities)")
+    ei = xp.where(unique, expected_improvement, 0.0)
+    decision = delight_rule(
+        restricted, ei, epsilon, gate_price=gate_price, surprisal_cap=surprisal_cap
+    )
+    return decision, unique
+
+
+def _restricted_host(candidates: Array, host_log_weights: Array) -> tuple[Array, Array]:
+    """``π(·|C)`` (a softmax of the first occurrences' log-weights) and the first-occurrence
+    mask, both ``(b, C)``, for checked inputs."""
+    xp = array_namespace(host_log_weights)
     unique = _first_occurrences(candidates)
     log_w = xp.where(unique, host_log_weights, -np.inf)
     weights = xp.exp(log_w - xp.amax(log_w, axis=-1, keepdims=True))
-    restricted = weights / weights.sum(axis=-1, keepdims=True)
-    ei = xp.where(unique, expected_improvement, 0.0)
-    decision = delight_rule(
-        restricted,
-        ei,
-        epsilon,
-        gate_price=gate_price,
-        surprisal_cap=surprisal_cap,
-        validate=validate,
-    )
-    return decision, unique
+    return weights / weights.sum(axis=-1, keepdims=True), unique
 
 
 class CandidateDecision(NamedTuple):
@@ -209,6 +224,23 @@ class CandidateDecision(NamedTuple):
     delight: Array
     gate: Array
     decision: DelightDecision | None
+
+
+def _numbers(value: Any, name: str) -> np.ndarray:
+    """A callable's output as float64, or a ``TypeError`` naming ``name``."""
+    try:
+        return np.asarray(host_view(value), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must return real numbers, got {type(value).__name__}") from None
+
+
+def candidate_row_bytes(size: int, dim: int, proposals: Sequence[tuple[Any, int]]) -> int:
+    """Bytes one exploring row needs: its candidate set ``(|C|, d)``, the scores of the set
+    (log-weights, EI and the rule's eight ``(|C|,)`` arrays) and every posterior proposal's
+    scored uniform draws ``(n_random, d + 1)``; the unit of the candidate budgets' check."""
+    d = max(dim, 1)
+    scored = sum(n * getattr(p, "n_random", 0) for p, n in proposals)
+    return array_bytes(size, d + 10) + array_bytes(scored, d + 1)
 
 
 def _take_rows(states: Any, rows: np.ndarray) -> Any:
@@ -259,14 +291,30 @@ class CandidateDelight:
     ) -> None:
         self.num_actions, self.low, self.high = space_bounds(space, "space")
         self.space, self.host, self.expected_improvement = space, host, expected_improvement
+        if not callable(getattr(host, "log_weight", None)):
+            raise TypeError(f"host must have a callable log_weight, got {host!r}")
+        if not callable(expected_improvement):
+            raise TypeError(
+                f"expected_improvement must be callable, got {type(expected_improvement).__name__}"
+            )
         self.half_life = check_positive_float(half_life, "half_life")
         self.gate_price, self.surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
+        if isinstance(proposals, str | bytes) or not isinstance(proposals, Sequence):
+            raise TypeError(
+                "proposals must be a sequence of (proposer, n) pairs, e.g. "
+                f"[(HostSamples(host), 8)], got {type(proposals).__name__}"
+            )
+        if not proposals:
+            raise ValueError("proposals must hold at least one (proposer, n) pair")
         self.proposals: list[tuple[CandidateProposer, int]] = []
         for i, pair in enumerate(proposals):
             if not (isinstance(pair, tuple) and len(pair) == 2 and hasattr(pair[0], "propose")):
                 raise TypeError(f"proposals[{i}] must be a (proposer, n) pair, got {pair!r}")
             self.proposals.append((pair[0], check_positive_int(pair[1], f"proposals[{i}] n")))
         self.size = 1 + sum(n for _, n in self.proposals)
+        self.row_bytes = candidate_row_bytes(self.size, self.low.size, self.proposals)
+        budgets = ", ".join(f"proposals[{i}] n={n}" for i, (_, n) in enumerate(self.proposals))
+        check_would_fit(self.row_bytes, f"a candidate set of {budgets}")
 
     def _check_actions(self, actions: Any, size: int, name: str) -> np.ndarray:
         """int ``(size,)`` or float ``(size, d)`` actions inside the space, or ValueError."""
@@ -317,6 +365,8 @@ class CandidateDelight:
             A :class:`CandidateDecision`.
         """
         b = len(host_actions)
+        if b == 0:
+            raise ValueError("host_actions must hold at least one row (an empty batch)")
         host = self._check_actions(host_actions, b, "host_actions")
         eps = np.asarray(epsilon_schedule(t, self.half_life), dtype=np.float64)
         if eps.shape not in ((), (b,)):
@@ -332,20 +382,19 @@ class CandidateDelight:
             return CandidateDecision(
                 actions, explored, overridden, rows, cands, none, np.zeros(none.shape), none, None
             )
+        check_would_fit(rows.size * self.row_bytes, f"{rows.size} candidate sets")
         sub = states if rows.size == b else _take_rows(states, rows)
         cands = self.candidates(sub, host[rows], rng)
-        log_w = np.asarray(host_view(self.host.log_weight(sub, host[rows], cands)), np.float64)
-        ei = np.asarray(host_view(self.expected_improvement(sub, cands)), np.float64)
-        if ei.shape != log_w.shape:
-            raise ValueError(f"expected_improvement must have shape {log_w.shape}, got {ei.shape}")
-        decision, unique = candidate_rule(
-            cands,
-            log_w,
-            ei,
-            eps[rows],
-            gate_price=self.gate_price,
-            surprisal_cap=self.surprisal_cap,
-        )
+        shape = cands.shape[:2]
+        log_w = _numbers(self.host.log_weight(sub, host[rows], cands), "host.log_weight")
+        _check_log_weights(log_w, shape, cands.ndim == 3, "host.log_weight")
+        ei = _numbers(self.expected_improvement(sub, cands), "expected_improvement")
+        if ei.shape != shape:
+            raise ValueError(f"expected_improvement must have shape {shape}, got {ei.shape}")
+        if not ((ei >= 0) & (ei < np.inf)).all():
+            raise ValueError("expected_improvement must return finite, non-negative values")
+        restricted, unique = _restricted_host(cands, log_w)
+        decision = apply_delight_rule(self, restricted, np.where(unique, ei, 0.0), eps[rows])
         chosen = np.where(
             decision.gate_empty, 0, sample_categorical(decision.override, u_draw[rows])
         )

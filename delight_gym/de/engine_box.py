@@ -17,22 +17,49 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
-from delight_gym._checks import check_box_bounds, check_positive_int, host_view
+from delight_gym._checks import (
+    check_all_finite,
+    check_binary,
+    check_box_bounds,
+    check_positive_int,
+    check_would_fit,
+    host_view,
+)
 from delight_gym.de.candidates import (
     CandidateDecision,
     CandidateDelight,
     HostSamples,
     PosteriorArgmax,
+    candidate_row_bytes,
 )
-from delight_gym.de.engine import DelightEngine, ObservedTransition
+from delight_gym.de.engine import DelightEngine, ObservedTransition, row_vector
 from delight_gym.de.hosts import BoxHost, checked_actions, make_host
 from delight_gym.de.options import DelightOptions
+from delight_gym.de.rule import scaled_expected_improvement
 
-__all__ = ["DEFAULT_CANDIDATES", "ContinuousDelightWrapper"]
+__all__ = ["DEFAULT_CANDIDATES", "ContinuousDelightWrapper", "check_observation_space"]
 
 #: Default candidate budgets: host draws and posterior proposals per exploring decision.
 DEFAULT_CANDIDATES = 8
+
+
+class _Scored:
+    """Stands for a :class:`PosteriorArgmax` of default ``n_random`` in the memory estimate."""
+
+    n_random = 64
+
+
+def check_observation_space(space: Any, owner: str) -> None:
+    """Refuse, at construction, observation spaces the ``Box`` engine cannot batch: ``Dict``,
+    ``Tuple`` and other composite spaces (a ``TypeError`` saying so); ``None`` passes."""
+    if space is None or isinstance(space, spaces.Box | spaces.Discrete):
+        return
+    raise TypeError(
+        f"{owner} supports Box and Discrete observation spaces, not {type(space).__name__} "
+        f"({space}); flatten it first (gymnasium.wrappers.FlattenObservation)"
+    )
 
 
 class ContinuousDelightWrapper(DelightEngine):
@@ -95,6 +122,7 @@ class ContinuousDelightWrapper(DelightEngine):
         self.delight = options
         self.n_host = check_positive_int(n_host, "n_host")
         self.n_posterior = check_positive_int(n_posterior, "n_posterior")
+        check_observation_space(observation_space, type(self).__name__)
         self.host: BoxHost = make_host(
             host,
             observation_space=observation_space,
@@ -107,6 +135,12 @@ class ContinuousDelightWrapper(DelightEngine):
         self.observation_space = self.host.observation_space
         if self.observation_space is None:
             raise TypeError("observation_space is required for a callable host")
+        check_observation_space(self.observation_space, type(self).__name__)
+        proposers = [(None, self.n_host), (_Scored(), self.n_posterior)]
+        check_would_fit(
+            candidate_row_bytes(1 + n_host + n_posterior, self.low.size, proposers),
+            f"n_host={n_host}, n_posterior={n_posterior}",
+        )
         kwargs = self._default_posterior_kwargs(posterior, posterior_kwargs, seed)
         if kwargs is not None:
             from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble
@@ -141,13 +175,16 @@ class ContinuousDelightWrapper(DelightEngine):
     def _expected_improvement(self, states: Any, candidates: Any) -> np.ndarray:
         """The posterior's EI divided by ``value_scale`` (what the gate sees; kept for stats)."""
         ei = host_view(self.posterior.expected_improvement(states, candidates))
-        self._seen_ei = np.asarray(ei, dtype=np.float64) / float(self.delight.value_scale)
+        scale = float(self.delight.value_scale)
+        self._seen_ei = ei if scale == 1.0 else scaled_expected_improvement(ei, scale)
         return self._seen_ei
 
     def _act(self, obs: np.ndarray, deterministic: bool) -> np.ndarray:
         """Actions ``(n, d)`` in the action space's dtype for a batch: the host's own
         (``deterministic=True``) or DE's at the current ``ε_t``; sets :attr:`last_info`."""
         n = len(obs)
+        if n == 0:
+            raise ValueError("observation must hold at least one observation (an empty batch)")
         if deterministic:
             actions = checked_actions(self.host.act(obs), n, self.low, self.high, "host")
             self.last_info = {
@@ -199,19 +236,21 @@ class ContinuousDelightWrapper(DelightEngine):
     def _learn(self, transition: ObservedTransition) -> None:
         """A posterior with ``update`` takes one step on
         :class:`~delight_gym.posteriors.q_ensemble.ContinuousTransitions` whose next actions are
-        the host's own at the next observations. ``truncated`` is checked only for its shape."""
+        the host's own at the next observations. ``truncated`` is checked, not used."""
         batch, action, reward, nxt, terminated, truncated = transition
         n = len(batch)
+        if n == 0:
+            raise ValueError("obs must hold at least one observation (an empty batch)")
         act = checked_actions(action, n, self.low, self.high, "action")
-        for flag_name, flag in (("terminated", terminated), ("truncated", truncated)):
-            if np.asarray(flag).size != n:
-                raise ValueError(f"{flag_name} must hold one value per observation ({n})")
+        rewards = row_vector(reward, n, "reward", np.float64)
+        check_all_finite(rewards, "reward")
+        done = row_vector(terminated, n, "terminated", np.float64)
+        check_binary(done, "terminated")
+        check_binary(row_vector(truncated, n, "truncated", np.float64), "truncated")
         update = getattr(self.posterior, "update", None)
         if update is not None:
             from delight_gym.posteriors.q_ensemble import ContinuousTransitions
 
-            rewards = np.asarray(reward, dtype=np.float64).reshape(-1)
-            done = np.asarray(terminated).reshape(-1)
             update(ContinuousTransitions(batch, act, rewards, nxt, done, self.host.act(nxt)))
 
     def __getstate__(self) -> dict[str, Any]:

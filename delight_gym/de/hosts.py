@@ -49,14 +49,24 @@ class Host(Protocol):
 
 def checked_actions(value: Any, n: int, low: np.ndarray, high: np.ndarray, name: str) -> Any:
     """``value`` as float64 ``(n, d)`` actions, finite and inside ``[low, high]``; a
-    ``ValueError`` naming ``name`` otherwise (``TypeError`` for non-numbers)."""
+    ``ValueError`` naming ``name`` otherwise (``TypeError`` for non-numbers). Shapes are
+    refused, never reshaped: only ``(n, d)``, or ``(d,)`` for ``n = 1``."""
+    view = host_view(value)
+    kind = view.dtype.kind if isinstance(view, np.ndarray) else "f"
+    if kind not in "iuf":
+        raise TypeError(f"{name} must give real-valued actions, got dtype {view.dtype}")
     try:
-        arr = np.asarray(host_view(value), dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must return numeric actions") from None
-    arr = arr.reshape(n, -1) if arr.size == n * low.size else arr
-    if arr.shape != (n, low.size):
-        raise ValueError(f"{name} must give actions of shape ({n}, {low.size}), got {arr.shape}")
+        arr = np.asarray(view, dtype=np.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{name} must give numeric actions") from None
+    d = low.size
+    if n == 1 and arr.shape == (d,):
+        arr = arr[None]
+    if arr.shape != (n, d):
+        raise ValueError(
+            f"{name} must give actions of shape ({n}, {d}) (one row per observation), got "
+            f"{arr.shape}"
+        )
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} gave non-finite actions")
     if (arr < low).any() or (arr > high).any():

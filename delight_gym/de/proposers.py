@@ -13,13 +13,20 @@ from typing import Any, Protocol
 
 import numpy as np
 from gymnasium import spaces
-from scipy.special import ndtr, ndtri
+from scipy.special import erf, ndtr, ndtri
 
-from delight_gym._checks import check_positive_float, check_positive_int, host_view
+from delight_gym._checks import (
+    check_box_bounds,
+    check_positive_float,
+    check_positive_int,
+    check_probabilities,
+    host_view,
+)
 from delight_gym.de.rule import sample_categorical
 
 __all__ = [
     "DEFAULT_HOST_STD",
+    "HOST_STD_RANGE",
     "Array",
     "CandidateHost",
     "CandidateProposer",
@@ -37,6 +44,9 @@ Array = Any  # numpy.ndarray (or torch.Tensor for candidate_rule)
 
 #: The proposal scale of a deterministic host, as a fraction of each coordinate's range.
 DEFAULT_HOST_STD = 0.1
+#: ``host_std``'s range: below, the density underflows off the host's action; above, the
+#: truncated Gaussian is the uniform law to float precision and its draws lose resolution.
+HOST_STD_RANGE = (1e-12, 1e6)
 
 
 class CandidateHost(Protocol):
@@ -74,6 +84,8 @@ def space_bounds(space: Any, name: str) -> tuple[int, np.ndarray, np.ndarray]:
             raise ValueError(f"{name} must be a Discrete space starting at 0, got {space}")
         return int(space.n), np.empty(0), np.empty(0)
     if isinstance(space, spaces.Box) and len(space.shape) == 1:
+        if not np.issubdtype(space.dtype, np.floating):
+            check_box_bounds(space, name)  # raises: an integer Box
         return 0, space.low.astype(np.float64), space.high.astype(np.float64)
     raise TypeError(f"{name} must be a gymnasium Discrete or 1-D Box space, got {space!r}")
 
@@ -116,7 +128,15 @@ class CategoricalHost:
         self.probs = probs
 
     def _table(self, states: Any) -> np.ndarray:
-        return np.asarray(host_view(self.probs(states)), dtype=np.float64)
+        """``probs(states)``, checked: float64 ``(b, K)``, non-negative rows summing to one."""
+        try:
+            table = np.asarray(host_view(self.probs(states)), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError("probs must return numeric probabilities") from None
+        if table.ndim != 2:
+            raise ValueError(f"probs must return shape (b, K), got {table.shape}")
+        check_probabilities(table, "probs(states)")
+        return table
 
     def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> np.ndarray:
         """``log π(c | s)``, ``(b, C)`` (``-inf`` where ``π = 0``)."""
@@ -154,19 +174,27 @@ class GaussianProposalHost:
     space : gymnasium.spaces.Box
         1-D, finite bounds, ``high > low``.
     host_std : float
-        ``> 0``, the noise scale as a fraction of each coordinate's range (default 0.1).
+        The noise scale as a fraction of each coordinate's range, in ``[1e-12, 1e6]``
+        (:data:`HOST_STD_RANGE`; default 0.1).
     """
 
     def __init__(self, space: Any, host_std: float = 0.1) -> None:
         self.low, self.high = _finite_box(space, "space")
         self.host_std = check_positive_float(host_std, "host_std")
+        low, high = HOST_STD_RANGE
+        if not low <= self.host_std <= high:
+            raise ValueError(
+                f"host_std must lie in [{low:g}, {high:g}] (a fraction of each coordinate's "
+                f"range; outside it the proposal's log-density is not finite), got {host_std!r}"
+            )
         self.scale = self.host_std * (self.high - self.low)
 
     def _limits(self, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``α``, ``β`` and the mass ``Φ(β) − Φ(α)`` (as two non-negative halves: no
-        cancellation, since ``α ≤ 0 ≤ β`` for ``μ`` in the box)."""
+        """``α``, ``β`` and the mass ``Φ(β) − Φ(α)`` (numeric guard: as two non-negative halves
+        ``erf(β/√2)/2 + erf(−α/√2)/2``, since ``α ≤ 0 ≤ β`` for ``μ`` in the box: no
+        cancellation, and accurate however small, so its log stays finite)."""
         alpha, beta = (self.low - mu) / self.scale, (self.high - mu) / self.scale
-        return alpha, beta, (ndtr(beta) - 0.5) + (ndtr(-alpha) - 0.5)
+        return alpha, beta, 0.5 * (erf(beta / np.sqrt(2.0)) + erf(-alpha / np.sqrt(2.0)))
 
     def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> np.ndarray:
         """Log-density of the truncated Gaussian at ``candidates`` ``(b, C, d)`` → ``(b, C)``."""
@@ -267,5 +295,7 @@ class PosteriorArgmax:
                 raise ValueError(
                     f"sample_values must return shape {(b, self.n_random)}, got {values.shape}"
                 )
+            if values.dtype.kind not in "iuf" or not np.isfinite(values).all():
+                raise ValueError("sample_values must return finite numbers (no NaN or inf)")
             picks.append(actions[np.arange(b), np.argmax(values, axis=-1)])
         return np.stack(picks, axis=1)
