@@ -14,6 +14,7 @@ and Polyak-averaged target networks. EI over a baseline ``v`` is exact for the e
 from __future__ import annotations
 
 import copy
+import itertools
 import numbers
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -23,13 +24,16 @@ import torch
 from gymnasium import spaces
 
 from delight_gym._checks import (
+    array_bytes,
     check_all_finite,
     check_binary,
     check_box_bounds,
-    check_positive_float,
+    check_magnitude,
     check_probability,
     check_seed,
+    check_would_fit,
     host_view,
+    magnitude_limit,
 )
 from delight_gym.posteriors.arguments import (
     check_fraction,
@@ -47,6 +51,8 @@ from delight_gym.posteriors.ensemble import (
 )
 
 __all__ = ["ContinuousQEnsemble", "ContinuousTransitions"]
+
+_WHY = "so that training's squares stay finite in {dtype}"
 
 
 class ContinuousTransitions(NamedTuple):
@@ -79,6 +85,11 @@ class ContinuousTransitions(NamedTuple):
 
 
 def _box_size(space: Any, name: str) -> int:
+    if isinstance(space, spaces.Dict | spaces.Tuple):
+        raise TypeError(
+            f"{name} is a {type(space).__name__} space: ContinuousQEnsemble does not support "
+            "composite observations; flatten them first (gymnasium.wrappers.FlattenObservation)"
+        )
     if not isinstance(space, spaces.Box):
         raise TypeError(f"{name} must be a gymnasium Box space, got {type(space).__name__}")
     size = int(np.prod(space.shape)) if space.shape else 1
@@ -119,13 +130,19 @@ class ContinuousQEnsemble:
     tau : float, default 0.005
         Polyak rate of the targets, in ``(0, 1]`` (1: a copy after every update).
     learning_rate : float, default 1e-3
-        Adam's step size.
+        Adam's step size, in ``(0, 1]`` (Adam moves each weight by about this much a step).
     mask_prob : float, default 1.0
         For a batch without masks: probability that a transition enters a head's loss, drawn
         anew at each update, in ``(0, 1]``.
     seed : int, optional
         Seeds :attr:`generator` (initial weights, then masks).
     device, dtype : torch.device or str, torch.dtype, default "cpu", torch.float32
+
+    Notes
+    -----
+    Training squares TD errors (the loss, Adam's second moment), so rewards and
+    ``prior_scale`` are refused above :attr:`magnitude` ``= finfo(dtype).max^(1/4)``
+    (``4.3e9`` in float32, ``1.2e77`` in float64); rescale larger rewards.
 
     Attributes
     ----------
@@ -160,17 +177,31 @@ class ContinuousQEnsemble:
         )
         self.gamma = check_probability(gamma, "gamma")
         self.tau = check_fraction(tau, "tau")
-        self.learning_rate = check_positive_float(learning_rate, "learning_rate")
+        self.learning_rate = check_fraction(learning_rate, "learning_rate")
         self.mask_prob = check_fraction(mask_prob, "mask_prob")
         self.seed = check_seed(seed)
         self.device, self.dtype = check_placement(device, dtype)
+        self.magnitude = magnitude_limit(self.dtype, 4)
+        check_magnitude(
+            self.prior_scale, "prior_scale", self.magnitude, why=_WHY.format(dtype=self.dtype)
+        )
+        sizes = (self.obs_dim + self.act_dim, *self.hidden_sizes, 1)
+        weights = self.num_heads * sum((i + 1) * o for i, o in itertools.pairwise(sizes))
+        itemsize = torch.empty(0, dtype=self.dtype).element_size()
+        check_would_fit(
+            {  # online, target, prior, Adam's two moments and the gradient
+                "weights (6 copies)": array_bytes(6, weights, itemsize=itemsize),
+            },
+            f"num_heads={self.num_heads}, hidden_sizes={self.hidden_sizes}, "
+            f"obs_dim={self.obs_dim}, act_dim={self.act_dim}",
+            self.device,
+        )
         self.observation_space, self.action_space = observation_space, action_space
         self.generator = seeded_generator(self.seed)
         like: dict[str, Any] = {"dtype": self.dtype, "device": self.device}
         self._low = torch.as_tensor(low, **like)
         self._high = torch.as_tensor(high, **like)
         self._mid, self._half = (self._high + self._low) / 2, (self._high - self._low) / 2
-        sizes = (self.obs_dim + self.act_dim, *self.hidden_sizes, 1)
         nets = [
             BatchedMLP(
                 self.num_heads, sizes, generators=[self.generator], init="trunc_normal", **like
@@ -354,8 +385,12 @@ class ContinuousQEnsemble:
             raise TypeError(f"batch must be a ContinuousTransitions, got {type(batch).__name__}")
         obs = self._observations(batch.observations, "observations")
         n = obs.shape[0]
+        if n == 0:
+            raise ValueError("batch must hold at least one transition (an empty batch)")
         act = self._actions(batch.actions, "actions", (n,))
         rew = self._column(batch.rewards, "rewards", n)
+        why = _WHY.format(dtype=self.dtype) + " (rescale the rewards)"
+        check_magnitude(rew, "rewards", self.magnitude, why=why)
         nxt = self._observations(batch.next_observations, "next_observations", n)
         done = self._column(batch.dones, "dones", n, binary=True)
         next_actions = batch.next_actions

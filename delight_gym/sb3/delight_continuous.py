@@ -12,18 +12,28 @@ replay samples, next actions from the actor. The executed action is the one the 
 
 from __future__ import annotations
 
+import io
+import pathlib
+import zipfile
 from typing import Any
 
 import numpy as np
 import torch
+from gymnasium import spaces
 from stable_baselines3 import SAC, TD3
 from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.noise import ActionNoise
+from stable_baselines3.common.save_util import load_from_zip_file
 from stable_baselines3.common.type_aliases import GymEnv, Schedule
 from stable_baselines3.sac.policies import SACPolicy
 from stable_baselines3.td3.policies import TD3Policy
 
-from delight_gym._checks import check_box_bounds
+from delight_gym._checks import (
+    check_all_finite,
+    check_box_bounds,
+    check_positive_int,
+    check_probability,
+)
 from delight_gym.de.engine_box import DEFAULT_CANDIDATES, ContinuousDelightWrapper
 from delight_gym.de.hosts import BoxHost
 from delight_gym.de.options import DelightOptions
@@ -31,7 +41,11 @@ from delight_gym.posteriors.q_ensemble import ContinuousTransitions
 from delight_gym.sb3.base import DelightExplorerMixin, StoredTransition
 from delight_gym.sb3.hosts import DEFAULT_HOST_STD, SB3DeterministicHost, SB3GaussianHost
 
-__all__ = ["DelightOffPolicyMixin", "DelightSAC", "DelightTD3"]
+__all__ = ["DEFAULT_POSTERIOR_EPSILON", "DelightOffPolicyMixin", "DelightSAC", "DelightTD3"]
+
+#: ``posterior_epsilon``'s default: the posterior trains at every gradient step while
+#: ``ε_t >= 0.1``, then on a share ``ε_t / 0.1`` of them.
+DEFAULT_POSTERIOR_EPSILON = 0.1
 
 
 class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
@@ -49,14 +63,72 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
         model).
     """
 
+    posterior_epsilon: float = DEFAULT_POSTERIOR_EPSILON
+    _posterior_credit: float = 0.0
+
     def _keep_delight_config(self, **config: Any) -> None:
-        """As the base class's, and ``n_steps`` (popped from ``config``) must be 1."""
+        """As the base class's; ``n_steps`` (popped from ``config``) must be 1, ``batch_size``
+        (popped) ``>= 1``, ``posterior_epsilon`` in ``[0, 1]``."""
         n_steps = config.pop("n_steps")
+        check_positive_int(config.pop("batch_size"), "batch_size")
+        eps = check_probability(config.pop("posterior_epsilon"), "posterior_epsilon")
         super()._keep_delight_config(**config)
         if n_steps != 1:
             raise ValueError(
                 f"{type(self).__name__} trains its posterior by one-step TD: n_steps must be 1"
             )
+        self.posterior_epsilon = eps
+        self._posterior_credit = 0.0
+
+    def _setup_model(self) -> None:
+        """Refuse, before SB3 allocates anything, the spaces DE cannot act on: composite
+        (``Dict``) observations and integer or unbounded ``Box`` actions."""
+        name = type(self).__name__
+        if not isinstance(self.observation_space, spaces.Box | spaces.Discrete):
+            raise TypeError(
+                f"{name} supports Box observations, not {type(self.observation_space).__name__} "
+                "(MultiInputPolicy): its Q-ensemble and candidate sets take flat observations; "
+                "flatten them first (gymnasium.wrappers.FlattenObservation)"
+            )
+        check_box_bounds(self.action_space, "action_space")
+        super()._setup_model()
+
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: np.ndarray | None = None,
+        deterministic: bool = False,
+    ) -> tuple[np.ndarray, Any]:
+        """As the base class's; a non-finite observation is refused naming ``observation``
+        (``deterministic=True`` included)."""
+        if deterministic:
+            check_all_finite(np.asarray(observation), "observation")
+        return super().predict(observation, state, episode_start, deterministic)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | pathlib.Path | io.BufferedIOBase,
+        env: Any = None,
+        device: torch.device | str = "auto",
+        custom_objects: dict[str, Any] | None = None,
+        print_system_info: bool = False,
+        force_reset: bool = True,
+        **kwargs: Any,
+    ) -> Any:
+        """SB3's ``load``, after checking that ``path`` holds a whole saved model of this class
+        with DE's engine: one ``ValueError`` naming the file and what is missing otherwise."""
+        try:
+            data, params, _ = load_from_zip_file(path, device=device, custom_objects=custom_objects)
+        except (zipfile.BadZipFile, EOFError, KeyError, OSError, ValueError) as exc:
+            raise ValueError(f"{path} is not a readable saved {cls.__name__}: {exc}") from None
+        missing = _missing_in_save(data, params)
+        if missing:
+            raise ValueError(f"{path} is not a complete saved {cls.__name__}: {missing}")
+        return super().load(
+            path, env, device, custom_objects, print_system_info, force_reset, **kwargs
+        )
 
     def _make_host(self) -> BoxHost:
         """The host around this algorithm."""
@@ -95,7 +167,13 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
         shape = (n_envs, *self.action_space.shape)  # type: ignore[misc]
         scaled = self.policy.scale_action(np.asarray(actions, dtype=np.float32).reshape(shape))
         if action_noise is not None:
-            noisy = scaled + action_noise()
+            noise = np.asarray(action_noise())
+            if noise.shape not in (shape, shape[1:]):
+                raise ValueError(
+                    f"action_noise must return shape {shape[1:]} or {shape}, got {noise.shape}"
+                )
+            check_all_finite(noise, "action_noise()")
+            noisy = scaled + noise
             overridden = np.asarray(de.last_info["overridden"], dtype=bool).reshape(n_envs, 1)
             scaled = np.where(overridden, scaled, noisy)
         buffer_action = np.clip(scaled, -1.0, 1.0).astype(np.float32)
@@ -103,7 +181,7 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
 
     def _transition_stored(self, transition: StoredTransition) -> None:
         """The posterior trains from the buffer: only DE's clock advances."""
-        self._de().advance(len(transition.dones))
+        self._de().advance(len(transition.dones), transition.dones)
 
     def _unscale(self, scaled: torch.Tensor) -> torch.Tensor:
         """SB3's ``[-1, 1]`` actions in the environment's units (float64, inside the box)."""
@@ -111,13 +189,25 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
         low, high = (torch.as_tensor(b, device=scaled.device) for b in (de.low, de.high))
         return torch.clamp(low + 0.5 * (scaled.double() + 1.0) * (high - low), low, high)
 
+    def _posterior_steps(self, gradient_steps: int) -> int:
+        """How many of SB3's ``gradient_steps`` the posterior takes: all while
+        ``ε_t >= posterior_epsilon``, then a share ``ε_t / posterior_epsilon`` (the fraction
+        carried over, so the count is exact on average and needs no randomness)."""
+        floor = self.posterior_epsilon
+        share = 1.0 if floor == 0 else min(1.0, self._de().epsilon / floor)
+        credit = self._posterior_credit + gradient_steps * share
+        steps = int(credit)
+        self._posterior_credit = credit - steps
+        return steps
+
     def _train_posterior(self, gradient_steps: int, batch_size: int) -> None:
-        """As many posterior steps as SB3 took, each on its own replay sample, with next actions
-        from the actor; a posterior without ``update`` is left as given."""
+        """Posterior TD steps (:meth:`_posterior_steps` of SB3's), each on its own replay
+        sample, with next actions from the actor; a posterior without ``update`` is left as
+        given."""
         update = getattr(self._de().posterior, "update", None)
         if update is None:
             return
-        for _ in range(gradient_steps):
+        for _ in range(self._posterior_steps(gradient_steps)):
             data = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
             with torch.no_grad():
                 next_actions = self._unscale(self._actor_actions(data.next_observations))
@@ -131,6 +221,28 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
                     next_actions,
                 )
             )
+
+
+def _missing_in_save(data: Any, params: Any) -> str:
+    """What a saved model's ``data`` and ``params`` lack for DE ("" when whole)."""
+    if not data or not params:
+        return "no model data or parameters (the file is truncated)"
+    engine = data.get("delight")
+    if engine is None:
+        return "its data has no 'delight' entry (DE's engine)"
+    if not isinstance(engine, ContinuousDelightWrapper):
+        return f"its 'delight' entry is a {type(engine).__name__}, not DE's engine"
+    state = getattr(engine, "__dict__", {})
+    for name, kind in (("rng", np.random.Generator), ("delight", DelightOptions)):
+        if not isinstance(state.get(name), kind):
+            return f"its engine's {name!r} is {state.get(name)!r}, not a {kind.__name__}"
+    t = state.get("t")
+    if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+        return f"its engine's clock 't' is {t!r}, not an integer >= 0"
+    for name in ("host", "posterior", "n_host", "n_posterior"):
+        if state.get(name) is None:
+            return f"its engine has no {name!r}"
+    return ""
 
 
 class DelightSAC(DelightOffPolicyMixin, SAC):
@@ -161,6 +273,10 @@ class DelightSAC(DelightOffPolicyMixin, SAC):
         Arguments of the default posterior.
     n_host, n_posterior : int, default 8
         Host draws and posterior proposals per candidate set.
+    posterior_epsilon : float, default 0.1
+        In ``[0, 1]``: the default posterior takes a TD step at every gradient step while
+        ``ε_t >= posterior_epsilon``, then at a share ``ε_t / posterior_epsilon`` of them (its
+        EI is read only on the rows that explore, a share ``ε_t``); 0: at every step.
     """
 
     def __init__(
@@ -199,6 +315,7 @@ class DelightSAC(DelightOffPolicyMixin, SAC):
         posterior_kwargs: dict[str, Any] | None = None,
         n_host: int = DEFAULT_CANDIDATES,
         n_posterior: int = DEFAULT_CANDIDATES,
+        posterior_epsilon: float = DEFAULT_POSTERIOR_EPSILON,
     ) -> None:
         if use_sde:
             raise ValueError("DelightSAC draws the host's actions itself: use_sde must be False")
@@ -210,6 +327,8 @@ class DelightSAC(DelightOffPolicyMixin, SAC):
             n_host=n_host,
             n_posterior=n_posterior,
             seed=seed,
+            batch_size=batch_size,
+            posterior_epsilon=posterior_epsilon,
         )
         super().__init__(
             policy,
@@ -274,7 +393,7 @@ class DelightTD3(DelightOffPolicyMixin, TD3):
         As for TD3.
     seed : int, optional
         Seeds SB3, DE's generator and the default posterior.
-    delight, posterior, posterior_kwargs, n_host, n_posterior :
+    delight, posterior, posterior_kwargs, n_host, n_posterior, posterior_epsilon :
         As for :class:`DelightSAC`.
     host_std : float, default 0.1
         ``> 0``: the stated proposal around ``μ(s)`` (a fraction of each coordinate's range)
@@ -315,6 +434,7 @@ class DelightTD3(DelightOffPolicyMixin, TD3):
         n_host: int = DEFAULT_CANDIDATES,
         n_posterior: int = DEFAULT_CANDIDATES,
         host_std: float = DEFAULT_HOST_STD,
+        posterior_epsilon: float = DEFAULT_POSTERIOR_EPSILON,
     ) -> None:
         self._keep_delight_config(
             n_steps=n_steps,
@@ -324,6 +444,8 @@ class DelightTD3(DelightOffPolicyMixin, TD3):
             n_host=n_host,
             n_posterior=n_posterior,
             seed=seed,
+            batch_size=batch_size,
+            posterior_epsilon=posterior_epsilon,
             host_std=host_std,
         )
         super().__init__(
