@@ -45,7 +45,7 @@ from gymnasium import spaces
 import delight_gym.posteriors.ensemble_inputs as ensemble_module
 import delight_gym.sb3.base as sb3_base
 from delight_gym._checks import host_view
-from delight_gym.posteriors.ensemble import EnsembleQPosterior
+from delight_gym.posteriors.ensemble import EnsembleQPosterior, Transitions
 from delight_gym.posteriors.ensemble_inputs import EnsembleInputs
 
 
@@ -109,15 +109,15 @@ def _td_step_case(space: spaces.Box, heads: int, seed: int, device: str) -> Call
         "next_observations": torch.as_tensor(obs[1].reshape(b, *space.shape)),
         "terminated": torch.as_tensor((rng.random((b, 1)) < 0.1).astype(np.float32)),
     }
-    batch = {k: v.to(device) for k, v in batch.items()}
+    transitions = Transitions(**{k: v.to(device) for k, v in batch.items()})
 
     def run(steps: int) -> None:
         for _ in range(steps):
-            post.td_step(**batch)
+            post.td_step(transitions)
 
     def check_only(steps: int) -> None:
         for _ in range(steps):
-            post.network.check_transitions(**batch)
+            post.network.check_transitions(transitions)
 
     run.check_only = check_only  # type: ignore[attr-defined]
     return run

@@ -9,8 +9,9 @@ is fed ``episodes`` episodes of uniformly random play on ``seeds`` DeepSea insta
 
 * ``sparse mean plan``: :meth:`~TabularMDPPosterior.plan_mean`, all seeds in one batch
   (rank-one prior term + ``K`` observed successor slots per pair, ``O(S·A·K)`` per backup);
-* ``dense mean plan``: :func:`~delight_gym.posteriors.tabular.dense_value_iteration` on the
-  dense ``(S, A, S)`` posterior-mean transition tensor, one seed at a time (``S²A`` doubles,
+* ``dense mean plan``: :func:`dense_value_iteration` (this script's own slow reference:
+  ``Q_h = r + P V_{h+1}`` with a dense ``P``, ``O(S²A)`` per backup) on the dense ``(S, A, S)``
+  posterior-mean transition tensor, one seed at a time (``S²A`` doubles,
   100 MB per seed at ``N = 50``; the batch would need 3 GB), for the first ``dense-seeds`` seeds
   and scaled to the full batch;
 * ``sparse sample + plan``: one PSRL posterior sample per seed (exact stick-breaking sampler)
@@ -28,7 +29,20 @@ import numpy as np
 import torch
 
 from delight_gym.envs.deep_sea import DeepSeaVectorEnv
-from delight_gym.posteriors.tabular import TabularMDPPosterior, dense_value_iteration
+from delight_gym.posteriors.tabular import TabularMDPPosterior, value_iteration
+
+
+def dense_value_iteration(
+    rewards: torch.Tensor, transitions: torch.Tensor, horizon: int
+) -> torch.Tensor:
+    """``Q_h = r + P V_{h+1}`` with a dense ``P`` (``O(S²A)`` per backup), ``V_H = 0``:
+    ``rewards`` ``(B, S, A)``, ``transitions`` ``(B, S, A, S)``; returns ``Q`` ``(H, B, S, A)``."""
+    q = torch.empty((horizon, *rewards.shape), dtype=rewards.dtype, device=rewards.device)
+    v = torch.zeros(rewards.shape[:2], dtype=rewards.dtype, device=rewards.device)
+    for h in range(horizon - 1, -1, -1):
+        q[h] = rewards + torch.einsum("bsat,bt->bsa", transitions, v)
+        v = q[h].amax(dim=-1)
+    return q
 
 
 def _sync(device: torch.device) -> None:
@@ -113,8 +127,6 @@ def main() -> None:
     model = post.sample_model(gens)
     _sync(device)
     t_sample = time.perf_counter() - t0
-    from delight_gym.posteriors.tabular import value_iteration
-
     t0 = time.perf_counter()
     value_iteration(model, n)
     _sync(device)

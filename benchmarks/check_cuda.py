@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from delight_gym.envs.deep_sea import DeepSeaVectorEnv
-from delight_gym.posteriors.ensemble import EnsembleQPosterior
+from delight_gym.posteriors.ensemble import EnsembleQPosterior, Transitions
 from delight_gym.posteriors.linear import LinearGaussianPosterior
 from delight_gym.posteriors.tabular import TabularMDPPosterior
 
@@ -159,7 +159,7 @@ def ensemble_check(device: torch.device, repeats: int, quick: bool = False) -> b
         def train(post: EnsembleQPosterior, n: int, data: tuple[np.ndarray, ...] = data) -> None:
             o, a, r, d = data
             for t in range(n):
-                post.td_step(o[t], a[t], r[t], o[t + 1], d[t])
+                post.td_step(Transitions(o[t], o[t + 1], a[t], r[t], d[t]))
                 if (t + 1) % 4 == 0:
                     post.update_target()
 
@@ -203,7 +203,7 @@ def ensemble_check(device: torch.device, repeats: int, quick: bool = False) -> b
         def step(post: EnsembleQPosterior, batch: tuple[np.ndarray, ...] = (o, a, r, d)) -> None:
             obs, act, rew, done = batch
             for _ in range(10):
-                post.td_step(obs, act, rew, obs, done)
+                post.td_step(Transitions(obs, obs, act, rew, done))
                 post.evaluate(obs[:1], np.full((1, 2), 0.5))
 
         times = []

@@ -7,7 +7,7 @@ import gymnasium as gym
 import numpy as np
 
 from delight_gym import BetaBernoulliPosterior, DelightExplorationWrapper
-from delight_gym.posteriors.adapters import BetaBernoulliAdapter
+from delight_gym.posteriors import BetaBernoulliAdapter
 
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--horizon", type=int, default=1000, help="rounds played (default %(default)s)")

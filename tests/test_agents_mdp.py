@@ -10,7 +10,7 @@ import torch
 
 from delight_gym.agents.mdp import MDP_AGENTS, make_mdp_agent
 from delight_gym.de.rule import epsilon_schedule
-from delight_gym.posteriors.tabular import dense_value_iteration
+from tests.tabular_reference import dense_value_iteration
 
 DEVICES = [
     "cpu",

@@ -231,33 +231,3 @@ def test_reproduce_quick_writes_the_summary_and_the_figure(figure: str, tmp_path
     assert (tmp_path / f"{figure}.png").stat().st_size > 0
     if figure == "wheel":
         assert "relative to uniform" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("family", ["wheel", "neural"])
-def test_cells_run_torch_on_one_thread_and_restore_the_count(family, monkeypatch) -> None:
-    """A cell's numbers must not depend on the caller's thread count (CPU reductions on several
-    threads sum in another order): the cell runs on one torch thread and restores the count."""
-    import torch
-
-    from delight_gym.experiments import contextual, families
-
-    seen: list[int] = []
-    monkeypatch.setattr(
-        contextual, "run_wheel", lambda *a, **k: seen.append(torch.get_num_threads())
-    )
-    monkeypatch.setattr(
-        contextual, "run_neural", lambda *a, **k: seen.append(torch.get_num_threads())
-    )
-    before = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        if family == "wheel":
-            families.wheel_cell("uniform", 5, 1, seed=0, delta=0.5, noise=0.01)
-        else:
-            families.neural_cell(
-                "uniform", 5, 1, seed=0, arms=3, reward="cosine", dim=4, context_dim=0, noise=0.1
-            )
-        assert seen == [1]
-        assert torch.get_num_threads() == 2
-    finally:
-        torch.set_num_threads(before)

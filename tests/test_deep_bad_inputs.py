@@ -21,6 +21,7 @@ from delight_gym._checks import (
     format_bytes,
 )
 from delight_gym.posteriors.ensemble import EnsembleQNetwork, EnsembleQPosterior, Transitions
+from delight_gym.posteriors.ensemble_td import ensemble_td_loss
 
 BOX = spaces.Box(-1.0, 1.0, (3,), np.float32)
 N = 5
@@ -161,7 +162,7 @@ def test_refused_td_step_names_the_argument_and_changes_nothing(
     label: str, batch: dict[str, Any], error: type, name: str
 ) -> None:
     post = _posterior()
-    post.td_step(**_batch(np.random.default_rng(101)))
+    post.td_step(Transitions(**_batch(np.random.default_rng(101))))
     weights = [p.detach().clone() for p in post.network.parameters()]
     state = repr(post.optimizer.state_dict())
     # SB3's replay samples are (B, 1) tensors: the same checks apply to them.
@@ -174,7 +175,7 @@ def test_refused_td_step_names_the_argument_and_changes_nothing(
         as_tensors["observations"] = batch["observations"]
     for given in (batch, as_tensors):
         with pytest.raises(error, match=rf"\b{name}\b"):
-            post.td_step(**given)
+            post.td_step(Transitions(**given))
     for before, after in zip(weights, post.network.parameters(), strict=True):
         assert torch.equal(before, after)
     assert repr(post.optimizer.state_dict()) == state
@@ -184,19 +185,24 @@ def test_td_step_refuses_bad_masks_and_mismatched_batches() -> None:
     post = _posterior()
     b = _batch(np.random.default_rng(103))
     with pytest.raises(ValueError, match="masks must have shape"):
-        post.td_step(**b, masks=np.ones((N, 2)))
+        post.td_step(Transitions(**b, masks=np.ones((N, 2))))
     with pytest.raises(ValueError, match="masks must be finite"):
-        post.td_step(**b, masks=np.full((N, 3), np.nan))
+        post.td_step(Transitions(**b, masks=np.full((N, 3), np.nan)))
     with pytest.raises(ValueError, match="masks must be >= 0"):
-        post.td_step(**b, masks=-np.ones((N, 3)))
+        post.td_step(Transitions(**b, masks=-np.ones((N, 3))))
     with pytest.raises(ValueError, match="actions must have shape"):
-        post.td_step(**_with(b, actions=b["actions"][:3]))
+        post.td_step(Transitions(**_with(b, actions=b["actions"][:3])))
     # SB3's (B, 1) columns are accepted and give the loss of the (B,) ones.
-    loss = post.network.td_loss(**b, gamma=0.9)[0]
+    net = post.network
+
+    def loss_of(given: dict[str, Any]) -> torch.Tensor:
+        return ensemble_td_loss(net, net.check_transitions(Transitions(**given)), 0.9)[0]
+
+    loss = loss_of(b)
     columns = {
         k: (v[:, None] if k in ("actions", "rewards", "terminated") else v) for k, v in b.items()
     }
-    assert torch.equal(post.network.td_loss(**columns, gamma=0.9)[0], loss)
+    assert torch.equal(loss_of(columns), loss)
 
 
 def test_values_refuse_non_finite_observations_and_host_probabilities() -> None:
@@ -237,7 +243,7 @@ def test_discrete_observations_refuse_nan_and_bools() -> None:
         ({"seed": -1}, ValueError, "seed"),
         ({"seed": 2**64}, ValueError, "seed"),
         ({"seed": 1.5}, TypeError, "seed"),
-        ({"buffer_size": 10, "learning_starts": 100}, ValueError, "learning_starts"),
+        ({"learning_starts": -1}, ValueError, "learning_starts must be >= 0"),
         ({"num_heads": 10**12}, ValueError, "num_heads"),
         ({"hidden_sizes": (10**9, 10**9)}, ValueError, "hidden_sizes"),
     ],
@@ -398,6 +404,8 @@ def test_bootstrapped_settings_that_cannot_work_are_refused() -> None:
     env = gym.make("CartPole-v1")
     with pytest.raises(ValueError, match="seed must be >= 0"):
         _bootstrapped(env, seed=-1)
+    with pytest.raises(ValueError, match="learning_starts must be >= 0"):
+        _bootstrapped(env, learning_starts=-1)
     with pytest.raises(ValueError, match=r"num_heads=10+ .*would need"):
         _bootstrapped(env, num_heads=10**12)
     # CartPole: 4 float32 numbers an observation, int64 actions, three float32 flags and values.
@@ -443,12 +451,12 @@ def test_wrapper_checks_observations_rewards_and_flags() -> None:
             action_space=spaces.Discrete(2),
             seed=-1,
         )
-    with pytest.raises(ValueError, match="learning_starts=100 exceeds buffer_size=10"):
+    with pytest.raises(ValueError, match="learning_starts must be >= 0"):
         DelightExplorationWrapper(
             lambda o: np.tile([0.5, 0.5], (len(o), 1)),
             observation_space=box,
             action_space=spaces.Discrete(2),
-            posterior_kwargs={"buffer_size": 10, "learning_starts": 100},
+            posterior_kwargs={"learning_starts": -1},
         )
 
 
@@ -507,7 +515,7 @@ def test_checks_of_gpu_tensors_run_on_the_gpu() -> None:
         k: torch.as_tensor(np.asarray(v)).cuda()
         for k, v in _batch(np.random.default_rng(105)).items()
     }
-    post.td_step(**good)
+    post.td_step(Transitions(**good))
     weights = [p.detach().clone() for p in post.network.parameters()]
     bad_obs = good["observations"].clone()
     bad_obs[2, 1] = float("nan")
@@ -520,7 +528,7 @@ def test_checks_of_gpu_tensors_run_on_the_gpu() -> None:
     ]
     for change, message in cases:
         with pytest.raises(ValueError, match=message):
-            post.td_step(**{**good, **change})
+            post.td_step(Transitions(**{**good, **change}))
     for before, after in zip(weights, post.network.parameters(), strict=True):
         assert torch.equal(before, after)
 
@@ -556,7 +564,7 @@ def test_one_sync_gpu_check_refuses_what_the_strict_checks_refuse(
     masks = torch.ones(N, 3)
     for bad_masks in (torch.full((N, 3), float("nan")), -masks, torch.ones(N, 2)):
         assert not valid(good, bad_masks)
-    strict = net.check_transitions(**good, masks=masks)
+    strict = net.check_transitions(Transitions(**good, masks=masks))
     fast = net.prepare(Transitions(**good, masks=masks), check=False)
     for a, b in zip(strict, fast, strict=True):
         assert a is not None and b is not None
@@ -571,7 +579,7 @@ def test_values_beyond_float32_are_refused_before_anything_is_stored() -> None:
         post.update(**_with(b, rewards=np.full(N, 1e308)))
     assert post.transitions == 0 and post.state_dict()["buffer"] == {}
     with pytest.raises(ValueError, match=r"masks must be finite .* in float32"):
-        post.td_step(**b, masks=np.full((N, 3), 1e308))
+        post.td_step(Transitions(**b, masks=np.full((N, 3), 1e308)))
     post.update(**_with(b, **{k: v[:0] for k, v in b.items()}))  # an empty batch: nothing
     assert post.transitions == 0
 
@@ -597,7 +605,7 @@ def test_td_step_without_checks_takes_the_same_step_on_good_data() -> None:
     for check in (True, False):
         post = _posterior()
         batch = _as_tensors(_batch(np.random.default_rng(108)))
-        stats = post.td_step(**batch, masks=torch.ones(N, 3), check=check)
+        stats = post.td_step(Transitions(**batch, masks=torch.ones(N, 3)), check=check)
         steps.append((stats.loss, [p.detach().clone() for p in post.network.parameters()]))
     assert torch.equal(steps[0][0], steps[1][0])
     for a, b in zip(steps[0][1], steps[1][1], strict=True):

@@ -26,8 +26,11 @@ from scipy import integrate, stats
 import delight_gym
 from delight_gym import DelightExplorationWrapper, DelightOptions
 from delight_gym.de.posterior import ValuePosterior
-from delight_gym.posteriors import BetaBernoulliPosterior
-from delight_gym.posteriors.adapters import BetaBernoulliAdapter, LinearGaussianAdapter
+from delight_gym.posteriors import (
+    BetaBernoulliAdapter,
+    BetaBernoulliPosterior,
+    LinearGaussianAdapter,
+)
 from delight_gym.posteriors.value import TabularValuePosterior
 
 
@@ -283,7 +286,7 @@ def test_bad_arguments_raise() -> None:
     with pytest.raises(TypeError, match=r"delight: .*nope"):
         _wrapper(post, delight={"nope": 1})
     with pytest.raises(ValueError, match="clock"):
-        _wrapper(post, delight={"clock": "episode"})
+        _wrapper(post, delight={"clock": "hours"})
     with pytest.raises(ValueError, match="commit"):
         _wrapper(post, delight={"commit": True})
     with pytest.raises(ValueError, match="value_scale"):
@@ -486,8 +489,12 @@ def test_package_posteriors_are_adapted_automatically() -> None:
     gives the same decisions as passing their adapters."""
     import torch
 
-    from delight_gym.posteriors import LinearGaussianPosterior, TabularMDPPosterior
-    from delight_gym.posteriors.adapters import LinearGaussianAdapter, TabularMDPAdapter
+    from delight_gym.posteriors import (
+        LinearGaussianAdapter,
+        LinearGaussianPosterior,
+        TabularMDPAdapter,
+        TabularMDPPosterior,
+    )
 
     bandit = gym.make("BernoulliBandit-v0", num_arms=5)
     host = lambda obs: np.tile(np.eye(5)[2], (len(obs), 1))  # noqa: E731

@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 import delight_gym  # noqa: F401 - registers DeepSea-v0
 from delight_gym import DelightExplorationWrapper
 from delight_gym.de.posterior import ValuePosterior
-from delight_gym.posteriors import TabularMDPPosterior
-from delight_gym.posteriors.adapters import TabularMDPAdapter
+from delight_gym.posteriors import TabularMDPAdapter, TabularMDPPosterior
 
 
 class NumpyReference:
