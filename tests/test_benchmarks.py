@@ -102,3 +102,12 @@ def test_bench_candidates_smoke_scores_the_same_entries_at_every_k():
     # The posterior and the host are asked about the candidates only, whatever K.
     assert "at every K: True" in out.stdout and "candidates per row: 64" in out.stdout
     assert "ratio" in out.stdout and "load average" in out.stdout
+
+
+def test_bench_step_cost_quick_prints_every_ratio_with_the_load():
+    out = _run("bench_step_cost.py", "--quick")
+    assert out.returncode == 0, out.stdout + out.stderr
+    for pair in ("DelightSAC/SAC", "DelightTD3/TD3"):
+        assert out.stdout.count(f"ratio {pair}") == 2  # clock 0 and 10 000
+    ratios = [line for line in out.stdout.splitlines() if line.startswith("ratio")]
+    assert all("load average" in line for line in ratios)
