@@ -17,7 +17,7 @@ import io
 import os
 import pickle
 import zipfile
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -219,12 +219,18 @@ class DelightEngine(metaclass=abc.ABCMeta):
     stats: DelightStats
     last_info: dict[str, Any]
 
+    #: Whether the engine can divide EI by its posterior's spread (``value_scale="spread"``).
+    spread_scale: ClassVar[bool] = False
+
     def _resolve_options(self, delight: DelightOptions | dict[str, Any] | None) -> DelightOptions:
-        """``delight=`` as this engine uses it (step clock); ``delight=False`` is refused."""
+        """``delight=`` as this engine uses it (default: the step clock); ``delight=False`` is
+        refused."""
         name = type(self).__name__
         if delight is False:
             raise ValueError(f"delight=False: {name} is DE; use the host itself instead")
-        return (DelightOptions.make(delight) or DelightOptions()).resolve(name, clocks=("step",))
+        return (DelightOptions.make(delight) or DelightOptions()).resolve(
+            name, clocks=("step", "episode"), spread_scale=self.spread_scale, commits=True
+        )
 
     def _default_posterior_kwargs(
         self, posterior: Any, posterior_kwargs: dict[str, Any] | None, seed: int | None
@@ -249,6 +255,7 @@ class DelightEngine(metaclass=abc.ABCMeta):
         if start_step is None:  # an SB3 host model's clock, where its training stopped
             start_step = int(getattr(getattr(self.host, "model", None), "num_timesteps", 0))
         self.t = check_nonnegative_int(start_step, "start_step")
+        self.episodes = 0
         self.rng = np.random.default_rng(check_seed(seed))
         self.stats = DelightStats()
         self.last_info = {}
@@ -274,16 +281,43 @@ class DelightEngine(metaclass=abc.ABCMeta):
         return self.delight.baseline
 
     @property
-    def epsilon(self) -> float:
-        """The current override probability ``ε_t``."""
-        return float(epsilon_schedule(self.t, self.half_life))
+    def clock(self) -> int:
+        """What ``ε_t``'s ``t`` counts now: the transitions seen (``delight.clock="step"``) or
+        the episodes finished (``"episode"``)."""
+        return self.episodes if self.delight.clock == "episode" else self.t
 
-    def advance(self, n: int) -> None:
+    @property
+    def epsilon(self) -> float:
+        """The current override probability ``ε_t = M/(M + t)``, ``t`` on :attr:`clock`."""
+        return float(epsilon_schedule(self.clock, self.half_life))
+
+    def advance(self, n: int, done: Any = None) -> None:
         """Advance the clock ``t`` by ``n`` transitions without updating the posterior (for an
         algorithm that trains the posterior itself, as :class:`~delight_gym.sb3.DelightDQN` an
         ensemble and :class:`~delight_gym.sb3.DelightSAC` a Q-ensemble from its replay
-        buffer)."""
-        self.t += check_nonnegative_int(n, "n")
+        buffer); ``done`` (bool ``(n,)``, optional) marks the rows whose episode ended.
+
+        Raises
+        ------
+        ValueError
+            When ``done`` does not hold ``n`` flags.
+        """
+        n = check_nonnegative_int(n, "n")
+        if done is not None:
+            ended = np.asarray(done, dtype=bool).reshape(-1)
+            if ended.size != n:
+                raise ValueError(f"done must hold {n} flags, got {ended.size}")
+            self._end_episodes(ended)
+        self.t += n
+
+    def _end_episodes(self, ended: np.ndarray) -> None:
+        """Count the finished episodes and end their rows' held overrides (bool ``(n,)``)."""
+        self.episodes += int(ended.sum())
+        self._release(ended)
+
+    def _release(self, ended: np.ndarray) -> None:
+        """End the held overrides of the rows ``ended`` (engines that hold override it)."""
+        return None
 
     def _batch(self, observation: Any, name: str) -> tuple[np.ndarray, bool]:
         """:func:`observation_batch` in this engine's observation space, at ``t``."""
@@ -396,6 +430,11 @@ class DelightEngine(metaclass=abc.ABCMeta):
         """
         batch, nxt = self._transition_batch(obs, next_obs)
         self._learn(ObservedTransition(batch, action, reward, nxt, terminated, truncated))
+        # the flags passed _learn's checks: one per row, 0/1 or bools
+        ended = np.asarray(terminated, dtype=bool).reshape(-1) | np.asarray(
+            truncated, dtype=bool
+        ).reshape(-1)
+        self._end_episodes(ended)
         self.t += len(batch)
 
     def _learn(self, transition: ObservedTransition) -> None:

@@ -34,10 +34,11 @@ from delight_gym.de.candidates import (
     PosteriorArgmax,
     candidate_row_bytes,
 )
+from delight_gym.de.commitment import option_rule
 from delight_gym.de.engine import DelightEngine, ObservedTransition, row_vector
 from delight_gym.de.hosts import BoxHost, checked_actions, make_host
 from delight_gym.de.options import DelightOptions
-from delight_gym.de.rule import scaled_expected_improvement
+from delight_gym.de.rule import sample_categorical, scaled_expected_improvement
 
 __all__ = ["DEFAULT_CANDIDATES", "ContinuousDelightWrapper", "check_observation_space"]
 
@@ -64,6 +65,10 @@ def check_observation_space(space: Any, owner: str) -> None:
 
 class ContinuousDelightWrapper(DelightEngine):
     """Candidate-set DE around a :class:`BoxHost` on a 1-D ``Box``, with SB3's ``predict``.
+
+    With ``delight.durations`` other than ``(1,)`` an exploring row draws an option ``(c, k)``
+    of its candidate set and holds ``c`` for ``k`` steps (rows are the envs of a VecEnv; an
+    episode's end, seen by ``observe`` or ``advance(n, done)``, ends its hold).
 
     Parameters
     ----------
@@ -96,6 +101,8 @@ class ContinuousDelightWrapper(DelightEngine):
         ``overridden``, ``explored``, ``gate_size`` (-1: no set drawn), ``delight`` (``χ``
         played, else NaN), ``epsilon``, ``host_actions`` ``(n, d)``.
     """
+
+    spread_scale = True
 
     def __init__(
         self,
@@ -146,7 +153,10 @@ class ContinuousDelightWrapper(DelightEngine):
             from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble
 
             posterior = ContinuousQEnsemble(self.observation_space, self.action_space, **kwargs)
-        for method in ("expected_improvement", "sample_values"):
+        needed = ("expected_improvement", "sample_values")
+        if self.delight.value_scale == "spread":
+            needed = (*needed, "values")  # every head's values, for the spread
+        for method in needed:
             if not callable(getattr(posterior, method, None)):
                 raise TypeError(f"posterior must have a callable {method}, got {posterior!r}")
         self.posterior = posterior
@@ -154,8 +164,11 @@ class ContinuousDelightWrapper(DelightEngine):
         self._build()
 
     def _build(self) -> None:
-        """The candidate-set decision around this host and posterior (not pickled)."""
+        """The candidate-set decision around this host and posterior (not pickled), and no
+        override held."""
         self._seen_ei = np.zeros((0, 0))
+        self._held_action = np.zeros((0, self.low.size))
+        self._remaining = np.zeros(0, dtype=np.int64)
         self._decision = CandidateDelight(
             self.action_space,
             self.host,
@@ -175,6 +188,12 @@ class ContinuousDelightWrapper(DelightEngine):
     def _expected_improvement(self, states: Any, candidates: Any) -> np.ndarray:
         """The posterior's EI divided by ``value_scale`` (what the gate sees; kept for stats)."""
         ei = host_view(self.posterior.expected_improvement(states, candidates))
+        if self.delight.value_scale == "spread":  # per state: the heads' spread over the set
+            values = np.asarray(host_view(self.posterior.values(states, candidates)), np.float64)
+            spread = np.sqrt(values.var(axis=0).mean(axis=-1))[:, None]  # (b, 1)
+            ei = np.asarray(ei, dtype=np.float64)
+            self._seen_ei = np.divide(ei, spread, out=np.zeros_like(ei), where=spread > 0)
+            return self._seen_ei
         scale = float(self.delight.value_scale)
         self._seen_ei = ei if scale == 1.0 else scaled_expected_improvement(ei, scale)
         return self._seen_ei
@@ -199,10 +218,86 @@ class ContinuousDelightWrapper(DelightEngine):
             host_actions = checked_actions(
                 self.host.draw(obs, self.rng), n, self.low, self.high, "host"
             )
-            decision = self._decision.decide(obs, host_actions, self.t, self.rng)
-            actions = decision.actions
-            self._record(decision, host_actions)
+            held = self._held_rows(n)
+            if held.all():  # every row continues its committed override: nothing to decide
+                actions = self._held_action.copy()
+                self._remaining -= 1
+                self._record_held(host_actions)
+            else:
+                decision = self._decision.decide(obs, host_actions, self.clock, self.rng)
+                if self.delight.durations != (1,):
+                    decision = self._commit(decision, held)
+                actions = decision.actions
+                self._record(decision, host_actions)
+                if held.any():  # held rows play their action; their fresh draw is discarded
+                    actions[held] = self._held_action[held]
+                    self._remaining[held] -= 1
+                    self.last_info["explored"] = self.last_info["explored"] & ~held
+                    self.last_info["overridden"] = self.last_info["overridden"] & ~held
+                self.last_info["held"] = held
+                if self.delight.durations != (1,):
+                    self.last_info["duration"] = self._started
         return actions.astype(self.action_space.dtype).reshape((-1, *self.action_space.shape))
+
+    def _held_rows(self, n: int) -> np.ndarray:
+        """bool ``(n,)``: rows still holding a committed override (a new batch size ends all
+        holds)."""
+        if self._remaining.shape != (n,):
+            self._held_action = np.zeros((n, self.low.size))
+            self._remaining = np.zeros(n, dtype=np.int64)
+        return self._remaining > 0
+
+    def _release(self, ended: np.ndarray) -> None:
+        if self._remaining.shape == ended.shape:
+            self._remaining[ended] = 0
+
+    def _commit(self, decision: CandidateDecision, held: np.ndarray) -> CandidateDecision:
+        """The exploring rows' draw redone over options ``(c, k)`` of their candidate set
+        (:func:`~delight_gym.de.commitment.option_rule` on the host restricted to the set),
+        and the chosen holds started on rows that are not already held."""
+        rows, inner = decision.rows, decision.decision
+        if inner is None:
+            return decision
+        durations = np.asarray(self.delight.durations)
+        ei = np.where(decision.unique, self._seen_ei, 0.0)
+        options = option_rule(
+            inner.host,
+            ei,
+            inner.epsilon,
+            durations=durations,
+            gate_price=self.gate_price,
+            surprisal_cap=self.surprisal_cap,
+            validate=False,
+        )
+        flat = sample_categorical(
+            options.override.reshape(rows.size, -1), self.rng.random(rows.size)
+        )
+        empty = options.gate_empty
+        column = np.where(empty, 0, flat // durations.size)
+        hold = np.where(empty, 1, durations[flat % durations.size])
+        actions, overridden = decision.actions.copy(), decision.overridden.copy()
+        actions[rows] = decision.candidates[np.arange(rows.size), column]
+        overridden[rows] = ~empty
+        steps = np.ones(len(actions), dtype=np.int64)
+        steps[rows] = hold
+        start = overridden & (steps > 1) & ~held
+        self._held_action[start] = actions[start]
+        self._remaining[start] = steps[start] - 1
+        self._started = np.where(start, steps, 0)
+        return decision._replace(actions=actions, overridden=overridden)
+
+    def _record_held(self, host_actions: np.ndarray) -> None:
+        """``last_info`` of a step where every row held its override (no decision made)."""
+        n = len(host_actions)
+        self.last_info = {
+            "overridden": np.zeros(n, dtype=bool),
+            "explored": np.zeros(n, dtype=bool),
+            "gate_size": np.full(n, -1, dtype=np.int64),
+            "epsilon": self.epsilon,
+            "delight": np.full(n, np.nan),
+            "host_actions": host_actions,
+            "held": np.ones(n, dtype=bool),
+        }
 
     def _record(self, decision: CandidateDecision, host_actions: np.ndarray) -> None:
         """``last_info`` and :attr:`stats` from one decision."""

@@ -17,6 +17,7 @@ import numpy as np
 from gymnasium import spaces
 
 from delight_gym._checks import check_all_finite, check_binary, check_probabilities
+from delight_gym.de.commitment import Commitment
 from delight_gym.de.engine import DelightEngine, ObservedTransition, act_on_values, row_vector
 from delight_gym.de.hosts import Host, make_host
 from delight_gym.de.options import DelightOptions
@@ -132,6 +133,7 @@ class DiscreteDelightWrapper(DelightEngine):
             params = {}  # type: ignore[assignment]
         self._update_takes_truncated = "truncated" in params
         self._start(seed, start_step)
+        self._commitment: Commitment | None = None  # built for the first batch size seen
 
     def host_probs(self, observations: np.ndarray) -> np.ndarray:
         """The host's probabilities for a batch ``(n, ...)``, validated, float64 ``(n, A)``."""
@@ -171,6 +173,8 @@ class DiscreteDelightWrapper(DelightEngine):
                 "acting_probs": probs,
                 "expected_improvement": np.zeros_like(probs),
             }
+        elif self.delight.durations != (1,):
+            actions, info = self._act_committed(obs, probs)
         elif not self.lazy_gate:
             eps = self.epsilon
             values = evaluate_posterior(self.posterior, obs, probs, self.baseline)
@@ -190,8 +194,60 @@ class DiscreteDelightWrapper(DelightEngine):
         else:
             actions, info = self._predict_lazy(obs, probs)
             self.stats.record_info(info, actions)
+        if "held" in info:  # a committed act: recorded here, held rows are no decision
+            self.stats.record_info(info, actions)
         self.last_info = info
         return actions
+
+    def _act_committed(self, obs: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, dict]:
+        """``predict``'s actions and info with committed overrides (``delight.durations``):
+        each row (an env of a VecEnv) holds its option's action for its duration; the
+        posterior is evaluated only on the rows that explore afresh."""
+        n = len(obs)
+        if self._commitment is None or self._commitment.n_envs != n:
+            self._commitment = Commitment(
+                n,
+                self.delight.durations,
+                gate_price=self.gate_price,
+                surprisal_cap=self.surprisal_cap,
+            )
+        eps = self.epsilon
+        used: dict[str, np.ndarray] = {}
+
+        def expected_improvement(rows: np.ndarray) -> np.ndarray:
+            values = evaluate_posterior(self.posterior, obs[rows], probs[rows], self.baseline)
+            ei = decide_on_values(self.delight, probs[rows], values, eps)[1]
+            used["baseline"], used["ei"] = values.baseline, ei
+            return ei
+
+        out = self._commitment.decide(probs, expected_improvement, eps, self.rng)
+        nan = np.full(n, np.nan)
+        info: dict[str, Any] = {
+            "overridden": np.zeros(n, dtype=bool),
+            "explored": out.explored,
+            "held": out.held,
+            "duration": out.durations,
+            "gate_size": np.full(n, -1, dtype=np.int64),
+            "epsilon": eps,
+            "delight": nan.copy(),
+            "baseline": nan.copy(),
+            "host_probs": probs,
+            "acting_probs": np.full_like(probs, np.nan),
+            "expected_improvement": np.full_like(probs, np.nan),
+        }
+        if out.decision is not None:
+            rows, od = out.rows, out.decision
+            info["overridden"][rows] = ~od.gate_empty
+            info["gate_size"][rows] = od.gate.any(axis=-1).sum(axis=-1)
+            info["delight"][rows] = od.delight.max(axis=-1)[np.arange(rows.size), out.actions[rows]]
+            info["baseline"][rows] = used["baseline"]
+            info["acting_probs"][rows] = od.probs
+            info["expected_improvement"][rows] = used["ei"]
+        return out.actions, info
+
+    def _release(self, ended: np.ndarray) -> None:
+        if self._commitment is not None and self._commitment.n_envs == ended.size:
+            self._commitment.release(ended)
 
     def _predict_lazy(self, obs: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, dict]:
         """``predict``'s actions and info with ``lazy_gate``: the posterior and the gate only on

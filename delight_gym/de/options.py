@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from delight_gym._checks import check_positive_float, check_probability
+from delight_gym.de.commitment import check_durations
 from delight_gym.de.posterior import BASELINES
 from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
@@ -55,8 +56,9 @@ class DelightOptions:
     baseline : {"host", "max"}, default "host"
         The EI baseline ``v_s`` (:func:`~delight_gym.de.posterior.host_baseline`'s ``kind``).
     value_scale : float or "auto" or "spread", default 1.0
-        EI's unit, in the environment's values (a float: at least ``2.2e-308``); ``"auto"``
-        (TD targets) and ``"spread"`` (the heads' spread): ``BootstrappedDQN`` only.
+        EI's unit, in the environment's values (a float at least ``2.2e-308``); ``"auto"``
+        (TD targets): ``BootstrappedDQN`` only; ``"spread"`` (the posterior's spread of values
+        at each state): ``BootstrappedDQN`` and the ``Box`` engine.
     clock : {"step", "episode"}, optional
         What ``t`` counts (``None``: the holder's default; ``"steps"``/``"episodes"`` accepted).
     host : {"head", "mean"}, optional
@@ -66,6 +68,11 @@ class DelightOptions:
     agreement : float, optional
         ``BootstrappedDQN`` only: the gate is closed where this share, in ``(0, 1]``, of the
         heads share their greedy action.
+    durations : tuple of int, default (1,)
+        Committed overrides (beyond the paper): an override is an option ``(a, k)``, ``a`` held
+        for ``k`` steps, ``k`` among these (strictly increasing from 1); ``(1,)`` is the
+        paper's per-step rule. The engines and ``DelightSAC`` / ``DelightTD3`` / ``DelightDQN``
+        only (``docs/exploring-in-time.md``).
 
     Examples
     --------
@@ -84,6 +91,7 @@ class DelightOptions:
     host: str | None = None
     commit: bool = False
     agreement: float | None = None
+    durations: tuple[int, ...] = (1,)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -117,6 +125,7 @@ class DelightOptions:
             raise TypeError(f"commit must be a bool, got {self.commit!r}")
         if self.commit and self.host == "mean":
             raise ValueError("commit switches the episode's head: it needs host='head'")
+        set_(self, "durations", tuple(int(k) for k in check_durations(self.durations)))
         if self.agreement is not None:
             agreement = check_probability(self.agreement, "agreement")
             if agreement == 0:
@@ -150,6 +159,8 @@ class DelightOptions:
         clocks: tuple[str, ...],
         hosts: tuple[str, ...] = (),
         auto_scale: bool = False,
+        spread_scale: bool = False,
+        commits: bool = False,
     ) -> DelightOptions:
         """These options as ``owner`` uses them: ``clock`` and ``host`` filled with its defaults
         (the first of ``clocks`` / ``hosts``); ``ValueError`` naming the field it cannot honour.
@@ -166,6 +177,10 @@ class DelightOptions:
         auto_scale : bool, default False
             Whether it estimates ``value_scale="auto"`` and acts on an ensemble's heads
             (``value_scale="spread"`` and ``agreement``).
+        spread_scale : bool, default False
+            Whether it divides EI by its posterior's spread (``value_scale="spread"``).
+        commits : bool, default False
+            Whether it holds overrides (``durations`` other than ``(1,)``).
         """
         clock = self.clock or clocks[0]
         if clock not in clocks:
@@ -174,7 +189,11 @@ class DelightOptions:
             raise ValueError(f"{owner} takes its host as an argument; delight.host must be None")
         if not hosts and self.commit:
             raise ValueError(f"{owner} has no episode head to commit to; commit must be False")
-        if self.value_scale in _SCALE_MODES and not auto_scale:
+        if self.durations != (1,) and not commits:
+            raise ValueError(f"{owner} does not hold overrides; durations must be (1,)")
+        if self.value_scale == "spread" and spread_scale:
+            pass
+        elif self.value_scale in _SCALE_MODES and not auto_scale:
             raise ValueError(
                 f"{owner} has no running value scale nor heads; value_scale must be a float"
             )

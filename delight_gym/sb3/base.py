@@ -290,7 +290,10 @@ class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
                 f"{self._sb3_class().__name__} instead"
             )
         options = DelightOptions.make(config.pop("delight")) or DelightOptions()
-        config["options"] = options.resolve(name, clocks=("step",))
+        # the engine built from these options refuses what it cannot do (spread on Discrete)
+        config["options"] = options.resolve(
+            name, clocks=("step", "episode"), commits=True, spread_scale=True
+        )
         self.delight = None
         self._delight_config = config
 

@@ -170,7 +170,7 @@ class DelightDQN(DelightExplorerMixin[DiscreteDelightWrapper], DQN):
         observation of finished episodes, ``terminated`` excluding time-limit truncation)."""
         dones, infos = transition.dones, transition.infos
         if self.trains_posterior:
-            self._de().advance(len(dones))
+            self._de().advance(len(dones), dones)
             return
         reward = (
             self._vec_normalize_env.get_original_reward()
