@@ -45,6 +45,10 @@ _CONTINUOUS = (
     Agent("td3_de", "DelightTD3", "#ff7f0e"),
     Agent("sac_zoo", "SAC, RL Zoo (gSDE)", "#9467bd", "--"),
     Agent("td3_zoo", "TD3, RL Zoo (OU σ = 0.5)", "#8c564b", "--"),
+    Agent("sac_dec", "DelightSAC, committed", "#d62728", "-."),
+    Agent("td3_dec", "DelightTD3, committed", "#ff7f0e", "-."),
+    Agent("sac_dec_a", "DelightSAC, committed (tuning a)", "#bcbd22", "-."),
+    Agent("sac_dec_b", "DelightSAC, committed (tuning b)", "#17becf", "-."),
     Agent("sac_pink", "SAC + pink noise", "#e377c2", ":"),
     Agent("td3_pink", "TD3 + pink noise σ = 0.3", "#7f7f7f", ":"),
 )
@@ -53,6 +57,7 @@ _DISCRETE = (
     Agent("bootdqn", "BootstrappedDQN", "#1f77b4"),
     Agent("dqn_de", "DelightDQN", "#d62728"),
     Agent("dqn_ez", "ez-greedy DQN (μ = 2)", "#8c564b", "--"),
+    Agent("dqn_dec", "DelightDQN, committed", "#ff7f0e", "-."),
 )
 #: The agents of the ``Box`` tasks and of ``MountainCar-v0``.
 CONTINUOUS_AGENTS = tuple(a.name for a in _CONTINUOUS)
