@@ -167,3 +167,16 @@ def test_bad_input_is_named():
         ContinuumAgent("delight", 1, 1, seed=0, local_std=0.0)
     with pytest.raises(ValueError, match="delta"):
         ContinuumAgent("ucb", 1, 1, seed=0, ucb_delta=2.0)
+
+
+def test_the_family_report_counts_seeds_in_the_needles_basin():
+    from types import SimpleNamespace
+
+    from delight_gym.experiments.families.continuum import CONTINUUM_BOTORCH, needle_report
+
+    regret = np.full((3, 50), 0.7)
+    regret[:2, 40:] = 0.1
+    row = {"dim": 2, "agent": "delight", "cumulative": np.cumsum(regret, axis=1)}
+    result = SimpleNamespace(spec=SimpleNamespace(setting_columns=("dim",)), rows=[row])
+    assert needle_report(result)[1] == "  dim=2 delight: 2/3"
+    assert CONTINUUM_BOTORCH.batch_size == 1 and CONTINUUM_BOTORCH.horizon == 200
