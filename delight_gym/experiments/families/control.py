@@ -47,8 +47,6 @@ _CONTINUOUS = (
     Agent("td3_zoo", "TD3, RL Zoo (OU σ = 0.5)", "#8c564b", "--"),
     Agent("sac_dec", "DelightSAC, committed", "#d62728", "-."),
     Agent("td3_dec", "DelightTD3, committed", "#ff7f0e", "-."),
-    Agent("sac_dec_a", "DelightSAC, committed (tuning a)", "#bcbd22", "-."),
-    Agent("sac_dec_b", "DelightSAC, committed (tuning b)", "#17becf", "-."),
     Agent("sac_pink", "SAC + pink noise", "#e377c2", ":"),
     Agent("td3_pink", "TD3 + pink noise σ = 0.3", "#7f7f7f", ":"),
 )
