@@ -173,6 +173,11 @@ class ControlRun:
         the final evaluation's returns, one per episode.
     seconds
         wall-clock time.
+    furthest
+        the largest first observation coordinate seen in training (the car's position on
+        both MountainCars).
+    overridden
+        DE's overrides so far at each checkpoint (0 for agents without DE).
     """
 
     t: np.ndarray
@@ -180,6 +185,8 @@ class ControlRun:
     first_flag: int
     eval_returns: list[float]
     seconds: float
+    furthest: float
+    overridden: np.ndarray
 
 
 def train_and_evaluate(
@@ -200,14 +207,18 @@ def train_and_evaluate(
         def __init__(self) -> None:
             super().__init__()
             self.flag = 0
+            self.furthest = -np.inf
+            self.overridden: list[int] = []
 
         def _on_step(self) -> bool:
             if self.flag == 0:
                 for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
                     if done and not info.get("TimeLimit.truncated", False):
                         self.flag = int(self.num_timesteps)
+            self.furthest = max(self.furthest, float(np.max(self.locals["new_obs"][..., 0])))
             if self.num_timesteps in checkpoints:
                 returns.append(float(np.mean(evaluate_returns(self.model, env_id, eval_episodes))))
+                self.overridden.append(_overridden(self.model))
             return True
 
     start = time.perf_counter()
@@ -217,7 +228,17 @@ def train_and_evaluate(
     final = evaluate_returns(model, env_id, eval_episodes)
     returns.append(float(np.mean(final)))
     t = np.array([*checkpoints, steps], dtype=np.int64)
-    return ControlRun(t, np.array(returns), monitor.flag, final, time.perf_counter() - start)
+    overridden = np.array([*monitor.overridden, _overridden(model)], dtype=np.int64)
+    seconds = time.perf_counter() - start
+    return ControlRun(
+        t, np.array(returns), monitor.flag, final, seconds, monitor.furthest, overridden
+    )
+
+
+def _overridden(model: Any) -> int:
+    """DE's overrides so far (its statistics' total), 0 for a model without DE."""
+    stats = getattr(getattr(model, "delight", None), "stats", None)
+    return 0 if stats is None else int(stats.total_overridden)
 
 
 @dataclass
@@ -237,6 +258,10 @@ class ControlResult:
         none), whether the final return beats the threshold.
     seconds
         wall-clock time of the runs.
+    furthest
+        per seed: the furthest position reached in training (see :class:`ControlRun`).
+    overridden
+        DE's overrides so far at each checkpoint, ``(seeds, len(t))``.
     """
 
     t: np.ndarray
@@ -246,6 +271,8 @@ class ControlResult:
     first_flag: np.ndarray
     solved: np.ndarray
     seconds: float
+    furthest: np.ndarray
+    overridden: np.ndarray
 
 
 def run_control(
@@ -284,4 +311,6 @@ def run_control(
         first_flag=np.array([r.first_flag for r in runs], dtype=np.int64),
         solved=final > spec["solved"],
         seconds=float(sum(r.seconds for r in runs)),
+        furthest=np.array([r.furthest for r in runs]),
+        overridden=np.stack([r.overridden for r in runs]),
     )
