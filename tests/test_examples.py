@@ -60,7 +60,7 @@ def _run_recorded(script: str, record_path: str) -> None:
     import gymnasium
 
     import delight_gym.envs
-    from delight_gym import DelightExplorationWrapper
+    from delight_gym.de.engine import DelightEngine  # both engines predict through it
 
     record: dict[str, list[Any]] = {"envs": [], "vector_envs": [], "predicts": []}
 
@@ -97,7 +97,7 @@ def _run_recorded(script: str, record_path: str) -> None:
             self.recorded["rewards"].append(np.asarray(result[1], dtype=float).tolist())
             return result
 
-    predict = DelightExplorationWrapper.predict
+    predict = DelightEngine.predict
 
     def recording_predict(
         self: Any,
@@ -109,6 +109,8 @@ def _run_recorded(script: str, record_path: str) -> None:
         t = self.t
         result = predict(self, observation, state, episode_start, deterministic)
         info = self.last_info
+        if "host_probs" not in info:  # the Box engine: its decisions are not checked here
+            return result
         record["predicts"].append(
             {
                 "t": t,
@@ -134,7 +136,7 @@ def _run_recorded(script: str, record_path: str) -> None:
     make = gymnasium.make
     gymnasium.make = lambda *args, **kwargs: Recorder(make(*args, **kwargs))
     delight_gym.envs.DeepSeaVectorEnv = VectorRecorder  # type: ignore[misc]
-    DelightExplorationWrapper.predict = recording_predict  # type: ignore[method-assign]
+    DelightEngine.predict = recording_predict  # type: ignore[method-assign]
     sys.argv = [script, "--smoke"]
     runpy.run_path(script, run_name="__main__")
     Path(record_path).write_text(json.dumps(record))
