@@ -7,7 +7,7 @@ process against the same seeds computed inside one Python process, measured in o
 For each repeat, interleaved (so that a load change on a shared machine hits both sides):
 
 * **in-process**: the cell function of every cell of the sweep
-  (:func:`~delight_gym.experiments.families.bernoulli_cell`, batches of the family's batch size,
+  (:func:`~delight_gym.experiments.bandit.run_bernoulli`, batches of the family's batch size,
   the seeds the command uses), called one after the other in this process, which has already
   imported everything: the compute alone;
 * **whole process**: ``delight-gym run bernoulli --arms K --seeds N --agents A`` in a new

@@ -67,12 +67,12 @@ def test_source_links_become_api_page_links_on_the_site():
     page = "environments/linear.md"  # a page one folder below docs/
     text = (
         "[A](../../delight_gym/envs/linear.py#LinearBanditEnv), "
-        "[B](../../delight_gym/agents/), [C](../../delight_gym/rule.py), "
+        "[B](../../delight_gym/agents/), [C](../../delight_gym/de/rule.py), "
         "[D](../index.md), [E](https://example.org/delight_gym/rule.py)"
     )
     assert hook.rewrite_source_links(text, page) == (
         "[A](../api/envs.md#delight_gym.envs.linear.LinearBanditEnv), "
-        "[B](../api/agents.md#delight_gym.agents), [C](../api/rule.md#delight_gym.de.rule), "
+        "[B](../api/agents.md#delight_gym.agents), [C](../api/de.md#delight_gym.de.rule), "
         "[D](../index.md), [E](https://example.org/delight_gym/rule.py)"
     )
     # The package itself maps to the package page, which has no heading of its own.

@@ -198,7 +198,7 @@ def test_site_builds_strict(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "index.html").exists()
-    rule_page = (tmp_path / "api" / "rule" / "index.html").read_text(encoding="utf-8")
+    rule_page = (tmp_path / "api" / "de" / "index.html").read_text(encoding="utf-8")  # de.rule
     # numpy-style sections render as tables (a Google "Args:" would be a plain paragraph).
     assert 'doc-section-title">Parameters:' in rule_page and "<table>" in rule_page
     assert "Args:" not in rule_page

@@ -165,7 +165,7 @@ ALLOWED = {
     # torch has no public Gamma sampler that takes a torch.Generator (torch.distributions.Gamma
     # draws from the global RNG, which the library never touches). A sampler of our own would
     # change PSRL's random numbers and so every committed DeepSea PSRL result.
-    ("delight_gym.posteriors.tabular", "torch._standard_gamma"),
+    ("delight_gym.posteriors.tabular_sampling", "torch._standard_gamma"),
     # The same reason: LinFull's Thompson draw of σ² ~ IG(a, b) from each row's own generator.
     ("delight_gym.posteriors.linfull", "torch._standard_gamma"),
 }

@@ -44,8 +44,8 @@ def test_removed_name_is_an_attribute_error(module: str, name: str) -> None:
 def test_new_paths_do_not_warn(recwarn: pytest.WarningsRecorder) -> None:
     from delight_gym import DelightExplorationWrapper  # noqa: F401
     from delight_gym.agents.base import DelightSettings  # noqa: F401
+    from delight_gym.de.decide import decide_on_values  # noqa: F401
     from delight_gym.de.options import DelightOptions  # noqa: F401
-    from delight_gym.de.rule import decide_on_values  # noqa: F401
     from delight_gym.de.stats import LOG_KEYS, DelightStats
     from delight_gym.de.stats import DelightStats as ReExported
     from delight_gym.sb3 import BootstrappedDQN, DelightDQN, SB3VecEnvAdapter  # noqa: F401

@@ -226,9 +226,9 @@ class EpsilonGreedyAgent(AnnealedSettings, BernoulliAgent):
     """Annealed ε-greedy: with probability ``ε_t = M/(M+t)`` a uniformly random arm (any of the
     ``K``, the greedy one included), otherwise the greedy arm.
 
-    Parameters
-    ----------
-    half_life
+    Other Parameters
+    ----------------
+    half_life : float
         ``M`` of the schedule (default 100, as for DE).
     """
 
@@ -277,7 +277,7 @@ class DelightAgent(DelightSettings, BernoulliAgent):
     ----------------
     half_life, gate_price, surprisal_cap : float
         ``M`` in ``ε_t = M/(M+t)``, ``λ`` and ``L``: the keywords of
-        :class:`~delight_gym.de.options.DelightSettings` (defaults 100, 0.1, 10).
+        :class:`~delight_gym.agents.base.DelightSettings` (defaults 100, 0.1, 10).
     """
 
     name = "delight"

@@ -7,10 +7,9 @@ agent's ``last_info``.
 
 :class:`BetaBernoulliAgentBase` holds what every Bernoulli agent has, fast
 (:mod:`delight_gym.agents.bandits`) or dense reference (:mod:`delight_gym.agents.dense`): the
-checked sizes and Beta prior, a :class:`~delight_gym.posteriors.beta.BetaBernoulliPosterior`,
-the agent's own ``numpy.random.Generator``, the round counter ``t``, the pull counts and
-``last_info``. It holds none of the fast agents' shortcuts, so the dense agents stay an
-independent reference for them.
+checked sizes, a :class:`~delight_gym.posteriors.beta.BetaBernoulliPosterior`, the agent's own
+generator, ``t``, the pull counts and ``last_info`` (none of the fast agents' shortcuts, so
+the dense agents stay an independent reference).
 """
 
 from __future__ import annotations

@@ -338,7 +338,7 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
     (:func:`~delight_gym.de.rule.sample_acting_on_explore_rows`). ``gate_price`` arrives here
     already multiplied by ``reward_scale`` (:func:`make_contextual_agent`); the keywords
     ``half_life``, ``gate_price``, ``surprisal_cap`` are those of
-    :class:`~delight_gym.de.options.DelightSettings`.
+    :class:`~delight_gym.agents.base.DelightSettings`.
 
     Attributes
     ----------

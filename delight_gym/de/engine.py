@@ -23,15 +23,10 @@ import numpy as np
 from gymnasium import spaces
 
 from delight_gym._checks import check_all_finite, check_nonnegative_int, check_seed
+from delight_gym.de.decide import ScaledGateSettings, decide_on_values
 from delight_gym.de.options import DelightOptions
 from delight_gym.de.posterior import PosteriorValues
-from delight_gym.de.rule import (
-    DelightDecision,
-    ScaledGateSettings,
-    decide_on_values,
-    epsilon_schedule,
-    sample_acting,
-)
+from delight_gym.de.rule import DelightDecision, epsilon_schedule, sample_acting
 from delight_gym.de.stats import DelightStats
 
 __all__ = [
@@ -68,7 +63,7 @@ def act_on_values(
     value_scale: float | None = None,
 ) -> ValueAct:
     """DE's act from the host's probabilities and a posterior's values: the decision
-    (:func:`~delight_gym.de.rule.decide_on_values`), the two-stage draw
+    (:func:`~delight_gym.de.decide.decide_on_values`), the two-stage draw
     (:func:`~delight_gym.de.rule.sample_acting`) and, with ``stats``, its record. The one act
     of the ``Discrete`` engine, so of :class:`~delight_gym.sb3.DelightDQN`, and of
     :class:`~delight_gym.sb3.BootstrappedDQN`.
@@ -107,7 +102,7 @@ def unpack_vec_env_step(
     ``infos[i]["terminal_observation"]``, and ``infos[i]["TimeLimit.truncated"]`` marks a
     time-limit truncation, which bootstraps like any other step. Used by
     :meth:`DelightExplorationWrapper.evaluation_callback
-    <delight_gym.wrappers.DelightExplorationWrapper.evaluation_callback>` and
+    <delight_gym.de.wrapper.DelightExplorationWrapper.evaluation_callback>` and
     :class:`~delight_gym.sb3.DelightDQN`.
 
     Parameters
@@ -204,6 +199,8 @@ class DelightEngine(metaclass=abc.ABCMeta):
         The host adapter (its ``model``, when it has one, is an SB3 model).
     t : int
         The clock: ``start_step`` plus the transitions observed or advanced.
+    episodes : int
+        The episodes finished (what ``t`` counts with ``delight.clock="episode"``).
     rng : numpy.random.Generator
         The engine's only randomness.
     stats : DelightStats
@@ -212,9 +209,11 @@ class DelightEngine(metaclass=abc.ABCMeta):
         What the last ``predict`` decided, per row.
     """
 
+    delight: DelightOptions
     host: Any
     observation_space: Any
     t: int
+    episodes: int
     rng: np.random.Generator
     stats: DelightStats
     last_info: dict[str, Any]
@@ -423,7 +422,7 @@ class DelightEngine(metaclass=abc.ABCMeta):
         so pass the real final observation (SB3's ``terminal_observation``), not the reset
         one. :class:`DiscreteDelightWrapper` passes ``truncated`` on to posteriors whose ``update``
         takes a ``truncated`` keyword (episode-aware ones such as
-        :class:`~delight_gym.posteriors.adapters.TabularMDPAdapter`); the candidate-set engine
+        :class:`~delight_gym.posteriors.tabular.TabularMDPAdapter`); the candidate-set engine
         steps a posterior that has an ``update`` on
         :class:`~delight_gym.posteriors.q_ensemble.ContinuousTransitions` whose next actions are
         the host's own at ``next_obs``, and checks ``truncated`` only for its shape.

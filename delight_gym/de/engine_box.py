@@ -7,7 +7,7 @@ the host's action, ``n_host`` host draws and ``n_posterior`` posterior proposals
 paper's rule on the posterior's EI and the host's surprisal restricted to the set.
 ``deterministic=True`` is the host's own action (SB3's contract). Actions and types are SB3's:
 ``predict`` returns the action space's dtype, ``(d,)`` or ``(n, d)``. The wrapper around a
-user-given host: :class:`~delight_gym.wrappers.ContinuousDelightWrapper`; SB3's algorithms:
+user-given host: :class:`~delight_gym.de.wrapper.DelightExplorationWrapper`; SB3's algorithms:
 :class:`~delight_gym.sb3.DelightSAC`, :class:`~delight_gym.sb3.DelightTD3`.
 """
 
@@ -35,10 +35,11 @@ from delight_gym.de.candidates import (
     candidate_row_bytes,
 )
 from delight_gym.de.commitment import option_rule
+from delight_gym.de.decide import scaled_expected_improvement
 from delight_gym.de.engine import DelightEngine, ObservedTransition, row_vector
 from delight_gym.de.hosts import BoxHost, checked_actions, make_host
 from delight_gym.de.options import DelightOptions
-from delight_gym.de.rule import sample_categorical, scaled_expected_improvement
+from delight_gym.de.rule import sample_categorical
 
 __all__ = ["DEFAULT_CANDIDATES", "ContinuousDelightWrapper", "check_observation_space"]
 
@@ -66,9 +67,8 @@ def check_observation_space(space: Any, owner: str) -> None:
 class ContinuousDelightWrapper(DelightEngine):
     """Candidate-set DE around a :class:`BoxHost` on a 1-D ``Box``, with SB3's ``predict``.
 
-    With ``delight.durations`` other than ``(1,)`` an exploring row draws an option ``(c, k)``
-    of its candidate set and holds ``c`` for ``k`` steps (rows are the envs of a VecEnv; an
-    episode's end, seen by ``observe`` or ``advance(n, done)``, ends its hold).
+    With ``delight.durations`` other than ``(1,)`` an exploring row holds an option ``(c, k)``
+    of its candidate set for ``k`` steps or until its episode ends (``docs/exploring-in-time.md``).
 
     Parameters
     ----------
@@ -80,17 +80,11 @@ class ContinuousDelightWrapper(DelightEngine):
         With ``expected_improvement(obs, candidates)`` and ``sample_values(obs, actions, rng)``
         (and ``update``, to learn from :meth:`observe`). Default: a ``ContinuousQEnsemble``.
     delight : DelightOptions or dict, optional
-        DE's options (``baseline="host"``, a float ``value_scale``; the clock counts steps).
-    seed : int, optional
-        Seeds the engine's generator, its only randomness.
+        DE's options (``baseline="host"``, a float ``value_scale`` or ``"spread"``).
     n_host, n_posterior : int, default 8
         ``≥ 1`` host draws and posterior proposals per candidate set.
-    posterior_kwargs : dict, optional
-        The default posterior's arguments (``gamma``: the host model's; ``seed``: ``seed``).
-    start_step : int, optional
-        Where ``t`` starts (default: an SB3 host's ``num_timesteps``, else 0).
-    observation_space, action_space : gymnasium.Space, optional
-        For a callable host.
+    seed, posterior_kwargs, start_step, observation_space, action_space :
+        As for :class:`~delight_gym.de.wrapper.DelightExplorationWrapper`.
     host_std, host_log_density :
         See :func:`~delight_gym.de.hosts.make_host`.
 
@@ -153,7 +147,7 @@ class ContinuousDelightWrapper(DelightEngine):
             from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble
 
             posterior = ContinuousQEnsemble(self.observation_space, self.action_space, **kwargs)
-        needed = ("expected_improvement", "sample_values")
+        needed: tuple[str, ...] = ("expected_improvement", "sample_values")
         if self.delight.value_scale == "spread":
             needed = (*needed, "values")  # every head's values, for the spread
         for method in needed:

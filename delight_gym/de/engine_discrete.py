@@ -3,7 +3,7 @@
 Each :meth:`~DiscreteDelightWrapper.predict` is one DE decision per observation row (paper
 §2.1, Algorithm 1): the host's probabilities (a :class:`~delight_gym.de.hosts.Host`), the
 posterior's means, baseline and EI (:func:`~delight_gym.de.posterior.evaluate_posterior`),
-then the one rule and draw (:func:`~delight_gym.de.rule.decide_on_values`,
+then the one rule and draw (:func:`~delight_gym.de.decide.decide_on_values`,
 :func:`~delight_gym.de.rule.sample_acting`) at ``ε_t = M/(M + t)``, ``t`` counting the
 transitions given to :meth:`~delight_gym.de.engine.DelightEngine.observe`.
 """
@@ -18,13 +18,13 @@ from gymnasium import spaces
 
 from delight_gym._checks import check_all_finite, check_binary, check_probabilities
 from delight_gym.de.commitment import Commitment
+from delight_gym.de.decide import decide_on_values
 from delight_gym.de.engine import DelightEngine, ObservedTransition, act_on_values, row_vector
 from delight_gym.de.hosts import Host, make_host
 from delight_gym.de.options import DelightOptions
 from delight_gym.de.posterior import ValuePosterior, adapt_posterior, evaluate_posterior
 from delight_gym.de.rule import (
     DelightDecision,
-    decide_on_values,
     draw_acting_uniforms,
     sample_acting_on_explore_rows,
 )
@@ -289,7 +289,7 @@ class DiscreteDelightWrapper(DelightEngine):
     def _learn(self, transition: ObservedTransition) -> None:
         """The posterior's ``update`` on the checked transition. ``truncated`` is passed on to
         posteriors whose ``update`` takes a ``truncated`` keyword (episode-aware ones such as
-        :class:`~delight_gym.posteriors.adapters.TabularMDPAdapter`); others ignore it."""
+        :class:`~delight_gym.posteriors.tabular.TabularMDPAdapter`); others ignore it."""
         batch, action, reward, nxt, terminated, truncated = transition
         where = f" at t = {self.t}"
         n = len(batch)

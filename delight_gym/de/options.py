@@ -49,10 +49,8 @@ class DelightOptions:
 
     Parameters
     ----------
-    gate_price, surprisal_cap : float, default 0.1, 10.0
-        ``λ >= 0`` (``inf``: never override) and ``L > 0``.
-    half_life : float, default 100.0
-        ``M > 0`` of ``ε_t = M/(M + t)``.
+    gate_price, surprisal_cap, half_life : float, default 0.1, 10.0, 100.0
+        ``λ >= 0`` (``inf``: never override), ``L > 0`` and ``M > 0`` of ``ε_t = M/(M + t)``.
     baseline : {"host", "max"}, default "host"
         The EI baseline ``v_s`` (:func:`~delight_gym.de.posterior.host_baseline`'s ``kind``).
     value_scale : float or "auto" or "spread", default 1.0
@@ -61,18 +59,14 @@ class DelightOptions:
         at each state): ``BootstrappedDQN`` and the ``Box`` engine.
     clock : {"step", "episode"}, optional
         What ``t`` counts (``None``: the holder's default; ``"steps"``/``"episodes"`` accepted).
-    host : {"head", "mean"}, optional
-        ``BootstrappedDQN`` only: greedy on the episode's head (default) or the ensemble mean.
-    commit : bool, default False
-        ``BootstrappedDQN`` with ``host="head"`` only: an override also switches the head.
-    agreement : float, optional
-        ``BootstrappedDQN`` only: the gate is closed where this share, in ``(0, 1]``, of the
-        heads share their greedy action.
+    host, commit, agreement : {"head", "mean"} or None, bool, float or None
+        ``BootstrappedDQN`` only: greedy on the episode's head (default) or the ensemble mean;
+        an override also switches the head (``host="head"``); the gate is closed where this
+        share, in ``(0, 1]``, of the heads share their greedy action.
     durations : tuple of int, default (1,)
-        Committed overrides (beyond the paper): an override is an option ``(a, k)``, ``a`` held
-        for ``k`` steps, ``k`` among these (strictly increasing from 1); ``(1,)`` is the
-        paper's per-step rule. The engines and ``DelightSAC`` / ``DelightTD3`` / ``DelightDQN``
-        only (``docs/exploring-in-time.md``).
+        Committed overrides: an override holds ``a`` for ``k`` steps, ``k`` among these
+        (strictly increasing from 1; ``(1,)``: the paper's per-step rule). The engines and
+        ``DelightSAC`` / ``DelightTD3`` / ``DelightDQN`` only (``docs/exploring-in-time.md``).
 
     Examples
     --------

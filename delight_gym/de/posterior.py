@@ -96,7 +96,7 @@ def check_baseline(baseline: Any, n: int) -> np.ndarray:
 
 @runtime_checkable
 class ValuePosterior(Protocol):
-    """What :class:`~delight_gym.wrappers.DelightExplorationWrapper` needs from a posterior.
+    """What :class:`~delight_gym.de.wrapper.DelightExplorationWrapper` needs from a posterior.
 
     Attributes
     ----------

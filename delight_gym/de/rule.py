@@ -26,7 +26,6 @@ from delight_gym._checks import (
     check_positive_float,
     check_probability,
 )
-from delight_gym.de.posterior import PosteriorValues
 
 __all__ = [
     "DEFAULT_GATE_PRICE",
@@ -36,10 +35,8 @@ __all__ = [
     "ExploreRowsDraw",
     "Gate",
     "GateSettings",
-    "ScaledGateSettings",
     "apply_delight_rule",
     "check_gate_settings",
-    "decide_on_values",
     "delight_rule",
     "draw_acting_uniforms",
     "epsilon_schedule",
@@ -47,7 +44,6 @@ __all__ = [
     "sample_acting",
     "sample_acting_on_explore_rows",
     "sample_categorical",
-    "scaled_expected_improvement",
     "surprisal",
 ]
 
@@ -588,15 +584,6 @@ def sample_acting_on_explore_rows(
     return ExploreRowsDraw(actions, explored, rows, decision, chosen)
 
 
-class ScaledGateSettings(GateSettings, Protocol):
-    """Gate settings with the scale EI is divided by before the gate (``value_scale``)."""
-
-    @property
-    def value_scale(self) -> float:
-        """The value scale (a float)."""
-        ...
-
-
 def greedy_probs(values: np.ndarray) -> np.ndarray:
     """A greedy host's probabilities: one-hot on ``argmax_a values[i, a]`` (ties: the first
     maximal index, as ``torch.argmax`` and DQN's ``predict``), float64 ``(n, A)`` for values
@@ -604,54 +591,3 @@ def greedy_probs(values: np.ndarray) -> np.ndarray:
     out = np.zeros(values.shape, dtype=np.float64)
     out[np.arange(values.shape[0]), np.argmax(values, axis=1)] = 1.0
     return out
-
-
-def scaled_expected_improvement(ei: np.ndarray, scale: float) -> np.ndarray:
-    """``ei / scale`` capped at float64's largest value (a numeric guard: a small ``scale``
-    never turns a finite EI into ``inf``); float64, the shape of ``ei``."""
-    with np.errstate(over="ignore"):
-        return np.minimum(np.asarray(ei, dtype=np.float64) / scale, np.finfo(np.float64).max)
-
-
-def decide_on_values(
-    options: ScaledGateSettings,
-    host_probs: np.ndarray,
-    values: PosteriorValues,
-    epsilon: float,
-    *,
-    value_scale: float | None = None,
-) -> tuple[DelightDecision, np.ndarray]:
-    """DE's decision for ``n`` rows from the host's probabilities and the posterior's values:
-    the one path from posterior values to a decision (the wrapper, so ``DelightDQN``, and
-    ``BootstrappedDQN``).
-
-    Parameters
-    ----------
-    options : DelightOptions
-        The rule's settings.
-    host_probs : numpy.ndarray
-        float64 ``(n, A)``, checked by the caller.
-    values : PosteriorValues
-        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``; its EI (all the
-        rule reads) is checked here: shape, finite, ``>= 0``.
-    epsilon : float
-        ``ε_t``.
-    value_scale : float, optional
-        EI is divided by it before the gate (default: ``options.value_scale``, then a float).
-
-    Returns
-    -------
-    (DelightDecision, numpy.ndarray)
-        The decision and the EI the gate saw, float64 ``(n, A)``.
-    """
-    ei = np.asarray(values.expected_improvement, dtype=np.float64)
-    if ei.shape != host_probs.shape:
-        raise ValueError(
-            f"posterior expected_improvement has shape {ei.shape}, expected {host_probs.shape}"
-        )
-    if not ((ei >= 0) & (ei < np.inf)).all():  # one pass: NaN, inf and negatives
-        raise ValueError("posterior expected_improvement must be finite and non-negative")
-    scale = float(options.value_scale if value_scale is None else value_scale)
-    if scale != 1.0:
-        ei = scaled_expected_improvement(ei, scale)
-    return apply_delight_rule(options, host_probs, ei, epsilon), ei

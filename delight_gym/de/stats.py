@@ -1,6 +1,6 @@
 """DE's statistics: :class:`DelightStats`, the one accumulator of what DE decided.
 
-:class:`~delight_gym.wrappers.DelightExplorationWrapper`,
+:class:`~delight_gym.de.wrapper.DelightExplorationWrapper`,
 :class:`~delight_gym.sb3.DelightDQN` and :class:`~delight_gym.sb3.BootstrappedDQN` record
 into one; :meth:`DelightStats.log` writes the rates of the current window to a
 Stable-Baselines3 logger under the keys of :data:`LOG_KEYS` and starts a new window, while
@@ -120,7 +120,7 @@ class DelightStats:
 
     def record_info(self, info: dict[str, Any], actions: Any) -> None:
         """Add the decisions of one :meth:`DelightExplorationWrapper.predict
-        <delight_gym.wrappers.DelightExplorationWrapper.predict>` call from its ``last_info``.
+        <delight_gym.de.wrapper.DelightExplorationWrapper.predict>` call from its ``last_info``.
 
         Parameters
         ----------

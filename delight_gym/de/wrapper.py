@@ -33,46 +33,31 @@ _BOX_ONLY = ("n_host", "n_posterior", "host_std", "host_log_density")
 class DelightExplorationWrapper(DelightEngine):
     """Delight-gated exploration around a host policy, with SB3's ``predict`` signature.
 
-    Returns a :class:`DiscreteDelightWrapper` for a host on ``Discrete`` actions and a
-    :class:`ContinuousDelightWrapper` on ``Box`` actions; ``isinstance(w,
-    DelightExplorationWrapper)`` holds for both.
+    Builds a :class:`DiscreteDelightWrapper` on ``Discrete`` actions, a
+    :class:`ContinuousDelightWrapper` on ``Box`` actions (both instances of this class).
 
-    Parameters
-    ----------
+    Other Parameters
+    ----------------
     host : callable or stable_baselines3 model or host adapter
-        ``Discrete``: observations ``(n, ...)`` → probabilities ``(n, A)``, or an SB3 PPO, A2C
-        or DQN. ``Box``: observations → actions ``(n, d)``, or an SB3 SAC, TD3, DDPG, PPO or
-        A2C. Or an adapter (:func:`~delight_gym.de.hosts.make_host`).
+        ``Discrete``: observations → probabilities ``(n, A)``, or an SB3 PPO, A2C or DQN; ``Box``:
+        observations → actions ``(n, d)``, or an SB3 SAC, TD3, DDPG, PPO or A2C; or an adapter.
     posterior : object, optional
         ``Discrete``: a :class:`~delight_gym.de.posterior.ValuePosterior` (default
-        :func:`~delight_gym.posteriors.value.default_posterior`); ``Box``: an object with
-        ``expected_improvement`` and ``sample_values`` (default a ``ContinuousQEnsemble``).
-    delight : DelightOptions or dict, optional
-        DE's options (the clock counts steps).
-    seed : int, optional
-        Seed of the engine's own generator, its only randomness.
+        :func:`~delight_gym.posteriors.value.default_posterior`); ``Box``: see the engine.
+    delight, seed, posterior_kwargs, start_step : DelightOptions or dict, int, dict, int
+        DE's options (the clock counts steps), the engine's seed, the default posterior's
+        arguments, where ``t`` starts (default: an SB3 host's ``num_timesteps``, else 0).
     observation_space, action_space : gymnasium.Space, optional
         Required for a callable host (SB3 models carry their own).
-    posterior_kwargs : dict, optional
-        The default posterior's arguments (``gamma``: the host model's; ``seed``: ``seed``).
-    start_step : int, optional
-        Where ``t`` starts (default: an SB3 host's ``num_timesteps``, else 0).
-    host_temperature : float, optional
-        ``Discrete``, DQN hosts: ``None`` greedy, ``τ > 0`` Boltzmann.
-    lazy_gate : bool, default False
-        ``Discrete``: evaluate the posterior only on rows whose ``ε`` coin chose the override.
-    n_host, n_posterior : int, default 8
-        ``Box``: host draws and posterior proposals per candidate set.
-    host_std : float, optional
-        ``Box``, deterministic hosts: the proposal's scale (default 0.1 of the range).
-    host_log_density : callable, optional
-        ``Box``, callables: ``log_density(observations, candidates)`` makes them stochastic.
+    host_temperature, lazy_gate : float, bool
+        ``Discrete`` only (:class:`DiscreteDelightWrapper`).
+    n_host, n_posterior, host_std, host_log_density : int, int, float, callable
+        ``Box`` only (:class:`ContinuousDelightWrapper`).
 
     Raises
     ------
     TypeError
-        A keyword of the other engine (``n_host`` on ``Discrete`` actions, ...), or no action
-        space for a callable host.
+        A keyword of the other engine, or no action space for a callable host.
     ValueError
         An action space that is neither ``Discrete`` nor ``Box``.
     """
@@ -98,7 +83,7 @@ class DelightExplorationWrapper(DelightEngine):
         if cls is not DelightExplorationWrapper:  # unpickling an engine
             return super().__new__(cls)
         space = host_action_space(host, action_space)
-        common = {
+        common: dict[str, Any] = {
             "delight": delight,
             "seed": seed,
             "observation_space": observation_space,
@@ -106,7 +91,7 @@ class DelightExplorationWrapper(DelightEngine):
             "posterior_kwargs": posterior_kwargs,
             "start_step": start_step,
         }
-        extra = {
+        extra: dict[str, Any] = {
             "host_temperature": host_temperature,
             "lazy_gate": lazy_gate,
             "n_host": n_host,
@@ -116,7 +101,10 @@ class DelightExplorationWrapper(DelightEngine):
         }
         if isinstance(space, spaces.Box):
             engine, foreign = ContinuousDelightWrapper, _DISCRETE_ONLY
-            defaults = {"n_host": DEFAULT_CANDIDATES, "n_posterior": DEFAULT_CANDIDATES}
+            defaults: dict[str, Any] = {
+                "n_host": DEFAULT_CANDIDATES,
+                "n_posterior": DEFAULT_CANDIDATES,
+            }
         elif isinstance(space, spaces.Discrete) or space is None:
             engine, foreign = DiscreteDelightWrapper, _BOX_ONLY  # type: ignore[assignment]
             defaults = {"lazy_gate": False}
@@ -125,7 +113,7 @@ class DelightExplorationWrapper(DelightEngine):
         for name in foreign:
             if extra[name] is not None:
                 raise TypeError(f"{name} does not apply to {space!r} actions")
-        own = {k: (defaults.get(k) if v is None else v) for k, v in extra.items()}
+        own: dict[str, Any] = {k: (defaults.get(k) if v is None else v) for k, v in extra.items()}
         own = {k: v for k, v in own.items() if k not in foreign}
         own = {k: v for k, v in own.items() if v is not None}
         return engine(host, posterior, **common, **own)

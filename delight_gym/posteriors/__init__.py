@@ -8,9 +8,8 @@
   :mod:`~delight_gym.posteriors.gaussian` (and log EI), :mod:`~delight_gym.posteriors.student_t`;
 * values: ``linear``, ``tabular`` (MDPs), ``value`` (the wrapper's default), ``ensemble``
   (Q-heads with randomized priors), ``q_ensemble`` (``Box`` actions); bandits with contexts or
-  a continuum of arms: ``linfull``, ``neural_linear``, ``bandit_ensemble``, ``rff``.
-
-The torch modules are imported on first use of their names.
+  a continuum of arms: ``linfull``, ``neural_linear``, ``bandit_ensemble``, ``rff``. The torch
+  modules are imported on first use of their names.
 """
 
 from delight_gym._lazy_import import lazy_getattr

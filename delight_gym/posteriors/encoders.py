@@ -1,7 +1,7 @@
 """State encoders of the tabular posteriors: a batch of observations -> state indices.
 
 :class:`~delight_gym.posteriors.value.TabularValuePosterior` and
-:class:`~delight_gym.posteriors.adapters.TabularMDPAdapter` read Discrete observations
+:class:`~delight_gym.posteriors.tabular.TabularMDPAdapter` read Discrete observations
 (:class:`DiscreteEncoder`) or one-hot ones such as DeepSea's (:class:`OneHotEncoder`);
 :func:`encoder_for_space` picks the encoder of a Gymnasium space.
 """

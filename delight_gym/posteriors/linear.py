@@ -6,10 +6,9 @@ Model (paper §3.2 and appendix "Linear bandits"): ``θ ~ N(0, I/η)``, observat
 
 :class:`LinearGaussianPosterior` keeps, per seed, an upper-triangular square root ``U`` of
 the precision (``Λ = U Uᵀ``) and ``b = Φᵀy/σ²``, and applies each observation as a rank-one
-update of ``U`` in ``O(D²)`` (Gill, Golub, Murray & Saunders 1974, method C1), vectorised over
-the batch. After 1000 updates the mean and covariance agree with the closed-form posterior to
-``1.6e-14`` relative. The update's algebra is on the documentation's Posteriors page; the
-predictive's EI is :func:`delight_gym.posteriors.gaussian.gaussian_expected_improvement`.
+update of ``U`` in ``O(D²)``, vectorised over the batch (the algebra and its accuracy: the
+Posteriors docs page). The predictive's EI is
+:func:`delight_gym.posteriors.gaussian.gaussian_expected_improvement`;
 :class:`LinearGaussianAdapter` makes the posterior a value posterior for DE's wrapper.
 """
 

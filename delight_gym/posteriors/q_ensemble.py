@@ -126,17 +126,14 @@ class ContinuousQEnsemble:
         actions with finite bounds, fed to the networks as ``(a − mid)/half`` in ``[-1, 1]``.
     num_heads, hidden_sizes, prior_scale : int, sequence of int, float
         ``K`` (default 10), the MLPs' widths (default (64, 64)), ``β >= 0`` (default 3.0).
-    gamma : float, default 0.99
-    tau : float, default 0.005
-        Polyak rate of the targets, in ``(0, 1]`` (1: a copy after every update).
-    learning_rate : float, default 1e-3
-        Adam's step size, in ``(0, 1]`` (Adam moves each weight by about this much a step).
+    gamma, tau, learning_rate : float, default 0.99, 0.005, 1e-3
+        The discount; the targets' Polyak rate in ``(0, 1]`` (1: a copy after every update);
+        Adam's step size in ``(0, 1]``.
     mask_prob : float, default 1.0
         For a batch without masks: probability that a transition enters a head's loss, drawn
         anew at each update, in ``(0, 1]``.
-    seed : int, optional
-        Seeds :attr:`generator` (initial weights, then masks).
-    device, dtype : torch.device or str, torch.dtype, default "cpu", torch.float32
+    seed, device, dtype : int, torch.device or str, torch.dtype, default None, "cpu", float32
+        Seeds :attr:`generator` (initial weights, then masks); where and in what the nets live.
 
     Notes
     -----
@@ -148,9 +145,7 @@ class ContinuousQEnsemble:
     ----------
     online, target, prior : BatchedMLP
         ``f_k``, its Polyak average and the frozen ``p_k``: ``K`` models of one output each.
-    optimizer : torch.optim.Adam
-    generator : torch.Generator
-    num_updates : int
+    optimizer, generator, num_updates : torch.optim.Adam, torch.Generator, int
     """
 
     def __init__(

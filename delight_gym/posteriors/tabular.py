@@ -4,16 +4,15 @@
 Transitions have a symmetric ``Dirichlet(α0·1_S)`` prior (default total mass ``S·α0 = 0.1``),
 stored sparsely; rewards are ``reward_model="beta"`` (bounded, rescaled from
 ``reward_range``) or ``"normal"`` (known noise). PSRL samples are exact in distribution, drawn
-by stick-breaking without an ``S × S`` matrix; plans come from
-:mod:`delight_gym.posteriors.tabular_planning`. The model, the prior's rationale and the
-sampler's derivation are on the Posteriors docs page ("How each posterior computes").
-:class:`TabularMDPAdapter` makes the posterior a value posterior for DE's wrapper.
+by stick-breaking without an ``S × S`` matrix (:mod:`delight_gym.posteriors.tabular_sampling`);
+plans come from :mod:`delight_gym.posteriors.tabular_planning`. The model, the prior's
+rationale and the sampler's derivation are on the Posteriors docs page ("How each posterior
+computes"). :class:`TabularMDPAdapter` makes the posterior a value posterior for DE's wrapper.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,12 @@ from delight_gym.posteriors.adapters import PosteriorAdapter, split_values, to_n
 from delight_gym.posteriors.arguments import check_placement
 from delight_gym.posteriors.encoders import DiscreteEncoder, OneHotEncoder, encoder_for_space
 from delight_gym.posteriors.tabular_planning import TabularModel, value_iteration
+from delight_gym.posteriors.tabular_sampling import (
+    GeneratorLike,
+    generators_per_row,
+    sample_dense,
+    sample_sparse,
+)
 
 __all__ = [
     "DEFAULT_STICK_TOLERANCE",
@@ -45,21 +50,6 @@ __all__ = [
 DEFAULT_TRANSITION_MASS = 0.1
 #: Default truncation of the stick-breaking series of a sampled transition row.
 DEFAULT_STICK_TOLERANCE = 1e-9
-
-GeneratorLike = torch.Generator | Sequence[torch.Generator]
-
-
-def _generators(generator: GeneratorLike, rows: Sequence[int]) -> list[torch.Generator]:
-    if isinstance(generator, torch.Generator):
-        return [generator] * len(rows)
-    gens = list(generator)
-    if not all(isinstance(g, torch.Generator) for g in gens):
-        raise TypeError("generator must be a torch.Generator or a sequence of them")
-    if len(gens) != len(rows):
-        raise ValueError(
-            f"generator must hold one generator per row ({len(rows)}), got {len(gens)}"
-        )
-    return gens
 
 
 class TabularMDPPosterior:
@@ -381,169 +371,10 @@ class TabularMDPPosterior:
         if sampler == "auto":
             sampler = "sparse" if self.expected_sticks(tol) <= self.num_states / 4 else "dense"
         row_list = list(range(self.batch_size)) if rows is None else [int(i) for i in rows]
-        gens = _generators(generator, row_list)
+        gens = generators_per_row(generator, row_list)
         if sampler == "sparse":
-            return self._sample_sparse(row_list, gens, tol)
-        parts = [self._sample_dense_row(i, g) for i, g in zip(row_list, gens, strict=True)]
-        reward = torch.stack([p[0] for p in parts])
-        weight = torch.stack([p[1] for p in parts])
-        uniform = torch.zeros_like(reward)
-        return TabularModel(reward, None, weight, uniform)
-
-    def _gamma(self, shape: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-        return torch._standard_gamma(shape, generator=gen)
-
-    def _sample_reward(self, i: int, gen: torch.Generator) -> torch.Tensor:
-        if self.reward_model == "beta":
-            low, high = self.reward_range
-            x = self._gamma(self.reward_a[i], gen)
-            y = self._gamma(self.reward_b[i], gen)
-            total = x + y
-            # Both Gammas can underflow for tiny shapes; the Beta's mean is the right fallback.
-            ratio = torch.where(
-                total > 0,
-                x / torch.where(total > 0, total, 1.0),
-                self.reward_a[i] / (self.reward_a[i] + self.reward_b[i]),
-            )
-            return low + (high - low) * ratio
-        mean = self.mean_reward(self._rows[i : i + 1])[0]
-        s0 = self.reward_prior[1]
-        prec = 1.0 / s0**2 + self.reward_n[i] / self.reward_noise**2
-        noise = torch.randn(mean.shape, generator=gen, dtype=self.dtype, device=self.device)
-        return mean + noise / prec.sqrt()
-
-    def _sample_dense_row(self, i: int, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        """Reward means and a dense ``(S, A, S)`` transition draw for seed row ``i``."""
-        reward = self._sample_reward(i, gen)
-        n_states, n_actions = self.num_states, self.num_actions
-        kw: dict[str, Any] = {"dtype": self.dtype, "device": self.device}
-        alpha = torch.full((n_states, n_actions, n_states), self.transition_prior, **kw)
-        alpha.scatter_add_(-1, self.succ[i], self.succ_counts[i])
-        g = self._gamma(alpha, gen)
-        total = g.sum(dim=-1, keepdim=True)
-        # All S Gammas underflow together only for a minuscule α0: then the row is a draw
-        # concentrated on one state, which the largest log-Gamma would pick; fall back to
-        # the mean (documented limitation, unreachable for α0 ≥ 1e-6 and S ≤ 10⁴).
-        weight = torch.where(
-            total > 0, g / torch.where(total > 0, total, 1.0), alpha / alpha.sum(-1, keepdim=True)
-        )
-        return reward, weight
-
-    def _sample_sparse(
-        self, rows: list[int], gens: list[torch.Generator], tol: float
-    ) -> TabularModel:
-        """The stick-breaking sampler: per seed, its draws come from its own generator (a few
-        calls per seed); the arithmetic runs batched over the seeds."""
-        n_states, n_actions = self.num_states, self.num_actions
-        pairs = n_states * n_actions
-        kw: dict[str, Any] = {"dtype": self.dtype, "device": self.device}
-        idx = torch.tensor(rows, dtype=torch.int64, device=self.device)
-        b = len(rows)
-        counts = self.succ_counts[idx]  # (b, S, A, K)
-        k_slots = counts.shape[-1]
-        c = n_states * self.transition_prior
-        log_tol = math.log(tol)
-        main = max(1, math.ceil(c * -log_tol)) + 1
-        beta = self.reward_model == "beta"
-        gammas, noises, uniforms, atoms = [], [], [], []
-        c_shape = torch.full((pairs,), c, **kw)
-        for k, (i, g) in enumerate(zip(rows, gens, strict=True)):
-            shapes = [counts[k].reshape(-1).clamp(min=1.0), c_shape]
-            if beta:
-                shapes = [self.reward_a[i].reshape(-1), self.reward_b[i].reshape(-1), *shapes]
-            gammas.append(self._gamma(torch.cat(shapes), g))
-            if not beta:
-                noises.append(torch.randn(pairs, generator=g, **kw))
-            uniforms.append(torch.rand((pairs, main), generator=g, **kw))
-            atoms.append(torch.randint(n_states, (pairs, main), generator=g, device=self.device))
-        gam = torch.stack(gammas)
-        off = 0
-        if beta:
-            low, high = self.reward_range
-            ra, rb = self.reward_a[idx].reshape(b, -1), self.reward_b[idx].reshape(b, -1)
-            x, y = gam[:, :pairs], gam[:, pairs : 2 * pairs]
-            total = x + y
-            # Both Gammas can underflow for tiny shapes; the Beta's mean is the fallback.
-            ratio = torch.where(total > 0, x / torch.where(total > 0, total, 1.0), ra / (ra + rb))
-            reward = (low + (high - low) * ratio).view(b, n_states, n_actions)
-            off = 2 * pairs
-        else:
-            s0 = self.reward_prior[1]
-            prec = 1.0 / s0**2 + self.reward_n[idx] / self.reward_noise**2
-            reward = self.mean_reward(idx) + torch.stack(noises).view_as(prec) / prec.sqrt()
-        g_obs = gam[:, off : off + pairs * k_slots].view(b, n_states, n_actions, k_slots)
-        g_obs = torch.where(counts > 0, g_obs, 0.0)
-        t0 = gam[:, off + pairs * k_slots :].reshape(b * pairs)
-        obs_total = g_obs.sum(dim=-1).reshape(b * pairs)
-        visited = obs_total > 0
-        frac = torch.where(visited, t0 / torch.where(visited, t0 + obs_total, 1.0), 1.0)
-        obs_weight = (
-            (1.0 - frac).view(b, n_states, n_actions, 1)
-            * g_obs
-            / torch.where(visited, obs_total, 1.0).view(b, n_states, n_actions, 1)
-        )
-        # Stick-breaking for D ~ Dirichlet(α0·1_S) = DP(c, uniform): `main` sticks for every
-        # pair, then more, in chunks, for the pairs whose leftover mass is still above tol.
-        log_keep = torch.log(torch.stack(uniforms).view(b * pairs, main)) / c
-        cum = torch.cumsum(log_keep, dim=-1)  # log(1 - β_i) summed, β_i ~ Beta(1, c)
-        prev = torch.cat([torch.zeros_like(cum[:, :1]), cum[:, :-1]], dim=-1)
-        w_main = torch.exp(prev) * -torch.expm1(log_keep)
-        at_main = torch.stack(atoms).view(b * pairs, main)
-        log_left = cum[:, -1].clone()
-        extra_pair: list[torch.Tensor] = []
-        extra_w: list[torch.Tensor] = []
-        extra_at: list[torch.Tensor] = []
-        unfinished = (log_left >= log_tol).view(b, pairs)
-        for k in torch.nonzero(unfinished.any(dim=1)).flatten().tolist():
-            todo = torch.nonzero(unfinished[k]).flatten() + k * pairs
-            while todo.numel() > 0:
-                w_more, at_more, left_more = self._sticks(log_left[todo], main, c, gens[k])
-                log_left[todo] = left_more
-                extra_pair.append(todo[:, None].expand(-1, main).reshape(-1))
-                extra_w.append(w_more.reshape(-1))
-                extra_at.append((at_more + k * n_states).reshape(-1))
-                todo = todo[left_more >= log_tol]
-        # Sticks whose weight in P (f·w) is below tol go to the uniform part with the leftover;
-        # the heavy main sticks are packed first, so J is the largest number of them.
-        w_main = w_main * frac[:, None]
-        left = frac * torch.exp(log_left)
-        light = w_main < tol
-        left = left + (w_main * light).sum(dim=-1)
-        order = torch.argsort(light.to(torch.uint8), dim=-1, stable=True)
-        width = int((~light).sum(dim=-1).max())
-        w_main = torch.where(light, 0.0, w_main).gather(-1, order)[:, :width]
-        at_main = at_main.gather(-1, order)[:, :width]
-        extra: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
-        if extra_pair:
-            pair_e = torch.cat(extra_pair)
-            w_e = torch.cat(extra_w) * frac[pair_e]
-            at_e = torch.cat(extra_at)
-            light_e = w_e < tol
-            left.index_add_(0, pair_e[light_e], w_e[light_e])
-            heavy = ~light_e
-            if bool(heavy.any()):
-                extra = (pair_e[heavy], at_e[heavy], w_e[heavy])
-        shape = (b, n_states, n_actions, width)
-        succ = torch.cat([at_main.view(shape), self.succ[idx]], dim=-1)
-        weight = torch.cat([w_main.view(shape), obs_weight], dim=-1)
-        return TabularModel(reward, succ, weight, left.view(b, n_states, n_actions), extra)
-
-    def _sticks(
-        self, log_left: torch.Tensor, count: int, c: float, gen: torch.Generator
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``count`` more sticks of DP(c, uniform) for pairs with leftover ``exp(log_left)``:
-        weights and atoms ``(len, count)`` and the new log leftover."""
-        u = torch.rand(
-            (log_left.numel(), count), generator=gen, dtype=self.dtype, device=self.device
-        )
-        log_keep = torch.log(u) / c  # log(1 - β_i), β_i ~ Beta(1, c)
-        cum = log_left[:, None] + torch.cumsum(log_keep, dim=-1)
-        prev = torch.cat([log_left[:, None], cum[:, :-1]], dim=-1)
-        weights = torch.exp(prev) * -torch.expm1(log_keep)
-        atoms = torch.randint(
-            self.num_states, (log_left.numel(), count), generator=gen, device=self.device
-        )
-        return weights, atoms, cum[:, -1]
+            return sample_sparse(self, row_list, gens, tol)
+        return sample_dense(self, row_list, gens)
 
     def plan_sample(
         self, generator: GeneratorLike, *, out: torch.Tensor | None = None, **sample_options: Any

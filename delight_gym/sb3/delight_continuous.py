@@ -253,9 +253,8 @@ class DelightSAC(DelightOffPolicyMixin, SAC):
     policy, env, learning_rate, buffer_size, learning_starts, batch_size, tau, gamma :
         As for :class:`stable_baselines3.SAC`, with its defaults.
     train_freq, gradient_steps, action_noise, replay_buffer_class, replay_buffer_kwargs :
-        As for SAC.
-    optimize_memory_usage, ent_coef, target_update_interval, target_entropy :
-        As for SAC.
+        As for SAC, as are ``optimize_memory_usage``, ``ent_coef``, ``target_update_interval``,
+        ``target_entropy``.
     n_steps : int, default 1
         Must be 1 (the posterior learns one-step TD).
     use_sde, sde_sample_freq, use_sde_at_warmup :
@@ -269,10 +268,8 @@ class DelightSAC(DelightOffPolicyMixin, SAC):
     posterior : object, optional
         Default: a :class:`~delight_gym.posteriors.q_ensemble.ContinuousQEnsemble` (``gamma``,
         ``device`` and ``seed`` this SAC's).
-    posterior_kwargs : dict, optional
-        Arguments of the default posterior.
-    n_host, n_posterior : int, default 8
-        Host draws and posterior proposals per candidate set.
+    posterior_kwargs, n_host, n_posterior : dict, int, int, default None, 8, 8
+        The default posterior's arguments; host draws and posterior proposals per candidate set.
     posterior_epsilon : float, default 0.1
         In ``[0, 1]``: the default posterior takes a TD step at every gradient step while
         ``ε_t >= posterior_epsilon``, then at a share ``ε_t / posterior_epsilon`` of them (its

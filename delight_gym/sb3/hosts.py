@@ -6,7 +6,7 @@
   the box) on ``Box`` actions: the policy's own log-density, SB3's ``[-1, 1]`` rescaling undone;
 * :class:`SB3DeterministicHost` — SB3 TD3 and DDPG, with a stated truncated-Gaussian proposal.
 
-The discrete ones follow :class:`~delight_gym.de.engine.Host`, the ``Box`` ones
+The discrete ones follow :class:`~delight_gym.de.hosts.Host`, the ``Box`` ones
 :class:`~delight_gym.de.engine_box.BoxHost`. An SB3 host's own choice is its policy's
 ``predict(obs, deterministic=True)``. Stable-Baselines3 is never imported here: the model is given.
 """

@@ -209,10 +209,8 @@ class Family:
 
     Attributes
     ----------
-    name
-        ``delight-gym run NAME`` and the default experiment name.
-    help
-        one line for the command line.
+    name, help
+        ``delight-gym run NAME`` and the default experiment name; one line for the command line.
     cell
         the run function, ``"package.module:function"`` (imported when a cell runs, so that
         importing a family imports neither torch nor the agents) or a module-level function.
@@ -220,27 +218,22 @@ class Family:
         cell's setting and ``fixed``; it returns an object with ``cumulative``
         ``(seeds, horizon)``, ``seconds`` and optionally ``overrides`` and the per-seed
         columns of :data:`~delight_gym.experiments.results.OPTIONAL_PER_SEED`.
-    agents
-        the agents the cell function runs.
-    instance
-        the setting keys every agent gets (``arms``), in column order.
+    agents, instance
+        the agents the cell function runs; the setting keys every agent gets (``arms``), in order.
     default_agents
         what ``run`` runs without ``--agents``.
     horizon, horizon_option
         default horizon (rounds or episodes) and its option (``--horizon``, ``--episodes``).
-    time_label
-        what a time step is, for the curves' axis (``t``, ``episode``).
+    time_label, title
+        what a time step is, for the curves' axis (``t``, ``episode``); the ``run`` figure's title.
     seeds, batch_size
         default number of seeds, and of seeds per cell.
-    title
-        title of the ``run`` figure.
     report
         optional ``report(result) -> lines`` printed after a ``run``.
     fixed
         keywords the run function always gets in this family (part of each cell's key).
     metric, metric_label
-        the curve's name in the tables (``regret``: ``regret_mean``, ``regret_se``) and on
-        the figures' axis.
+        the curve's name in the tables (``regret``: ``regret_mean``, ``regret_se``), its axis.
     """
 
     name: str

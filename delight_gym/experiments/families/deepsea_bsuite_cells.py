@@ -64,7 +64,7 @@ def run_bsuite_seeds(
     stopped once solved (bsuite's rule). A ``device`` other than :data:`PER_SEED` runs
     the seeds as one batched run there
     (:func:`~delight_gym.experiments.families.deepsea_bsuite_batched.run_bsuite_deep_sea_batched`;
-    only the :data:`BATCHED_AGENTS`)."""
+    only the :data:`~delight_gym.experiments.families.deepsea_bsuite.BATCHED_AGENTS`)."""
     options: dict[str, Any] = {
         "episodes": horizon,
         "mapping_seed": mapping_seed,
