@@ -193,7 +193,7 @@ def test_delight_dqn_bad_arguments() -> None:
     with pytest.raises(ValueError, match="gate_price"):
         DelightDQN("MlpPolicy", _env(), delight={"gate_price": -0.1})
     with pytest.raises(ValueError, match="clock"):
-        DelightDQN("MlpPolicy", _env(), delight={"clock": "episode"})
+        DelightDQN("MlpPolicy", _env(), delight={"clock": "hours"})
     with pytest.raises(ValueError, match="host"):
         DelightDQN("MlpPolicy", _env(), delight={"host": "mean"})
     with pytest.raises(ValueError, match="delight=False"):

@@ -45,8 +45,8 @@ _CONTINUOUS = (
     Agent("td3_de", "DelightTD3", "#ff7f0e"),
     Agent("sac_zoo", "SAC, RL Zoo (gSDE)", "#9467bd", "--"),
     Agent("td3_zoo", "TD3, RL Zoo (OU σ = 0.5)", "#8c564b", "--"),
-    Agent("sac_dec", "DelightSAC, committed", "#d62728", "-."),
-    Agent("td3_dec", "DelightTD3, committed", "#ff7f0e", "-."),
+    Agent("sac_dec", "DelightSAC, committed", "#bcbd22", "-."),
+    Agent("td3_dec", "DelightTD3, committed", "#17becf", "-."),
     Agent("sac_pink", "SAC + pink noise", "#e377c2", ":"),
     Agent("td3_pink", "TD3 + pink noise σ = 0.3", "#7f7f7f", ":"),
 )
