@@ -11,6 +11,17 @@ import pytest
 pytest.importorskip("stable_baselines3")
 
 REMOVED_MODULES = [
+    "delight_gym.wrappers",
+    "delight_gym.rule",
+    "delight_gym.options",
+    "delight_gym.stats",
+    "delight_gym.explorer",
+    "delight_gym.explorer_continuous",
+    "delight_gym.candidates",
+    "delight_gym.candidates_proposers",
+    "delight_gym.sb3_hosts",
+    "delight_gym.posteriors.base",
+    "delight_gym.agents.settings",
     "delight_gym.wrappers.dqn",
     "delight_gym.wrappers.bootstrapped_dqn",
     "delight_gym.wrappers.vec_env",
@@ -29,8 +40,6 @@ def test_removed_module_is_gone(old: str) -> None:
 @pytest.mark.parametrize(
     ("module", "name"),
     [
-        ("delight_gym.wrappers", "DelightDQN"),
-        ("delight_gym.wrappers", "BootstrappedDQN"),
         ("delight_gym.sb3.bootstrapped_dqn", "DelightSettings"),
         ("delight_gym.de.rule", "DelightSettings"),
         ("delight_gym.de.rule", "AnnealedSettings"),
