@@ -617,3 +617,43 @@ def test_loaded_predict_has_sb3_dqn_types_and_the_heads_as_recurrent_state(
             assert all(type(a) is np.ndarray and a.shape == theirs.shape for a, _ in starts)
             greedy, same = model.predict(obs, state=state, deterministic=True)
             assert same is state and greedy.shape == theirs.shape  # passed through unchanged
+
+
+def test_load_of_a_truncated_or_damaged_file_names_it(tmp_path) -> None:
+    env = gym.make("DeepSea-v0", size=4, mapping_seed=0)
+    model = BootstrappedDQN("MlpPolicy", env, num_heads=2, learning_starts=8, seed=0)
+    model.learn(16)
+    path = tmp_path / "model.zip"
+    model.save(path)
+    raw = path.read_bytes()
+    import io
+    import zipfile
+
+    def rezip(drop: str | None = None, garbage: str | None = None) -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(path) as src, zipfile.ZipFile(buf, "w") as dst:
+            for name in src.namelist():
+                if name != drop:
+                    dst.writestr(name, b"garbage" if name == garbage else src.read(name))
+        return buf.getvalue()
+
+    cases = {
+        "half": (raw[: len(raw) // 2], "damaged"),
+        "tail": (raw[:-10], "damaged"),
+        "empty": (b"", "damaged"),
+        "no-policy": (rezip(drop="policy.pth"), "no 'policy' entry"),
+        "no-data": (rezip(drop="data"), "no 'data' entry"),
+        "no-optimizer": (rezip(drop="policy.optimizer.pth"), "no 'policy.optimizer' entry"),
+        "bad-policy": (rezip(garbage="policy.pth"), "damaged"),
+        "bad-data": (rezip(garbage="data"), "damaged"),
+    }
+    for name, (data, match) in cases.items():
+        bad = tmp_path / f"{name}.zip"
+        bad.write_bytes(data)
+        with pytest.raises(ValueError, match=match) as info:
+            BootstrappedDQN.load(bad)
+        assert str(bad) in str(info.value) and "damaged" in str(info.value), name
+    with pytest.raises(FileNotFoundError, match="no saved BootstrappedDQN"):
+        BootstrappedDQN.load(tmp_path / "absent.zip")
+    again = BootstrappedDQN.load(path)  # the whole file still loads
+    assert again.num_heads == 2

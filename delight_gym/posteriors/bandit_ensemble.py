@@ -38,6 +38,7 @@ from delight_gym.posteriors.ensemble import (
     DEFAULT_PRIOR_SCALE,
     ensemble_expected_improvement,
 )
+from delight_gym.posteriors.linfull import check_rows
 
 __all__ = ["BanditEnsemblePosterior", "EnsemblePredictive"]
 
@@ -70,9 +71,13 @@ class EnsemblePredictive:
 
         ``baseline`` is a number or a tensor of shape ``()`` (every row), ``(r,)`` or
         ``(r, 1)`` (row ``j``'s baseline for all its arms); finite
-        (:func:`~delight_gym.posteriors.batched_base.check_baseline`).
+        (:func:`~delight_gym.posteriors.batched_base.check_baseline`). ``rows`` outside
+        ``[0, B)`` are refused (:func:`~delight_gym.posteriors.linfull.check_rows`).
         """
-        values = self.head_values if rows is None else self.head_values[:, rows]
+        rows = check_rows(rows, self.head_values.shape[1])
+        values = (
+            self.head_values if rows is None else self.head_values[:, rows.to(self.mean.device)]
+        )
         v = check_baseline(baseline, values.shape[1], values.dtype, values.device)
         return ensemble_expected_improvement(values, v[:, 0])
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from delight_gym._checks import (
@@ -44,6 +45,7 @@ __all__ = [
     "check_generators",
     "check_observations",
     "check_prior_shape",
+    "check_rows",
 ]
 
 #: The showdown's LinFullPost and NeuralLinear prior (``example_main.py``): ``λ_prior``, ``a0``,
@@ -64,6 +66,23 @@ def check_prior_shape(value: Any, name: str = "a0") -> float:
             f"freedom, and its mean and EI exist only above 1), got {value}"
         )
     return a0
+
+
+def check_rows(rows: Any, batch_size: int) -> torch.Tensor | None:
+    """``rows`` of a predictive as an int64 tensor ``(r,)`` with entries in
+    ``[0, batch_size)`` (``None``: every row); a ``ValueError``/``TypeError`` naming ``rows``
+    and the valid range otherwise (never an ``IndexError``, never a negative index wrapping)."""
+    if rows is None:
+        return None
+    idx = rows if isinstance(rows, torch.Tensor) else torch.as_tensor(np.asarray(rows))
+    if idx.dtype == torch.bool or idx.is_floating_point() or idx.is_complex():
+        raise TypeError(f"rows must be integer row indices, got dtype {idx.dtype}")
+    if idx.ndim != 1:
+        raise ValueError(f"rows must be 1-D, got shape {tuple(idx.shape)}")
+    if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= batch_size):
+        bad = idx[(idx < 0) | (idx >= batch_size)][:10].tolist()
+        raise ValueError(f"rows must lie in [0, {batch_size - 1}] (the B rows), got {bad}")
+    return idx.long()
 
 
 class StudentTPredictive:
@@ -106,14 +125,16 @@ class StudentTPredictive:
 
         ``baseline`` is a number or a tensor of shape ``()`` (every row), ``(r,)`` or
         ``(r, 1)`` (row ``j``'s baseline for all its arms); finite
-        (:func:`check_baseline`).
+        (:func:`check_baseline`). ``rows`` outside ``[0, B)`` are refused
+        (:func:`check_rows`).
 
         With ``at_least > 0`` the entries whose EI is provably below it are 0, not evaluated:
         ``(t − u)^+ ≤ t²/(4u)`` gives ``EI ≤ s²ν/(4(ν − 2)(v − m))`` for ``m < v``, ``ν > 2``.
         DE passes ``λ/L``: those arms are outside the gate either way, so its decision is the
         same, and far fewer Student-t evaluations are made when most arms are hopeless.
         """
-        m = self.mean if rows is None else self.mean[rows]
+        rows = check_rows(rows, self.mean.shape[0])
+        m = self.mean if rows is None else self.mean[rows.to(self.mean.device)]
         v = check_baseline(baseline, m.shape[0], m.dtype, m.device)
         s, nu = self.spread(rows)
         if at_least <= 0:

@@ -14,6 +14,12 @@ episode clock, ``value_scale`` and ``commit``: ``docs/sb3.md``.
 
 from __future__ import annotations
 
+import io
+import json
+import os
+import pathlib
+import pickle
+import zipfile
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,6 +28,7 @@ from gymnasium import spaces
 from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
 from stable_baselines3.common.policies import BasePolicy
+from stable_baselines3.common.save_util import load_from_zip_file
 from stable_baselines3.common.type_aliases import GymEnv, Schedule
 
 from delight_gym._checks import check_action_batch, check_positive_int, check_seed
@@ -206,6 +213,59 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
             and len(self.episode_heads) != self.n_envs
         ):
             self.episode_heads = None
+
+    @classmethod
+    def load(
+        cls,
+        path: str | pathlib.Path | io.BufferedIOBase,
+        env: GymEnv | None = None,
+        device: torch.device | str = "auto",
+        custom_objects: dict[str, Any] | None = None,
+        print_system_info: bool = False,
+        force_reset: bool = True,
+        **kwargs: Any,
+    ) -> Any:
+        """SB3's ``load``, after checking that ``path`` holds a whole, readable saved model:
+        a truncated or damaged file (not a zip, an entry missing or unreadable, parameters that
+        do not fit the model) is one ``ValueError`` naming the file and saying it is damaged.
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``path`` (or ``path`` + ``.zip``) does not exist.
+        ValueError
+            As above; and as SB3's for an ``env`` whose spaces differ from the saved ones.
+        """
+        if isinstance(path, (str, os.PathLike)):
+            name = os.fspath(path)
+            if not (os.path.exists(name) or os.path.exists(name + ".zip")):
+                raise FileNotFoundError(f"no saved {cls.__name__} at {name!r}")
+        damaged = f"{path} is a damaged saved {cls.__name__}"
+        try:
+            data, params, _ = load_from_zip_file(path, device=device, custom_objects=custom_objects)
+        except (
+            zipfile.BadZipFile,
+            EOFError,
+            KeyError,
+            OSError,
+            ValueError,  # SB3's "wasn't a zip-file", json's JSONDecodeError
+            RuntimeError,
+            pickle.UnpicklingError,
+        ) as exc:
+            raise ValueError(f"{damaged} (truncated or corrupted: {exc})") from None
+        missing = [key for key in ("policy", "policy.optimizer") if key not in (params or {})]
+        if not data:
+            missing.insert(0, "data")
+        if missing:
+            raise ValueError(f"{damaged}: it has no {', '.join(map(repr, missing))} entry")
+        if isinstance(path, io.BufferedIOBase):
+            path.seek(0)
+        try:
+            return super().load(
+                path, env, device, custom_objects, print_system_info, force_reset, **kwargs
+            )
+        except (KeyError, RuntimeError, json.JSONDecodeError) as exc:  # tampered contents
+            raise ValueError(f"{damaged}: {type(exc).__name__}: {exc}") from None
 
     def _excluded_save_params(self) -> list[str]:
         return [*super()._excluded_save_params(), "q_net"]
