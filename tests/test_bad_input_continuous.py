@@ -322,3 +322,61 @@ def test_rule_output_is_a_finite_distribution_for_any_finite_input(weights, ei, 
     np.testing.assert_allclose(d.probs.sum(-1), 1.0, rtol=0, atol=1e-9)
     np.testing.assert_allclose(d.override.sum(-1), 1.0, rtol=0, atol=1e-9)
     assert not (d.gate & (host[None] == 0) & (d.delight == 0)).any()
+
+
+# -- the older API: predictives' rows, checks once ----------------------------------------------
+
+
+def test_predictive_expected_improvement_refuses_rows_out_of_range() -> None:
+    from delight_gym.posteriors.bandit_ensemble import EnsemblePredictive
+    from delight_gym.posteriors.linfull import StudentTPredictive
+
+    def spread(rows):
+        n = 3 if rows is None else len(rows)
+        return torch.ones(n, 4), torch.full((n, 4), 3.0)
+
+    for pred in (
+        EnsemblePredictive(torch.randn(5, 3, 4)),
+        StudentTPredictive(torch.zeros(3, 4), spread),
+    ):
+        assert pred.expected_improvement(0.0, torch.tensor([2, 0])).shape == (2, 4)
+        for rows in (torch.tensor([3]), torch.tensor([-1]), [0, 7]):
+            with pytest.raises(ValueError, match=r"rows must lie in \[0, 2\]"):
+                pred.expected_improvement(0.0, rows)
+        with pytest.raises(TypeError, match="rows must be integer"):
+            pred.expected_improvement(0.0, torch.tensor([0.5]))
+        with pytest.raises(ValueError, match="rows must be 1-D"):
+            pred.expected_improvement(0.0, torch.tensor([[0]]))
+
+
+def test_option_rule_checks_at_its_boundary_and_apply_option_rule_matches() -> None:
+    from delight_gym.de.commitment import apply_option_rule, option_rule
+    from delight_gym.de.rule import Gate
+
+    host = np.array([[0.7, 0.2, 0.1]])
+    ei = np.array([[0.0, 0.3, 0.5]])
+    checked = option_rule(host, ei, 0.5, durations=(1, 2, 4), gate_price=0.1)
+    fast = apply_option_rule(Gate(0.1, 10.0), host, ei, 0.5, np.array([1, 2, 4]))
+    for a, b in zip(checked, fast, strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="does not broadcast to host_probs"):
+        option_rule(host, np.zeros((1, 2)), 0.5)
+    with pytest.raises(ValueError, match="host_probs"):
+        option_rule(np.array([[0.5, 0.6]]), np.zeros((1, 2)), 0.5)
+    with pytest.raises(ValueError, match="durations"):
+        option_rule(host, ei, 0.5, durations=(2, 4))
+
+
+def test_ensemble_evaluate_checks_host_probs_once_at_its_boundary() -> None:
+    from delight_gym.posteriors.ensemble import EnsembleQPosterior
+
+    post = EnsembleQPosterior(spaces.Discrete(3), 2, num_heads=4, seed=0)
+    obs = np.array([0, 2])
+    with pytest.raises(TypeError, match="host_probs must be array-like"):
+        post.evaluate(obs, [["a", "b"], ["c", "d"]])
+    with pytest.raises(ValueError, match=r"host_probs must have shape \(2, 2\)"):
+        post.evaluate(obs, np.full((2, 3), 1 / 3))
+    with pytest.raises(ValueError, match="host_probs must be finite"):
+        post.evaluate(obs, np.full((2, 2), np.nan))
+    values = post.evaluate(obs, np.full((2, 2), 0.5))
+    np.testing.assert_allclose(values.baseline, post.mean(obs).mean(axis=1))

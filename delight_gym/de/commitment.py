@@ -5,10 +5,12 @@ Host ``π``, durations ``k ∈ K ∋ 1``: option surprisal ``ℓ_k(a) = min(k·�
 override ``q(a, k) ∝ χ·1{gate}`` (the host for one step if the gate is empty). With probability
 ``ε`` a fresh decision draws ``(a, k) ~ q`` and plays ``a`` for exactly ``k`` steps.
 ``K = {1}`` is the paper's rule exactly (:func:`~delight_gym.de.rule.delight_rule` scores the
-options). :class:`Commitment` holds each env's commitment (``recheck``: also end a hold once its
-action leaves the gate). Pure functions for the episode clock (:func:`episode_epsilon`) and the
-scale-free gate (:func:`scale_free_gate_price`, :func:`range_value_scale`,
-:func:`spread_value_scale`). numpy only. Guide: ``docs/exploring-in-time.md``.
+options; :func:`option_rule` checks its inputs, :func:`apply_option_rule` is the unchecked
+per-step path). :class:`Commitment` holds each env's commitment (``recheck``: also end a hold
+once its action leaves the gate). Pure functions for the episode clock
+(:func:`episode_epsilon`) and the scale-free gate (:func:`scale_free_gate_price`,
+:func:`range_value_scale`, :func:`spread_value_scale`). numpy only. Guide:
+``docs/exploring-in-time.md``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from delight_gym.de.rule import (
     DEFAULT_SURPRISAL_CAP,
     DelightDecision,
     Gate,
+    GateSettings,
     apply_delight_rule,
     check_gate_settings,
     draw_acting_uniforms,
@@ -47,6 +50,7 @@ __all__ = [
     "CommitDecision",
     "Commitment",
     "OptionDecision",
+    "apply_option_rule",
     "check_durations",
     "episode_epsilon",
     "held_in_gate",
@@ -180,11 +184,12 @@ def option_rule(
     durations: Any = DEFAULT_DURATIONS,
     gate_price: float = DEFAULT_GATE_PRICE,
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-    validate: bool = True,
     atol: float = 1e-6,
+    validate: bool | None = None,
 ) -> OptionDecision:
     """DE over options ``(a, k)``: :func:`~delight_gym.de.rule.delight_rule` on the ``A·D``
-    options with host ``p̃(a, k) ∝ π(a)^k`` and ``EI(a, k) = EI(a)``.
+    options with host ``p̃(a, k) ∝ π(a)^k`` and ``EI(a, k) = EI(a)``. Checks its inputs once,
+    then runs :func:`apply_option_rule` (the unchecked per-step path).
 
     Parameters
     ----------
@@ -199,10 +204,11 @@ def option_rule(
         ``K`` (:func:`check_durations`); ``(1,)`` gives exactly the paper's rule.
     gate_price, surprisal_cap : float
         ``λ >= 0`` (``inf``: never override; see :func:`scale_free_gate_price`) and ``L > 0``.
-    validate : bool
-        check inputs and settings (``False`` in per-step code that checked them once).
     atol : float
         tolerance on ``Σ π = 1``.
+    validate : None
+        Deprecated, kept only until the Box engine calls :func:`apply_option_rule`:
+        ``False`` skips the checks (``apply_option_rule``'s path).
 
     Returns
     -------
@@ -210,17 +216,56 @@ def option_rule(
         With ``durations = (1,)``, ``probs``, ``delight``, ``surprisal``, ``gate`` and
         ``gate_empty`` equal ``delight_rule``'s (``[..., 0]`` of the option arrays).
     """
+    if validate is False:  # deprecated: per-step callers use apply_option_rule
+        gate = Gate(gate_price, surprisal_cap)
+        return apply_option_rule(gate, host_probs, expected_improvement, epsilon, durations)
+    dur = check_durations(durations)
+    gate = check_gate_settings(gate_price, surprisal_cap)
     host = np.asarray(host_probs, dtype=np.float64)
-    dur = check_durations(durations) if validate else np.asarray(durations, dtype=np.int64)
-    if validate:
-        gate_price, surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
-        ei_in = check_finite_array(expected_improvement, "expected_improvement")
-        _check_inputs(host, ei_in, epsilon, atol)
+    ei = check_finite_array(expected_improvement, "expected_improvement")
+    _check_inputs(host, ei, epsilon, atol)
+    try:
+        fits = np.broadcast_shapes(ei.shape, host.shape) == host.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"expected_improvement of shape {ei.shape} does not broadcast to host_probs' "
+            f"shape {host.shape}"
+        )
+    return apply_option_rule(gate, host, ei, epsilon, dur)
+
+
+def apply_option_rule(
+    settings: GateSettings,
+    host_probs: Array,
+    expected_improvement: Array,
+    epsilon: Any,
+    durations: Any,
+) -> OptionDecision:
+    """:func:`option_rule` with ``settings.gate_price`` and ``settings.surprisal_cap``,
+    unchecked: for per-step code whose settings and durations were checked once (a
+    constructor's :func:`~delight_gym.de.rule.check_gate_settings` and
+    :func:`check_durations`) and whose inputs it builds itself, as
+    :func:`~delight_gym.de.rule.apply_delight_rule` is to ``delight_rule``.
+
+    Parameters
+    ----------
+    settings : GateSettings
+        ``λ`` (in value units: :func:`scale_free_gate_price`) and ``L``.
+    host_probs, expected_improvement, epsilon :
+        As :func:`option_rule`'s, trusted.
+    durations : numpy.ndarray
+        int64 ``(D,)``: checked ``K``.
+    """
+    host = np.asarray(host_probs, dtype=np.float64)
+    dur = np.asarray(durations, dtype=np.int64)
     ei = np.broadcast_to(np.asarray(expected_improvement, dtype=np.float64), host.shape)
     lead, n_act, n_dur = host.shape[:-1], host.shape[-1], dur.size
     opt_host = _option_host(host, dur).reshape((*lead, n_act * n_dur))
     opt_ei = np.broadcast_to(ei[..., None], (*host.shape, n_dur)).reshape(opt_host.shape)
-    d = apply_delight_rule(Gate(gate_price, surprisal_cap), opt_host, opt_ei, epsilon)
+    gate = Gate(settings.gate_price, settings.surprisal_cap)
+    d = apply_delight_rule(gate, opt_host, opt_ei, epsilon)
     shape = (*host.shape, n_dur)
     override = d.override.reshape(shape)
     if n_dur > 1:  # where the gate is empty: the host for one step (p̃ is not a law of acts)
@@ -511,6 +556,7 @@ class Commitment:
         n = self.n_envs
         host = np.asarray(host_probs, dtype=np.float64)
         lam = scale_free_gate_price(self.gate_price, value_scale)
+        gate = Gate(lam, self.surprisal_cap)
         if episode_start is not None:
             self.release(episode_start)
         released = np.zeros(n, dtype=bool)
@@ -535,14 +581,8 @@ class Commitment:
         columns_row = np.repeat(np.arange(host.shape[-1]), dur.size)  # column a·D + j → a
 
         def decide_rows(rows: np.ndarray) -> tuple[DelightDecision, np.ndarray]:
-            od = option_rule(
-                host[rows],
-                _ei_rows(expected_improvement, rows),
-                eps_free[rows],
-                durations=dur,
-                gate_price=lam,
-                surprisal_cap=self.surprisal_cap,
-                validate=False,
+            od = apply_option_rule(
+                gate, host[rows], _ei_rows(expected_improvement, rows), eps_free[rows], dur
             )
             captured.append(od)
             flat = (len(rows), -1)
