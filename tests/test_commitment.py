@@ -13,20 +13,22 @@ from delight_gym.de.commitment import (
     DEFAULT_DURATIONS,
     Commitment,
     check_durations,
-    episode_epsilon,
     held_in_gate,
     option_rule,
     option_surprisal,
-    range_value_scale,
-    scale_free_gate_price,
-    spread_value_scale,
-    update_value_range,
 )
 from delight_gym.de.rule import (
     delight_rule,
     draw_acting_uniforms,
     sample_acting_on_explore_rows,
     surprisal,
+)
+from delight_gym.de.scale import (
+    episode_epsilon,
+    range_value_scale,
+    scale_free_gate_price,
+    spread_value_scale,
+    update_value_range,
 )
 
 LAM, CAP = 0.1, 10.0

@@ -34,12 +34,12 @@ from delight_gym.de.candidates import (
     PosteriorArgmax,
     candidate_row_bytes,
 )
-from delight_gym.de.commitment import option_rule
+from delight_gym.de.commitment import apply_option_rule
 from delight_gym.de.decide import scaled_expected_improvement
 from delight_gym.de.engine import DelightEngine, ObservedTransition, row_vector
 from delight_gym.de.hosts import BoxHost, checked_actions, make_host
 from delight_gym.de.options import DelightOptions
-from delight_gym.de.rule import sample_categorical
+from delight_gym.de.rule import Gate, sample_categorical
 
 __all__ = ["DEFAULT_CANDIDATES", "ContinuousDelightWrapper", "check_observation_space"]
 
@@ -247,22 +247,15 @@ class ContinuousDelightWrapper(DelightEngine):
 
     def _commit(self, decision: CandidateDecision, held: np.ndarray) -> CandidateDecision:
         """The exploring rows' draw redone over options ``(c, k)`` of their candidate set
-        (:func:`~delight_gym.de.commitment.option_rule` on the host restricted to the set),
+        (:func:`~delight_gym.de.commitment.apply_option_rule` on the host restricted to the set),
         and the chosen holds started on rows that are not already held."""
         rows, inner = decision.rows, decision.decision
         if inner is None:
             return decision
         durations = np.asarray(self.delight.durations)
         ei = np.where(decision.unique, self._seen_ei, 0.0)
-        options = option_rule(
-            inner.host,
-            ei,
-            inner.epsilon,
-            durations=durations,
-            gate_price=self.gate_price,
-            surprisal_cap=self.surprisal_cap,
-            validate=False,
-        )
+        gate = Gate(self.gate_price, self.surprisal_cap)  # checked by DelightOptions
+        options = apply_option_rule(gate, inner.host, ei, inner.epsilon, durations)
         flat = sample_categorical(
             options.override.reshape(rows.size, -1), self.rng.random(rows.size)
         )

@@ -78,8 +78,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     num_heads, prior_scale : int, float
         ``K``; each head has a randomized prior of scale ``prior_scale``.
     mask_prob, replay_buffer_class :
-        Bootstrap mask probability (``< 1`` keeps masks in the replay buffer); a subclass of
-        :class:`BootstrapReplayBuffer` (the default).
+        Bootstrap mask probability (``< 1`` keeps masks); a :class:`BootstrapReplayBuffer`.
     delight : None, bool, dict or DelightOptions, default None
         ``None``/``False``: plain bootstrapped DQN; else DE's options (default clock ``"episode"``).
     policy_kwargs : dict, optional
@@ -92,8 +91,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     Attributes
     ----------
     delight, delight_stats, rng, episode_heads, episodes, steps :
-        The options in use (or ``None``); DE's statistics; the generator; each env's head
-        ``(n_envs,)``; completed episodes and env steps (DE's clocks, kept across ``learn``).
+        Options (or ``None``); DE's statistics; the generator; each env's head; DE's clocks.
     """
 
     policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
