@@ -20,7 +20,7 @@ import numpy as np
 
 from delight_gym._checks import check_positive_int
 from delight_gym.agents.seeding import SeedLike
-from delight_gym.de.options import DelightOptions
+from delight_gym.de.options import DelightOptions, DelightOptionsView
 from delight_gym.de.rule import DelightDecision, apply_delight_rule
 from delight_gym.posteriors.beta import BetaBernoulliPosterior
 
@@ -71,7 +71,7 @@ class AnnealedSettings:
         return self.delight.half_life
 
 
-class DelightSettings(AnnealedSettings):
+class DelightSettings(AnnealedSettings, DelightOptionsView):
     """A DE agent's settings: ``gate_price`` ``λ`` (default 0.1), ``surprisal_cap`` ``L``
     (default 10) and ``half_life`` ``M`` (default 100), in :attr:`delight`; :meth:`decide`
     applies the rule with them (:func:`~delight_gym.de.rule.apply_delight_rule`).
@@ -84,16 +84,6 @@ class DelightSettings(AnnealedSettings):
     """
 
     options_used: ClassVar[tuple[str, ...]] = _OPTION_KEYWORDS
-
-    @property
-    def gate_price(self) -> float:
-        """``λ`` (``delight.gate_price``)."""
-        return self.delight.gate_price
-
-    @property
-    def surprisal_cap(self) -> float:
-        """``L`` (``delight.surprisal_cap``)."""
-        return self.delight.surprisal_cap
 
     def decide(
         self, host_probs: Any, expected_improvement: Any, epsilon: Any, *, multiplicity: Any = None

@@ -24,7 +24,7 @@ from gymnasium import spaces
 
 from delight_gym._checks import check_all_finite, check_nonnegative_int, check_seed
 from delight_gym.de.decide import ScaledGateSettings, decide_on_values
-from delight_gym.de.options import DelightOptions
+from delight_gym.de.options import DelightOptions, DelightOptionsView
 from delight_gym.de.posterior import PosteriorValues
 from delight_gym.de.rule import DelightDecision, epsilon_schedule, sample_acting
 from delight_gym.de.stats import DelightStats
@@ -182,7 +182,7 @@ class ObservedTransition(NamedTuple):
     truncated: Any
 
 
-class DelightEngine(metaclass=abc.ABCMeta):
+class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
     """What both DE engines keep around their host and posterior: the shared half of
     :class:`~delight_gym.DelightExplorationWrapper`.
 
@@ -258,26 +258,6 @@ class DelightEngine(metaclass=abc.ABCMeta):
         self.rng = np.random.default_rng(check_seed(seed))
         self.stats = DelightStats()
         self.last_info = {}
-
-    @property
-    def half_life(self) -> float:
-        """``M`` (``delight.half_life``)."""
-        return self.delight.half_life
-
-    @property
-    def gate_price(self) -> float:
-        """``λ`` (``delight.gate_price``)."""
-        return self.delight.gate_price
-
-    @property
-    def surprisal_cap(self) -> float:
-        """``L`` (``delight.surprisal_cap``)."""
-        return self.delight.surprisal_cap
-
-    @property
-    def baseline(self) -> str:
-        """The EI baseline, ``"host"`` or ``"max"`` (``delight.baseline``)."""
-        return self.delight.baseline
 
     @property
     def clock(self) -> int:

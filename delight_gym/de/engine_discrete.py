@@ -221,28 +221,13 @@ class DiscreteDelightWrapper(DelightEngine):
             return ei
 
         out = self._commitment.decide(probs, expected_improvement, eps, self.rng)
-        nan = np.full(n, np.nan)
-        info: dict[str, Any] = {
-            "overridden": np.zeros(n, dtype=bool),
-            "explored": out.explored,
-            "held": out.held,
-            "duration": out.durations,
-            "gate_size": np.full(n, -1, dtype=np.int64),
-            "epsilon": eps,
-            "delight": nan.copy(),
-            "baseline": nan.copy(),
-            "host_probs": probs,
-            "acting_probs": np.full_like(probs, np.nan),
-            "expected_improvement": np.full_like(probs, np.nan),
-        }
+        info = _rows_info(probs, eps, out.explored)
+        info.update(held=out.held, duration=out.durations)
         if out.decision is not None:
-            rows, od = out.rows, out.decision
-            info["overridden"][rows] = ~od.gate_empty
-            info["gate_size"][rows] = od.gate.any(axis=-1).sum(axis=-1)
-            info["delight"][rows] = od.delight.max(axis=-1)[np.arange(rows.size), out.actions[rows]]
-            info["baseline"][rows] = used["baseline"]
-            info["acting_probs"][rows] = od.probs
-            info["expected_improvement"][rows] = used["ei"]
+            od = out.decision
+            chosen = od.delight.max(axis=-1)[np.arange(out.rows.size), out.actions[out.rows]]
+            gate_size = od.gate.any(axis=-1).sum(axis=-1)
+            _fill_rows(info, out.rows, od.gate_empty, gate_size, chosen, od.probs, used)
         return out.actions, info
 
     def _release(self, ended: np.ndarray) -> None:
@@ -264,26 +249,12 @@ class DiscreteDelightWrapper(DelightEngine):
             draw_acting_uniforms(self.rng, (n,)), eps, decide, host_probs=probs
         )
         actions = np.asarray(draw.actions, dtype=np.int64)
-        nan = np.full(n, np.nan)
-        info: dict[str, Any] = {
-            "overridden": np.zeros(n, dtype=bool),
-            "explored": draw.explored,
-            "gate_size": np.full(n, -1, dtype=np.int64),
-            "epsilon": eps,
-            "delight": nan.copy(),
-            "baseline": nan.copy(),
-            "host_probs": probs,
-            "acting_probs": np.full_like(probs, np.nan),
-            "expected_improvement": np.full_like(probs, np.nan),
-        }
+        info = _rows_info(probs, eps, draw.explored)
         if draw.decision is not None:
             rows, decision = draw.rows, draw.decision
-            info["overridden"][rows] = ~decision.gate_empty
-            info["gate_size"][rows] = decision.gate.sum(axis=1)
-            info["delight"][rows] = decision.delight[np.arange(rows.size), draw.chosen]
-            info["baseline"][rows] = used["baseline"]
-            info["acting_probs"][rows] = decision.probs
-            info["expected_improvement"][rows] = used["ei"]
+            chosen = decision.delight[np.arange(rows.size), draw.chosen]
+            gate_size = decision.gate.sum(axis=1)
+            _fill_rows(info, rows, decision.gate_empty, gate_size, chosen, decision.probs, used)
         return actions, info
 
     def _learn(self, transition: ObservedTransition) -> None:
@@ -317,3 +288,38 @@ class DiscreteDelightWrapper(DelightEngine):
             f"gate_price={self.gate_price}, surprisal_cap={self.surprisal_cap}, "
             f"half_life={self.half_life}, baseline={self.baseline!r}, t={self.t})"
         )
+
+
+def _rows_info(probs: np.ndarray, eps: float, explored: np.ndarray) -> dict[str, Any]:
+    """``last_info`` of a decision that evaluated the gate on some rows only: NaN (``-1`` for
+    ``gate_size``) until :func:`_fill_rows` fills the evaluated rows."""
+    n = len(probs)
+    return {
+        "overridden": np.zeros(n, dtype=bool),
+        "explored": explored,
+        "gate_size": np.full(n, -1, dtype=np.int64),
+        "epsilon": eps,
+        "delight": np.full(n, np.nan),
+        "baseline": np.full(n, np.nan),
+        "host_probs": probs,
+        "acting_probs": np.full_like(probs, np.nan),
+        "expected_improvement": np.full_like(probs, np.nan),
+    }
+
+
+def _fill_rows(
+    info: dict[str, Any],
+    rows: np.ndarray,
+    gate_empty: np.ndarray,
+    gate_size: np.ndarray,
+    delight: np.ndarray,
+    acting_probs: np.ndarray,
+    used: dict[str, np.ndarray],
+) -> None:
+    """Write the evaluated ``rows``' decision into ``info`` (``used``: their baseline and EI)."""
+    info["overridden"][rows] = ~gate_empty
+    info["gate_size"][rows] = gate_size
+    info["delight"][rows] = delight
+    info["baseline"][rows] = used["baseline"]
+    info["acting_probs"][rows] = acting_probs
+    info["expected_improvement"][rows] = used["ei"]

@@ -30,6 +30,7 @@ __all__ = [
     "CLOCKS",
     "HOSTS",
     "DelightOptions",
+    "DelightOptionsView",
 ]
 
 #: What ``t`` of ``ε_t = M/(M + t)`` may count.
@@ -197,3 +198,30 @@ class DelightOptions:
         object.__setattr__(resolved, "clock", clock)
         object.__setattr__(resolved, "host", self.host or (hosts[0] if hosts else None))
         return resolved
+
+
+class DelightOptionsView:
+    """Read-only ``half_life``, ``gate_price``, ``surprisal_cap`` and ``baseline`` of a holder's
+    :attr:`delight` (the agents' settings and the engines)."""
+
+    delight: DelightOptions
+
+    @property
+    def half_life(self) -> float:
+        """``M`` (``delight.half_life``)."""
+        return self.delight.half_life
+
+    @property
+    def gate_price(self) -> float:
+        """``λ`` (``delight.gate_price``)."""
+        return self.delight.gate_price
+
+    @property
+    def surprisal_cap(self) -> float:
+        """``L`` (``delight.surprisal_cap``)."""
+        return self.delight.surprisal_cap
+
+    @property
+    def baseline(self) -> str:
+        """The EI baseline, ``"host"`` or ``"max"`` (``delight.baseline``)."""
+        return self.delight.baseline
