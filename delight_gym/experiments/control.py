@@ -260,6 +260,8 @@ class ControlResult:
         wall-clock time of the runs.
     furthest
         per seed: the furthest position reached in training (see :class:`ControlRun`).
+    overrides
+        per seed: DE's overrides in training (0 without DE).
     overridden
         DE's overrides so far at each checkpoint, ``(seeds, len(t))``.
     """
@@ -272,6 +274,7 @@ class ControlResult:
     solved: np.ndarray
     seconds: float
     furthest: np.ndarray
+    overrides: np.ndarray
     overridden: np.ndarray
 
 
@@ -312,5 +315,6 @@ def run_control(
         solved=final > spec["solved"],
         seconds=float(sum(r.seconds for r in runs)),
         furthest=np.array([r.furthest for r in runs]),
+        overrides=np.array([r.overridden[-1] for r in runs], dtype=np.int64),
         overridden=np.stack([r.overridden for r in runs]),
     )

@@ -66,7 +66,15 @@ SUMMARY_TAIL = ["horizon", "seeds", "regret_mean", "regret_se", "seconds"]
 #: ``eval_return``, ``summary.csv`` gains ``solved`` (seeds whose return beat the task's
 #: threshold), ``steps_to_flag_median`` (over the seeds that reached the goal in training;
 #: empty if none), ``return_mean`` and ``return_se``.
-OPTIONAL_PER_SEED = ("first_success", "solve_episode", "solved", "eval_return", "first_flag")
+#: ``furthest``: the control runs' largest position reached in training (stored, not summarised).
+OPTIONAL_PER_SEED = (
+    "first_success",
+    "solve_episode",
+    "solved",
+    "eval_return",
+    "first_flag",
+    "furthest",
+)
 SUCCESS_COLUMNS = ["found_fraction", "first_success_median"]
 CONTROL_COLUMNS = ["solved", "steps_to_flag_median", "return_mean", "return_se"]
 SOLVE_COLUMNS = ["solved_fraction", "solve_episode_median", "solve_episodes", "overrides_total"]
