@@ -82,6 +82,7 @@ BUILD = {
     "wheel": _contextual_agent,
     "neural-width": _contextual_agent,
     "continuum": lambda name, **kw: ContinuumAgent(name, 1, 1, seed=0, **kw),
+    "continuum-botorch": lambda name, **kw: SimpleNamespace(name=name, **kw),
     "mountain-car-continuous": _control_agent("mountain-car-continuous"),
     "pendulum": _control_agent("pendulum"),
     "mountain-car": _control_agent("mountain-car"),

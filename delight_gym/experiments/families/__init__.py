@@ -32,7 +32,7 @@ from delight_gym.experiments.families.contextual import (
     WHEEL,
     uniform_relative_report,
 )
-from delight_gym.experiments.families.continuum import CONTINUUM, continuum_cell
+from delight_gym.experiments.families.continuum import CONTINUUM, CONTINUUM_BOTORCH, continuum_cell
 from delight_gym.experiments.families.control import (
     MOUNTAIN_CAR,
     MOUNTAIN_CAR_CONTINUOUS,
@@ -57,6 +57,7 @@ __all__ = [
     "BSUITE_REPLAY_SIZE",
     "BSUITE_SIZES",
     "CONTINUUM",
+    "CONTINUUM_BOTORCH",
     "DEEP_SEA",
     "DEEP_SEA_BSUITE",
     "DE_PARAMETERS",
@@ -94,6 +95,7 @@ FAMILIES: Mapping[str, Family] = {
         WHEEL,
         NEURAL_WIDTH,
         CONTINUUM,
+        CONTINUUM_BOTORCH,
         MOUNTAIN_CAR_CONTINUOUS,
         PENDULUM,
         MOUNTAIN_CAR,
