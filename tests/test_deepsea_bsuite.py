@@ -376,7 +376,7 @@ def test_batched_sweep_writes_the_per_seed_records_resumes_and_skips_saved_cells
     not recomputed); a sweep stopped by a failing cell keeps the cells before it and a rerun
     computes only the rest."""
     from delight_gym.experiments.bsuite_report import runs_table
-    from delight_gym.experiments.families import deepsea_bsuite_batched
+    from delight_gym.experiments.families import deepsea_bsuite_batched, deepsea_bsuite_cells
     from delight_gym.experiments.runner import CellError, run_experiment
 
     agents = ("boot_dqn", "dqn")
@@ -393,10 +393,11 @@ def test_batched_sweep_writes_the_per_seed_records_resumes_and_skips_saved_cells
             raise RuntimeError("interrupted")
         return original(agent, size, **kw)
 
-    monkeypatch.setattr(deepsea_bsuite_batched, "run_bsuite_deep_sea_batched", failing)
+    # the cell function looks the batched run up in its own module
+    monkeypatch.setattr(deepsea_bsuite_cells, "run_bsuite_deep_sea_batched", failing)
     with pytest.raises(CellError, match="interrupted"):
         run_experiment(spec, tmp_path / "b", cache=tmp_path / "a", jobs=1, progress=False)
-    monkeypatch.setattr(deepsea_bsuite_batched, "run_bsuite_deep_sea_batched", original)
+    monkeypatch.setattr(deepsea_bsuite_cells, "run_bsuite_deep_sea_batched", original)
     result = run_experiment(spec, tmp_path / "b", cache=tmp_path / "a", jobs=1, progress=False)
     assert result.computed == [keys["boot_dqn", TINY_SIZES[-1]]]
     assert len(result.loaded) == 2 * len(TINY_SIZES) - 1
