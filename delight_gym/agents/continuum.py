@@ -228,8 +228,8 @@ class ContinuumAgent:
         ``states`` are the rows' indices."""
         rows = np.asarray(states)
         x = self._padded(rows, candidates)
-        baseline = self.posterior.mean(x[:, :1], validate=False)[:, 0]
-        ei = self.posterior.expected_improvement(x, baseline, validate=False)
+        baseline = self.posterior.mean(x[:, :1])[:, 0]
+        ei = self.posterior.expected_improvement(x, baseline)
         return ei.numpy()[rows]
 
     def pool(self) -> np.ndarray:
@@ -258,12 +258,12 @@ class ContinuumAgent:
         x = self._tensor(pool)
         rows = np.arange(b)
         if self.name == "ucb":
-            mean, std = self.posterior.predictive(x, validate=False)
+            mean, std = self.posterior.predictive(x)
             beta = float(srinivas_beta(self.t + 1, self.num_candidates, self.ucb_delta))
             scores = mean + math.sqrt(beta) * std
         else:
-            mean = self.posterior.mean(x, validate=False)
-            scores = self.posterior.thompson(x, validate=False) if self.name == "thompson" else mean
+            mean = self.posterior.mean(x)
+            scores = self.posterior.thompson(x) if self.name == "thompson" else mean
         self.incumbent = pool[rows, mean.argmax(dim=1).numpy()]
         best = pool[rows, scores.argmax(dim=1).numpy()]
         if self.name == "egreedy":

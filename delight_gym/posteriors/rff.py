@@ -21,13 +21,17 @@ import numpy as np
 import torch
 
 from delight_gym._checks import (
+    array_bytes,
+    check_all_finite,
     check_finite_array,
+    check_magnitude,
     check_nonnegative_float,
     check_nonnegative_int,
     check_positive_float,
     check_positive_int,
     check_seed,
     check_would_fit,
+    magnitude_limit,
 )
 from delight_gym.posteriors.arguments import check_regression_options, seeded_generator
 from delight_gym.posteriors.gaussian import (
@@ -42,24 +46,29 @@ __all__ = ["RFFPosterior", "RFFSample"]
 REFACTOR_RATIO = 8
 
 
+#: The statistics (``U``, ``Φᵀy/σ²``, ``μ``) are float64 whatever the posterior's dtype.
+STATS_DTYPE = torch.float64
+
+
 def _as_tensor(
-    value: Any, name: str, shape: tuple[int | None, ...], dtype: torch.dtype, device: Any
+    value: Any, name: str, shape: tuple[int | None, ...], device: Any, limit: float
 ) -> torch.Tensor:
-    """``value`` as a finite tensor of ``shape`` (``None``: any size) on ``device``."""
+    """``value`` as a float64 tensor of ``shape`` (``None``: any size) on ``device``, finite
+    and at most ``limit`` in magnitude; a ``ValueError``/``TypeError`` naming ``name``."""
     if isinstance(value, torch.Tensor):
         if value.is_complex() or value.dtype == torch.bool:
             raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
-        out = value.detach().to(device=device, dtype=dtype)
+        out = value.detach().to(device=device, dtype=STATS_DTYPE)
     else:
-        out = torch.as_tensor(check_finite_array(value, name), dtype=dtype, device=device)
+        out = torch.as_tensor(check_finite_array(value, name), dtype=STATS_DTYPE, device=device)
     sizes = tuple(out.shape)
     if len(sizes) != len(shape) or any(
         s not in (None, t) for s, t in zip(shape, sizes, strict=True)
     ):
         want = ", ".join("n" if s is None else str(s) for s in shape)
         raise ValueError(f"{name} must have shape ({want}), got {tuple(out.shape)}")
-    if not bool(torch.isfinite(out).all()):
-        raise ValueError(f"{name} must be finite (no NaN or inf) in {dtype}")
+    check_all_finite(out, name)
+    check_magnitude(out, name, limit, why="(the posterior's stated input range)")
     return out
 
 
@@ -79,11 +88,12 @@ class RFFSample:
     Parameters
     ----------
     frequencies : torch.Tensor
-        ``(B, M, d)`` the posterior's ``Ω``.
+        ``(B, M, d)`` the posterior's ``Ω``; its dtype is that of the values returned.
     phases : torch.Tensor
         ``(B, M)`` its ``β``.
     weights : torch.Tensor
-        ``(B, M)`` (one draw per row) or ``(B, S, M)`` (``S`` draws per row).
+        ``(B, M)`` (one draw per row) or ``(B, S, M)`` (``S`` draws per row); the values are
+        computed in the weights' dtype (float64 from :meth:`RFFPosterior.sample_function`).
     """
 
     def __init__(self, frequencies: torch.Tensor, phases: torch.Tensor, weights: torch.Tensor):
@@ -91,46 +101,62 @@ class RFFSample:
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         """``f(x)`` for ``x`` ``(B, m, d)``: ``(B, m)``, or ``(B, S, m)`` for ``S`` draws."""
-        phi = _features(x, self.frequencies, self.phases)
+        phi = _features(x.to(self.weights.dtype), self.frequencies, self.phases)
         if self.weights.ndim == 2:
-            return (phi @ self.weights.unsqueeze(-1)).squeeze(-1)
-        return self.weights @ phi.mT
+            out = (phi @ self.weights.unsqueeze(-1)).squeeze(-1)
+        else:
+            out = self.weights @ phi.mT
+        return out.to(self.frequencies.dtype)
 
 
 def _features(x: torch.Tensor, frequencies: torch.Tensor, phases: torch.Tensor) -> torch.Tensor:
-    """``φ(x) = √(2/M) cos(Ωx + β)``: ``(B, m, d)`` inputs to ``(B, m, M)`` features."""
+    """``φ(x) = √(2/M) cos(Ωx + β)``: ``(B, m, d)`` inputs to ``(B, m, M)`` features, in the
+    dtype of ``x`` (``Ω`` and ``β`` are cast to it)."""
     scale = math.sqrt(2.0 / frequencies.shape[1])
-    return scale * torch.cos(x @ frequencies.mT + phases.unsqueeze(-2))
+    omega, beta = frequencies.to(x.dtype), phases.to(x.dtype)
+    return scale * torch.cos(x @ omega.mT + beta.unsqueeze(-2))
+
+
+def _rff_bytes(batch_size: int, num_features: int, dim: int, itemsize: int = 8) -> dict[str, int]:
+    """Every buffer :class:`RFFPosterior` allocates, in bytes by name (for
+    :func:`~delight_gym._checks.check_would_fit`): the float64 statistics (``U``, and ``Φᵀy/σ²``,
+    ``μ`` and the prior's diagonal) and ``Ω``, ``β`` in the dtype's ``itemsize``."""
+    b, m, d = batch_size, num_features, dim
+    return {
+        "precision_factor": array_bytes(b, m, m),
+        "frequencies": array_bytes(b, m, d, itemsize=itemsize),
+        "targets, mean and phases": 3 * array_bytes(b, m),
+    }
 
 
 class RFFPosterior:
     """Posteriors of ``B`` independent functions on ``R^d`` (one per seed): Bayesian linear
     regression on ``M`` random Fourier features of an RBF kernel.
 
-    Row ``i`` has its own features (drawn at construction from :attr:`generator`) and data;
-    inputs are ``(B, m, d)``, ``m`` points per row. The methods are those of
-    :class:`~delight_gym.de.posterior.ValuePosterior` (``mean``, ``expected_improvement``,
-    ``update``) with continuous inputs in place of discrete actions.
+    Row ``i`` has its own features and data; inputs are ``(B, m, d)``. The methods are those of
+    :class:`~delight_gym.de.posterior.ValuePosterior` with continuous inputs; each checks its
+    inputs (finite, at most ``L`` in magnitude) and answers in ``dtype`` from float64 statistics.
 
     Parameters
     ----------
-    batch_size, dim : int
-        ``B`` and ``d`` (>= 1).
+    batch_size, dim, seed : int
+        ``B``, ``d`` (>= 1); ``seed`` (or None: fresh entropy) seeds :attr:`generator`.
     num_features : int, default 512
-        ``M`` (>= 1); the kernel's error is ``O(1/√M)``; memory ``B·M²`` floats.
+        ``M`` (>= 1); the kernel's error is ``O(1/√M)``; memory ``8·B·M²`` bytes and more
+        (every buffer counted), refused up front where it would not fit on ``device``.
     lengthscale, prior_std, noise : float, default 0.1, 1.0, 0.1
-        ``ℓ``, ``s`` (prior std of ``f(x)``) and the known reward noise std ``σ``; all ``> 0``.
-    seed : int or None
-        Seeds :attr:`generator` (features, then Thompson draws); None: fresh entropy.
-    device : torch.device or str, optional
-    dtype : torch.dtype, default torch.float64
+        ``ℓ``, ``s`` (prior std of ``f(x)``) and the known reward noise std ``σ``; each in
+        ``[1/L, L]``, ``L = finfo(dtype).max^(1/4)`` (1.2e77 in float64, 4.3e9 in float32), and
+        ``s/σ <= 1.2e77`` (so the float64 statistics stay finite).
+    device, dtype : torch.device or str, optional; torch.dtype, default torch.float64
+        Where the tensors live; the dtype of ``Ω``, ``β`` and every output.
 
     Attributes
     ----------
     frequencies, phases : torch.Tensor
-        ``Ω`` ``(B, M, d)`` and ``β`` ``(B, M)``.
+        ``Ω`` ``(B, M, d)`` and ``β`` ``(B, M)``, in ``dtype``.
     precision_factor, weight_mean : torch.Tensor
-        ``U`` ``(B, M, M)`` (upper, ``UUᵀ = Λ``) and ``μ`` ``(B, M)``.
+        ``U`` ``(B, M, M)`` (upper, ``UUᵀ = Λ``) and ``μ`` ``(B, M)``, in float64.
     num_observations : int
         Rewards absorbed per row since the last :meth:`reset`.
     """
@@ -153,9 +179,28 @@ class RFFPosterior:
         self.num_features = check_positive_int(num_features, "num_features")
         self.lengthscale = check_positive_float(lengthscale, "lengthscale")
         self.prior_std = check_positive_float(prior_std, "prior_std")
+        #: ``L``: the bound on ``ℓ``, ``s``, ``σ`` (and their inverses) and on the inputs.
+        self.limit = magnitude_limit(self.dtype, 4)
+        for name in ("lengthscale", "prior_std", "noise"):
+            value = getattr(self, name)
+            if not 1.0 / self.limit <= value <= self.limit:
+                raise ValueError(
+                    f"{name} must lie in [{1.0 / self.limit:.3g}, {self.limit:.3g}] in "
+                    f"{self.dtype} (the quarter powers of its largest float), got {value}"
+                )
+        ratio_limit = magnitude_limit(STATS_DTYPE, 4)
+        if self.prior_std / self.noise > ratio_limit:
+            raise ValueError(
+                f"prior_std / noise must be at most {ratio_limit:.3g} (so that the float64 "
+                f"statistics stay finite), got {self.prior_std} / {self.noise}"
+            )
         self.seed = check_seed(seed)
-        nbytes = self.batch_size * self.num_features**2 * (8 if dtype == torch.float64 else 4)
-        check_would_fit(nbytes, f"batch_size={batch_size}, num_features={num_features}", device)
+        itemsize = 8 if self.dtype == torch.float64 else 4
+        check_would_fit(
+            _rff_bytes(self.batch_size, self.num_features, self.dim, itemsize),
+            f"batch_size={batch_size}, dim={dim}, num_features={num_features}",
+            self.device,
+        )
         self.generator = seeded_generator(self.seed, self.device)
         b, m, d = self.batch_size, self.num_features, self.dim
         gen, dt, dev = self.generator, self.dtype, self.device
@@ -168,40 +213,38 @@ class RFFPosterior:
         """Return every row to the prior (the features are kept)."""
         shape = (self.batch_size, self.num_features)
         self.precision_factor = torch.diag_embed(
-            torch.full(shape, 1.0 / self.prior_std, dtype=self.dtype, device=self.device)
+            torch.full(shape, 1.0 / self.prior_std, dtype=STATS_DTYPE, device=self.device)
         )
-        self.weighted_targets = torch.zeros(shape, dtype=self.dtype, device=self.device)
+        self.weighted_targets = torch.zeros(shape, dtype=STATS_DTYPE, device=self.device)
         self.weight_mean = torch.zeros_like(self.weighted_targets)
         self.num_observations = 0
 
     # -------------------------------------------------------------------- checks
     def _inputs(self, x: Any, name: str) -> torch.Tensor:
-        return _as_tensor(x, name, (self.batch_size, None, self.dim), self.dtype, self.device)
+        """``x`` checked: a float64 ``(B, m, d)`` tensor on :attr:`device`."""
+        return _as_tensor(x, name, (self.batch_size, None, self.dim), self.device, self.limit)
 
-    def features(self, x: Any, *, validate: bool = True) -> torch.Tensor:
+    def _out(self, value: torch.Tensor) -> torch.Tensor:
+        return value.to(self.dtype)
+
+    def features(self, x: Any) -> torch.Tensor:
         """``φ(x)``: ``(B, m, d)`` inputs to ``(B, m, M)`` features."""
-        return _features(self._inputs(x, "x") if validate else x, self.frequencies, self.phases)
+        return self._out(_features(self._inputs(x, "x"), self.frequencies, self.phases))
 
     # -------------------------------------------------------------------- update
-    def update(self, actions: Any, rewards: Any, *, validate: bool = True) -> None:
+    def update(self, actions: Any, rewards: Any) -> None:
         """Absorb ``n`` rewards per row: ``rewards[i, k] = f_i(actions[i, k]) + N(0, σ²)``.
 
         Parameters
         ----------
         actions : torch.Tensor or array_like
-            ``(B, n, d)``, finite (``n >= 0``).
+            ``(B, n, d)``, finite, at most ``L`` in magnitude (``n >= 0``).
         rewards : torch.Tensor or array_like
-            ``(B, n)``, finite.
-        validate : bool, default True
-            Check shapes and finiteness (``False``: tensors of the posterior's dtype and device).
+            ``(B, n)``, finite, at most ``L`` in magnitude.
         """
-        if validate:
-            x = self._inputs(actions, "actions")
-            y = _as_tensor(
-                rewards, "rewards", (self.batch_size, x.shape[1]), self.dtype, self.device
-            )
-        else:
-            x, y = actions, rewards
+        x = self._inputs(actions, "actions")
+        shape = (self.batch_size, x.shape[1])
+        y = _as_tensor(rewards, "rewards", shape, self.device, self.limit)
         n = x.shape[1]
         if n == 0:
             return
@@ -224,88 +267,97 @@ class RFFPosterior:
         return torch.linalg.solve_triangular(u.mT, white, upper=False).squeeze(-1)
 
     # ---------------------------------------------------------------- predictive
-    def _whitened(self, x: Any, validate: bool) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(φ(x)μ, U⁻¹φ(x)ᵀ)``: ``(B, m)`` means and ``(B, M, m)`` whitened features."""
-        phi = self.features(x, validate=validate)
+    def _whitened(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(φ(x)μ, U⁻¹φ(x)ᵀ)`` for checked ``x``: float64 ``(B, m)`` means and ``(B, M, m)``
+        whitened features."""
+        phi = _features(x, self.frequencies, self.phases)
         mu = (phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1)
         white = torch.linalg.solve_triangular(self.precision_factor, phi.mT, upper=True)
         return mu, white
 
-    def predictive(self, x: Any, *, validate: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
-        """Posterior mean and standard deviation of ``f(x)`` (no noise), each ``(B, m)``."""
-        mu, white = self._whitened(x, validate)
+    def _predictive(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """float64 mean and standard deviation at checked ``x``."""
+        mu, white = self._whitened(x)
         return mu, torch.linalg.vector_norm(white, dim=-2)
 
-    def mean(self, x: Any, *, validate: bool = True) -> torch.Tensor:
+    def predictive(self, x: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """Posterior mean and standard deviation of ``f(x)`` (no noise), each ``(B, m)``."""
+        mu, sd = self._predictive(self._inputs(x, "x"))
+        return self._out(mu), self._out(sd)
+
+    def mean(self, x: Any) -> torch.Tensor:
         """Posterior mean of ``f(x)`` for ``x`` ``(B, m, d)``: ``(B, m)``."""
-        phi = self.features(x, validate=validate)
-        return (phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1)
+        phi = _features(self._inputs(x, "x"), self.frequencies, self.phases)
+        return self._out((phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1))
 
-    def std(self, x: Any, *, validate: bool = True) -> torch.Tensor:
+    def std(self, x: Any) -> torch.Tensor:
         """Posterior standard deviation of ``f(x)`` for ``x`` ``(B, m, d)``: ``(B, m)``."""
-        return self.predictive(x, validate=validate)[1]
+        return self.predictive(x)[1]
 
-    def covariance(self, x: Any, *, validate: bool = True) -> torch.Tensor:
+    def covariance(self, x: Any) -> torch.Tensor:
         """Posterior covariance of ``f`` at ``x`` ``(B, m, d)``: ``(B, m, m)``; before any
         update, the random-feature kernel ``s²φ(x)ᵀφ(x')``."""
-        white = self._whitened(x, validate)[1]
-        return white.mT @ white
+        white = self._whitened(self._inputs(x, "x"))[1]
+        return self._out(white.mT @ white)
 
-    def ucb(self, x: Any, beta: float, *, validate: bool = True) -> torch.Tensor:
+    def ucb(self, x: Any, beta: float) -> torch.Tensor:
         """``mean + √beta·std`` (``beta >= 0``, as in GP-UCB), ``(B, m)``."""
         beta = check_nonnegative_float(beta, "beta")
-        mu, sd = self.predictive(x, validate=validate)
-        return mu + math.sqrt(beta) * sd
+        mu, sd = self._predictive(self._inputs(x, "x"))
+        return self._out(mu + math.sqrt(beta) * sd)
 
     def _baseline(self, baseline: Any, m: int) -> torch.Tensor:
-        """``baseline`` ``(B,)`` or ``(B, m)`` as ``(B, 1)`` or ``(B, m)``."""
+        """``baseline`` ``(B,)`` or ``(B, m)``, finite in :attr:`dtype`, as float64 ``(B, 1)``
+        or ``(B, m)``."""
         ndim = baseline.ndim if isinstance(baseline, torch.Tensor) else np.ndim(baseline)
         shape: tuple[int | None, ...] = (self.batch_size,) if ndim == 1 else (self.batch_size, m)
-        out = _as_tensor(baseline, "baseline", shape, self.dtype, self.device)
+        biggest = float(torch.finfo(self.dtype).max)
+        out = _as_tensor(baseline, "baseline", shape, self.device, biggest)
         return out.unsqueeze(-1) if out.ndim == 1 else out
 
-    def expected_improvement(self, x: Any, baseline: Any, *, validate: bool = True) -> torch.Tensor:
+    def expected_improvement(self, x: Any, baseline: Any) -> torch.Tensor:
         """``E[(f(x) − baseline)^+]`` under the posterior, ``(B, m)``, exact for the Gaussian
-        predictive; ``baseline`` is ``(B,)`` (one per row) or ``(B, m)``."""
-        mu, sd = self.predictive(x, validate=validate)
-        base = self._baseline(baseline, mu.shape[1]) if validate else baseline
-        if base.ndim == 1:
-            base = base.unsqueeze(-1)
-        return gaussian_expected_improvement(mu, sd, base, validate=False)
+        predictive; ``baseline`` is ``(B,)`` (one per row) or ``(B, m)``, finite in dtype."""
+        mu, sd = self._predictive(self._inputs(x, "x"))
+        base = self._baseline(baseline, mu.shape[1])
+        return self._out(gaussian_expected_improvement(mu, sd, base))
 
-    def log_expected_improvement(
-        self, x: Any, baseline: Any, *, validate: bool = True
-    ) -> torch.Tensor:
+    def log_expected_improvement(self, x: Any, baseline: Any) -> torch.Tensor:
         """``log E[(f(x) − baseline)^+]``, ``(B, m)``, finite where the EI underflows."""
-        mu, sd = self.predictive(x, validate=validate)
-        base = self._baseline(baseline, mu.shape[1]) if validate else baseline
-        if base.ndim == 1:
-            base = base.unsqueeze(-1)
-        return log_gaussian_expected_improvement(mu, sd, base, validate=False)
+        mu, sd = self._predictive(self._inputs(x, "x"))
+        base = self._baseline(baseline, mu.shape[1])
+        return self._out(log_gaussian_expected_improvement(mu, sd, base))
 
     # ------------------------------------------------------------------- Thompson
-    def sample_weights(self, num_samples: int | None = None) -> torch.Tensor:
-        """Draws ``w = μ + U⁻ᵀξ`` from :attr:`generator`: ``(B, M)``, or ``(B, S, M)`` for
-        ``num_samples = S``."""
-        s = 1 if num_samples is None else check_nonnegative_int(num_samples, "num_samples")
+    def _draw_weights(self, s: int) -> torch.Tensor:
+        """float64 draws ``w = μ + U⁻ᵀξ``, ``(B, s, M)``."""
         xi = torch.randn(
             (self.batch_size, self.num_features, s),
             generator=self.generator,
-            dtype=self.dtype,
+            dtype=STATS_DTYPE,
             device=self.device,
         )
         offset = torch.linalg.solve_triangular(self.precision_factor.mT, xi, upper=False)
-        draws = self.weight_mean.unsqueeze(-2) + offset.mT  # (B, S, M)
+        return self.weight_mean.unsqueeze(-2) + offset.mT
+
+    def sample_weights(self, num_samples: int | None = None) -> torch.Tensor:
+        """Draws ``w = μ + U⁻ᵀξ`` from :attr:`generator`: ``(B, M)``, or ``(B, S, M)`` for
+        ``num_samples = S``, in :attr:`dtype`."""
+        return self._out(self._weights(num_samples))
+
+    def _weights(self, num_samples: int | None) -> torch.Tensor:
+        s = 1 if num_samples is None else check_nonnegative_int(num_samples, "num_samples")
+        draws = self._draw_weights(s)
         return draws[:, 0] if num_samples is None else draws
 
     def sample_function(self, num_samples: int | None = None) -> RFFSample:
-        """Thompson draws of ``f`` to evaluate at any inputs (see :class:`RFFSample`)."""
-        return RFFSample(self.frequencies, self.phases, self.sample_weights(num_samples))
+        """Thompson draws of ``f`` to evaluate at any inputs (see :class:`RFFSample`); the
+        draws are float64, the values in :attr:`dtype`."""
+        return RFFSample(self.frequencies, self.phases, self._weights(num_samples))
 
-    def thompson(self, x: Any, *, validate: bool = True) -> torch.Tensor:
+    def thompson(self, x: Any) -> torch.Tensor:
         """One draw of ``f`` per row, evaluated at ``x`` ``(B, m, d)``: ``(B, m)``."""
-        inputs = self._inputs(x, "x") if validate else x
-        return self.sample_function()(inputs)
+        return self.sample_function()(self._inputs(x, "x"))
 
     def __repr__(self) -> str:
         return (
