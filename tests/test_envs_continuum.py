@@ -293,6 +293,13 @@ def test_render_ansi_single() -> None:
         ({"needle_width": float("nan")}, "needle_width"),
         ({"noise": float("nan")}, "noise"),
         ({"noise": -1.0}, "noise"),
+        ({"needle_width": 1e-200}, "needle_width must lie in"),
+        ({"bump_width": 1e151}, "bump_width must lie in"),
+        ({"noise": 1.7e308}, "noise must be at most"),
+        ({"dim": 10**12}, "dim=1000000000000, num_bumps=5 would need"),
+        ({"num_bumps": 10**9}, "num_bumps=1000000000 would need"),
+        ({"num_bumps": 10**5}, "placing the bumps"),
+        ({"num_bumps": 400, "dim": 1000}, "placing the bumps"),
         ({"centers": [[0.5]]}, "centers and heights"),
         ({"centers": [[1.5]], "heights": [1.0]}, "centers"),
         ({"centers": [[np.nan]], "heights": [1.0]}, "centers"),
@@ -311,6 +318,10 @@ def test_bad_arguments_raise_naming_them(kwargs: dict, name: str) -> None:
 def test_bad_vector_arguments_raise_naming_them() -> None:
     with pytest.raises(ValueError, match="num_envs"):
         ContinuumBanditVectorEnv(num_envs=0)
+    with pytest.raises(ValueError, match=r"num_envs=1000000000, dim=2.*sub-envs"):
+        ContinuumBanditVectorEnv(num_envs=10**9)
+    with pytest.raises(ValueError, match=r"num_envs=2, dim=2, num_bumps=4000: placing"):
+        ContinuumBanditVectorEnv(num_envs=2, num_bumps=4000)
     with pytest.raises(ValueError, match="centers"):
         ContinuumBanditVectorEnv(num_envs=3, centers=np.full((2, 1, 1), 0.5), heights=[1.0])
 
@@ -378,3 +389,22 @@ def test_basin_volume_names_bad_input():
         continuum.basin_volume(0.1, 2, 1.0)
     with pytest.raises(ValueError, match="width"):
         continuum.basin_volume(0.0, 2, 0.5)
+
+
+def test_widths_and_noise_at_the_ends_of_their_ranges_give_finite_rewards() -> None:
+    low, high = continuum.WIDTH_RANGE
+    for needle, bump in ((low, 0.15), (0.03, high), (low, high)):
+        env = ContinuumBanditEnv(needle_width=needle, bump_width=bump, noise=continuum.MAX_NOISE)
+        env.reset(seed=0)
+        for action in (env.optimal_action, np.zeros(2), np.ones(2)):
+            _, reward, _, _, info = env.step(action.astype(np.float32))
+            assert np.isfinite(reward) and np.isfinite(info["regret"]) and info["regret"] >= 0
+        far = env.mean_reward(np.array([[1e200, 0.0], [0.5, -1e300]]))
+        assert np.isfinite(far).all()
+    # A placement at the largest size MAX_PLACEMENT_WORK allows at d = 2 draws.
+    most = int((continuum.MAX_PLACEMENT_WORK / (8 * 10)) ** 0.5) - 1
+    assert ContinuumBanditEnv(num_bumps=most).num_bumps == most
+    # Given centres skip the placement: more bumps than a drawn instance allows.
+    centers = np.random.default_rng(0).random((5000, 1))
+    env = ContinuumBanditEnv(centers=centers, heights=np.ones(5000))
+    assert env.num_bumps == 4999

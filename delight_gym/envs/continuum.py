@@ -19,13 +19,15 @@ from gymnasium.error import ResetNeeded
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import (
+    array_bytes,
     check_finite_array,
     check_nonnegative_float,
     check_nonnegative_int,
     check_positive_float,
     check_positive_int,
+    check_would_fit,
 )
-from delight_gym.envs._bandit import BanditEnv, BanditKeywords, BanditVectorEnv
+from delight_gym.envs._bandit import SUB_ENV_BYTES, BanditEnv, BanditKeywords, BanditVectorEnv
 from delight_gym.envs._base import (
     instance_array,
     read_only_copy,
@@ -41,7 +43,10 @@ __all__ = [
     "DEFAULT_CONTINUUM_DIM",
     "DEFAULT_NEEDLE_WIDTH",
     "DEFAULT_NUM_BUMPS",
+    "MAX_NOISE",
+    "MAX_PLACEMENT_WORK",
     "NEEDLE_HEIGHT",
+    "WIDTH_RANGE",
     "ContinuumBanditEnv",
     "ContinuumBanditVectorEnv",
     "basin_volume",
@@ -60,6 +65,16 @@ BUMP_HEIGHT_RANGE = (0.3, 0.6)
 CENTER_MARGIN = 0.1
 #: Uniform candidates per broad bump in the best-candidate placement.
 _CANDIDATES = 16
+#: ``bump_width`` and ``needle_width`` lie in this range: ``w²`` and ``‖x − c‖²/w²`` stay finite
+#: and normal in float64 (``1e-200`` would square to 0 and give NaN rewards).
+WIDTH_RANGE = (1e-150, 1e150)
+#: The largest ``noise``: ``noise·z`` and its square stay finite.
+MAX_NOISE = 1e150
+#: The drawn placement compares ``8·J(J + 1)·(d + 8)`` coordinates (``J = num_bumps``; each bump's
+#: 16 candidates against the centres before it, quadratic in ``J``); more is refused, a few
+#: seconds at most: about 3 500 bumps at ``d = 2``, 350 at ``d = 1000``. Pass ``centers`` and
+#: ``heights`` for more.
+MAX_PLACEMENT_WORK = 10**9
 _FIXED = "this env was built with fixed centers and heights"
 
 
@@ -163,6 +178,54 @@ def _check_box_actions(value: Any, shape: tuple[int, ...], name: str) -> NDArray
     return out
 
 
+def _check_width(value: Any, name: str) -> float:
+    """``value`` as a float in :data:`WIDTH_RANGE`; a ``ValueError`` naming ``name``."""
+    width = check_positive_float(value, name)
+    low, high = WIDTH_RANGE
+    if not low <= width <= high:
+        raise ValueError(
+            f"{name} must lie in [{low:g}, {high:g}] (so that its square stays finite and "
+            f"nonzero), got {value}"
+        )
+    return width
+
+
+def _instance_bytes(num_envs: int | None, num_bumps: int, dim: int, drawn: bool) -> dict[str, int]:
+    """Every buffer of an env's instance, its spaces, its steps and (``drawn``) its placement,
+    in bytes by name (for :func:`~delight_gym._checks.check_would_fit`)."""
+    n, j = num_envs or 1, num_bumps + 1
+    parts = {
+        "centers": array_bytes(n, j, dim),
+        "a step's distances": 2 * array_bytes(n, j, dim),
+        "heights and widths": array_bytes(n + 1, j),
+        # float32 low and high and two bool masks per coordinate, single and batched, twice.
+        "action spaces": array_bytes(n + 1, dim, itemsize=20),
+    }
+    if num_envs is not None:
+        parts["sub-envs"] = SUB_ENV_BYTES * num_envs
+    if drawn:
+        # The float64 draw, its float32 rounding and float64 copy; one bump's distances.
+        parts["placement candidates"] = array_bytes(num_bumps, _CANDIDATES, dim, itemsize=24)
+        parts["placement distances"] = 2 * array_bytes(_CANDIDATES, j, dim)
+    return parts
+
+
+def _check_sizes(num_envs: int | None, num_bumps: int, dim: int, drawn: bool) -> None:
+    """Refuse, before anything is allocated or looped over, an env that would not fit in memory
+    or (``drawn``) whose placement would exceed :data:`MAX_PLACEMENT_WORK`."""
+    what = f"dim={dim}, num_bumps={num_bumps}"
+    if num_envs is not None:
+        what = f"num_envs={num_envs}, {what}"
+    check_would_fit(_instance_bytes(num_envs, num_bumps, dim, drawn), what)
+    work = 8 * num_bumps * (num_bumps + 1) * (dim + 8)
+    if drawn and work > MAX_PLACEMENT_WORK:
+        raise ValueError(
+            f"{what}: placing the bumps compares 8·num_bumps·(num_bumps + 1)·(dim + 8) = "
+            f"{work:.3g} coordinates (quadratic in num_bumps), more than MAX_PLACEMENT_WORK = "
+            f"{MAX_PLACEMENT_WORK:.0e}; use fewer bumps, or pass centers and heights"
+        )
+
+
 class _ContinuumParameters(BanditKeywords):
     """The arguments shared by :class:`ContinuumBanditEnv` and :class:`ContinuumBanditVectorEnv`,
     checked once by :meth:`_set_parameters`."""
@@ -212,9 +275,14 @@ class _ContinuumParameters(BanditKeywords):
         copies (batched when ``num_envs`` is set), or None when they are to be drawn."""
         d = None if dim is None else check_positive_int(dim, "dim")
         k = None if num_bumps is None else check_nonnegative_int(num_bumps, "num_bumps")
-        self.bump_width = check_positive_float(bump_width, "bump_width")
-        self.needle_width = check_positive_float(needle_width, "needle_width")
+        self.bump_width = _check_width(bump_width, "bump_width")
+        self.needle_width = _check_width(needle_width, "needle_width")
         self.noise = check_nonnegative_float(noise, "noise")
+        if self.noise > MAX_NOISE:
+            raise ValueError(
+                f"noise must be at most {MAX_NOISE:g} (so that the rewards and their squares "
+                f"stay finite), got {noise}"
+            )
         self._set_render_mode(render_mode)
         fixed = None
         if (centers is None) != (heights is None):
@@ -247,6 +315,7 @@ class _ContinuumParameters(BanditKeywords):
             d, k, fixed = c.shape[-1], c.shape[-2] - 1, (c, h)
         self.dim = DEFAULT_CONTINUUM_DIM if d is None else d
         self.num_bumps = DEFAULT_NUM_BUMPS if k is None else k
+        _check_sizes(num_envs, self.num_bumps, self.dim, drawn=fixed is None)
         self.widths = np.full(self.num_bumps + 1, self.bump_width)
         self.widths[0] = self.needle_width
         return fixed
@@ -273,14 +342,12 @@ class _ContinuumParameters(BanditKeywords):
 class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
     """A continuum-armed bandit on ``[0, 1]^d``: a narrow needle among broad bumps.
 
-    The instance (module docstring; row 0 the needle) is drawn at the first :meth:`reset` and
-    kept (``reset(options={"resample": True})`` redraws it): the needle's centre
-    ``U([0.1, 0.9]^d)``, each broad centre the farthest of 16 uniform candidates from those
-    placed, then the heights; centres are rounded to float32.
+    The instance (module docstring; row 0 the needle) is drawn at the first :meth:`reset`, kept
+    until ``reset(options={"resample": True})``: the needle's centre ``U([0.1, 0.9]^d)``, each
+    broad centre the farthest of 16 uniform candidates from those placed (float32 centres).
 
     ## Action Space
-    ``Box(0, 1, (d,), float32)``; any real ``(d,)`` array in ``[0, 1]`` (float64 too), else a
-    ``ValueError`` naming ``action`` (no clipping).
+    ``Box(0, 1, (d,), float32)``; any real ``(d,)`` array in ``[0, 1]``, else a ``ValueError``.
     ## Observation Space
     ``Discrete(1)``: always ``0``.
     ## Rewards
@@ -289,9 +356,11 @@ class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
     One pull: ``terminated=True``; ``info`` has floats ``expected_reward`` (``f(x)``),
     ``optimal_expected_reward`` (``max_j h_j``) and ``regret``.
     ## Arguments
-    ``dim`` (2), ``num_bumps`` (5, may be 0), ``bump_width`` (0.15), ``needle_width`` (0.03),
-    ``noise`` (0.1); ``centers`` ``(J, d)`` in ``[0, 1]`` and ``heights`` ``(J,)`` ``> 0``
-    fix the instance together; ``render_mode`` ``None`` or ``"ansi"``.
+    ``dim`` (2), ``num_bumps`` (5, may be 0; drawn: up to :data:`MAX_PLACEMENT_WORK`),
+    ``bump_width`` (0.15) and ``needle_width`` (0.03) in ``[1e-150, 1e150]``, ``noise`` (0.1)
+    in ``[0, 1e150]``; ``centers`` ``(J, d)`` in ``[0, 1]`` and ``heights`` ``(J,)`` ``> 0`` fix
+    the instance together; ``render_mode`` ``None`` or ``"ansi"``. Sizes that would not fit in
+    memory are refused before anything is allocated.
     ## Version History
     - v0: initial version.
 
@@ -348,7 +417,10 @@ class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
         pts = check_finite_array(x, "x")
         if pts.ndim == 0 or pts.shape[-1] != self.dim:
             raise ValueError(f"x must have shape (..., {self.dim}), got {pts.shape}")
-        return max_of_bumps(pts, centers, heights, self.widths)
+        distances = 2 * array_bytes(pts.size // self.dim, self.num_bumps + 1, self.dim)
+        check_would_fit(distances, f"x of shape {pts.shape} against {self.num_bumps + 1} bumps")
+        with np.errstate(over="ignore"):  # a far point's squared distance is inf: f = 0
+            return max_of_bumps(pts, centers, heights, self.widths)
 
     def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
         """Pull ``action`` (``(d,)`` in ``[0, 1]``); the episode terminates after it."""
