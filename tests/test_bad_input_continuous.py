@@ -380,3 +380,115 @@ def test_ensemble_evaluate_checks_host_probs_once_at_its_boundary() -> None:
         post.evaluate(obs, np.full((2, 2), np.nan))
     values = post.evaluate(obs, np.full((2, 2), 0.5))
     np.testing.assert_allclose(values.baseline, post.mean(obs).mean(axis=1))
+
+
+# -- the continuum files: RFFPosterior, ContinuumBandit, ContinuumAgent -------------------------
+
+
+def test_continuum_sizes_are_refused_before_anything_is_allocated():
+    from delight_gym.envs.continuum import ContinuumBanditEnv, ContinuumBanditVectorEnv
+    from delight_gym.posteriors.rff import RFFPosterior
+
+    # Every buffer counted: the frequencies (B·M·d), the float64 statistics (B·M²).
+    with pytest.raises(ValueError, match=r"dim=1000000000.*the largest buffer, frequencies"):
+        RFFPosterior(2, 10**9)
+    for kwargs in ({"device": None}, {"device": None, "dtype": torch.float32}, {"device": "cpu"}):
+        with pytest.raises(ValueError, match=r"num_features=1000000 would need.*precision_factor"):
+            RFFPosterior(1, 2, num_features=10**6, **kwargs)
+    with pytest.raises(ValueError, match="batch_size=10000000, dim=1, num_features=512"):
+        RFFPosterior(10**7, 1)
+    # The env's centres, spaces and placement candidates, and the vector env's sub-envs.
+    for build, match in (
+        (lambda: ContinuumBanditEnv(dim=10**12), r"dim=1000000000000, num_bumps=5 would need"),
+        (lambda: ContinuumBanditEnv(num_bumps=10**9), "placement candidates"),
+        (lambda: ContinuumBanditVectorEnv(10**9), r"num_envs=1000000000, .*sub-envs"),
+        (lambda: ContinuumBanditVectorEnv(10**6, dim=10**4), "a step's distances"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            build()
+    # The placement is quadratic in num_bumps: refused, not a hang.
+    for kwargs in ({"num_bumps": 10**5}, {"num_bumps": 4000}, {"num_bumps": 400, "dim": 1000}):
+        with pytest.raises(ValueError, match=r"placing the bumps .* MAX_PLACEMENT_WORK"):
+            ContinuumBanditEnv(**kwargs)
+
+
+def test_continuum_finite_inputs_give_finite_results():
+    from delight_gym._checks import magnitude_limit
+    from delight_gym.envs.continuum import MAX_NOISE, WIDTH_RANGE, ContinuumBanditEnv
+    from delight_gym.posteriors.rff import RFFPosterior
+
+    # Out of the stated ranges: refused, naming the argument.
+    for kwargs, match in (
+        ({"noise": 1e-300}, "noise must lie in"),
+        ({"prior_std": 1e300}, "prior_std must lie in"),
+        ({"noise": 1e-11, "dtype": torch.float32}, "noise must lie in"),
+        ({"prior_std": 1e60, "noise": 1e-60}, "prior_std / noise"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            RFFPosterior(2, 2, **kwargs)
+    # At the ends of the ranges, with rewards as large as accepted: every output finite.
+    for dtype, prior_std in ((torch.float64, 0.5), (torch.float32, 4e9)):
+        limit = magnitude_limit(dtype, 4)
+        post = RFFPosterior(
+            2, 2, num_features=32, noise=1.01 / limit, prior_std=prior_std, seed=0, dtype=dtype
+        )
+        x = torch.rand(2, 300, 2, dtype=torch.float64)
+        for reward in (limit, -limit):
+            post.update(x[:, :1], torch.full((2, 1), reward, dtype=torch.float64))
+        post.update(x, torch.full((2, 300), limit, dtype=torch.float64))  # the refactor path
+        biggest = float(torch.finfo(dtype).max)
+        outs = [*post.predictive(x[:, :5]), post.ucb(x[:, :5], 4.0), post.thompson(x[:, :5])]
+        for base in (0.0, biggest, -biggest):
+            outs.append(
+                post.expected_improvement(x[:, :5], torch.full((2,), base, dtype=torch.float64))
+            )
+        assert all(bool(torch.isfinite(o).all()) for o in outs)
+    # float32: 500 updates at one point stay at the exact float64 posterior (float64 statistics).
+    post32 = RFFPosterior(1, 1, num_features=64, seed=0, dtype=torch.float32)
+    post64 = RFFPosterior(1, 1, num_features=64, seed=0)
+    post64.frequencies, post64.phases = post32.frequencies.double(), post32.phases.double()
+    point = torch.full((1, 1, 1), 0.5)
+    for _ in range(500):
+        post32.update(point, torch.ones(1, 1))
+    post64.update(point.double().expand(1, 500, 1), torch.ones(1, 500))
+    grid = torch.linspace(0, 1, 11).reshape(1, 11, 1)
+    torch.testing.assert_close(post32.mean(grid).double(), post64.mean(grid), atol=1e-4, rtol=0)
+    # The env: widths whose square underflowed, noise that overflowed: refused; the ends finite.
+    for kwargs, match in (
+        ({"needle_width": 1e-200}, "needle_width must lie in"),
+        ({"bump_width": 5e-324}, "bump_width must lie in"),
+        ({"noise": 1.7e308}, "noise must be at most"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            ContinuumBanditEnv(**kwargs)
+    env = ContinuumBanditEnv(
+        needle_width=WIDTH_RANGE[0], bump_width=WIDTH_RANGE[1], noise=MAX_NOISE
+    )
+    env.reset(seed=0)
+    for action in (env.optimal_action, np.zeros(2), np.ones(2)):
+        _, reward, _, _, info = env.step(action.astype(np.float32))
+        assert np.isfinite([reward, info["expected_reward"], info["regret"]]).all()
+
+
+def test_continuum_agents_refuse_keywords_they_do_not_use():
+    from delight_gym.agents.continuum import ContinuumAgent
+
+    for name, kwargs in (
+        ("thompson", {"gate_price": -1}),
+        ("ucb", {"surprisal_cap": 2.0}),
+        ("greedy", {"half_life": 10.0}),
+        ("uniform", {"ucb_delta": 0.2}),
+        ("delight", {"ucb_delta": 0.2}),
+        ("egreedy", {"gate_price": 0.5, "half_life": 3.0}),
+    ):
+        unused = [k for k in kwargs if not (name == "egreedy" and k == "half_life")]
+        with pytest.raises(
+            TypeError, match=f"ContinuumAgent\\('{name}'\\) does not use {unused[0]}"
+        ):
+            ContinuumAgent(name, 1, 1, seed=0, **kwargs)
+    with pytest.raises(TypeError, match="host_std"):
+        ContinuumAgent("ucb", 1, 1, seed=0, host_std=0)
+    # The agents that use them take them.
+    assert ContinuumAgent("delight", 1, 1, seed=0, gate_price=0.5).gate_price == 0.5
+    assert ContinuumAgent("egreedy", 1, 1, seed=0, half_life=3.0).half_life == 3.0
+    assert ContinuumAgent("ucb", 1, 1, seed=0, ucb_delta=0.2).ucb_delta == 0.2

@@ -1,17 +1,9 @@
 """Batched agents for continuum-armed bandits (actions in ``[0, 1]^d``) on one posterior.
 
-Every agent keeps a :class:`~delight_gym.posteriors.rff.RFFPosterior` (one row per seed) and
-scores the same pool of ``num_candidates`` points each round (:meth:`ContinuumAgent.pool`): its
-incumbent (the best posterior mean of the previous pool), ``num_posterior`` posterior argmaxes
-(each the best of this round's other points under one fresh posterior draw), ``num_local``
-Gaussian steps of standard deviation ``local_std`` around the incumbent, and uniform points for
-the rest. ``greedy`` plays the pool's best posterior mean, ``thompson`` the best of one
-posterior draw, ``ucb`` (GP-UCB) the best ``mean + √β_t·std`` with β_t of "Gaussian Process
-Optimization in the Bandit Setting" (Srinivas et al.; :func:`srinivas_beta`), ``egreedy`` a
-uniform action with probability ``ε_t = M/(M + t)``, ``uniform`` a uniform action. ``delight``
-is the greedy host with candidate-set DE (:class:`~delight_gym.de.candidates.CandidateDelight`)
-on the same pool: EI over the posterior mean of the host's action, surprisal under the host's
-stated proposal density (the local step's Gaussian around it).
+Every agent of :data:`CONTINUUM_AGENTS` keeps a :class:`~delight_gym.posteriors.rff.RFFPosterior`
+(one row per seed) and scores the same pool of points each round; the agents differ only in how
+they choose from it (:class:`ContinuumAgent`). GP-UCB's ``β_t`` is :func:`srinivas_beta`
+("Gaussian Process Optimization in the Bandit Setting", Srinivas, Krause, Kakade & Seeger).
 """
 
 from __future__ import annotations
@@ -27,6 +19,7 @@ from delight_gym._checks import (
     check_nonnegative_int,
     check_positive_float,
     check_positive_int,
+    check_seed,
 )
 from delight_gym.de.candidates import CandidateDelight, GaussianProposalHost
 from delight_gym.de.rule import (
@@ -38,6 +31,7 @@ from delight_gym.de.rule import (
 from delight_gym.posteriors.rff import RFFPosterior
 
 __all__ = [
+    "AGENT_KEYWORDS",
     "CONTINUUM_AGENTS",
     "ContinuumAgent",
     "srinivas_beta",
@@ -46,6 +40,15 @@ __all__ = [
 
 #: The agents :class:`ContinuumAgent` knows.
 CONTINUUM_AGENTS = ("delight", "thompson", "ucb", "egreedy", "greedy", "uniform")
+#: The keywords only some agents use, and those agents (any other agent refuses them).
+AGENT_KEYWORDS = {
+    "half_life": ("delight", "egreedy"),
+    "gate_price": ("delight",),
+    "surprisal_cap": ("delight",),
+    "ucb_delta": ("ucb",),
+}
+#: GP-UCB's default ``δ``.
+DEFAULT_UCB_DELTA = 0.1
 
 
 def srinivas_beta(t: Any, num_points: int, delta: float = 0.1) -> Any:
@@ -107,28 +110,33 @@ class _Pool:
 class ContinuumAgent:
     """One agent of :data:`CONTINUUM_AGENTS` for ``B`` independent continuum bandits.
 
+    Each round's pool (:meth:`pool`): the incumbent (the best posterior mean of the previous
+    pool), ``num_posterior`` posterior argmaxes (each the best of the other points under one
+    draw), ``num_local`` Gaussian steps around the incumbent, uniform points for the rest.
+    ``greedy`` plays its best posterior mean, ``thompson`` the best of one draw, ``ucb`` the best
+    ``mean + √β_t·std``, ``egreedy`` a uniform action with probability ``ε_t = M/(M + t)``,
+    ``uniform`` a uniform action; ``delight`` is greedy with candidate-set DE on the pool
+    (:class:`~delight_gym.de.candidates.CandidateDelight`): EI over the posterior mean of the
+    host's action, surprisal under the local step's Gaussian around it.
+
     Parameters
     ----------
     name : str
         One of :data:`CONTINUUM_AGENTS`.
-    batch_size, dim : int
-        ``B`` seeds and the action dimension ``d``.
-    seed : int
-        Seeds the agent's numpy generator and its posterior's torch generator.
-    num_candidates : int, default 64
-        Points scored per round (every agent's budget), the incumbent included.
-    num_local, num_posterior : int, default 24, 8
-        Local steps around the incumbent and posterior argmaxes in the pool; uniform points
-        fill the rest (``num_candidates − 1 − num_local − num_posterior ≥ 0``).
+    batch_size, dim, seed : int
+        ``B`` seeds, the action dimension ``d``; ``seed`` seeds both generators.
+    num_candidates, num_local, num_posterior : int, default 64, 24, 8
+        The pool's size (every agent's budget, the incumbent included), its local steps and its
+        posterior argmaxes (``num_candidates − 1 − num_local − num_posterior ≥ 0`` uniform).
     local_std : float, default 0.05
-        Per-coordinate standard deviation of a local step (clipped to the box); also the
-        standard deviation of ``delight``'s host proposal density.
+        Per-coordinate std of a local step (clipped to the box) and of ``delight``'s host density.
     num_features, lengthscale, prior_std, noise :
-        The posterior's (:class:`~delight_gym.posteriors.rff.RFFPosterior`).
-    half_life, gate_price, surprisal_cap : float
-        ``M``, ``λ``, ``L`` (``egreedy`` uses ``M`` only).
-    ucb_delta : float, default 0.1
-        ``δ`` of GP-UCB's ``β_t`` (:func:`srinivas_beta` with ``|D| = num_candidates``).
+        The posterior's (:class:`~delight_gym.posteriors.rff.RFFPosterior`); these and the
+        pool's are every agent's (``uniform`` builds both and plays neither).
+    half_life, gate_price, surprisal_cap, ucb_delta : float, optional
+        ``M`` (``delight``, ``egreedy``), ``λ`` and ``L`` (``delight``), GP-UCB's ``δ`` (``ucb``;
+        0.1, :func:`srinivas_beta` with ``|D| = num_candidates``); the rule's defaults otherwise.
+        One passed to an agent that does not use it is a ``TypeError`` naming it.
     """
 
     def __init__(
@@ -146,13 +154,27 @@ class ContinuumAgent:
         lengthscale: float = 0.1,
         prior_std: float = 1.0,
         noise: float = 0.1,
-        half_life: float = DEFAULT_HALF_LIFE,
-        gate_price: float = DEFAULT_GATE_PRICE,
-        surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
-        ucb_delta: float = 0.1,
+        half_life: float | None = None,
+        gate_price: float | None = None,
+        surprisal_cap: float | None = None,
+        ucb_delta: float | None = None,
     ) -> None:
         if name not in CONTINUUM_AGENTS:
             raise ValueError(f"name must be one of {list(CONTINUUM_AGENTS)}, got {name!r}")
+        given = {
+            "half_life": half_life,
+            "gate_price": gate_price,
+            "surprisal_cap": surprisal_cap,
+            "ucb_delta": ucb_delta,
+        }
+        unused = [k for k, v in given.items() if v is not None and name not in AGENT_KEYWORDS[k]]
+        if unused:
+            users = "; ".join(f"{k}: {' and '.join(AGENT_KEYWORDS[k])} only" for k in unused)
+            raise TypeError(f"ContinuumAgent({name!r}) does not use {', '.join(unused)} ({users})")
+        half_life = DEFAULT_HALF_LIFE if half_life is None else half_life
+        gate_price = DEFAULT_GATE_PRICE if gate_price is None else gate_price
+        surprisal_cap = DEFAULT_SURPRISAL_CAP if surprisal_cap is None else surprisal_cap
+        ucb_delta = DEFAULT_UCB_DELTA if ucb_delta is None else ucb_delta
         self.name = name
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.dim = check_positive_int(dim, "dim")
@@ -169,7 +191,7 @@ class ContinuumAgent:
         self.half_life = check_positive_float(half_life, "half_life")
         self.ucb_delta = check_positive_float(ucb_delta, "ucb_delta")
         srinivas_beta(1, self.num_candidates, self.ucb_delta)  # checks δ < 1
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(seed))
         self.posterior = RFFPosterior(
             self.batch_size,
             self.dim,
