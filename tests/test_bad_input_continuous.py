@@ -78,8 +78,8 @@ def test_sizes_are_refused_before_anything_is_allocated():
     # device=None is torch's default device: the estimate is no longer skipped.
     from delight_gym.posteriors.rff import RFFPosterior
 
-    with pytest.raises(ValueError, match="num_features=100000 would need"):
-        RFFPosterior(1, 2, num_features=10**5, device=None)
+    with pytest.raises(ValueError, match="num_features=1000000 would need"):
+        RFFPosterior(1, 2, num_features=10**6, device=None)
     # The estimate adds named buffers and names the largest; sizes are exact Python ints.
     assert array_bytes(10**12, 10**12, itemsize=8) == 8 * 10**24
     with pytest.raises(ValueError, match="the largest buffer, replay"):
