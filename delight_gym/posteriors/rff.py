@@ -307,8 +307,8 @@ class RFFPosterior:
         return self._out(mu + math.sqrt(beta) * sd)
 
     def _baseline(self, baseline: Any, m: int) -> torch.Tensor:
-        """``baseline`` ``(B,)`` or ``(B, m)``, finite in :attr:`dtype`, as float64 ``(B, 1)``
-        or ``(B, m)``."""
+        """``baseline`` ``(B,)`` or ``(B, m)``, finite in the posterior's ``dtype``, as float64
+        ``(B, 1)`` or ``(B, m)``."""
         ndim = baseline.ndim if isinstance(baseline, torch.Tensor) else np.ndim(baseline)
         shape: tuple[int | None, ...] = (self.batch_size,) if ndim == 1 else (self.batch_size, m)
         biggest = float(torch.finfo(self.dtype).max)
@@ -342,7 +342,7 @@ class RFFPosterior:
 
     def sample_weights(self, num_samples: int | None = None) -> torch.Tensor:
         """Draws ``w = μ + U⁻ᵀξ`` from :attr:`generator`: ``(B, M)``, or ``(B, S, M)`` for
-        ``num_samples = S``, in :attr:`dtype`."""
+        ``num_samples = S``, in the posterior's ``dtype``."""
         return self._out(self._weights(num_samples))
 
     def _weights(self, num_samples: int | None) -> torch.Tensor:
@@ -352,7 +352,7 @@ class RFFPosterior:
 
     def sample_function(self, num_samples: int | None = None) -> RFFSample:
         """Thompson draws of ``f`` to evaluate at any inputs (see :class:`RFFSample`); the
-        draws are float64, the values in :attr:`dtype`."""
+        draws are float64, the values in the posterior's ``dtype``."""
         return RFFSample(self.frequencies, self.phases, self._weights(num_samples))
 
     def thompson(self, x: Any) -> torch.Tensor:
