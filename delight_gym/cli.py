@@ -25,9 +25,9 @@ from delight_gym._checks import (
     array_bytes,
     check_nonnegative_int,
     check_positive_int,
-    check_would_fit,
 )
 from delight_gym._version import __version__
+from delight_gym.cli_limits import cell_sizes, check_control, check_fits
 from delight_gym.experiments.families import FAMILIES, Family, SettingError
 from delight_gym.experiments.families.control import TASKS as CONTROL_TASKS
 from delight_gym.experiments.results import (
@@ -362,7 +362,7 @@ def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     for _, spec, _, _ in jobs:
         horizon, seeds = int(spec.horizon or 1), int(spec.seeds)
         batch = min(seeds, int(spec.batch_size or seeds))
-        _check_fits(
+        check_fits(
             parser,
             {
                 "--horizon x --batch-size": 4 * array_bytes(horizon, batch),
@@ -399,71 +399,6 @@ def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     return 0
 
 
-#: SB3 (the control families) seeds numpy's legacy generator: seeds must lie below 2**32.
-SB3_MAX_SEED = 2**32 - 1
-#: The most evaluation episodes one control run may take (checkpoints x --eval-episodes):
-#: every episode is a loop of up to the task's episode length (200 to 999 steps).
-MAX_EVAL_EPISODES = 100_000
-#: float64 copies of a continuum round's pool ``(B, 64, d)`` alive at once (the pool, its
-#: tensor, the padded EI input, the scored points and their local and uniform parts): with the
-#: RFF frequencies ``(B, 256, d)`` and the env's bumps ``(B, 6, d)``, about the measured peak.
-_CONTINUUM_POOL_COPIES = 6
-
-
-def _sizes(family: Family, args: argparse.Namespace, instance: dict[str, object]) -> dict[str, int]:
-    """Every large buffer of one cell of ``family`` (bytes by name), from the parsed arguments:
-    the regret curves of every family, and the continuum agents' frequencies, pools and env."""
-    batch = min(args.seeds, args.batch_size or family.batch_size)
-    parts = {  # float64 curves: a cell's (batch, horizon), a few copies; all (seeds, horizon)
-        "--horizon x --batch-size": 4 * array_bytes(args.horizon, batch),
-        "--horizon x --seeds": 2 * array_bytes(args.horizon, args.seeds),
-    }
-    if family.name.startswith("continuum"):
-        d = int(instance["dim"])  # type: ignore[call-overload]
-        rows = f"{batch} rows of dim={d}"
-        parts[f"--dim: the RFF frequencies ({rows} x 256)"] = array_bytes(batch, 256, d)
-        pools = _CONTINUUM_POOL_COPIES * array_bytes(batch, 64, d)
-        parts[f"--dim: the candidate pools ({rows} x 64, {_CONTINUUM_POOL_COPIES} copies)"] = pools
-        parts[f"--dim: the env's bumps ({rows} x 6)"] = array_bytes(batch, 6, d)
-    return parts
-
-
-def _check_control(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """The control families' bounds: SB3's seeds below ``2**32`` and at most
-    :data:`MAX_EVAL_EPISODES` evaluation episodes per run."""
-    last = args.seed + args.seeds - 1
-    if last > SB3_MAX_SEED:
-        parser.error(
-            f"--seed: seeds {args.seed}..{last} must be <= {SB3_MAX_SEED} (SB3 seeds numpy's "
-            "legacy generator)"
-        )
-    for every in args.eval_every:
-        for episodes in args.eval_episodes:
-            if every < 1 or episodes < 1:
-                continue  # refused, naming the option, by the family's own check
-            total = (max(args.horizon - 1, 0) // every + 1) * episodes
-            if total > MAX_EVAL_EPISODES:
-                parser.error(
-                    f"--eval-episodes: {episodes} episodes at each of "
-                    f"{total // episodes} checkpoints (--eval-every {every}, --steps "
-                    f"{args.horizon}) is {total} evaluation episodes per run, more than "
-                    f"{MAX_EVAL_EPISODES}"
-                )
-
-
-def _check_fits(parser: argparse.ArgumentParser, parts: dict[str, int]) -> None:
-    """End the command naming the options (exit status 2) when ``parts`` would not fit in
-    memory, each alone (the curves' bound) or all together (one cell's buffers)."""
-    try:
-        for what, nbytes in parts.items():
-            check_would_fit(nbytes, what)
-        dims = {k: v for k, v in parts.items() if k.startswith("--dim")}
-        if dims:
-            check_would_fit(dims, "--dim: one cell's buffers (rows: --seeds, --batch-size)")
-    except ValueError as exc:
-        parser.error(str(exc))
-
-
 def _run_spec(
     parser: argparse.ArgumentParser, family: Family, args: argparse.Namespace
 ) -> ExperimentSpec:
@@ -472,9 +407,9 @@ def _run_spec(
     instances = setting_grid(**{p.name: getattr(args, p.name) for p in family.instance})
     tuning = {p.name: getattr(args, p.name) for p in family.agent_parameters}
     for instance in instances:
-        _check_fits(parser, _sizes(family, args, instance))
+        check_fits(parser, cell_sizes(family, args, instance))
     if family.name in CONTROL_TASKS:
-        _check_control(parser, args)
+        check_control(parser, args)
     try:
         return ExperimentSpec.for_family(
             family,
