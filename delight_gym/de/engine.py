@@ -382,10 +382,11 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
             return actions.reshape(actions.shape[1:]), state
         return actions, state
 
+    @abc.abstractmethod
     def _act(self, obs: np.ndarray, deterministic: bool) -> np.ndarray:
         """Actions for the batch ``obs`` in the action space's dtype, ``(n, ...)``; sets
         :attr:`last_info` per row and records the decisions in :attr:`stats`."""
-        raise NotImplementedError
+        ...
 
     def observe(
         self,
@@ -416,9 +417,10 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
         self._end_episodes(ended)
         self.t += len(batch)
 
+    @abc.abstractmethod
     def _learn(self, transition: ObservedTransition) -> None:
         """Check the rest of the transition and update the posterior."""
-        raise NotImplementedError
+        ...
 
     def evaluation_callback(self, logger: Any = None) -> Any:
         """A ``callback`` for SB3's ``evaluate_policy`` that makes the evaluation online DE.
