@@ -19,6 +19,12 @@ import numpy as np
 import torch
 
 from delight_gym._checks import check_positive_int
+from delight_gym.envs.continuum import (
+    DEFAULT_NOISE,
+    DEFAULT_NUM_BUMPS,
+    GRID_BUMP_WIDTH,
+    GRID_NEEDLE_WIDTH,
+)
 
 __all__ = ["BOTORCH_AGENTS", "botorch_acquisition", "run_botorch"]
 
@@ -71,10 +77,10 @@ def run_botorch(
     seeds: int,
     *,
     seed: int = 0,
-    needle_width: float = 0.15,
-    bump_width: float = 0.3,
-    num_bumps: int = 5,
-    noise: float = 0.1,
+    needle_width: float = GRID_NEEDLE_WIDTH,
+    bump_width: float = GRID_BUMP_WIDTH,
+    num_bumps: int = DEFAULT_NUM_BUMPS,
+    noise: float = DEFAULT_NOISE,
     num_restarts: int = 10,
     raw_samples: int = 512,
     pool_size: int = 64,

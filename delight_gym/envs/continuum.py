@@ -42,7 +42,10 @@ __all__ = [
     "DEFAULT_BUMP_WIDTH",
     "DEFAULT_CONTINUUM_DIM",
     "DEFAULT_NEEDLE_WIDTH",
+    "DEFAULT_NOISE",
     "DEFAULT_NUM_BUMPS",
+    "GRID_BUMP_WIDTH",
+    "GRID_NEEDLE_WIDTH",
     "MAX_NOISE",
     "MAX_PLACEMENT_WORK",
     "NEEDLE_HEIGHT",
@@ -58,6 +61,11 @@ DEFAULT_CONTINUUM_DIM = 2
 DEFAULT_NUM_BUMPS = 5
 DEFAULT_BUMP_WIDTH = 0.15
 DEFAULT_NEEDLE_WIDTH = 0.03
+#: The width-scaling grid's widths at d = 1 (the experiments scale them with √d) and the
+#: reward noise's default standard deviation.
+GRID_NEEDLE_WIDTH = 0.15
+GRID_BUMP_WIDTH = 0.3
+DEFAULT_NOISE = 0.1
 #: Height of the needle; the broad bumps' heights are ``U(*BUMP_HEIGHT_RANGE)``.
 NEEDLE_HEIGHT = 1.0
 BUMP_HEIGHT_RANGE = (0.3, 0.6)
@@ -377,7 +385,7 @@ class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
         num_bumps: int | None = None,
         bump_width: float = DEFAULT_BUMP_WIDTH,
         needle_width: float = DEFAULT_NEEDLE_WIDTH,
-        noise: float = 0.1,
+        noise: float = DEFAULT_NOISE,
         centers: ArrayLike | None = None,
         heights: ArrayLike | None = None,
         render_mode: str | None = None,
@@ -478,7 +486,7 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, BanditVectorEnv):  # type: 
         num_bumps: int | None = None,
         bump_width: float = DEFAULT_BUMP_WIDTH,
         needle_width: float = DEFAULT_NEEDLE_WIDTH,
-        noise: float = 0.1,
+        noise: float = DEFAULT_NOISE,
         centers: ArrayLike | None = None,
         heights: ArrayLike | None = None,
         render_mode: str | None = None,

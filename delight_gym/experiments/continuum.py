@@ -16,6 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from delight_gym.envs.continuum import (
+    DEFAULT_NOISE,
+    DEFAULT_NUM_BUMPS,
+    GRID_BUMP_WIDTH,
+    GRID_NEEDLE_WIDTH,
+)
 from delight_gym.experiments.bandit import (
     AGENT_SEED_SALT,
     BanditResult,
@@ -52,10 +58,10 @@ def run_continuum(
     seeds: int,
     *,
     seed: int = 0,
-    needle_width: float = 0.15,
-    bump_width: float = 0.3,
-    num_bumps: int = 5,
-    noise: float = 0.1,
+    needle_width: float = GRID_NEEDLE_WIDTH,
+    bump_width: float = GRID_BUMP_WIDTH,
+    num_bumps: int = DEFAULT_NUM_BUMPS,
+    noise: float = DEFAULT_NOISE,
     diagnostics: dict[str, Any] | None = None,
     **agent_kwargs: Any,
 ) -> BanditResult:
