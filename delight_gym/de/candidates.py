@@ -1,14 +1,11 @@
 """Candidate-set Delight-gated exploration: the paper's gate on a finite candidate set ``C(s)``.
 
-Algorithm 1 scores every action. For ``Box`` actions and ``Discrete`` spaces too large to score,
-a decision that explores (probability ``ε_t``) draws ``C(s)`` = the host's own action followed
-by the candidates of small proposer objects, scores each ``c ∈ C`` with the caller's expected
-improvement over the host baseline (the posterior mean value of the host's action) and with
-:func:`~delight_gym.de.rule.surprisal` under the host *restricted to C* (probabilities or densities
-renormalised over the distinct members of ``C``), then applies
-:func:`~delight_gym.de.rule.delight_rule` unchanged (same ``λ``, ``L``, ``M``, ``ε_t``). When ``C``
-is a whole small ``Discrete`` space the decision is Algorithm 1's. numpy throughout;
-:func:`candidate_rule` also takes torch tensors.
+For ``Box`` actions and ``Discrete`` spaces too large to score, a decision that explores
+(probability ``ε_t``) draws ``C(s)``: the host's own action, then the proposers' candidates.
+Each ``c ∈ C`` is scored with the caller's EI over the posterior mean of the host's action and
+the surprisal under the host *restricted to C* (renormalised over its distinct members), then
+:func:`~delight_gym.de.rule.delight_rule` applies unchanged. When ``C`` is a whole small
+``Discrete`` space this is Algorithm 1. numpy; :func:`candidate_rule` also takes torch tensors.
 """
 
 from __future__ import annotations
@@ -51,9 +48,7 @@ __all__ = [
     "candidate_row_bytes",
     "candidate_rule",
 ]
-# The hosts and proposers live in candidates_proposers; every public name of it (its
-# ``__all__``) is importable from here too.
-__all__ += candidates_proposers.__all__
+__all__ += candidates_proposers.__all__  # the hosts and proposers are importable from here too
 
 
 class CandidateEI(Protocol):
@@ -64,9 +59,8 @@ class CandidateEI(Protocol):
 
 
 def _first_occurrences(candidates: Array) -> Array:
-    """bool ``(b, C)``: ``True`` at the first occurrence of each distinct candidate of a row
-    (column 0 always), for int ``(b, C)`` or float ``(b, C, d)`` candidates (equal = every
-    coordinate equal)."""
+    """bool ``(b, C)``: the first occurrence of each distinct candidate of a row (column 0
+    always), for int ``(b, C)`` or float ``(b, C, d)`` candidates (equal in every coordinate)."""
     xp = array_namespace(candidates)
     if candidates.ndim == 2:  # Discrete: a stable sort puts each value's first column first
         if xp is np:
@@ -93,7 +87,9 @@ def _first_occurrences(candidates: Array) -> Array:
         ranked = np.take_along_axis(exact, order[..., None], axis=1)
         ranked_key = np.take_along_axis(key, order, axis=-1)
         equal = (ranked[:, 1:] == ranked[:, :-1]).all(-1)
-        if not (ranked_key[:, 1:] == ranked_key[:, :-1])[~equal].any():  # no hash collision
+        # Equal rows have equal keys, so they are neighbours after the sort unless two distinct
+        # rows collide on a key: then fall back to the quadratic comparison below.
+        if not (ranked_key[:, 1:] == ranked_key[:, :-1])[~equal].any():
             first = np.ones(order.shape, dtype=bool)
             first[:, 1:] = ~equal
             out = np.empty_like(first)
@@ -108,8 +104,8 @@ def _first_occurrences(candidates: Array) -> Array:
 
 
 def _check_log_weights(log_w: Array, shape: tuple[int, ...], box: bool, name: str) -> None:
-    """Refuse host log-weights of the wrong shape, NaN or ``+inf`` (or any non-finite one for
-    ``Box`` candidates, and for the host's own action in column 0), naming ``name``."""
+    """Refuse log-weights of the wrong shape, NaN or ``+inf``, non-finite in column 0 (the
+    host's action) or anywhere for ``Box`` candidates (densities), naming ``name``."""
     xp = array_namespace(log_w)
     if tuple(log_w.shape) != shape:
         raise ValueError(f"{name} must have shape {shape}, got {tuple(log_w.shape)}")
@@ -132,10 +128,9 @@ def candidate_rule(
 ) -> tuple[DelightDecision, Array]:
     """:func:`~delight_gym.de.rule.delight_rule` on candidate sets, the host restricted to them.
 
-    Duplicates are merged: only the first occurrence of a candidate (every coordinate equal)
-    keeps host mass and EI; later copies get host probability 0 and EI 0, hence ``χ = 0``, and
-    are never in the gate. The host's weights over the distinct members are renormalised
-    (a softmax of ``host_log_weights``), so ``ℓ`` is rule.py's surprisal of ``π(·|C)``.
+    Only a candidate's first occurrence keeps host mass and EI; later copies get 0, so
+    ``χ = 0`` and never gate. ``π(·|C)`` is a softmax of ``host_log_weights`` over the distinct
+    members.
 
     Parameters
     ----------
@@ -143,27 +138,26 @@ def candidate_rule(
         int ``(b, C)`` (``Discrete``) or float ``(b, C, d)`` (``Box``), ``b, C >= 1``;
         column 0 is the host's own action.
     host_log_weights : Array
-        ``(b, C)``: host log-probabilities (``-inf`` allowed for ``Discrete`` candidates the
-        host never takes) or log-densities (finite, ``Box``); column 0 finite.
+        ``(b, C)``: log-probabilities (``-inf`` allowed, ``Discrete``) or finite
+        log-densities (``Box``); column 0 finite.
     expected_improvement : Array
-        ``(b, C)`` (broadcastable), finite, ``≥ 0``; a duplicate column's value is not used.
+        broadcastable to ``(b, C)``, finite, ``>= 0``.
     epsilon
-        ``ε`` in ``[0, 1]``, a scalar or ``(b,)``.
+        ``ε`` in ``[0, 1]``, scalar or ``(b,)``.
     gate_price, surprisal_cap : float
-        ``λ ≥ 0`` and ``L > 0``.
+        ``λ >= 0`` and ``L > 0``.
 
     Returns
     -------
     tuple[DelightDecision, Array]
-        the rule's decision over the ``C`` columns (its ``host`` is ``π(·|C)``), and the bool
+        the decision over the ``C`` columns (its ``host`` is ``π(·|C)``) and the bool
         ``(b, C)`` mask of first occurrences.
 
     Raises
     ------
     ValueError
-        naming the argument: bad shapes, an empty batch or set, NaN or ``+inf``
-        log-weights, a non-finite log-weight of the host's action or of a ``Box`` candidate;
-        the rule's own checks.
+        naming the argument: bad shapes, an empty batch or set, bad log-weights (see
+        above), and the rule's own checks.
     """
     if candidates.ndim not in (2, 3) or 0 in tuple(candidates.shape[:2]):
         raise ValueError(
@@ -181,8 +175,7 @@ def candidate_rule(
 
 
 def _restricted_host(candidates: Array, host_log_weights: Array) -> tuple[Array, Array]:
-    """``π(·|C)`` (a softmax of the first occurrences' log-weights) and the first-occurrence
-    mask, both ``(b, C)``, for checked inputs."""
+    """``π(·|C)`` (softmax over first occurrences) and their mask, ``(b, C)``, for checked input."""
     xp = array_namespace(host_log_weights)
     unique = _first_occurrences(candidates)
     log_w = xp.where(unique, host_log_weights, -np.inf)
@@ -196,23 +189,17 @@ class CandidateDecision(NamedTuple):
     Attributes
     ----------
     actions
-        int ``(b,)`` or float ``(b, d)``: the action to play (the host's unless overridden).
-    explored
-        bool ``(b,)``: ``u < ε_t``, a candidate set was drawn.
-    overridden
-        bool ``(b,)``: explored with a non-empty gate, the action drawn from ``q`` (it may
-        equal the host's).
+        int ``(b,)`` or float ``(b, d)``: the host's action unless overridden.
+    explored, overridden
+        bool ``(b,)``: a candidate set was drawn (``u < ε_t``); and its gate was not empty,
+        the action drawn from ``q`` (it may equal the host's).
     rows
         int64 ``(r,)``: the exploring rows, ascending.
-    candidates
-        ``(r, C)`` or ``(r, C, d)``: their candidate sets, column 0 the host's action.
-    unique
-        bool ``(r, C)``: first occurrences (merged duplicates are ``False``).
-    delight, gate
-        ``(r, C)``: ``χ = EI·ℓ`` and the gate mask.
-    decision
-        the rule's :class:`~delight_gym.de.rule.DelightDecision` over the ``C`` columns, or
-        ``None`` when no row explored.
+    candidates, unique
+        ``(r, C)`` or ``(r, C, d)``: their sets (column 0 the host's action), and the bool
+        ``(r, C)`` first occurrences.
+    delight, gate, decision
+        ``(r, C)`` ``χ`` and gate mask, and the rule's decision (``None`` if none explored).
     """
 
     actions: Array
@@ -235,9 +222,9 @@ def _numbers(value: Any, name: str) -> np.ndarray:
 
 
 def candidate_row_bytes(size: int, dim: int, proposals: Sequence[tuple[Any, int]]) -> int:
-    """Bytes one exploring row needs: its candidate set ``(|C|, d)``, the scores of the set
-    (log-weights, EI and the rule's eight ``(|C|,)`` arrays) and every posterior proposal's
-    scored uniform draws ``(n_random, d + 1)``; the unit of the candidate budgets' check."""
+    """Bytes one exploring row needs: its set ``(|C|, d)``, its scores (log-weights, EI, the
+    rule's eight ``(|C|,)`` arrays) and every posterior proposal's scored draws
+    ``(n_random, d + 1)``."""
     d = max(dim, 1)
     scored = sum(n * getattr(p, "n_random", 0) for p, n in proposals)
     return array_bytes(size, d + 10) + array_bytes(scored, d + 1)
@@ -258,10 +245,9 @@ def _take_rows(states: Any, rows: np.ndarray) -> Any:
 class CandidateDelight:
     """Candidate-set DE around one host and one posterior; :meth:`decide` acts for a batch.
 
-    On a row that explores (probability ``ε_t = M/(M + t)``) the set ``C`` is the host's action
-    followed by each proposer's ``n`` candidates in order (``|C| = 1 + Σ n``), scored by
-    :func:`candidate_rule`. A non-empty gate draws from ``q``; an empty one plays the host's own
-    action, itself a draw from ``π`` (the rule's ``q = π``). Settings are checked once here.
+    An exploring row's set is the host's action then each proposer's ``n`` candidates
+    (``|C| = 1 + Σ n``), scored as :func:`candidate_rule` does. An empty gate plays the host's
+    action, itself a draw from ``π`` (the rule's ``q = π``).
 
     Parameters
     ----------
@@ -275,7 +261,7 @@ class CandidateDelight:
         proposers with their budgets ``n ≥ 1``, e.g. ``[(HostSamples(host), 8),
         (PosteriorArgmax(space, f), 8)]``.
     half_life, gate_price, surprisal_cap : float
-        ``M > 0``, ``λ ≥ 0``, ``L > 0`` (defaults 100, 0.1, 10).
+        ``M > 0``, ``λ >= 0``, ``L > 0``.
     """
 
     def __init__(
@@ -317,7 +303,7 @@ class CandidateDelight:
         check_would_fit(self.row_bytes, f"a candidate set of {budgets}")
 
     def _check_actions(self, actions: Any, size: int, name: str) -> np.ndarray:
-        """int ``(size,)`` or float ``(size, d)`` actions inside the space, or ValueError."""
+        """int ``(size,)`` or float ``(size, d)`` actions inside the space; ValueError else."""
         if self.num_actions:
             return check_action_batch(actions, size, self.num_actions, name)
         arr = np.asarray(host_view(actions), dtype=np.float64)
@@ -350,19 +336,18 @@ class CandidateDelight:
         Parameters
         ----------
         states
-            a batch of ``b`` states, passed (restricted to the exploring rows) to the host,
-            the proposers and the EI; arrays, tensors or dicts of them.
+            ``b`` states (arrays, tensors or dicts of them), restricted to the exploring rows
+            for the host, the proposers and the EI.
         host_actions : Array
-            the host's actions, int ``(b,)`` or float ``(b, d)``, inside the space.
+            int ``(b,)`` or float ``(b, d)``, inside the space.
         t
-            rounds completed: a scalar or ``(b,)``, ``≥ 0``.
+            rounds completed, scalar or ``(b,)``, ``>= 0``.
         rng : numpy.random.Generator
-            the only source of randomness.
+            the only randomness.
 
         Returns
         -------
         CandidateDecision
-            A :class:`CandidateDecision`.
         """
         b = len(host_actions)
         if b == 0:
@@ -395,6 +380,8 @@ class CandidateDelight:
             raise ValueError("expected_improvement must return finite, non-negative values")
         restricted, unique = _restricted_host(cands, log_w)
         decision = apply_delight_rule(self, restricted, np.where(unique, ei, 0.0), eps[rows])
+        # u_draw was drawn for every row with u_explore (the same draws whoever explores);
+        # an empty gate plays column 0, the host's own action.
         chosen = np.where(
             decision.gate_empty, 0, sample_categorical(decision.override, u_draw[rows])
         )

@@ -4,10 +4,7 @@ Host ``π``, durations ``k ∈ K ∋ 1``: option surprisal ``ℓ_k(a) = min(k·�
 ``ℓ(a) = [−log π(a) + log max π]_+``; delight ``χ(a, k) = EI(a)·ℓ_k(a)``; gate ``χ ≥ λ``, ``χ > 0``;
 override ``q(a, k) ∝ χ·1{gate}`` (the host for one step if the gate is empty). With probability
 ``ε`` a fresh decision draws ``(a, k) ~ q`` and plays ``a`` for exactly ``k`` steps.
-``K = {1}`` is the paper's rule exactly (:func:`~delight_gym.de.rule.delight_rule` scores the
-options; :func:`option_rule` checks its inputs, :func:`apply_option_rule` is the unchecked
-per-step path). :class:`Commitment` holds each env's commitment (``recheck``: also end a hold
-once its action leaves the gate). The clock and the scale: :mod:`delight_gym.de.scale`.
+``K = {1}`` is the paper's rule exactly. :class:`Commitment` holds each env's commitment.
 numpy only. Guide: ``docs/exploring-in-time.md``.
 """
 
@@ -58,14 +55,8 @@ Array = Any  # numpy.ndarray
 
 
 def check_durations(durations: Any) -> np.ndarray:
-    """The option durations, checked: int64 ``(D,)``, strictly increasing, first ``1``.
-
-    Raises
-    ------
-    ValueError
-        naming ``durations``: empty, not integers ``>= 1``, not increasing, or without ``1``
-        (the one-step override, which is also the fallback where the gate is empty).
-    """
+    """The option durations as int64 ``(D,)``; ValueError naming ``durations`` unless they are
+    integers increasing strictly from ``1`` (the one-step override, the empty gate's fallback)."""
     arr = np.asarray(durations)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"durations must be a non-empty 1-D sequence, got {durations!r}")
@@ -88,16 +79,16 @@ def option_surprisal(
     Parameters
     ----------
     host_probs : numpy.ndarray
-        ``π``, shape ``(..., A)``.
+        ``π``, ``(..., A)``.
     durations : sequence of int
-        ``K``, shape ``(D,)`` (see :func:`check_durations`).
+        ``K`` (:func:`check_durations`).
     surprisal_cap : float
         ``L > 0``.
 
     Returns
     -------
     numpy.ndarray
-        Shape ``(..., A, D)``; column ``k = 1`` is :func:`~delight_gym.de.rule.surprisal`.
+        ``(..., A, D)``; column ``k = 1`` is :func:`~delight_gym.de.rule.surprisal`.
     """
     dur = check_durations(durations)
     per_step = surprisal(np.asarray(host_probs), surprisal_cap)  # min(ℓ, L)
@@ -105,15 +96,15 @@ def option_surprisal(
 
 
 def _option_host(host_probs: np.ndarray, dur: np.ndarray) -> np.ndarray:
-    """Unnormalised ``p̃(a, k) = π_max·(π(a)/π_max)^k``, shape ``(..., A, D)``: the host's
-    probability of holding ``a`` for ``k`` steps relative to its favourite. The rule's surprisal
-    of ``p̃`` is ``min(k·ℓ(a), L)``, bit for bit ``ℓ(a)`` in the ``k = 1`` column (``p̃ = π``)."""
+    """Unnormalised ``p̃(a, k) = π_max·(π(a)/π_max)^k``, ``(..., A, D)``, whose rule surprisal
+    is ``min(k·ℓ(a), L)``."""
     out = np.empty((*host_probs.shape, dur.size), dtype=np.float64)
-    out[..., 0] = host_probs
+    out[..., 0] = host_probs  # k = 1 is π itself, so that column is the paper's ℓ bit for bit
     if dur.size > 1:
         p_max = host_probs.max(axis=-1, keepdims=True)
         with np.errstate(divide="ignore"):
             log_ratio = np.log(host_probs) - np.log(p_max)  # ≤ 0; −inf where π(a) = 0
+        # in log space: π(a)^k underflows for large k, the ratio to π_max does not
         out[..., 1:] = p_max[..., None] * np.exp(log_ratio[..., None] * dur[1:])
     return out
 
@@ -123,19 +114,13 @@ class OptionDecision(NamedTuple):
 
     Attributes
     ----------
-    host
-        ``π``, shape ``(..., A)``.
-    probs
-        the first step's acting law ``(1 − ε)π + ε·Σ_k q(·, k)``, shape ``(..., A)``.
-    override
-        ``q`` over options, shape ``(..., A, D)``; ``π`` in the ``k = 1`` column where the gate
-        is empty.
-    delight, surprisal, gate
-        ``χ(a, k)``, ``ℓ_k(a)`` and the gate mask, shape ``(..., A, D)``.
-    gate_empty
-        bool, shape ``(...)``.
-    epsilon
-        the override probability, shape ``(...)``.
+    host, probs
+        ``π`` and the first step's law ``(1 − ε)π + ε·Σ_k q(·, k)``, ``(..., A)``.
+    override, delight, surprisal, gate
+        ``q`` (``π`` in the ``k = 1`` column where the gate is empty), ``χ(a, k)``,
+        ``ℓ_k(a)`` and the gate mask, ``(..., A, D)``.
+    gate_empty, epsilon
+        ``(...)``.
     durations
         int64 ``(D,)``: ``K``.
     """
@@ -151,18 +136,6 @@ class OptionDecision(NamedTuple):
     durations: Array
 
 
-def _check_inputs(host: np.ndarray, ei: np.ndarray, epsilon: Any, atol: float) -> None:
-    check_probabilities(host, "host_probs", atol=atol)
-    if not np.all(np.isfinite(ei)):
-        raise ValueError("expected_improvement must be finite (no NaN or inf)")
-    if np.any(ei < 0):
-        raise ValueError("expected_improvement must be non-negative")
-    if np.isscalar(epsilon):
-        check_probability(epsilon, "epsilon")
-    elif np.any(np.asarray(epsilon) < 0) or np.any(np.asarray(epsilon) > 1):
-        raise ValueError("epsilon must lie in [0, 1]")
-
-
 def option_rule(
     host_probs: Array,
     expected_improvement: Array,
@@ -174,36 +147,41 @@ def option_rule(
     atol: float = 1e-6,
 ) -> OptionDecision:
     """DE over options ``(a, k)``: :func:`~delight_gym.de.rule.delight_rule` on the ``A·D``
-    options with host ``p̃(a, k) ∝ π(a)^k`` and ``EI(a, k) = EI(a)``. Checks its inputs once,
-    then runs :func:`apply_option_rule` (the unchecked per-step path).
+    options with host ``p̃(a, k) ∝ π(a)^k`` and ``EI(a, k) = EI(a)``; checked, then
+    :func:`apply_option_rule`.
 
     Parameters
     ----------
     host_probs : numpy.ndarray
-        ``π``, shape ``(..., A)``, rows sum to one.
+        ``π``, ``(..., A)``, rows summing to one.
     expected_improvement : numpy.ndarray
-        ``EI(a)``, shape ``(..., A)`` (broadcastable), finite and non-negative: the one-step
-        EI stands for the option's (the posterior scores actions, not holds).
+        ``EI(a)``, broadcastable to ``(..., A)``, finite and ``>= 0`` (it stands for every
+        hold of ``a``: the posterior scores actions, not holds).
     epsilon
-        ``ε`` in ``[0, 1]``, scalar or shape ``(...)``.
+        ``ε`` in ``[0, 1]``, scalar or ``(...)``.
     durations : sequence of int
-        ``K`` (:func:`check_durations`); ``(1,)`` gives exactly the paper's rule.
+        ``K`` (:func:`check_durations`); ``(1,)`` is the paper's rule.
     gate_price, surprisal_cap : float
-        ``λ >= 0`` (``inf``: never override; see :func:`scale_free_gate_price`) and ``L > 0``.
+        ``λ >= 0`` (``inf``: never override) and ``L > 0``.
     atol : float
         tolerance on ``Σ π = 1``.
 
     Returns
     -------
     OptionDecision
-        With ``durations = (1,)``, ``probs``, ``delight``, ``surprisal``, ``gate`` and
-        ``gate_empty`` equal ``delight_rule``'s (``[..., 0]`` of the option arrays).
+        With ``durations = (1,)`` its ``[..., 0]`` columns are ``delight_rule``'s.
     """
     dur = check_durations(durations)
     gate = check_gate_settings(gate_price, surprisal_cap)
     host = np.asarray(host_probs, dtype=np.float64)
     ei = check_finite_array(expected_improvement, "expected_improvement")
-    _check_inputs(host, ei, epsilon, atol)
+    check_probabilities(host, "host_probs", atol=atol)
+    if np.any(ei < 0):
+        raise ValueError("expected_improvement must be non-negative")
+    if np.isscalar(epsilon):
+        check_probability(epsilon, "epsilon")
+    elif np.any(np.asarray(epsilon) < 0) or np.any(np.asarray(epsilon) > 1):
+        raise ValueError("epsilon must lie in [0, 1]")
     try:
         fits = np.broadcast_shapes(ei.shape, host.shape) == host.shape
     except ValueError:
@@ -223,25 +201,14 @@ def apply_option_rule(
     epsilon: Any,
     durations: Any,
 ) -> OptionDecision:
-    """:func:`option_rule` with ``settings.gate_price`` and ``settings.surprisal_cap``,
-    unchecked: for per-step code whose settings and durations were checked once (a
-    constructor's :func:`~delight_gym.de.rule.check_gate_settings` and
-    :func:`check_durations`) and whose inputs it builds itself, as
-    :func:`~delight_gym.de.rule.apply_delight_rule` is to ``delight_rule``.
-
-    Parameters
-    ----------
-    settings : GateSettings
-        ``λ`` (in value units: :func:`scale_free_gate_price`) and ``L``.
-    host_probs, expected_improvement, epsilon :
-        As :func:`option_rule`'s, trusted.
-    durations : numpy.ndarray
-        int64 ``(D,)``: checked ``K``.
-    """
+    """:func:`option_rule` with ``settings``' ``λ`` (in value units) and ``L`` and checked
+    int64 ``durations``, nothing checked (as :func:`~delight_gym.de.rule.apply_delight_rule`
+    is to ``delight_rule``)."""
     host = np.asarray(host_probs, dtype=np.float64)
     dur = np.asarray(durations, dtype=np.int64)
     ei = np.broadcast_to(np.asarray(expected_improvement, dtype=np.float64), host.shape)
     lead, n_act, n_dur = host.shape[:-1], host.shape[-1], dur.size
+    # Flatten (a, k) to column a·D + j and run the paper's rule on the A·D options.
     opt_host = _option_host(host, dur).reshape((*lead, n_act * n_dur))
     opt_ei = np.broadcast_to(ei[..., None], (*host.shape, n_dur)).reshape(opt_host.shape)
     gate = Gate(settings.gate_price, settings.surprisal_cap)
@@ -276,23 +243,18 @@ def held_in_gate(
     gate_price: float = DEFAULT_GATE_PRICE,
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
 ) -> np.ndarray:
-    """Whether each held action still clears the gate at the new state, as the option of its
-    remaining hold: ``EI(a)·min(r·ℓ(a), L) ≥ λ`` and ``> 0``.
+    """bool ``(n,)``: each held action still clears the gate at the new state as the option of
+    its remaining hold, ``EI(a)·min(r·ℓ(a), L) >= λ`` and ``> 0``.
 
     Parameters
     ----------
     host_probs, expected_improvement : numpy.ndarray
-        ``π`` and ``EI`` at the new states, shape ``(n, A)``.
+        ``π`` and ``EI`` at the new states, ``(n, A)``.
     actions, remaining : numpy.ndarray
         int ``(n,)``: the held actions and the steps ``r >= 1`` still committed, this one
         included.
     gate_price, surprisal_cap : float
         ``λ`` (scaled, :func:`scale_free_gate_price`) and ``L``.
-
-    Returns
-    -------
-    numpy.ndarray
-        bool ``(n,)``.
     """
     a = np.asarray(actions, dtype=np.int64)[:, None]
     per_step = np.take_along_axis(surprisal(np.asarray(host_probs), surprisal_cap), a, -1)[:, 0]
@@ -306,21 +268,14 @@ class CommitDecision(NamedTuple):
 
     Attributes
     ----------
-    actions
-        int64 ``(n,)``: the actions to play.
-    held
-        bool ``(n,)``: the action continues a commitment made on an earlier step.
-    explored
-        bool ``(n,)``: a fresh decision whose ε coin chose the override.
-    durations
-        int64 ``(n,)``: the duration started this step on explored rows (1 where the gate was
-        empty), else 0.
-    released
-        bool ``(n,)``: holds ended early this step (``recheck``).
-    rows
-        int64 ``(r,)``: the explored rows.
-    decision
-        the :class:`OptionDecision` of those rows, or ``None`` when none explored.
+    actions, durations
+        int64 ``(n,)``: the actions to play, and the duration started on explored rows (1
+        where the gate was empty; else 0).
+    held, explored, released
+        bool ``(n,)``: continues an earlier commitment; a fresh decision whose ε coin chose
+        the override; a hold ended early this step (``recheck``).
+    rows, decision
+        int64 ``(r,)``: the explored rows, and their :class:`OptionDecision` (or ``None``).
     """
 
     actions: np.ndarray
@@ -380,8 +335,7 @@ class Commitment:
         self.remaining = np.zeros(self.n_envs, dtype=np.int64)
 
     def release(self, mask: Any = None) -> None:
-        """End the holds where ``mask`` (bool ``(n_envs,)``, e.g. finished episodes; all if
-        ``None``)."""
+        """End the holds where ``mask`` (bool ``(n_envs,)``; all if ``None``)."""
         if mask is None:
             self.remaining[:] = 0
         else:
@@ -397,30 +351,29 @@ class Commitment:
         value_scale: float = 1.0,
         episode_start: Any = None,
     ) -> CommitDecision:
-        """One step for every env: held rows play their action; the others take DE's draw over
-        options (ε coin, then ``(a, k) ~ q``), with the two uniforms of
-        :func:`~delight_gym.de.rule.draw_acting_uniforms` per env every step.
+        """One step for every env: held rows play their action, the others DE's draw over
+        options (ε coin, then ``(a, k) ~ q``); two uniforms per env every step.
 
         Parameters
         ----------
         host_probs : numpy.ndarray
-            ``π``, shape ``(n, A)`` (checked by the caller).
+            ``π``, ``(n, A)``, checked by the caller.
         expected_improvement : numpy.ndarray or callable
-            ``EI``, shape ``(n, A)``, or ``f(rows) -> (r, A)`` evaluated only on the rows that
-            need it (explored rows; held rows too with ``recheck``).
+            ``EI`` ``(n, A)``, or ``f(rows) -> (r, A)`` evaluated only where needed (explored
+            rows; held rows too with ``recheck``).
         epsilon
             ``ε`` in ``[0, 1]``, scalar or ``(n,)``.
         rng : numpy.random.Generator
-            The only source of randomness.
+            The only randomness.
         value_scale : float, default 1.0
-            ``s`` of :func:`scale_free_gate_price` (1: ``λ`` in value units, the paper's).
+            ``s`` of :func:`scale_free_gate_price`.
         episode_start : array_like, optional
             bool ``(n,)``: rows starting an episode; their holds end first.
 
         Returns
         -------
         CommitDecision
-            With ``durations=(1,)``, the same actions as
+            With ``durations=(1,)``, the actions of
             :func:`~delight_gym.de.rule.sample_acting_on_explore_rows` on the same uniforms.
         """
         n = self.n_envs
@@ -445,6 +398,8 @@ class Commitment:
             self.remaining[rows_h[~keep]] = 0
             held = self.remaining > 0
         eps = np.broadcast_to(np.asarray(epsilon, dtype=np.float64), (n,))
+        # ε = 0 on held rows: they never explore, yet draw their two uniforms like the others,
+        # so the generator advances the same whatever is held.
         eps_free = np.where(held, 0.0, eps)
         captured: list[OptionDecision] = []
         dur = self.durations
@@ -472,15 +427,15 @@ class Commitment:
             draw_acting_uniforms(rng, (n,)), eps_free, decide_rows, host_probs=host
         )
         actions = np.asarray(draw.actions, dtype=np.int64)
-        actions[held] = self.action[held]
+        actions[held] = self.action[held]  # the host's draw on held rows is discarded
         self.remaining[held] -= 1
         durations = np.zeros(n, dtype=np.int64)
         rows = np.asarray(draw.rows, dtype=np.int64)
         if rows.size:
             assert draw.chosen is not None
-            durations[rows] = dur[np.asarray(draw.chosen) % dur.size]
+            durations[rows] = dur[np.asarray(draw.chosen) % dur.size]  # column a·D + j → k_j
             self.action[rows] = actions[rows]
-            self.remaining[rows] = durations[rows] - 1
+            self.remaining[rows] = durations[rows] - 1  # this step is the hold's first
         return CommitDecision(
             actions,
             held,

@@ -1,12 +1,9 @@
 """The half both DE engines share: :class:`DelightEngine`, and the batching helpers.
 
-An engine keeps a host, a posterior, DE's options, a clock ``t`` and one generator. Its
-``predict`` has SB3's signature (``deterministic=True``: the host's own action); ``observe``
-feeds transitions to the posterior and advances ``t``; ``evaluation_callback`` makes SB3's
-``evaluate_policy`` online DE; ``save`` / ``load`` keep the engine with its SB3 model. The
-``Discrete`` engine is :class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper`, the
-``Box`` one :class:`~delight_gym.de.engine_box.ContinuousDelightWrapper`;
-:class:`~delight_gym.DelightExplorationWrapper` picks one from the action space.
+An engine keeps a host, a posterior, DE's options, a clock ``t`` and one generator; ``predict``
+has SB3's signature, ``observe`` feeds the posterior and advances ``t``. The engines:
+:class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper` (``Discrete``) and
+:class:`~delight_gym.de.engine_box.ContinuousDelightWrapper` (``Box``).
 """
 
 from __future__ import annotations
@@ -62,27 +59,11 @@ def act_on_values(
     *,
     value_scale: float | None = None,
 ) -> ValueAct:
-    """DE's act from the host's probabilities and a posterior's values: the decision
-    (:func:`~delight_gym.de.decide.decide_on_values`), the two-stage draw
-    (:func:`~delight_gym.de.rule.sample_acting`) and, with ``stats``, its record. The one act
-    of the ``Discrete`` engine, so of :class:`~delight_gym.sb3.DelightDQN`, and of
-    :class:`~delight_gym.sb3.BootstrappedDQN`.
-
-    Parameters
-    ----------
-    options : DelightOptions
-    host_probs : numpy.ndarray
-        float64 ``(n, A)``, checked by the caller.
-    values : PosteriorValues
-        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``.
-    epsilon : float
-        ``ε_t``.
-    rng : numpy.random.Generator
-    stats : DelightStats, optional
-        Where the act is recorded.
-    value_scale : float, optional
-        EI is divided by it before the gate (default ``options.value_scale``).
-    """
+    """DE's act from the host's checked float64 ``(n, A)`` probabilities and a posterior's
+    values: :func:`~delight_gym.de.decide.decide_on_values`, then
+    :func:`~delight_gym.de.rule.sample_acting`, recorded in ``stats`` when given. The one act
+    of the ``Discrete`` engine (so of ``DelightDQN``) and of ``BootstrappedDQN``;
+    ``value_scale`` defaults to ``options.value_scale``."""
     decision, ei = decide_on_values(options, host_probs, values, epsilon, value_scale=value_scale)
     actions, explored = sample_acting(decision, rng)
     actions = np.asarray(actions, dtype=np.int64)
@@ -96,29 +77,12 @@ def act_on_values(
 def unpack_vec_env_step(
     new_observations: Any, dones: Any, infos: list[dict[str, Any]]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What a posterior learns from one step of an SB3 ``VecEnv`` of ``n`` envs.
+    """What a posterior learns from one step of an SB3 ``VecEnv``: the true next observations
+    ``(n, ...)`` (a copy), ``terminated`` and ``truncated`` (bool ``(n,)``).
 
-    SB3 returns a finished episode's next *first* observation; its final one is
+    SB3 returns a finished episode's next *first* observation; the final one is
     ``infos[i]["terminal_observation"]``, and ``infos[i]["TimeLimit.truncated"]`` marks a
-    time-limit truncation, which bootstraps like any other step. Used by
-    :meth:`DelightExplorationWrapper.evaluation_callback
-    <delight_gym.de.wrapper.DelightExplorationWrapper.evaluation_callback>` and
-    :class:`~delight_gym.sb3.DelightDQN`.
-
-    Parameters
-    ----------
-    new_observations : array_like
-        ``(n, ...)``: what the VecEnv returned.
-    dones : array_like
-        bool ``(n,)``.
-    infos : list of dict
-        The VecEnv's ``n`` infos.
-
-    Returns
-    -------
-    (numpy.ndarray, numpy.ndarray, numpy.ndarray)
-        The true next observations ``(n, ...)`` (a copy), ``terminated`` and ``truncated``,
-        bool ``(n,)``.
+    truncation (which bootstraps like any other step).
     """
     next_obs = np.array(new_observations, copy=True)
     done = np.asarray(dones, dtype=bool).reshape(-1)
@@ -133,9 +97,8 @@ def unpack_vec_env_step(
 def observation_batch(
     observation: Any, space: Any, name: str, where: str
 ) -> tuple[np.ndarray, bool]:
-    """``(batch, single)``: the observation as a batch ``(n, ...)`` and whether it was one;
-    a ``ValueError`` naming ``name`` (and ``where``, e.g. ``" at t = 7"``) on a wrong shape or a
-    non-finite value."""
+    """``(batch (n, ...), single)``; ValueError naming ``name`` (and ``where``, e.g.
+    ``" at t = 7"``) on a wrong shape or a non-finite value."""
     obs = np.asarray(observation)
     check_all_finite(obs, name, where=where)
     if isinstance(space, spaces.Discrete):
@@ -170,9 +133,8 @@ def row_vector(value: Any, n: int, name: str, dtype: Any) -> np.ndarray:
 
 
 class ObservedTransition(NamedTuple):
-    """A transition (or a batch of ``n``) as :meth:`DelightEngine.observe` hands it to an
-    engine's ``_learn``: ``obs`` and ``next_obs`` checked batches ``(n, ...)``, the rest as
-    given to ``observe``."""
+    """A transition batch as :meth:`DelightEngine.observe` hands it to ``_learn``: ``obs`` and
+    ``next_obs`` checked ``(n, ...)``, the rest as given."""
 
     obs: np.ndarray
     action: Any
@@ -183,13 +145,10 @@ class ObservedTransition(NamedTuple):
 
 
 class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
-    """What both DE engines keep around their host and posterior: the shared half of
-    :class:`~delight_gym.DelightExplorationWrapper`.
+    """The shared half of both DE engines (:class:`~delight_gym.DelightExplorationWrapper`).
 
-    A subclass sets :attr:`host` and :attr:`observation_space` and calls :meth:`_start` in its
-    constructor; it gets the options (:meth:`_resolve_options`), the default posterior's
-    arguments (:meth:`_default_posterior_kwargs`), the clock, :attr:`epsilon`, :meth:`advance`
-    and the batching of observations and transitions.
+    A subclass sets :attr:`host` and :attr:`observation_space`, calls :meth:`_start` and
+    implements ``_act`` and ``_learn``.
 
     Attributes
     ----------
@@ -222,8 +181,7 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
     spread_scale: ClassVar[bool] = False
 
     def _resolve_options(self, delight: DelightOptions | dict[str, Any] | None) -> DelightOptions:
-        """``delight=`` as this engine uses it (default: the step clock); ``delight=False`` is
-        refused."""
+        """``delight=`` as this engine uses it (default: the step clock; ``False`` refused)."""
         name = type(self).__name__
         if delight is False:
             raise ValueError(f"delight=False: {name} is DE; use the host itself instead")
@@ -234,9 +192,8 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
     def _default_posterior_kwargs(
         self, posterior: Any, posterior_kwargs: dict[str, Any] | None, seed: int | None
     ) -> dict[str, Any] | None:
-        """The default posterior's arguments (``gamma``: the host model's; ``seed``: ``seed``;
-        ``posterior_kwargs`` first), or ``None`` when a ``posterior`` is given (then
-        ``posterior_kwargs`` must be empty)."""
+        """The default posterior's arguments (``posterior_kwargs``, then the host model's
+        ``gamma`` and ``seed``), or ``None`` when a ``posterior`` is given."""
         if posterior is not None:
             if posterior_kwargs:
                 raise TypeError("posterior_kwargs apply only to the default posterior")
@@ -249,8 +206,6 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
         return kwargs
 
     def _start(self, seed: int | None, start_step: int | None) -> None:
-        """The clock (default: an SB3 host model's ``num_timesteps``, else 0), the generator
-        and empty statistics."""
         if start_step is None:  # an SB3 host model's clock, where its training stopped
             start_step = int(getattr(getattr(self.host, "model", None), "num_timesteps", 0))
         self.t = check_nonnegative_int(start_step, "start_step")
@@ -261,20 +216,18 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
 
     @property
     def clock(self) -> int:
-        """What ``ε_t``'s ``t`` counts now: the transitions seen (``delight.clock="step"``) or
-        the episodes finished (``"episode"``)."""
+        """``ε_t``'s ``t``: transitions seen, or episodes finished (``delight.clock="episode"``)."""
         return self.episodes if self.delight.clock == "episode" else self.t
 
     @property
     def epsilon(self) -> float:
-        """The current override probability ``ε_t = M/(M + t)``, ``t`` on :attr:`clock`."""
+        """The current ``ε_t = M/(M + t)``, ``t`` on :attr:`clock`."""
         return float(epsilon_schedule(self.clock, self.half_life))
 
     def advance(self, n: int, done: Any = None) -> None:
-        """Advance the clock ``t`` by ``n`` transitions without updating the posterior (for an
-        algorithm that trains the posterior itself, as :class:`~delight_gym.sb3.DelightDQN` an
-        ensemble and :class:`~delight_gym.sb3.DelightSAC` a Q-ensemble from its replay
-        buffer); ``done`` (bool ``(n,)``, optional) marks the rows whose episode ended.
+        """Advance ``t`` by ``n`` transitions without updating the posterior (an algorithm that
+        trains it itself, as ``DelightDQN`` and ``DelightSAC``); ``done`` (bool ``(n,)``)
+        marks the rows whose episode ended.
 
         Raises
         ------
@@ -290,20 +243,17 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
         self.t += n
 
     def _end_episodes(self, ended: np.ndarray) -> None:
-        """Count the finished episodes and end their rows' held overrides (bool ``(n,)``)."""
         self.episodes += int(ended.sum())
         self._release(ended)
 
     def _release(self, ended: np.ndarray) -> None:
-        """End the held overrides of the rows ``ended`` (engines that hold override it)."""
+        """End the held overrides of the rows ``ended`` (for engines that hold)."""
         return None
 
     def _batch(self, observation: Any, name: str) -> tuple[np.ndarray, bool]:
-        """:func:`observation_batch` in this engine's observation space, at ``t``."""
         return observation_batch(observation, self.observation_space, name, f" at t = {self.t}")
 
     def _transition_batch(self, obs: Any, next_obs: Any) -> tuple[np.ndarray, np.ndarray]:
-        """A transition's observations and next observations as batches of the same length."""
         batch, _ = self._batch(obs, "obs")
         nxt, _ = self._batch(next_obs, "next_obs")
         if len(nxt) != len(batch):
@@ -322,37 +272,32 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
         Parameters
         ----------
         observation : array_like
-            One observation (the observation space's shape) or a batch ``(n, ...)``.
+            One observation or a batch ``(n, ...)``.
         state, episode_start :
-            Recurrent state, passed through unchanged (hosts here are not recurrent).
+            Passed through (hosts here are not recurrent).
         deterministic : bool, default False
-            ``True``: the host's own choice (argmax of a callable's probabilities; an SB3
-            model's ``policy.predict(deterministic=True)``), no exploration. ``False``: DE at
-            the current ``ε_t`` and posterior; ``predict`` never advances ``t`` nor trains the
-            posterior (that is :meth:`observe`'s job), so SB3's ``evaluate_policy`` evaluates
-            frozen DE unless given a wrapper's ``evaluation_callback()``.
+            ``True``: the host's own choice, no exploration. ``False``: DE at the current
+            ``ε_t``; ``predict`` never advances ``t`` nor trains the posterior (:meth:`observe`
+            does), so SB3's ``evaluate_policy`` is frozen DE without
+            :meth:`evaluation_callback`.
 
         Returns
         -------
         (numpy.ndarray, state)
-            the ``Discrete`` engine: int64 actions of shape ``()`` for one observation,
-            ``(n,)`` for a batch; the candidate-set engine: the action space's dtype, ``(d,)``
-            or ``(n, d)``.
+            ``Discrete``: int64, ``()`` or ``(n,)``; ``Box``: the space's dtype, ``(d,)`` or
+            ``(n, d)``.
 
         Notes
         -----
-        :attr:`last_info` holds, one entry per row (one observation gives scalars and arrays
-        without the row axis). The ``Discrete`` engine: ``overridden`` (bool: the action was
-        drawn from a non-empty override ``q`` rather than the host), ``explored`` (bool: the ``ε``
-        coin chose ``q``, even when the gate was empty and ``q = π``), ``gate_size`` (int
-        ``|G|``; ``-1`` where ``lazy_gate`` evaluated no gate), ``epsilon``, ``delight`` (``χ``
-        of the chosen action), ``baseline`` (``v_s``), and ``host_probs``, ``acting_probs``,
-        ``expected_improvement`` of shape ``(n, A)`` (``delight``, ``baseline``, ``acting_probs``
-        and ``expected_improvement`` are NaN on rows a lazy gate skipped);
-        ``deterministic=True`` evaluates no gate: ``overridden`` False, ``gate_size`` 0,
-        ``epsilon`` 0.0, ``delight`` 0.0. The candidate-set engine: ``overridden``,
-        ``explored``, ``gate_size`` (-1: no set drawn), ``delight`` (``χ`` played, else NaN),
-        ``epsilon`` and ``host_actions`` ``(n, d)``.
+        :attr:`last_info` holds one entry per row (no row axis for one observation).
+        ``Discrete``: ``overridden`` (drawn from a non-empty ``q``), ``explored`` (the ``ε``
+        coin chose ``q``, even if ``q = π``), ``gate_size`` (``|G|``; ``-1``: no gate
+        evaluated), ``epsilon``, ``delight`` (``χ`` of the action), ``baseline`` (``v_s``),
+        ``host_probs``, ``acting_probs`` and ``expected_improvement`` ``(n, A)`` (NaN on rows
+        a lazy gate skipped); ``deterministic=True`` gives ``gate_size`` 0, ``epsilon`` and
+        ``delight`` 0. ``Box``: ``overridden``, ``explored``, ``gate_size`` (-1: no set
+        drawn), ``delight`` (``χ`` played, else NaN), ``epsilon``, ``host_actions``
+        ``(n, d)``.
 
         Examples
         --------
@@ -384,8 +329,8 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
 
     @abc.abstractmethod
     def _act(self, obs: np.ndarray, deterministic: bool) -> np.ndarray:
-        """Actions for the batch ``obs`` in the action space's dtype, ``(n, ...)``; sets
-        :attr:`last_info` per row and records the decisions in :attr:`stats`."""
+        """Actions ``(n, ...)`` for the batch ``obs``; sets :attr:`last_info`, records
+        :attr:`stats`."""
         ...
 
     def observe(
@@ -399,18 +344,13 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
     ) -> None:
         """Feed one transition (or a batch) to the posterior and advance ``t`` by its rows.
 
-        A truncated (not terminated) transition bootstraps from ``next_obs`` like any other,
-        so pass the real final observation (SB3's ``terminal_observation``), not the reset
-        one. :class:`DiscreteDelightWrapper` passes ``truncated`` on to posteriors whose ``update``
-        takes a ``truncated`` keyword (episode-aware ones such as
-        :class:`~delight_gym.posteriors.tabular.TabularMDPAdapter`); the candidate-set engine
-        steps a posterior that has an ``update`` on
-        :class:`~delight_gym.posteriors.q_ensemble.ContinuousTransitions` whose next actions are
-        the host's own at ``next_obs``, and checks ``truncated`` only for its shape.
+        A truncated transition bootstraps from ``next_obs``: pass the real final observation
+        (SB3's ``terminal_observation``). The ``Discrete`` engine passes ``truncated`` to an
+        ``update`` that takes it; the ``Box`` engine only checks it.
         """
         batch, nxt = self._transition_batch(obs, next_obs)
         self._learn(ObservedTransition(batch, action, reward, nxt, terminated, truncated))
-        # the flags passed _learn's checks: one per row, 0/1 or bools
+        # _learn checked the flags (one 0/1 or bool per row): no second check here
         ended = np.asarray(terminated, dtype=bool).reshape(-1) | np.asarray(
             truncated, dtype=bool
         ).reshape(-1)
@@ -418,30 +358,21 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
         self.t += len(batch)
 
     @abc.abstractmethod
-    def _learn(self, transition: ObservedTransition) -> None:
-        """Check the rest of the transition and update the posterior."""
-        ...
+    def _learn(self, transition: ObservedTransition) -> None: ...
 
     def evaluation_callback(self, logger: Any = None) -> Any:
-        """A ``callback`` for SB3's ``evaluate_policy`` that makes the evaluation online DE.
-
-        ``evaluate_policy(wrapper, env, deterministic=False,
-        callback=wrapper.evaluation_callback())`` feeds every evaluation transition to
-        :meth:`observe` (the real final observation of finished episodes, ``terminated``
-        without time-limit truncation), so the posterior learns and ``ε_t`` decays during the
-        evaluation. Without it, evaluation is frozen DE (see the module docstring).
+        """A ``callback`` for SB3's ``evaluate_policy`` that feeds every evaluation transition
+        to :meth:`observe`, so the evaluation is online DE.
 
         Parameters
         ----------
         logger : stable_baselines3.common.logger.Logger, optional
-            When given, :attr:`stats` is logged (:meth:`DelightStats.log
-            <delight_gym.de.stats.DelightStats.log>`) and dumped at step ``t`` at the end
-            of every evaluation episode.
+            Where :attr:`stats` is logged and dumped at the end of every episode.
 
         Returns
         -------
         callable
-            ``callback(locals_, globals_)``, SB3's evaluation-callback signature.
+            ``callback(locals_, globals_)``.
         """
 
         def callback(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
@@ -464,14 +395,8 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
         return callback
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Save the engine to a zip file: its state, and its host's SB3 model when it has one
-        (through the model's own ``save``), so :meth:`load` needs nothing else.
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            The file to write (``.zip`` is not appended).
-        """
+        """Save the engine, and its host's SB3 model (through its own ``save``), to the zip
+        file ``path`` (``.zip`` is not appended)."""
         model = getattr(self.host, "model", None)
         with zipfile.ZipFile(path, "w") as archive:
             archive.writestr(_ENGINE_FILE, pickle.dumps(self))  # hosts drop their model
@@ -489,7 +414,7 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
         Raises
         ------
         ValueError
-            When ``path`` is not such a file (truncated, or missing a part), naming the file.
+            Naming ``path`` when it is not such a file (truncated, or missing a part).
         """
         try:
             with zipfile.ZipFile(path) as archive:

@@ -56,8 +56,7 @@ Array = Any  # numpy.ndarray or torch.Tensor
 
 
 def _as_numbers(value: Any, name: str, like: Array) -> Array:
-    """``value`` as an array of ``like``'s kind (a tensor on its device, else numpy floats);
-    a ``TypeError`` naming ``name`` for anything that is not real numbers."""
+    """``value`` as ``like``'s kind (tensor on its device, else numpy floats); TypeError else."""
     if is_torch(like):
         torch = sys.modules["torch"]
         if not is_torch(value):
@@ -75,8 +74,6 @@ def _as_numbers(value: Any, name: str, like: Array) -> Array:
 def _check_rule_inputs(
     host_probs: Array, ei: Array, epsilon: Any, multiplicity: Array | None, atol: float
 ) -> None:
-    """:func:`delight_rule`'s checks of its arrays (shapes, ranges, finiteness), each naming
-    its argument."""
     xp = array_namespace(host_probs)
     shape = tuple(host_probs.shape)
     if host_probs.ndim == 0 or shape[-1] == 0:
@@ -119,20 +116,8 @@ class Gate(NamedTuple):
 
 
 def check_gate_settings(gate_price: Any, surprisal_cap: Any) -> Gate:
-    """The gate's settings, checked: ``(λ, L)`` as floats, a :class:`Gate`.
-
-    Parameters
-    ----------
-    gate_price
-        ``λ >= 0`` (``inf`` allowed: the gate is then always empty).
-    surprisal_cap
-        ``L > 0`` (finite).
-
-    Raises
-    ------
-    ValueError, TypeError
-        naming ``gate_price`` or ``surprisal_cap``.
-    """
+    """The gate's settings checked, as a :class:`Gate`: ``λ >= 0`` (``inf``: the gate is always
+    empty) and a finite ``L > 0``; ValueError or TypeError naming the argument otherwise."""
     lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
     return Gate(lam, check_positive_float(surprisal_cap, "surprisal_cap"))
 
@@ -143,15 +128,14 @@ def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE) -> Any:
     Parameters
     ----------
     t
-        number of completed rounds (``t = 0`` on the first decision, so ``ε_0 = 1``);
-        a non-negative scalar or array.
+        completed rounds, scalar or array ``>= 0`` (``t = 0`` first, so ``ε_0 = 1``).
     half_life : float
         ``M > 0``; ``ε`` halves when ``t`` reaches ``M``.
 
     Returns
     -------
     Any
-        ``ε_t`` with the shape of ``t`` (a ``float`` for a scalar ``t``).
+        ``ε_t``, shaped like ``t`` (a ``float`` for a scalar).
     """
     m = check_positive_float(half_life, "half_life")
     if np.isscalar(t):
@@ -168,21 +152,19 @@ def surprisal(host_probs: Array, surprisal_cap: float = DEFAULT_SURPRISAL_CAP) -
     Parameters
     ----------
     host_probs : Array
-        host action probabilities, shape ``(..., A)``.
+        ``(..., A)``.
     surprisal_cap : float
         ``L > 0``.
 
     Returns
     -------
     Array
-        Shape ``(..., A)``; 0 for the host's most likely action(s), ``L`` for actions the host
-        never takes.
+        ``(..., A)``: 0 for the host's favourite(s), ``L`` for actions it never takes.
     """
     return _surprisal(host_probs, check_positive_float(surprisal_cap, "surprisal_cap"))
 
 
 def _surprisal(host_probs: Array, cap: float) -> Array:
-    """:func:`surprisal` without the check of ``cap``."""
     xp = array_namespace(host_probs)
     if xp is np:
         with np.errstate(divide="ignore"):
@@ -199,23 +181,13 @@ class DelightDecision(NamedTuple):
 
     Attributes
     ----------
-    host
-        the host policy ``π`` as given, shape ``(..., A)``.
-    probs
-        acting distribution ``(1 − ε)π + εq``, shape ``(..., A)``.
-    override
-        the override distribution ``q``, shape ``(..., A)`` (``π`` where the gate is
-        empty).
-    delight
-        prospective delight ``χ = EI·ℓ``, shape ``(..., A)``.
-    surprisal
-        ``ℓ``, shape ``(..., A)``.
-    gate
-        boolean gate mask ``G``, shape ``(..., A)``.
-    gate_empty
-        boolean, shape ``(...)``: ``True`` where ``G`` is empty.
-    epsilon
-        the override probability used, broadcast to shape ``(...)``.
+    host, probs, override
+        ``π``, the acting law ``(1 − ε)π + εq`` and ``q`` (``π`` where the gate is empty),
+        ``(..., A)``.
+    delight, surprisal, gate
+        ``χ = EI·ℓ``, ``ℓ`` and the bool gate mask ``G``, ``(..., A)``.
+    gate_empty, epsilon
+        bool ``(...)``: ``G`` is empty; and ``ε`` broadcast to ``(...)``.
     """
 
     host: Array
@@ -243,43 +215,34 @@ def delight_rule(
     Parameters
     ----------
     host_probs : Array
-        host policy ``π``, shape ``(..., A)``, non-negative, rows sum to 1.
+        ``π``, ``(..., A)``, non-negative rows summing to 1.
     expected_improvement : Array
-        ``EI(a) = E[(f(a) − v)^+]`` over the host baseline ``v``, shape
-        ``(..., A)`` (broadcastable), finite and non-negative.
+        ``EI(a) = E[(f(a) − v)^+]`` over the host baseline ``v``, broadcastable to
+        ``(..., A)``, finite and ``>= 0``.
     epsilon
-        override probability in ``[0, 1]``: a scalar or an array of shape ``(...)``
-        (e.g. from :func:`epsilon_schedule`).
-    gate_price : float
-        ``λ ≥ 0`` (``inf`` allowed: the gate is then always empty).
-    surprisal_cap : float
-        ``L > 0``.
+        ``ε`` in ``[0, 1]``, scalar or ``(...)`` (e.g. :func:`epsilon_schedule`).
+    gate_price, surprisal_cap : float
+        ``λ >= 0`` (``inf``: the gate is always empty) and ``L > 0``.
     atol : float
         tolerance on ``Σ π = 1``.
     multiplicity : Array | None
-        optional non-negative integer counts ``m``, shape ``(..., A)``
-        (broadcastable): column ``c`` then stands for ``m_c`` interchangeable actions, each
-        with host probability ``host_probs[c]`` and expected improvement
-        ``expected_improvement[c]`` (so ``Σ_c m_c π_c = 1``). This lets a bandit with
-        millions of untried, identical arms be decided over a handful of columns. The
-        returned ``probs``, ``override`` and ``host`` are then per *column* (the total over
-        its members, summing to one), while ``delight``, ``surprisal`` and ``gate`` stay
-        per member; columns with ``m_c = 0`` are never in the gate. With all ``m_c = 1``
-        the result equals the plain rule.
+        counts ``m >= 0`` broadcastable to ``(..., A)``: column ``c`` stands for ``m_c``
+        identical actions of probability ``host_probs[c]`` each (``Σ_c m_c π_c = 1``), so a
+        bandit with millions of untried arms is decided over a few columns. ``probs``,
+        ``override`` and ``host`` are then per column, ``delight``, ``surprisal`` and
+        ``gate`` per member; ``m_c = 0`` is never in the gate; all ``m_c = 1`` is the plain
+        rule.
 
     Returns
     -------
     DelightDecision
-        A :class:`DelightDecision`; every field finite for finite inputs (``χ`` is capped at
-        the dtype's largest value, and ``q`` is formed from EI relative to the gate's largest,
-        so an EI of ``1e308`` overflows nothing).
+        Finite for finite inputs (an EI of ``1e308`` overflows nothing).
 
     Raises
     ------
     ValueError
-        on probabilities that are negative or do not sum to one, a negative or
-        NaN EI, an EI or ``multiplicity`` that does not broadcast to ``host_probs``, ``ε``
-        outside ``[0, 1]``, ``λ < 0`` or ``L ≤ 0``; each names the argument.
+        naming the argument: probabilities negative or not summing to one, EI negative or
+        NaN, shapes that do not broadcast, ``ε`` outside ``[0, 1]``, ``λ < 0``, ``L <= 0``.
     TypeError
         on inputs that are not real numbers.
     """
@@ -300,10 +263,11 @@ def _decide(
     cap: float,
     multiplicity: Array | None,
 ) -> DelightDecision:
-    """:func:`delight_rule` on checked inputs (the maths, nothing checked)."""
+    """:func:`delight_rule` on checked inputs."""
     xp = array_namespace(host_probs)
     if multiplicity is not None:
-        host_probs = host_probs * multiplicity  # per-column host probabilities
+        # per-column host mass m·π; the surprisal is of one member (π, 0 where m = 0)
+        host_probs = host_probs * multiplicity
         member_probs = xp.where(
             multiplicity > 0, host_probs / xp.where(multiplicity > 0, multiplicity, 1), 0.0
         )
@@ -324,32 +288,28 @@ def _decide(
     top = xp.amax(ei_gate, axis=-1, keepdims=True)
     gated = (ei_gate / xp.where(top > 0, top, 1.0)) * surp
     if multiplicity is not None:
-        gated = gated * multiplicity
+        gated = gated * multiplicity  # a column's weight is its members' total
     total = gated.sum(axis=-1, keepdims=True)
     gate_empty = total[..., 0] <= 0
     safe_total = xp.where(total > 0, total, 1.0)
     override = xp.where(total > 0, gated / safe_total, host_probs)
-    eps = epsilon
-    eps_b: Any = eps if np.isscalar(eps) or eps.ndim == 0 else eps[..., None]
+    eps_b: Any = epsilon if np.isscalar(epsilon) or epsilon.ndim == 0 else epsilon[..., None]
     probs = (1.0 - eps_b) * host_probs + eps_b * override
-    eps_out = xp.zeros(gate_empty.shape, dtype=probs.dtype) + eps
+    eps_out = xp.zeros(gate_empty.shape, dtype=probs.dtype) + epsilon
     if xp is not np:
         eps_out = eps_out.to(probs.device)
     return DelightDecision(host_probs, probs, override, delight, surp, gate, gate_empty, eps_out)
 
 
 class GateSettings(Protocol):
-    """Anything holding checked gate settings (:class:`~delight_gym.de.options.DelightOptions`)."""
+    """Anything holding checked ``gate_price`` ``λ`` and ``surprisal_cap`` ``L`` (a
+    :class:`~delight_gym.de.options.DelightOptions`, a :class:`Gate`)."""
 
     @property
-    def gate_price(self) -> float:
-        """``λ >= 0`` (checked)."""
-        ...
+    def gate_price(self) -> float: ...
 
     @property
-    def surprisal_cap(self) -> float:
-        """``L > 0`` (checked)."""
-        ...
+    def surprisal_cap(self) -> float: ...
 
 
 def apply_delight_rule(
@@ -360,17 +320,9 @@ def apply_delight_rule(
     *,
     multiplicity: Array | None = None,
 ) -> DelightDecision:
-    """:func:`delight_rule` with ``settings.gate_price`` and ``settings.surprisal_cap``,
-    unchecked: for per-step code whose settings were checked once (by
-    :func:`check_gate_settings`, typically in a constructor) and whose inputs it builds itself.
-
-    Parameters
-    ----------
-    settings : GateSettings
-        holds ``gate_price`` and ``surprisal_cap``.
-    host_probs, expected_improvement, epsilon, multiplicity
-        as for :func:`delight_rule`.
-    """
+    """:func:`delight_rule` with ``settings``' ``λ`` and ``L``, nothing checked: for per-step
+    code whose settings were checked once (:func:`check_gate_settings`) and whose inputs it
+    builds itself."""
     return _decide(
         host_probs,
         expected_improvement,
@@ -387,15 +339,15 @@ def sample_categorical(probs: Array, uniforms: Array) -> Array:
     Parameters
     ----------
     probs : Array
-        shape ``(..., A)``, rows sum to one.
+        ``(..., A)``, rows summing to one.
     uniforms : Array
-        shape ``(...)``, values in ``[0, 1)``.
+        ``(...)`` in ``[0, 1)``.
 
     Returns
     -------
     Array
-        Integer actions of shape ``(...)``. Only actions with positive probability are drawn,
-        even when rounding leaves the last cumulative sum slightly below ``u``.
+        int ``(...)``; only actions of positive probability, even when rounding leaves the
+        last cumulative sum below ``u``.
     """
     xp = array_namespace(probs)
     cum = xp.cumsum(probs, axis=-1)
@@ -415,25 +367,22 @@ def sample_acting(
     decision: DelightDecision,
     rng: Any,
 ) -> tuple[Array, Array]:
-    """Draw actions from the acting distribution in two stages, as Algorithm 1 does.
-
-    First ``explore ~ Bernoulli(ε)``; then the action is drawn from ``q`` if ``explore`` and
-    from the host ``π`` otherwise, by inverse CDF from a second uniform. The marginal law of
-    the action is exactly ``decision.probs``. Randomness comes only from ``rng``: a
-    ``numpy.random.Generator`` for numpy inputs, a ``torch.Generator`` for tensors.
+    """Draw actions in Algorithm 1's two stages: ``explore = u1 < ε``, then the action by
+    inverse CDF from ``q`` (exploring) or ``π`` at a second uniform ``u2``. Its law is
+    exactly ``decision.probs``.
 
     Parameters
     ----------
     decision : DelightDecision
-        output of :func:`delight_rule`, batch shape ``(...)``.
+        from :func:`delight_rule`, batch ``(...)``.
     rng
-        the generator to draw from.
+        the only randomness: a ``numpy.random.Generator`` (numpy) or ``torch.Generator``.
 
     Returns
     -------
     tuple[Array, Array]
-        ``(actions, explored)``, both of shape ``(...)``; ``explored`` is ``True`` where the
-        override was drawn (whether or not the gate was empty).
+        ``(actions, explored)``, ``(...)``; ``explored``: the override was drawn (even where
+        the gate was empty).
     """
     shape = decision.gate_empty.shape
     host = decision.host
@@ -453,12 +402,8 @@ def sample_acting(
 
 
 def draw_acting_uniforms(rng: np.random.Generator, shape: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The two uniforms of :func:`sample_acting`, in its order: ``u1`` (override or not), then
-    ``u2`` (inverse-CDF draw of the action), each of ``shape``.
-
-    Pass them to :func:`sample_acting_on_explore_rows` to evaluate the gate only on the rows
-    that explore: the same actions as :func:`sample_acting` on the full decision.
-    """
+    """:func:`sample_acting`'s two uniforms in its order, ``u1`` (explore?) then ``u2`` (the
+    action), each of ``shape``: for :func:`sample_acting_on_explore_rows`."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     return rng.random(shape), rng.random(shape)
@@ -469,19 +414,13 @@ class ExploreRowsDraw(NamedTuple):
 
     Attributes
     ----------
-    actions
-        int64 ``(n,)``: the host's draw, replaced by the override's on exploring rows.
-    explored
-        bool ``(n,)``: ``u1 < ε`` (the override was drawn, whether or not the gate was
-        empty).
+    actions, explored
+        int64 and bool ``(n,)``: the host's draw, the override's on rows where ``u1 < ε``.
     rows
-        int64 ``(r,)``: the exploring rows, ascending (``explored``'s indices).
-    decision
-        the :class:`DelightDecision` of those rows (batch ``(r,)``), or ``None`` when
-        no row explored (``decide`` was then not called).
-    chosen
-        int64 ``(r,)``: the column drawn from ``decision.override`` on each exploring
-        row (before ``columns`` mapped it to an action), or ``None`` with ``decision``.
+        int64 ``(r,)``: the exploring rows, ascending.
+    decision, chosen
+        their :class:`DelightDecision` and the int64 ``(r,)`` column drawn from its
+        ``override`` (before ``columns`` maps it to an action); ``None`` if none explored.
     """
 
     actions: Array
@@ -499,44 +438,34 @@ def sample_acting_on_explore_rows(
     host_probs: Array | None = None,
     host_actions: Array | None = None,
 ) -> ExploreRowsDraw:
-    """The two-stage draw of :func:`sample_acting`, with the gate evaluated only on the rows
-    that explore.
+    """:func:`sample_acting` with the posterior and the gate evaluated only on exploring rows.
 
-    Row ``i`` explores where ``u1[i] < ε``; it then plays ``sample_categorical(q_i, u2[i])``
-    from the override ``q`` of ``decide``, and elsewhere ``sample_categorical(π_i, u2[i])`` from
-    the host. This is exactly :func:`sample_acting` on the full decision with the same uniforms
-    (the same actions, not only the same law), but the posterior and the gate — the costly part
-    once ``ε_t`` is small — are evaluated on the exploring rows only. It is the one home of this
-    pattern: the bandit and MDP DE agents and the wrapper's ``lazy_gate`` all call it.
+    Row ``i`` explores where ``u1[i] < ε`` and plays ``sample_categorical(q_i, u2[i])``, else
+    ``sample_categorical(π_i, u2[i])``: the very actions :func:`sample_acting` draws from the
+    same uniforms, at the cost of the exploring rows only (few once ``ε_t`` is small). The
+    bandit and MDP agents and the engines all act through it.
 
     Parameters
     ----------
     uniforms : tuple[Array, Array]
-        ``(u1, u2)``, each of shape ``(n,)``, in ``[0, 1)``: from
-        :func:`draw_acting_uniforms` (numpy) or drawn in advance (e.g. one pair per step
-        of an episode, torch).
+        ``(u1, u2)``, each ``(n,)`` in ``[0, 1)`` (:func:`draw_acting_uniforms`, or drawn in
+        advance as torch tensors).
     epsilon
-        override probability ``ε`` in ``[0, 1]``, a scalar or shape ``(n,)``.
+        ``ε`` in ``[0, 1]``, scalar or ``(n,)``.
     decide : Callable[[Array], DelightDecision | tuple[DelightDecision, Array]]
-        ``decide(rows) -> decision`` for the exploring rows ``rows`` (int64 ``(r,)``,
-        ``r >= 1``), typically ``delight_rule(host_probs[rows], ei_of(rows), ε, ...)``. When
-        the decision's columns are not the actions (e.g. a bandit deciding over a handful
-        of compacted columns), it returns ``(decision, columns)`` with ``columns`` int
+        ``decide(rows)`` for the exploring rows (int64 ``(r,)``, ``r >= 1``); or
+        ``(decision, columns)`` when its columns are not the actions, ``columns`` int
         ``(r, C)`` the action of each column.
     host_probs : Array | None
-        ``π``, shape ``(n, A)``; the host's draw is
-        ``sample_categorical(π, u2)``.
+        ``π``, ``(n, A)``: the host plays ``sample_categorical(π, u2)``.
     host_actions : Array | None
-        int ``(n,)``, instead of ``host_probs`` for a deterministic host (a
-        greedy one): its draw from a one-hot ``π`` is its action whatever ``u2``, so
-        ``host_actions`` may be given without ever building ``π`` (a bandit with millions
-        of arms). Exactly one of the two must be given.
+        int ``(n,)`` instead, for a greedy host (its one-hot draw is its action whatever
+        ``u2``, so ``π`` is never built). Give exactly one of the two.
 
     Returns
     -------
     ExploreRowsDraw
-        An :class:`ExploreRowsDraw`. numpy in, numpy out; torch in, torch out (on the inputs'
-        device).
+        numpy in, numpy out; torch in, torch out (on the inputs' device).
 
     Raises
     ------
@@ -556,6 +485,8 @@ def sample_acting_on_explore_rows(
     if (host_probs is None) == (host_actions is None):
         raise TypeError("give exactly one of host_probs and host_actions")
     u1, u2 = uniforms
+    # The same uniforms as sample_acting: u1 picks the exploring rows, u2 the action on every
+    # row, so computing q on those rows only changes no action.
     explored = u1 < epsilon
     if is_torch(explored):
         rows = sys.modules["torch"].nonzero(explored).flatten()
@@ -585,9 +516,8 @@ def sample_acting_on_explore_rows(
 
 
 def greedy_probs(values: np.ndarray) -> np.ndarray:
-    """A greedy host's probabilities: one-hot on ``argmax_a values[i, a]`` (ties: the first
-    maximal index, as ``torch.argmax`` and DQN's ``predict``), float64 ``(n, A)`` for values
-    ``(n, A)``."""
+    """A greedy host's float64 ``(n, A)`` one-hot on ``argmax_a values[i, a]`` (ties: the first
+    maximal index, as ``torch.argmax`` and DQN's ``predict``)."""
     out = np.zeros(values.shape, dtype=np.float64)
     out[np.arange(values.shape[0]), np.argmax(values, axis=1)] = 1.0
     return out
