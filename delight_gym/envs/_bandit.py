@@ -1,9 +1,6 @@
-"""The bandit bases: what every bandit env declares (:class:`BanditKeywords`, the single and
-vector :class:`BanditEnv` / :class:`BanditVectorEnv`), a ``K``-armed bandit played as one-pull
-episodes on one instance and its native vector form, the Gaussian-reward variants, the
-contextual variants (a context drawn at every ``reset``) and the instance of arm features and
-``θ``. Family modules (``bandits``, ``linear``, ``wheel``, ``neural``, ``continuum``) subclass
-them, each with one mixin of its keywords shared by its single and vector env.
+"""The bandit bases, single and vector: one-pull episodes on one instance, Gaussian rewards,
+contexts drawn at every ``reset``, and the instance of arm features and ``θ``. Each family
+module subclasses them with one mixin of its keywords shared by its single and vector env.
 """
 
 from __future__ import annotations
@@ -22,7 +19,9 @@ from delight_gym.envs._base import (
     InstanceState,
     InstanceVectorEnv,
     ObsT,
+    check_discrete_action,
     check_render_mode,
+    pull_info,
     read_only_copy,
     vector_step_infos,
     warn_no_render_mode,
@@ -54,21 +53,7 @@ def bandit_summary(
     last_pull: tuple[int, float] | None,
     reward_format: str,
 ) -> str:
-    """One line of text for a bandit's ``"ansi"`` render: best arm, and the last pull.
-
-    Parameters
-    ----------
-    name : str
-        the family (``"BernoulliBandit"``).
-    shape : str
-        its size (``"K=4"``, ``"K=4 D=2"``).
-    means : NDArray[np.float64] | None
-        ``(K,)`` arm means, or None before the instance is drawn.
-    last_pull : tuple[int, float] | None
-        ``(arm, reward)`` of the last pull, or None.
-    reward_format : str
-        format spec of the reward (``".0f"``, ``".3f"``).
-    """
+    """One line of a bandit's ``"ansi"`` render: best arm, and the last ``(arm, reward)``."""
     if means is None:
         return f"{name}: instance not drawn yet (call reset())"
     best = int(np.argmax(means))
@@ -82,10 +67,7 @@ def bandit_summary(
 
 
 class BanditKeywords:
-    """What a bandit env, single or vector, declares, once for both forms and for the mixin of
-    its family's keywords (``_LinearBanditParameters``, ...): the family's name in ``render``'s
-    text, Gymnasium's ``metadata``, the checked ``render_mode`` and the ``ResetNeeded``
-    message before the instance is drawn."""
+    """What a bandit env, single or vector, and its family's keyword mixin declare."""
 
     #: The family's name in ``render``'s text (``"LinearBandit"``).
     family: ClassVar[str]
@@ -95,12 +77,10 @@ class BanditKeywords:
     _not_drawn: ClassVar[str]
 
     def _set_render_mode(self, render_mode: Any) -> None:
-        """Store ``render_mode``, checked against ``metadata["render_modes"]``."""
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
 
     def _drawn_copy(self, part: NDArray[Any] | None, not_drawn: str | None = None) -> NDArray[Any]:
-        """A read-only copy of a part of the instance (or of the context); before it is drawn,
-        ``ResetNeeded`` with ``not_drawn`` (default ``_not_drawn``)."""
+        """A read-only copy of ``part``; ``ResetNeeded`` while it is None."""
         if part is None:
             raise ResetNeeded(self._not_drawn if not_drawn is None else not_drawn)
         return read_only_copy(part)
@@ -125,7 +105,7 @@ class BanditVectorEnv(BanditKeywords, InstanceVectorEnv):  # type: ignore[misc]
 
 
 class BanditMeans(BanditKeywords, InstanceState):
-    """The ``K`` arm means of a bandit instance (single or vector), drawn at the first reset."""
+    """The ``K`` arm means of a bandit instance (single or vector)."""
 
     _means: NDArray[np.float64] | None
     num_arms: int
@@ -146,21 +126,17 @@ class BanditMeans(BanditKeywords, InstanceState):
         ``(num_envs, K)`` (a vector env), as a read-only copy."""
         return read_only_copy(self._require_means())
 
-    def _render_shape(self) -> str:
-        """The instance's size for ``render`` (``"K=4"``)."""
+    def _render_shape(self) -> str:  # the instance's size for render ("K=4")
         raise NotImplementedError
 
 
 class OneStepBanditEnv(BanditMeans, BanditEnv[ObsT]):
-    """A ``K``-armed bandit played as one-pull episodes on one instance.
+    """A ``K``-armed bandit played as one-pull episodes on one instance; ``info`` holds Python
+    floats ``expected_reward``, ``optimal_expected_reward`` and ``regret``.
 
-    ``step(a)`` pulls arm ``a`` (a ``ValueError`` naming ``action`` outside ``Discrete(K)``),
-    terminates, and returns ``info`` with Python floats ``expected_reward`` (the arm's mean),
-    ``optimal_expected_reward`` (the best mean) and ``regret`` (their difference). Subclasses
-    set ``num_arms``, ``action_space``, ``_means`` (``(K,)`` or None until drawn),
-    ``_optimal``, ``_last_pull = None`` and the :class:`InstanceEnv` attributes, and implement
-    :meth:`_draw_instance` (setting ``_means`` and ``_optimal``), :meth:`_observation`,
-    :meth:`_reward` and :meth:`_render_shape`, and set ``family``.
+    Subclasses set ``family``, ``num_arms``, ``action_space``, ``_means``, ``_optimal``,
+    ``_last_pull = None`` and the :class:`InstanceEnv` attributes, and implement
+    :meth:`_draw_instance`, :meth:`_observation`, :meth:`_reward` and :meth:`_render_shape`.
     """
 
     _optimal: float
@@ -169,8 +145,7 @@ class OneStepBanditEnv(BanditMeans, BanditEnv[ObsT]):
     def _observation(self) -> ObsT:
         raise NotImplementedError
 
-    def _reward(self, expected: float) -> float:
-        """The pull's reward given its expected reward (one draw from ``self.np_random``)."""
+    def _reward(self, expected: float) -> float:  # one draw from self.np_random
         raise NotImplementedError
 
     def _start_episode(self) -> ObsT:
@@ -191,21 +166,11 @@ class OneStepBanditEnv(BanditMeans, BanditEnv[ObsT]):
         """Pull arm ``action``; the episode terminates after this one pull."""
         self._require_reset()
         means = self._require_means()
-        if isinstance(action, bool) or not self.action_space.contains(action):
-            raise ValueError(
-                f"action must be an integer in [0, {self.num_arms - 1}] "
-                f"(the action space {self.action_space}), got {action!r}"
-            )
-        arm = int(action)
+        arm = check_discrete_action(action, self.action_space)
         expected = float(means[arm])
         reward = self._reward(expected)
         self._last_pull = (arm, reward)
-        info = {
-            "expected_reward": expected,
-            "optimal_expected_reward": self._optimal,
-            "regret": self._optimal - expected,
-        }
-        return self._observation(), reward, True, False, info
+        return self._observation(), reward, True, False, pull_info(expected, self._optimal)
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, a one-line text summary; otherwise ``None``."""
@@ -221,12 +186,11 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
     """``num_envs`` independent one-pull bandits stepped together; every step terminates and
     resets every sub-env (``SAME_STEP``), without resampling.
 
-    Subclasses set ``num_envs``, ``num_arms``, the four spaces, ``_means`` (``(num_envs, K)``
-    or None), ``_optimal`` and the :class:`InstanceVectorEnv` attributes (via
-    :meth:`_init_bandit_state`), and implement :meth:`_allocate_instances`,
-    :meth:`_draw_instances` (which calls :meth:`_instances_drawn`), :meth:`_observations`,
-    :meth:`_final_observations`, :meth:`_rewards` and :meth:`_render_shape`, and set
-    ``family``.
+    Subclasses set ``family``, ``num_envs``, ``num_arms``, the spaces, ``_means``,
+    ``_optimal`` and call :meth:`_init_bandit_state`, and implement
+    :meth:`_allocate_instances`, :meth:`_draw_instances` (ending with
+    :meth:`_instances_drawn`), :meth:`_observations`, :meth:`_final_observations`,
+    :meth:`_rewards` and :meth:`_render_shape`.
     """
 
     _optimal: NDArray[np.float64] | None
@@ -244,11 +208,9 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
         raise NotImplementedError
 
     def _rewards(self, expected: NDArray[np.float64], rngs: list[np.random.Generator]) -> Any:
-        """The pulls' rewards, one draw from each sub-env's generator, in sub-env order."""
-        raise NotImplementedError
+        raise NotImplementedError  # one draw from each sub-env's generator, in order
 
     def _instances_drawn(self, resample: NDArray[np.bool_]) -> None:
-        """Bookkeeping after :meth:`_draw_instances` set the means of ``resample``."""
         assert self._means is not None
         self._optimal = self._means.max(axis=1)
         if self._last_actions is not None:
@@ -269,21 +231,9 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
     def step(
         self, actions: Any
     ) -> tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
-        """Pull one arm in every sub-env; each terminates and is reset in this same step.
-
-        Parameters
-        ----------
-        actions
-            integer array of shape ``(num_envs,)`` with entries in ``[0, K)``.
-
-        Returns
-        -------
-        tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]
-            ``(obs, rewards, terminated, truncated, infos)``: the new episodes'
-            observations, float64 rewards ``(num_envs,)``, all-True ``terminated``,
-            all-False ``truncated``, and infos with float64 arrays ``expected_reward``,
-            ``optimal_expected_reward`` and ``regret`` (see :func:`vector_step_infos`).
-        """
+        """Pull arm ``actions[i]`` (ints, shape ``(num_envs,)``) in sub-env ``i``; each
+        terminates and is reset in this same step. ``infos`` hold float64
+        ``expected_reward``, ``optimal_expected_reward`` and ``regret``."""
         self._require_reset()
         means = self._require_means()
         assert self._optimal is not None
@@ -293,16 +243,10 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
         rngs = cast("list[np.random.Generator]", self._rngs)  # all made by reset()
         expected = means[self._rows, arms]
         rewards = self._rewards(expected, rngs)
-        optimal = self._optimal.copy()
-        regret = optimal - expected
         self._last_actions = arms  # a private copy made by check_action_batch
         self._last_rewards = rewards.copy()
         every = self._all_true
-        step_info = {
-            "expected_reward": expected,
-            "optimal_expected_reward": optimal,
-            "regret": regret,
-        }
+        step_info = pull_info(expected, self._optimal.copy())
         infos = vector_step_infos(step_info, every, self._final_observations())
         return self._observations(), rewards, every.copy(), ~every, infos
 
@@ -325,12 +269,8 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
 
 
 class FeatureBanditInstance(BanditMeans):
-    """An instance of arm features ``φ`` and a parameter ``θ`` (the linear and neural bandits),
-    single or vector: its two parts, given to the constructor or drawn at the first reset.
-
-    A single env holds ``None`` for a part until it is drawn, a vector env zeros; a part the
-    constructor fixed (``_fixed_features`` / ``_fixed_theta``) is readable before any reset.
-    """
+    """An instance of arm features ``φ`` and a parameter ``θ`` (linear and neural bandits);
+    a part the constructor fixed is readable before any reset."""
 
     _features: NDArray[np.float64] | None
     _theta: NDArray[np.float64] | None
@@ -344,15 +284,12 @@ class FeatureBanditInstance(BanditMeans):
 
     @property
     def features(self) -> NDArray[np.float64]:
-        """The arm features ``Φ`` of the current instance, ``(K, D)`` for a single env and
-        ``(num_envs, K, D)`` for a vector env (a read-only copy)."""
+        """The arm features ``Φ``, ``(K, D)`` (vector env ``(num_envs, K, D)``), read-only."""
         return self._instance_part(self._features, self._fixed_features)
 
     @property
     def theta(self) -> NDArray[np.float64]:
-        """The parameter ``θ`` of the current instance, ``(D,)`` for a single env and
-        ``(num_envs, D)`` for a vector env (a read-only copy); ``D`` is the length of an arm's
-        observed row."""
+        """The parameter ``θ``, ``(D,)`` (vector env ``(num_envs, D)``), read-only."""
         return self._instance_part(self._theta, self._fixed_theta)
 
 
@@ -361,11 +298,9 @@ SUB_ENV_BYTES = 1024
 
 
 def check_bandit_fits(num_envs: int, num_arms: int, bytes_per_arm: int, detail: str = "") -> None:
-    """Refuse, before anything is allocated, a bandit whose arrays of ``bytes_per_arm`` bytes
-    per arm and sub-env would not fit in memory: a ``ValueError`` naming ``num_arms`` (and
-    ``num_envs`` for a vector env, ``num_envs > 0``; ``0`` for a single env) and the memory
-    needed (:func:`~delight_gym._checks.check_would_fit`); ``detail`` ends the argument list
-    (``", dim=20"``)."""
+    """Refuse, before anything is allocated, a bandit (``num_envs`` 0: a single env) whose
+    ``bytes_per_arm`` per arm and sub-env would not fit in memory; ``detail`` ends the
+    argument list in the message (``", dim=20"``)."""
     envs = max(num_envs, 1)
     overhead = SUB_ENV_BYTES * num_envs
     what = f"num_arms={num_arms}{detail}"
@@ -376,9 +311,8 @@ def check_bandit_fits(num_envs: int, num_arms: int, bytes_per_arm: int, detail: 
 
 # ------------------------------------------------------------------- Gaussian rewards
 class GaussianBanditEnv(OneStepBanditEnv[NDArray[np.float32]]):
-    """A one-step bandit whose reward is the arm's mean plus ``noise·z``, one standard normal
-    ``z`` from ``self.np_random`` per pull (also when ``noise == 0``), and whose observation
-    is a copy of the float32 array ``_obs``."""
+    """A one-step bandit paying the arm's mean plus ``noise·z``, one standard normal per pull
+    (also when ``noise == 0``); the observation is a copy of the float32 ``_obs``."""
 
     _obs: NDArray[np.float32] | None
     noise: float
@@ -392,8 +326,7 @@ class GaussianBanditEnv(OneStepBanditEnv[NDArray[np.float32]]):
 
 
 class GaussianBanditVectorEnv(OneStepBanditVectorEnv):
-    """The vector form of :class:`GaussianBanditEnv`: one standard normal from each sub-env's
-    generator per step; the observations are a copy of ``_obs`` (``(num_envs, ...)``)."""
+    """The vector form of :class:`GaussianBanditEnv`."""
 
     _obs: NDArray[np.float32] | None
     noise: float
@@ -420,11 +353,9 @@ def unit_box(shape: tuple[int, ...]) -> spaces.Space[NDArray[np.float32]]:
 
 
 class ContextualBanditEnv(GaussianBanditEnv):
-    """A Gaussian one-step bandit whose arm means depend on a context drawn at every
-    :meth:`reset`.
+    """A Gaussian one-step bandit whose arm means depend on a context drawn at every reset.
 
-    Subclasses implement :meth:`_draw_context` (from ``self.np_random``, setting ``_means``,
-    ``_optimal`` and ``_obs``). ``step`` adds ``info["optimal_action"]``.
+    Subclasses implement :meth:`_draw_context` (setting ``_means``, ``_optimal``, ``_obs``).
     """
 
     @property
@@ -440,12 +371,8 @@ class ContextualBanditEnv(GaussianBanditEnv):
         return self._observation()
 
     def step(self, action: Any) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:
-        """Pull arm ``action`` under the current context; the episode ends after this pull.
-
-        ``info`` holds ``expected_reward``, ``optimal_expected_reward`` and ``regret`` (Python
-        floats, under the current context) and ``optimal_action`` (a Python int, the lowest
-        best arm). The observation returned is the context just played.
-        """
+        """Pull arm ``action`` under the current context; ``info`` also holds
+        ``optimal_action`` (the lowest best arm). The observation is the context played."""
         self._require_reset()
         best = self.optimal_arm
         obs, reward, terminated, truncated, info = super().step(action)
@@ -457,9 +384,7 @@ class ContextualBanditVectorEnv(GaussianBanditVectorEnv):
     """``num_envs`` independent contextual bandits; every step pulls, then draws each sub-env's
     next context from its own generator (as a single env's next ``reset`` does).
 
-    Subclasses implement :meth:`_draw_contexts` (each sub-env's context from ``self._rng(j)``,
-    then ``_means``, ``_optimal`` and ``_obs``). ``step``'s infos add ``optimal_action``
-    (int64).
+    Subclasses implement :meth:`_draw_contexts` (setting ``_means``, ``_optimal``, ``_obs``).
     """
 
     @property
@@ -471,7 +396,6 @@ class ContextualBanditVectorEnv(GaussianBanditVectorEnv):
         raise NotImplementedError
 
     def _start_episodes(self) -> None:
-        """Draw every sub-env's context (the contextual bandits' one random draw at a reset)."""
         self._draw_contexts()
 
     def _final_observations(self) -> NDArray[np.object_]:
@@ -483,16 +407,8 @@ class ContextualBanditVectorEnv(GaussianBanditVectorEnv):
         self, actions: Any
     ) -> tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
         """Pull one arm in every sub-env under its current context, then draw the next
-        contexts (``SAME_STEP`` autoreset: ``final_obs`` holds the contexts just played).
-
-        Returns
-        -------
-        tuple
-            ``(obs, rewards, terminated, truncated, infos)`` as
-            :meth:`OneStepBanditVectorEnv.step`, ``obs`` being the next contexts' observations
-            and ``infos`` (and ``infos["final_info"]``) also holding ``optimal_action``
-            (int64, ``(num_envs,)``) with its mask.
-        """
+        contexts (``final_obs`` holds those just played); ``infos`` and
+        ``infos["final_info"]`` also hold int64 ``optimal_action``."""
         self._require_reset()
         best = self.optimal_arm
         _, rewards, terminated, truncated, infos = super().step(actions)

@@ -5,8 +5,7 @@ Every env has an *instance* (arm means, features and ``θ*``, DeepSea's action m
 drawn from its own generator at the first ``reset``, kept, and redrawn on
 ``reset(options={"resample": True})``: :class:`InstanceEnv` holds that ``reset`` for the
 single envs and :class:`InstanceVectorEnv` for the native vector envs (sub-env ``i`` seeded
-``seed + i``, ``SAME_STEP`` autoreset). The one-step bandit bases are in
-:mod:`delight_gym.envs._bandit`.
+``seed + i``, ``SAME_STEP`` autoreset).
 """
 
 from __future__ import annotations
@@ -31,15 +30,18 @@ __all__ = [
     "InstanceVectorEnv",
     "ObsT",
     "PerEnvGenerators",
+    "check_discrete_action",
     "check_render_mode",
     "check_reset_options",
     "instance_array",
+    "pull_info",
     "read_only_copy",
     "resample_flag",
     "resample_mask",
     "set_vector_spaces",
     "vector_step_infos",
     "warn_no_render_mode",
+    "zero_final_obs",
 ]
 
 ObsT = TypeVar("ObsT")
@@ -50,8 +52,7 @@ RESET_OPTIONS = frozenset({"resample"})
 
 # ------------------------------------------------------------------------------ checks
 def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
-    """Return ``render_mode`` if it is None or one of ``modes``; raise a ``ValueError``
-    naming ``render_mode`` otherwise."""
+    """``render_mode`` if it is None or one of ``modes``, else a ``ValueError``."""
     if render_mode is not None and render_mode not in modes:
         raise ValueError(f"render_mode must be None or one of {list(modes)}, got {render_mode!r}")
     return cast("str | None", render_mode)
@@ -60,8 +61,7 @@ def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
 def check_reset_options(
     options: dict[str, Any] | None, allowed: frozenset[str] = RESET_OPTIONS
 ) -> dict[str, Any]:
-    """Return ``reset``'s ``options`` as a dict (``{}`` for None); raise a ``TypeError`` for a
-    non-dict and a ``ValueError`` listing any key outside ``allowed``."""
+    """``reset``'s ``options`` as a dict (``{}`` for None); only keys in ``allowed``."""
     if options is None:
         return {}
     if not isinstance(options, dict):
@@ -75,16 +75,8 @@ def check_reset_options(
 
 
 def resample_flag(options: dict[str, Any] | None, fixed: str | None) -> bool:
-    """A single env's ``options["resample"]`` (default False), checked.
-
-    Parameters
-    ----------
-    options : dict[str, Any] | None
-        ``reset``'s options (only ``"resample"`` is accepted).
-    fixed : str | None
-        None when the instance may be redrawn, else why it may not (e.g. ``"this env
-        was built with fixed means"``): a True request then raises a ``ValueError``.
-    """
+    """A single env's ``options["resample"]`` (default False), checked; ``fixed`` is None
+    when the instance may be redrawn, else why not (a True request then raises)."""
     resample = check_flag(
         check_reset_options(options).get("resample", False), 'options["resample"]'
     )
@@ -96,11 +88,8 @@ def resample_flag(options: dict[str, Any] | None, fixed: str | None) -> bool:
 def resample_mask(
     options: dict[str, Any] | None, num_envs: int, fixed: str | None
 ) -> NDArray[np.bool_]:
-    """A vector env's ``options["resample"]`` as a new bool mask of shape ``(num_envs,)``.
-
-    ``options["resample"]`` may be a bool (every sub-env) or a bool array of shape
-    ``(num_envs,)`` (those sub-envs); ``fixed`` is as in :func:`resample_flag`.
-    """
+    """A vector env's ``options["resample"]`` (a bool, or a bool array of shape
+    ``(num_envs,)``) as a new bool mask; ``fixed`` as in :func:`resample_flag`."""
     value = check_reset_options(options).get("resample", False)
     if isinstance(value, (bool, np.bool_)):
         mask = np.full(num_envs, bool(value))
@@ -120,27 +109,11 @@ def resample_mask(
 def instance_array(
     arr: NDArray[Any], name: str, core: tuple[str, ...], num_envs: int | None
 ) -> NDArray[np.float64]:
-    """A given part of the instance (``means``, ``features``, ``theta``), its values already
-    checked, as the env's own float64 copy.
+    """A given, value-checked part of the instance as the env's own float64 copy.
 
-    Parameters
-    ----------
-    arr : NDArray[Any]
-        the given array.
-    name : str
-        the argument's name, for the error.
-    core : tuple[str, ...]
-        names of the axes of one instance's part (``("num_arms", "dim")``).
-    num_envs : int | None
-        None for a single env (``arr`` must have shape ``core``); else the vector
-        env's size (``arr`` of shape ``(num_envs, *core)``, or of shape ``core`` shared by
-        every sub-env).
-
-    Returns
-    -------
-    NDArray[np.float64]
-        A new, writable, C-contiguous float64 array of shape ``core`` or ``(num_envs, *core)``;
-        a ``ValueError`` naming ``name`` if the shape is wrong or an axis of ``core`` is empty.
+    ``core`` names one instance's axes (``("num_arms", "dim")``). A single env
+    (``num_envs`` None) takes shape ``core``; a vector env ``(num_envs, *core)`` or ``core``
+    shared by every sub-env. A ``ValueError`` naming ``name`` for a wrong shape or empty axis.
     """
     given = arr.shape
     axes = ", ".join(core)
@@ -158,8 +131,7 @@ def instance_array(
 
 
 def warn_no_render_mode(env: Any) -> None:
-    """Gymnasium's warning for ``render()`` on an env (or vector env) built without a
-    ``render_mode``, naming the modes ``env.metadata`` lists."""
+    """Gymnasium's warning for ``render()`` on an env built without a ``render_mode``."""
     modes = env.metadata.get("render_modes", [])
     name = type(env).__name__
     hint = f"; use {name}(render_mode={modes[0]!r}) or gym.make(..., render_mode=...)"
@@ -173,14 +145,37 @@ def read_only_copy(arr: NDArray[Any]) -> NDArray[Any]:
     return out
 
 
+def check_discrete_action(action: Any, space: Any) -> int:
+    """``action`` as an int if ``space`` (a ``Discrete``) holds it; else a ``ValueError``."""
+    # Bools are refused although Discrete.contains(True) holds: True is not an arm index.
+    if isinstance(action, (bool, np.bool_)) or not space.contains(action):
+        raise ValueError(
+            f"action must be an integer in [0, {space.n - 1}] (the action space {space}), "
+            f"got {action!r}"
+        )
+    return int(action)
+
+
+def pull_info(expected: Any, optimal: Any) -> dict[str, Any]:
+    """A bandit pull's ``info``: ``expected_reward``, ``optimal_expected_reward``, ``regret``."""
+    return {
+        "expected_reward": expected,
+        "optimal_expected_reward": optimal,
+        "regret": optimal - expected,
+    }
+
+
+def zero_final_obs(num_envs: int) -> NDArray[np.object_]:
+    """``final_obs`` of a vector env whose observation is always ``np.int64(0)``."""
+    final_obs = np.empty(num_envs, dtype=object)
+    final_obs.fill(np.int64(0))
+    return final_obs
+
+
 # ----------------------------------------------------------------------------- seeding
 class PerEnvGenerators:
-    """Seeding of native vector envs: one generator per sub-env, made as a single env's.
-
-    Sub-env ``i`` of ``reset(seed=s)`` is seeded ``s + i`` (Gymnasium's vector convention),
-    so a vector env equals ``num_envs`` single envs seed for seed. Call
-    :meth:`_init_generators` once ``num_envs`` is set.
-    """
+    """One generator per sub-env, made as a single env's: sub-env ``i`` of ``reset(seed=s)``
+    is seeded ``s + i``. Call :meth:`_init_generators` once ``num_envs`` is set."""
 
     num_envs: int
     _rngs: list[np.random.Generator | None]
@@ -198,7 +193,6 @@ class PerEnvGenerators:
         return rng
 
     def _generators(self) -> list[np.random.Generator]:
-        """Every sub-env's generator (made from fresh entropy where none is yet)."""
         return [self._rng(i) for i in range(self.num_envs)]
 
     @property
@@ -213,8 +207,7 @@ class PerEnvGenerators:
         return tuple(self._seeds)
 
     def _apply_seeds(self, seeds: list[int | None]) -> None:
-        """Seed sub-env ``i``'s generator with ``seeds[i]`` as ``gymnasium.Env.reset(seed=...)``
-        does; a ``None`` keeps the generator (or makes one from fresh entropy)."""
+        # As gymnasium.Env.reset(seed=...): None keeps the generator (or makes a fresh one).
         for i, s in enumerate(seeds):
             if s is not None:
                 self._rngs[i], self._seeds[i] = seeding.np_random(s)
@@ -240,13 +233,8 @@ def set_vector_spaces(
     single_action_space: gym.Space[Any],
     single_observation_space: gym.Space[Any],
 ) -> None:
-    """Set a native vector env's four spaces from one sub-env's.
-
-    The batched spaces are ``gymnasium.vector.utils.batch_space`` of the single ones over
-    ``env.num_envs``, as ``SyncVectorEnv`` makes them: ``Discrete(K)`` gives
-    ``MultiDiscrete([K] * num_envs)`` and a ``Box`` of shape ``s`` gives the same bounds over
-    shape ``(num_envs, *s)``.
-    """
+    """Set a native vector env's four spaces from one sub-env's, batched as ``SyncVectorEnv``
+    batches them (``Discrete(K)`` -> ``MultiDiscrete([K] * num_envs)``)."""
     env.single_action_space = single_action_space
     env.single_observation_space = single_observation_space
     env.action_space = batch_space(single_action_space, env.num_envs)
@@ -259,31 +247,10 @@ def vector_step_infos(
     final_obs: NDArray[np.object_] | None,
     episode_info: Mapping[str, NDArray[Any]] | None = None,
 ) -> dict[str, Any]:
-    """The ``infos`` of a ``SAME_STEP`` native vector env's step.
-
-    Parameters
-    ----------
-    step_info : Mapping[str, NDArray[Any]]
-        per-step values, each of shape ``(num_envs,)``; at the top level for every
-        sub-env (masks all True).
-    terminated : NDArray[np.bool_]
-        ``(num_envs,)``, the sub-envs whose episode ended (and were reset) in
-        this step.
-    final_obs : NDArray[np.object_] | None
-        ``(num_envs,)`` object array of the terminal observations (``None``
-        elsewhere); needed when ``terminated.any()``.
-    episode_info : Mapping[str, NDArray[Any]] | None
-        values that exist only at an episode's end, each ``(num_envs,)``: at
-        the top level with mask ``terminated``.
-
-    Returns
-    -------
-    dict[str, Any]
-        ``step_info`` and ``episode_info`` with ``_key`` masks, and, when some sub-env
-        terminated, ``final_obs`` / ``final_info`` as ``SyncVectorEnv`` gives them (the
-        terminal step's infos, zero where not terminated, masks ``terminated``) with masks
-        ``_final_obs`` / ``_final_info``.
-    """
+    """The ``infos`` of a ``SAME_STEP`` native vector env's step, as ``SyncVectorEnv`` builds
+    them: ``step_info`` (every sub-env) and ``episode_info`` (only where ``terminated``) with
+    ``_key`` masks and, when some sub-env terminated, ``final_obs`` (object array, needed
+    then) and ``final_info`` (the terminal step's infos, zero elsewhere)."""
     every = np.ones(terminated.shape[0], dtype=np.bool_)
     infos: dict[str, Any] = {}
     for key, value in step_info.items():
@@ -326,31 +293,29 @@ class InstanceState:
 class InstanceEnv(InstanceState, gym.Env[ObsT, np.int64]):
     """A single env whose instance is drawn at the first :meth:`reset` and kept.
 
-    Subclasses set ``_fixed_instance`` and ``_has_reset = False`` in ``__init__``, and
-    implement :meth:`_has_instance`, :meth:`_draw_instance` (from ``self.np_random``) and
-    :meth:`_start_episode`.
+    Subclasses set ``_fixed_instance`` and ``_has_reset = False`` and implement
+    :meth:`_has_instance`, :meth:`_draw_instance` (from ``self.np_random``) and
+    :meth:`_start_episode` (the first observation).
     """
 
     def _draw_instance(self) -> None:
         raise NotImplementedError
 
     def _start_episode(self) -> ObsT:
-        """Set up a new episode on the current instance; return its first observation."""
         raise NotImplementedError
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsT, dict[str, Any]]:
-        """Start an episode; draw the instance on the first call or on ``resample``.
+        """Start an episode; draw the instance on the first call or on
+        ``options={"resample": True}`` (refused when the constructor fixed it).
 
         Parameters
         ----------
         seed : int | None
-            seeds ``self.np_random``, which draws the instance (if it is drawn now)
-            and the episode's randomness.
+            seeds ``self.np_random`` (the instance, if drawn now, and the episode).
         options : dict[str, Any] | None
-            ``{"resample": True}`` draws a new instance (an error when the instance
-            was fixed by the constructor's arguments). No other keys are accepted.
+            only ``"resample"``.
 
         Returns
         -------
@@ -367,22 +332,20 @@ class InstanceEnv(InstanceState, gym.Env[ObsT, np.int64]):
 
 class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ignore[misc]
     """A native vector env of ``num_envs`` instances, sub-env ``i`` equal to a single env
-    reset with seed ``seed + i``, with Gymnasium's ``SAME_STEP`` autoreset.
+    reset with seed ``seed + i``, with ``SAME_STEP`` autoreset.
 
     Subclasses set ``num_envs``, call :meth:`_init_generators`, set ``_fixed_instance`` and
-    ``_has_reset = False`` in ``__init__``, and implement :meth:`_has_instance`,
-    :meth:`_allocate_instances`, :meth:`_draw_instances`, :meth:`_start_episodes` and
-    :meth:`_observations`.
+    ``_has_reset = False``, and implement :meth:`_has_instance`, :meth:`_allocate_instances`,
+    :meth:`_draw_instances` (sub-env ``j`` from ``self._rng(j)``), :meth:`_start_episodes`
+    and :meth:`_observations`.
     """
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012
 
     def _allocate_instances(self) -> None:
-        """Make the arrays the instances are drawn into (before the first draw)."""
         raise NotImplementedError
 
     def _draw_instances(self, resample: NDArray[np.bool_]) -> None:
-        """Draw new instances for the sub-envs in ``resample`` (each from ``self._rng(j)``)."""
         raise NotImplementedError
 
     def _start_episodes(self) -> None:
@@ -397,7 +360,7 @@ class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ig
         seed: int | list[int | None] | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
-        """Reset every sub-env; ``seed`` int ``s`` seeds sub-env ``i`` with ``s + i``.
+        """Reset every sub-env.
 
         Parameters
         ----------
@@ -405,8 +368,8 @@ class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ig
             None (keep the generators), an int ``s`` (sub-env ``i`` gets ``s + i``) or
             a list of ``num_envs`` ints or Nones.
         options : dict[str, Any] | None
-            ``{"resample": mask}`` with a bool or a bool array of shape
-            ``(num_envs,)``: those sub-envs draw a new instance.
+            ``{"resample": mask}`` (a bool or a ``(num_envs,)`` bool array): those sub-envs
+            draw a new instance.
 
         Returns
         -------
@@ -416,7 +379,7 @@ class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ig
         seeds = self._per_env_seeds(seed)
         resample = resample_mask(options, self.num_envs, self._fixed_instance)
         self._apply_seeds(seeds)
-        if not self._has_instance():
+        if not self._has_instance():  # the first reset draws every sub-env
             resample[:] = True
             self._allocate_instances()
         if resample.any():

@@ -1,8 +1,6 @@
 """Bernoulli multi-armed bandits: a single Gymnasium env and a native vectorized form.
 
-The *instance* is the arm means; ``means=`` fixes it. Its life cycle (drawn at the first
-reset, kept, ``resample``) and the vector form's seed-for-seed equality with single envs are
-those of every one-step bandit (:mod:`delight_gym.envs._base`).
+The *instance* is the arm means (``means=`` fixes it), drawn at the first reset and kept.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ from delight_gym.envs._bandit import (
     OneStepBanditVectorEnv,
     check_bandit_fits,
 )
-from delight_gym.envs._base import instance_array, set_vector_spaces
+from delight_gym.envs._base import instance_array, set_vector_spaces, zero_final_obs
 
 __all__ = ["DEFAULT_NUM_ARMS", "BernoulliBanditEnv", "BernoulliBanditVectorEnv"]
 
@@ -30,17 +28,11 @@ DEFAULT_NUM_ARMS = 10
 _FIXED = "this env was built with fixed means"
 
 
-def _check_means(value: Any, num_envs: int | None) -> NDArray[np.float64]:
-    """``means`` as a float64 copy of shape ``(K,)`` or, batched, ``(num_envs, K)``."""
-    return instance_array(check_unit_interval_array(value, "means"), "means", ("K",), num_envs)
-
-
 #: Memory per arm: its mean and a uniform draw (float64).
 _BYTES_PER_ARM = 16
 
 
 def _resolve_num_arms(num_arms: Any, means_arms: int | None) -> int:
-    """Validate ``num_arms`` and reconcile it with the number of arms ``means`` implies."""
     if num_arms is None:
         return DEFAULT_NUM_ARMS if means_arms is None else means_arms
     k = check_positive_int(num_arms, "num_arms")
@@ -53,8 +45,7 @@ def _resolve_num_arms(num_arms: Any, means_arms: int | None) -> int:
 
 
 class _BernoulliParameters(BanditMeans):
-    """The arguments shared by :class:`BernoulliBanditEnv` and :class:`BernoulliBanditVectorEnv`
-    (``num_arms``, ``means``, ``render_mode``), checked once by :meth:`_set_parameters`."""
+    """The keywords shared by the single and vector Bernoulli bandits, checked once."""
 
     family = "BernoulliBandit"
     reward_format = ".0f"
@@ -62,10 +53,12 @@ class _BernoulliParameters(BanditMeans):
     def _set_parameters(
         self, num_arms: Any, means: ArrayLike | None, render_mode: Any, num_envs: int | None = None
     ) -> NDArray[np.float64] | None:
-        """Check and store the arguments (``num_envs`` None: the single env's shapes, else
-        the vector env's, where a single ``(K,)`` is shared by all sub-envs); return the given
-        ``means`` as a float64 copy, or None when they are to be drawn."""
-        fixed = None if means is None else _check_means(means, num_envs)
+        """Check and store the keywords; return the given ``means`` as a float64 copy (shape
+        ``(K,)``, or ``(num_envs, K)`` for a vector env) or None when they are to be drawn."""
+        fixed = None
+        if means is not None:
+            checked = check_unit_interval_array(means, "means")
+            fixed = instance_array(checked, "means", ("K",), num_envs)
         self.num_arms = _resolve_num_arms(num_arms, None if fixed is None else fixed.shape[-1])
         check_bandit_fits(num_envs or 0, self.num_arms, _BYTES_PER_ARM)
         self._set_render_mode(render_mode)
@@ -185,9 +178,7 @@ class BernoulliBanditVectorEnv(_BernoulliParameters, OneStepBanditVectorEnv):  #
         return np.zeros(self.num_envs, dtype=np.int64)
 
     def _final_observations(self) -> NDArray[np.object_]:
-        final_obs = np.empty(self.num_envs, dtype=object)
-        final_obs.fill(np.int64(0))
-        return final_obs
+        return zero_final_obs(self.num_envs)
 
     def _rewards(
         self, expected: NDArray[np.float64], rngs: list[np.random.Generator]

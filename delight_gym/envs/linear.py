@@ -1,9 +1,7 @@
 """Linear-Gaussian bandits: a single Gymnasium env and a native vectorized form.
 
 Arm ``a`` has a feature vector ``φ(a)`` and pays ``φ(a)ᵀθ* + σ·N(0, 1)``. The *instance* is
-the features and ``θ*``; ``features=`` / ``theta=`` fix them. Its life cycle (drawn at the
-first reset, kept, ``resample``) and the vector form's seed-for-seed equality with single envs
-are those of every one-step bandit (:mod:`delight_gym.envs._base`).
+the features and ``θ*`` (``features=`` / ``theta=`` fix them), drawn at the first reset.
 """
 
 from __future__ import annotations
@@ -21,10 +19,7 @@ from delight_gym.envs._bandit import (
     GaussianBanditVectorEnv,
     check_bandit_fits,
 )
-from delight_gym.envs._base import (
-    instance_array,
-    set_vector_spaces,
-)
+from delight_gym.envs._base import instance_array, set_vector_spaces
 
 __all__ = [
     "DEFAULT_DIM",
@@ -38,9 +33,8 @@ DEFAULT_LINEAR_NUM_ARMS = 100
 #: Feature dimension used when neither ``dim`` nor ``features`` / ``theta`` is given.
 DEFAULT_DIM = 10
 
-#: Bound of the observation ``Box``: the largest finite float32. Every finite float32 lies in
-#: ``[-_OBS_BOUND, _OBS_BOUND]``, so this is the unbounded ``Box(-inf, inf)`` minus the
-#: infinities an observation never holds; finite bounds keep ``check_env`` free of warnings.
+#: Bound of the observation ``Box``: the largest finite float32 (finite bounds keep
+#: ``check_env`` free of warnings; an observation never holds an infinity).
 _OBS_BOUND = float(np.finfo(np.float32).max)
 
 
@@ -49,33 +43,27 @@ def _obs_space(shape: tuple[int, ...]) -> spaces.Space[NDArray[np.float32]]:
     return cast("spaces.Space[NDArray[np.float32]]", box)  # Box is typed for any dtype
 
 
-# ---------------------------------------------------------------------- the instance law
 def _draw_features(rng: np.random.Generator, num_arms: int, dim: int) -> NDArray[np.float64]:
-    """``φ(a) ~ N(0, I_D / D)`` i.i.d. over arms: ``rng.standard_normal((K, D)) / sqrt(D)``."""
+    """``φ(a) ~ N(0, I_D / D)`` i.i.d. over arms."""
     return rng.standard_normal((num_arms, dim)) / np.sqrt(dim)
 
 
 def _draw_theta(rng: np.random.Generator, dim: int) -> NDArray[np.float64]:
-    """``θ* ~ N(0, I_D)``: ``rng.standard_normal(D)``."""
+    """``θ* ~ N(0, I_D)``."""
     return rng.standard_normal(dim)
 
 
 def _arm_means(features: NDArray[np.float64], theta: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``φ(a)ᵀθ*`` for every arm, over any leading batch dimensions.
-
-    An elementwise product and numpy's sum over the last (contiguous) axis: unlike a BLAS
-    product, the summation order does not depend on the batch shape or on memory alignment,
-    so one instance and the same instance inside a batch give bit-identical means.
-    """
+    """``φ(a)ᵀθ*`` for every arm, over any leading batch dimensions."""
+    # An elementwise product summed over the contiguous last axis, not a BLAS product: the
+    # summation order then does not depend on the batch, so batched means are bit-identical.
     return np.sum(features * theta[..., None, :], axis=-1)
 
 
-# ------------------------------------------------------------------------- validation
 _FEATURE_AXES = ("num_arms", "dim")
 
 
 def _check_features(value: Any, num_envs: int | None) -> NDArray[np.float64]:
-    """``features`` as a float64 copy of shape ``(K, D)`` or, batched, ``(num_envs, K, D)``."""
     arr = instance_array(check_finite_array(value, "features"), "features", _FEATURE_AXES, num_envs)
     if np.abs(arr).max() > _OBS_BOUND:
         raise ValueError(
@@ -85,18 +73,13 @@ def _check_features(value: Any, num_envs: int | None) -> NDArray[np.float64]:
     return arr
 
 
-def _check_theta(value: Any, num_envs: int | None) -> NDArray[np.float64]:
-    """``theta`` as a float64 copy of shape ``(D,)`` or, batched, ``(num_envs, D)``."""
-    return instance_array(check_finite_array(value, "theta"), "theta", ("dim",), num_envs)
-
-
 def _resolve_shape(
     num_arms: Any,
     dim: Any,
     features: NDArray[np.float64] | None,
     theta: NDArray[np.float64] | None,
 ) -> tuple[int, int]:
-    """Validate ``num_arms`` / ``dim``; reconcile them with the given ``features`` / ``theta``."""
+    """``(num_arms, dim)``, checked and reconciled with the given ``features`` / ``theta``."""
     k = None if num_arms is None else check_positive_int(num_arms, "num_arms")
     d = None if dim is None else check_positive_int(dim, "dim")
     if features is not None:
@@ -125,9 +108,7 @@ def _resolve_shape(
 
 
 class _LinearBanditParameters(FeatureBanditInstance):
-    """The arguments shared by :class:`LinearBanditEnv` and :class:`LinearBanditVectorEnv`
-    (``num_arms``, ``dim``, ``noise``, ``features``, ``theta``, ``render_mode``), checked once
-    by :meth:`_set_parameters`, and what follows from them alone."""
+    """The keywords shared by the single and vector linear bandits, checked once."""
 
     family = "LinearBandit"
     num_arms: int
@@ -144,16 +125,13 @@ class _LinearBanditParameters(FeatureBanditInstance):
         render_mode: str | None,
         num_envs: int | None = None,
     ) -> tuple[NDArray[np.float64] | None, NDArray[np.float64] | None]:
-        """Check and store the arguments (``num_envs`` None: the single env's shapes, else
-        the vector env's, where a single ``(K, D)`` / ``(D,)`` is shared by all sub-envs).
-
-        Returns
-        -------
-        tuple
-            The given ``features`` and ``theta`` as float64 copies (``None`` where drawn).
-        """
+        """Check and store the keywords; return the given ``features`` and ``theta`` as float64
+        copies (batched for a vector env), None where they are to be drawn."""
         fixed_features = None if features is None else _check_features(features, num_envs)
-        fixed_theta = None if theta is None else _check_theta(theta, num_envs)
+        fixed_theta = None
+        if theta is not None:
+            checked = check_finite_array(theta, "theta")
+            fixed_theta = instance_array(checked, "theta", ("dim",), num_envs)
         self.num_arms, self.dim = _resolve_shape(num_arms, dim, fixed_features, fixed_theta)
         # Per arm and sub-env: features and their draw (float64), the observation (float32),
         # the mean; the observation space's bounds (two float32 and two bool arrays) once.
@@ -167,7 +145,7 @@ class _LinearBanditParameters(FeatureBanditInstance):
         return fixed_features, fixed_theta
 
     def _fixed_reason(self) -> str | None:
-        """Why ``resample`` is refused: only when both parts of the instance were given."""
+        # resample redraws the parts not given, so it is refused only when both were given.
         if self._fixed_features and self._fixed_theta:
             return "this env was built with fixed features and theta"
         return None
@@ -233,7 +211,6 @@ class LinearBanditEnv(_LinearBanditParameters, GaussianBanditEnv):
             self._set_instance(fixed_features, fixed_theta)
         self._has_reset = False
 
-    # ------------------------------------------------------------------ instance
     def _set_instance(self, features: NDArray[np.float64], theta: NDArray[np.float64]) -> None:
         self._features, self._theta = features, theta
         self._means = _arm_means(features, theta)
@@ -297,7 +274,6 @@ class LinearBanditVectorEnv(_LinearBanditParameters, GaussianBanditVectorEnv):  
         )
         n, k, d = self.num_envs, self.num_arms, self.dim
         set_vector_spaces(self, spaces.Discrete(k), _obs_space((k, d)))
-
         self._features = np.zeros((n, k, d)) if fixed_features is None else fixed_features
         self._theta = np.zeros((n, d)) if fixed_theta is None else fixed_theta
         self._means = None
@@ -309,7 +285,6 @@ class LinearBanditVectorEnv(_LinearBanditParameters, GaussianBanditVectorEnv):  
             self._obs = self._features.astype(np.float32)
         self._init_bandit_state(self._fixed_reason())
 
-    # ----------------------------------------------------------------- instance
     def _allocate_instances(self) -> None:
         self._means = np.empty((self.num_envs, self.num_arms))
         self._obs = np.empty((self.num_envs, self.num_arms, self.dim), dtype=np.float32)

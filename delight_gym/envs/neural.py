@@ -1,9 +1,7 @@
 """NeuralBandit-v0: ``K`` persistent arms whose mean reward is nonlinear in their features
 (NeuralUCB's and Neural Thompson Sampling's synthetic functions), single and vector.
 
-The instance (features ``φ(a)`` and ``θ``, uniform on unit spheres) is drawn at the first
-``reset`` from a generator spawned from the env's own; with ``context_dim > 0`` each reset
-also draws a context. The docs page ``environments/contextual.md`` gives the details.
+The docs page ``environments/contextual.md`` gives the details.
 """
 
 from __future__ import annotations
@@ -53,10 +51,7 @@ NEURAL_REWARDS: dict[str, float] = {"quadratic": 10.0, "cosine": 2.0}
 
 
 def neural_mean_reward(projection: NDArray[np.float64], reward: str) -> NDArray[np.float64]:
-    """``h(s)`` of the neural bandit for projections ``s = xᵀθ`` (any shape).
-
-    ``"quadratic"``: ``10 s²`` (in ``[0, 10]``); ``"cosine"``: ``cos(3 s)`` (in ``[-1, 1]``).
-    """
+    """``h(s)`` for projections ``s = xᵀθ``: ``10 s²`` (``"quadratic"``) or ``cos(3 s)``."""
     if check_neural_reward(reward) == "quadratic":
         return 10.0 * projection * projection
     return np.cos(3.0 * projection)
@@ -69,26 +64,23 @@ def draw_unit_sphere(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArra
 
 
 def check_neural_reward(value: Any, name: str = "reward") -> str:
-    """Return ``value`` if it names a mean-reward function of :data:`NEURAL_REWARDS`; raise a
-    ``ValueError`` naming ``name`` otherwise."""
+    """``value`` if it is a key of :data:`NEURAL_REWARDS`, else a ``ValueError``."""
     if not isinstance(value, str) or value not in NEURAL_REWARDS:
         raise ValueError(f"{name} must be one of {list(NEURAL_REWARDS)}, got {value!r}")
     return value
 
 
 def neural_bandit_nbytes(num_arms: int, dim: int, context_dim: int, num_envs: int = 0) -> int:
-    """Bytes a neural bandit's arrays take (``num_envs = 0``: a single env): per arm and
-    sub-env its features and their draw (float64), its mean and projection, its observation
-    row (float32); the observation space's bounds (two float32 and two bool arrays) once."""
+    """Bytes a neural bandit's arrays take (``num_envs = 0``: a single env)."""
+    # Per arm and sub-env: features and their draw (float64), mean and projection, the
+    # float32 observation row; once: the observation space's bounds (float32 and bool).
     rows = num_arms * (dim + context_dim)
     per_env = num_arms * (24 * dim + 16) + 4 * rows
     return max(num_envs, 1) * per_env + 10 * rows
 
 
 def check_neural_fits(num_arms: int, dim: int, context_dim: int, num_envs: int = 0) -> None:
-    """Refuse, before anything is allocated, a neural bandit that would not fit in memory
-    (:func:`neural_bandit_nbytes`): a ``ValueError`` naming ``num_arms`` (with ``dim``,
-    ``context_dim`` and ``num_envs``) and the memory needed."""
+    """Refuse, before anything is allocated, a neural bandit that would not fit in memory."""
     nbytes = neural_bandit_nbytes(num_arms, dim, context_dim, num_envs)
     envs = max(num_envs, 1)
     check_bandit_fits(
@@ -105,18 +97,16 @@ _NEURAL_MIN_BYTES_PER_ARM = neural_bandit_nbytes(1, 1, 0) + 4 * 8 * 3
 
 
 def check_neural_arms(value: Any, name: str = "num_arms") -> int:
-    """``value`` as an int if it is a positive number of arms whose smallest neural-bandit run
-    (``dim = 1``, one seed) fits in memory; a ``ValueError`` naming ``name`` and the memory it
-    would need otherwise. A check that needs only the number of arms (the command line's
-    ``--arms``); the env and the agents check their full size again."""
+    """``value`` as an int if the smallest neural-bandit run with that many arms (``dim = 1``,
+    one seed) fits in memory (the command line's ``--arms``), else a ``ValueError``."""
     k = check_positive_int(value, name)
     check_would_fit(k * _NEURAL_MIN_BYTES_PER_ARM, f"{name}={k} (one seed, dim=1)")
     return k
 
 
 class _NeuralParameters(FeatureBanditInstance):
-    """The keywords shared by :class:`NeuralBanditEnv` and :class:`NeuralBanditVectorEnv`,
-    checked once, and the maths of an instance and a context (single or batched)."""
+    """The keywords shared by the single and vector neural bandits, checked once, and the maths
+    of an instance and a context (single or batched)."""
 
     family = "NeuralBandit"
     num_arms: int
@@ -150,15 +140,14 @@ class _NeuralParameters(FeatureBanditInstance):
 
     @property
     def reward_scale(self) -> float:
-        """Width of an interval holding every mean reward: 10 for ``"quadratic"`` (``[0, 10]``),
-        2 for ``"cosine"`` (``[-1, 1]``)."""
+        """Width of the mean rewards' range: 10 (``"quadratic"``) or 2 (``"cosine"``)."""
         return NEURAL_REWARDS[self.reward]
 
     def _draw_arms(
         self, rng: np.random.Generator
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """A new instance from a generator spawned from ``rng``: the features ``φ``
-        ``(K, dim)``, then ``θ`` ``(D,)``, and the arms' part of ``xᵀθ``, ``φ(a)ᵀθ_φ`` ``(K,)``."""
+        """A new instance from a generator spawned from ``rng``: ``φ`` ``(K, dim)``, then ``θ``
+        ``(D,)``, and the arms' part of ``xᵀθ``, ``φ(a)ᵀθ_φ`` ``(K,)``."""
         spawned = rng.spawn(1)[0]
         features = draw_unit_sphere(spawned, (self.num_arms, self.dim))
         theta = draw_unit_sphere(spawned, (self.input_dim,))
@@ -171,13 +160,13 @@ class _NeuralParameters(FeatureBanditInstance):
         arm_part: NDArray[np.float64],
         context: NDArray[np.float64],
     ) -> tuple[NDArray[np.float64], NDArray[np.float32]]:
-        """The arm means ``(..., K)`` and the observation ``(..., K, D)`` of an instance
-        (``features`` ``(..., K, dim)``, ``theta`` ``(..., D)``, ``arm_part`` ``(..., K)``)
-        under ``context`` (``(..., C)``, ignored when ``C = 0``)."""
+        """The arm means ``(..., K)`` and observation ``(..., K, D)`` of an instance under
+        ``context`` ``(..., C)`` (ignored when ``C = 0``)."""
         if self.context_dim == 0:
             projection = arm_part
             rows = features.astype(np.float32)
         else:
+            # x_a = [φ(a), c] / √2, so xᵀθ = (φ(a)ᵀθ_φ + cᵀθ_c) / √2.
             context_part = np.sum(context * theta[..., self.dim :], axis=-1)
             projection = (arm_part + context_part[..., None]) / math.sqrt(2.0)
             shape = (*features.shape[:-1], self.context_dim)
@@ -273,14 +262,10 @@ class NeuralBanditEnv(_NeuralParameters, ContextualBanditEnv):
 class NeuralBanditVectorEnv(_NeuralParameters, ContextualBanditVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent neural bandits stepped together (no subprocesses).
 
-    Sub-env ``i`` behaves exactly as a :class:`NeuralBanditEnv` reset with seed ``seed + i``:
-    its instance comes from a generator spawned from its own, its contexts and noise from its
-    own, in the single env's order. ``observation_space`` is ``Box(-1, 1, (num_envs, K,
-    dim + context_dim), float32)``, ``action_space`` ``MultiDiscrete([K] * num_envs)``;
-    autoreset is ``SAME_STEP``. ``step``'s infos hold float64 ``expected_reward``,
-    ``optimal_expected_reward``, ``regret`` and int64 ``optimal_action``, each
-    ``(num_envs,)``. The keywords are those of :class:`NeuralBanditEnv`;
-    ``reset(options={"resample": mask})`` redraws the instances of the sub-envs in ``mask``.
+    Sub-env ``i`` behaves exactly as a :class:`NeuralBanditEnv` (same keywords) reset with
+    seed ``seed + i``. Spaces are batched; autoreset is ``SAME_STEP``; ``step``'s infos are
+    ``(num_envs,)`` arrays; ``reset(options={"resample": mask})`` redraws the sub-envs in
+    ``mask``.
 
     >>> import numpy as np
     >>> from delight_gym.envs import NeuralBanditVectorEnv

@@ -1,8 +1,6 @@
 """WheelBandit-v0: the wheel bandit of *Deep Bayesian Bandits Showdown*, single and vector.
 
-A context ``x`` uniform in the unit disk is drawn at every ``reset``; five arms, of which the
-quadrant's arm pays ``mean_large`` beyond radius ``delta`` (:func:`wheel_means`). The docs page
-``environments/contextual.md`` gives the showdown's facts this follows.
+The docs page ``environments/contextual.md`` gives the showdown's facts this follows.
 """
 
 from __future__ import annotations
@@ -66,10 +64,8 @@ def wheel_means(
     Returns
     -------
     numpy.ndarray
-        ``(..., 5)`` float64 means. With ``x = (x₁, x₂)`` and ``‖x‖ >= delta``, arm 0 pays
-        ``mean_large`` when ``x₁ > 0, x₂ > 0``, arm 1 when ``x₁ > 0, x₂ <= 0``, arm 2 when
-        ``x₁ <= 0, x₂ > 0`` and arm 3 when ``x₁ <= 0, x₂ <= 0`` (the showdown's
-        ``sample_wheel_bandit_data``).
+        ``(..., 5)`` float64 means; the quadrant's arm is 0 for ``x₁ > 0, x₂ > 0``, 1 for
+        ``x₁ > 0, x₂ <= 0``, 2 for ``x₁ <= 0, x₂ > 0``, else 3.
     """
     contexts = check_finite_array(contexts, "contexts")
     if contexts.ndim == 0 or contexts.shape[-1] != 2:
@@ -90,7 +86,6 @@ def _wheel_means(
     mean_other: float,
     mean_large: float,
 ) -> NDArray[np.float64]:
-    """:func:`wheel_means` of checked arguments."""
     x1, x2 = contexts[..., 0], contexts[..., 1]
     means = np.full((*contexts.shape[:-1], WHEEL_NUM_ARMS), mean_other, dtype=np.float64)
     means[..., WHEEL_SAFE_ARM] = mean_safe
@@ -106,8 +101,8 @@ def _wheel_means(
 
 
 def draw_disk_point(rng: np.random.Generator) -> NDArray[np.float64]:
-    """A uniform point of the closed unit disk by rejection from ``U([-1, 1]²)`` (as the
-    showdown's sampler): pairs ``rng.uniform(-1, 1, 2)`` until one has norm ``<= 1``."""
+    """A uniform point of the closed unit disk: pairs ``rng.uniform(-1, 1, 2)`` until one has
+    norm ``<= 1`` (the showdown's rejection sampler)."""
     while True:
         point = rng.uniform(-1.0, 1.0, 2)
         if np.hypot(point[0], point[1]) <= 1.0:
@@ -115,8 +110,7 @@ def draw_disk_point(rng: np.random.Generator) -> NDArray[np.float64]:
 
 
 class _WheelParameters(BanditKeywords):
-    """The keywords shared by :class:`WheelBanditEnv` and :class:`WheelBanditVectorEnv`,
-    checked once, and the maths of a context (or a batch of them)."""
+    """The keywords shared by the single and vector wheel bandits, checked once."""
 
     family = "WheelBandit"
     num_arms: int
@@ -145,15 +139,13 @@ class _WheelParameters(BanditKeywords):
 
     @property
     def reward_scale(self) -> float:
-        """Width of the range of the mean rewards: the largest of ``mean_safe``,
-        ``mean_other`` and ``mean_large`` minus the smallest (49 at the defaults)."""
+        """Width of the mean rewards' range (49 at the defaults)."""
         values = (self.mean_safe, self.mean_other, self.mean_large)
         return max(values) - min(values)
 
     def _context_state(
         self, contexts: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float32]]:
-        """The arm means ``(..., 5)`` and the observation ``(..., 2)`` of ``contexts``."""
         means = _wheel_means(contexts, self.delta, self.mean_safe, self.mean_other, self.mean_large)
         return means, contexts.astype(np.float32)
 
@@ -164,11 +156,9 @@ class _WheelParameters(BanditKeywords):
 class WheelBanditEnv(_WheelParameters, ContextualBanditEnv):
     """The wheel bandit of *Deep Bayesian Bandits Showdown* (Riquelme, Tucker & Snoek, 2018).
 
-    Every episode draws a context ``x`` uniform in the unit disk (pairs of
-    ``self.np_random.uniform(-1, 1, 2)`` until one has norm ``<= 1``). Arm 4 pays
-    ``mean_safe``, arms 0-3 ``mean_other``, except the arm of ``x``'s quadrant when
-    ``‖x‖ >= delta``, which pays ``mean_large`` (:func:`wheel_means`). The keywords fix the
-    env: there is no instance to draw.
+    Every episode draws a context ``x`` uniform in the unit disk (:func:`draw_disk_point`).
+    Arm 4 pays ``mean_safe``, arms 0-3 ``mean_other``, except the arm of ``x``'s quadrant when
+    ``‖x‖ >= delta``, which pays ``mean_large`` (:func:`wheel_means`). There is no instance.
 
     - Action space: ``Discrete(5)`` (a ``ValueError`` naming ``action`` outside it).
     - Observation space: ``Box(-1, 1, (2,), float32)``, the context (float64: :attr:`context`).
@@ -213,7 +203,7 @@ class WheelBanditEnv(_WheelParameters, ContextualBanditEnv):
         return True  # nothing to draw: the keywords fix the wheel
 
     def _draw_instance(self) -> None:
-        pass
+        pass  # never called: _has_instance is always True
 
     def _draw_context(self) -> None:
         self._context = draw_disk_point(self.np_random)
@@ -229,13 +219,9 @@ class WheelBanditEnv(_WheelParameters, ContextualBanditEnv):
 class WheelBanditVectorEnv(_WheelParameters, ContextualBanditVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent wheel bandits stepped together (no subprocesses).
 
-    Sub-env ``i`` behaves exactly as a :class:`WheelBanditEnv` reset with seed ``seed + i``
-    (its contexts and noise from its own generator, in the single env's order).
-    ``observation_space`` is ``Box(-1, 1, (num_envs, 2), float32)``, ``action_space``
-    ``MultiDiscrete([5] * num_envs)``; autoreset is ``SAME_STEP`` (``final_obs`` holds the
-    contexts just played). ``step``'s infos hold float64 ``expected_reward``,
-    ``optimal_expected_reward``, ``regret`` and int64 ``optimal_action``, each
-    ``(num_envs,)``. The keywords are :class:`WheelBanditEnv`'s, shared by every sub-env.
+    Sub-env ``i`` behaves exactly as a :class:`WheelBanditEnv` (same keywords) reset with
+    seed ``seed + i``. Spaces are batched; autoreset is ``SAME_STEP`` (``final_obs`` holds
+    the contexts just played); ``step``'s infos are ``(num_envs,)`` arrays.
 
     >>> import numpy as np
     >>> from delight_gym.envs import WheelBanditVectorEnv
