@@ -2,13 +2,9 @@
 
 :class:`EnsembleQPosterior` follows Osband, Aslanides & Cassirer 2018, "Randomized prior
 functions for deep reinforcement learning" (bsuite's ``boot_dqn``): ``K`` heads
-``Q_k = f_k + β p_k`` (:class:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork`),
-each trained by Q-learning on the same (optionally bootstrap-masked) transitions with its own
-target network (:func:`~delight_gym.posteriors.ensemble_td.ensemble_td_step`). The posterior
-over ``Q(s, ·)`` is the ensemble's empirical distribution, and EI over a baseline ``v_s`` is
-exact for it, ``EI(s, a) = (1/K) Σ_k (Q_k(s, a) − v_s)^+``
-(:func:`ensemble_expected_improvement`). Randomness comes only from the posterior's own
-``seed``. The settings, the loss and the initialisation are on the Posteriors page.
+``Q_k = f_k + β p_k``, each trained by Q-learning on the same (optionally bootstrap-masked)
+transitions with its own target network. EI is exact for the ensemble's empirical
+distribution, ``EI(s, a) = (1/K) Σ_k (Q_k(s, a) − v_s)^+``.
 """
 
 from __future__ import annotations
@@ -62,9 +58,7 @@ __all__ = [
 
 
 def ensemble_expected_improvement(head_values: Any, baseline: Any) -> Any:
-    """Exact expected improvement of an ensemble's empirical posterior.
-
-    ``EI(s, a) = (1/K) Σ_k (Q_k(s, a) − v_s)^+``.
+    """Exact EI of an ensemble's empirical posterior, ``(1/K) Σ_k (Q_k(s, a) − v_s)^+``.
 
     Parameters
     ----------
@@ -87,11 +81,8 @@ def ensemble_expected_improvement(head_values: Any, baseline: Any) -> Any:
 def ensemble_values(
     head_values: Any, host_probs: Any, baseline: str = "host"
 ) -> tuple[Any, Any, Any]:
-    """What one DE decision needs from an ensemble's head values: the heads' mean, the baseline
-    ``v_s`` (:func:`~delight_gym.de.posterior.host_baseline`) and the exact EI
-    (:func:`ensemble_expected_improvement`). The one path from head values to a decision's
-    inputs, used by :meth:`EnsembleQPosterior.evaluate` and
-    :class:`~delight_gym.sb3.BootstrappedDQN`.
+    """The heads' mean, the baseline ``v_s`` (:func:`~delight_gym.de.posterior.host_baseline`)
+    and the exact EI: what one DE decision needs from an ensemble's head values.
 
     Parameters
     ----------
@@ -104,8 +95,7 @@ def ensemble_values(
     Returns
     -------
     tuple
-        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``, the type of
-        ``head_values``.
+        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``.
     """
     means = head_values.mean(0)
     base = host_baseline(means, host_probs, baseline)
@@ -124,14 +114,10 @@ class EnsembleQPosterior:
         Box observations of any shape are flattened.
     action_space : gymnasium.spaces.Discrete or int
         The actions, or their number ``A``.
-    gamma, learning_rate, batch_size :
-        The discount; Adam's step size; transitions per gradient step.
-    buffer_size : int
-        Replay capacity (the oldest transitions are overwritten).
-    learning_starts : int
-        Transitions given to :meth:`update` before the first gradient step (``>= 0``).
-    sgd_period : int
-        Transitions given to :meth:`update` per gradient step.
+    gamma, learning_rate, batch_size, buffer_size :
+        The discount; Adam's step size; transitions per gradient step; replay capacity.
+    learning_starts, sgd_period : int
+        Transitions given to :meth:`update` before the first gradient step, and per step.
     target_update_period : int
         Gradient steps between copies of the trainable heads into the targets.
     mask_prob : float
@@ -140,7 +126,7 @@ class EnsembleQPosterior:
     seed : int, optional
         Seed of the CPU ``torch.Generator`` (initial weights, replay samples, masks).
     **network_options
-        :class:`EnsembleQNetwork`'s ``num_heads`` (``K``), ``hidden_sizes``, ``prior_scale``,
+        :class:`EnsembleQNetwork`'s ``num_heads``, ``hidden_sizes``, ``prior_scale``,
         ``encoding``.
     """
 
@@ -208,8 +194,6 @@ class EnsembleQPosterior:
         self._buffer_pos = 0
         self._buffer_len = 0
 
-    # -- values ----------------------------------------------------------------------------------
-
     @property
     def device(self) -> torch.device:
         """Where the heads live."""
@@ -248,15 +232,8 @@ class EnsembleQPosterior:
         return self.head_values_tensor(observations).double().mean(dim=0).cpu().numpy()
 
     def expected_improvement(self, observations: Any, baseline: Any) -> np.ndarray:
-        """``(1/K) Σ_k (Q_k(s_i, a) − baseline_i)^+``: float64 ``(n, A)``.
-
-        Parameters
-        ----------
-        observations : array_like
-            ``(n, ...)``.
-        baseline : array_like
-            ``(n,)``, finite.
-        """
+        """``(1/K) Σ_k (Q_k(s_i, a) − baseline_i)^+`` for a finite ``(n,)`` baseline: float64
+        ``(n, A)``."""
         q = self.head_values_tensor(observations).double()
         base = torch.as_tensor(check_baseline(baseline, q.shape[1]), device=q.device)
         return ensemble_expected_improvement(q, base).cpu().numpy()
@@ -271,10 +248,8 @@ class EnsembleQPosterior:
         observations : array_like
             ``(n, ...)``.
         host_probs : array_like
-            float ``(n, A)``: the host's probabilities, each row a distribution (finite,
-            non-negative, summing to 1); may be ``None`` for ``baseline="max"``.
+            float ``(n, A)``, each row a distribution; may be ``None`` for ``baseline="max"``.
         baseline : {"host", "max"}, default "host"
-            See :func:`~delight_gym.de.posterior.host_baseline`.
 
         Returns
         -------
@@ -287,8 +262,7 @@ class EnsembleQPosterior:
         n, a = q.shape[1], q.shape[2]
         if host_probs is None and baseline == "max":
             host_probs = np.full((n, a), 1.0 / a)  # unused by the "max" baseline
-        # The one check of host_probs on this path: evaluate is public (a user may call it);
-        # check_probabilities covers finiteness, so no separate finite pass.
+        # check_probabilities covers finiteness too.
         try:
             checked = np.asarray(host_probs, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -301,33 +275,22 @@ class EnsembleQPosterior:
         out = torch.cat([means, base[:, None], ei], dim=1).cpu().numpy()  # one copy
         return PosteriorValues(out[:, :a], out[:, a], out[:, a + 1 :].reshape(n, a))
 
-    # -- training --------------------------------------------------------------------------------
-
     def td_step(self, batch: Transitions, *, check: bool = True) -> TDStepStats:
-        """One Adam step of every head on one batch of ``B`` transitions
-        (:func:`~delight_gym.posteriors.ensemble_td.ensemble_td_step`, with the posterior's
-        ``gamma``).
+        """One Adam step of every head on a batch of transitions (as
+        :meth:`EnsembleQNetwork.check_transitions` takes it), with the posterior's ``gamma``.
 
-        ``batch`` is as :meth:`EnsembleQNetwork.check_transitions` takes it (shapes documented
-        there). A batch that fails its checks raises before anything changes. ``check=False``
-        skips them, for data checked where it came in (the SB3 algorithms check every
-        observation and reward the environment hands them): on a GPU the checks need a host
-        synchronisation per step (``docs/sb3.md``, "Input checks").
+        A batch that fails its checks raises before anything changes; ``check=False`` skips
+        them, for data checked where it came in (on a GPU they cost a host sync per step).
+        The targets are not touched: call :meth:`update_target` (:meth:`update` does).
 
         Returns
         -------
         TDStepStats
             The loss before the step and the TD targets' std (0-d tensors on :attr:`device`).
-
-        Notes
-        -----
-        The target networks are not touched: call :meth:`update_target` every
-        ``target_update_period`` steps (:meth:`update` does).
         """
         return self._step(self.network.prepare(batch, check=check))
 
     def _step(self, batch: Transitions) -> TDStepStats:
-        """:meth:`td_step` on a checked batch."""
         return ensemble_td_step(self.network, self.optimizer, batch, self.gamma)
 
     def update_target(self) -> None:
@@ -350,10 +313,8 @@ class EnsembleQPosterior:
         observations, next_observations : array_like
             ``(n, ...)``; ``next_observations`` is the real next observation (the final one
             for an episode that ended).
-        actions : array_like
-            int ``(n,)`` in ``[0, A)``.
-        rewards : array_like
-            float ``(n,)``, finite.
+        actions, rewards : array_like
+            int ``(n,)`` in ``[0, A)``; finite float ``(n,)``.
         terminated : array_like
             bool or 0/1 ``(n,)``: ``True`` where the episode ended without truncation.
         truncated : array_like, optional
@@ -362,8 +323,7 @@ class EnsembleQPosterior:
         Raises
         ------
         ValueError, TypeError
-            As :meth:`EnsembleQNetwork.check_transitions`, before anything is stored or
-            trained (a refused update changes nothing).
+            As :meth:`EnsembleQNetwork.check_transitions`; a refused update changes nothing.
         """
         dev = self.device
         net = self.network
@@ -385,6 +345,7 @@ class EnsembleQPosterior:
         self._store(rows)
         before = self.transitions
         self.transitions += n
+        # One step per sgd_period boundary crossed by this batch.
         due = self.transitions // self.sgd_period - before // self.sgd_period
         if self.transitions < max(self.learning_starts, 1):
             return
@@ -398,6 +359,7 @@ class EnsembleQPosterior:
                 self.update_target()
 
     def _store(self, rows: dict[str, torch.Tensor]) -> None:
+        # A ring buffer, allocated on the first transitions (their dtypes and shapes).
         n = len(rows["actions"])
         if n == 0:
             return
@@ -419,8 +381,6 @@ class EnsembleQPosterior:
             self._buffer_pos = int((self._buffer_pos + m) % self.buffer_size)
             self._buffer_len = min(self._buffer_len + m, self.buffer_size)
 
-    # -- state -----------------------------------------------------------------------------------
-
     def state_dict(self) -> dict[str, Any]:
         """Heads, priors, targets, optimizer, generator, replay buffer and counters."""
         return {
@@ -435,8 +395,7 @@ class EnsembleQPosterior:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` returned (into a posterior built with the same
-        settings)."""
+        """Restore a :meth:`state_dict` (into a posterior built with the same settings)."""
         self.network.load_state_dict(state["network"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.generator.set_state(state["generator"])

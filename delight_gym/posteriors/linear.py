@@ -1,15 +1,10 @@
 """Bayesian linear regression posteriors, batched over seeds, on any torch device.
 
-Model (paper §3.2 and appendix "Linear bandits"): ``θ ~ N(0, I/η)``, observations
-``y = φᵀθ + N(0, σ²)`` with known noise ``σ``; the posterior is ``N(μ, Σ)`` with precision
-``Λ = ηI + ΦᵀΦ/σ²`` and ``μ = Σ Φᵀy/σ²``.
-
-:class:`LinearGaussianPosterior` keeps, per seed, an upper-triangular square root ``U`` of
-the precision (``Λ = U Uᵀ``) and ``b = Φᵀy/σ²``, and applies each observation as a rank-one
-update of ``U`` in ``O(D²)``, vectorised over the batch (the algebra and its accuracy: the
-Posteriors docs page). The predictive's EI is
-:func:`delight_gym.posteriors.gaussian.gaussian_expected_improvement`;
-:class:`LinearGaussianAdapter` makes the posterior a value posterior for DE's wrapper.
+Model (paper §3.2): ``θ ~ N(0, I/η)``, ``y = φᵀθ + N(0, σ²)`` with known ``σ``; the
+posterior ``N(μ, Σ)`` has precision ``Λ = ηI + ΦᵀΦ/σ²`` and ``μ = Σ Φᵀy/σ²``.
+:class:`LinearGaussianPosterior` keeps an upper-triangular ``U`` with ``Λ = U Uᵀ`` and
+``b = Φᵀy/σ²``, and applies each observation as a rank-one update of ``U`` in ``O(D²)``.
+:class:`LinearGaussianAdapter` makes it a value posterior for DE's wrapper.
 """
 
 from __future__ import annotations
@@ -30,20 +25,11 @@ from delight_gym.posteriors.gaussian import (
     log_gaussian_expected_improvement,
 )
 
-__all__ = [
-    "LinearGaussianAdapter",
-    "LinearGaussianPosterior",
-    "cholesky_rank_one_update",
-]
-
-
-# ---------------------------------------------------------------------------------------------
-# Posterior
-# ---------------------------------------------------------------------------------------------
+__all__ = ["LinearGaussianAdapter", "LinearGaussianPosterior", "cholesky_rank_one_update"]
 
 
 def _as_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """``value`` as a finite tensor of ``dtype`` on ``device`` (TypeError/ValueError naming it)."""
+    """``value`` as a finite tensor of ``dtype`` on ``device``."""
     if isinstance(value, torch.Tensor):
         if value.is_complex() or value.dtype == torch.bool:
             raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
@@ -70,13 +56,14 @@ def cholesky_rank_one_update(factor: torch.Tensor, x: torch.Tensor) -> torch.Ten
     -------
     torch.Tensor
         ``U' = U M``, shape ``(B, D, D)``, exactly upper triangular with a positive diagonal,
-        where ``M Mᵀ = I + p pᵀ``, ``p = U⁻¹x`` (method C1 of Gill, Golub, Murray & Saunders
-        in reversed order, see the module docstring). Not validated: a hot-path helper.
+        where ``M Mᵀ = I + p pᵀ``, ``p = U⁻¹x`` (method C1 of Gill, Golub, Murray & Saunders,
+        "Methods for modifying matrix factorizations", in reversed order). Not validated.
     """
     p = torch.linalg.solve_triangular(factor, x.unsqueeze(-1), upper=True).squeeze(-1)
     # s_j = 1 + Σ_{i >= j} p_i² and s_{j+1} (with s_D = 1); (B, D) tensors, cheap to flip.
     s = 1.0 + torch.flip(torch.cumsum(torch.flip(p * p, (-1,)), dim=-1), (-1,))
     s_next = torch.cat([s[..., 1:], torch.ones_like(s[..., :1])], dim=-1)
+    # Column j of U' is √(s_{j+1}/s_j)·U[:, j] + p_j/√(s_j s_{j+1})·Σ_{i<=j} U[:, i] p_i.
     inv_sqrt_s = torch.rsqrt(s)
     keep = torch.sqrt(s_next) * inv_sqrt_s
     weight = p * inv_sqrt_s * torch.rsqrt(s_next)
@@ -93,15 +80,13 @@ class LinearGaussianPosterior:
     Parameters
     ----------
     batch_size, dim : int
-        Independent posteriors ``B`` and feature dimension ``D`` (both >= 1).
+        Independent posteriors ``B`` and feature dimension ``D``.
     noise : float, default 1.0
         Known observation noise standard deviation ``σ > 0``.
     prior_precision : float, default 1.0
-        ``η > 0``: prior covariance ``I/η`` (``η = 1`` matches the env's ``θ* ~ N(0, I)``).
+        ``η > 0``: prior covariance ``I/η``.
     device : torch.device or str, optional
-        Default: torch's default device.
     dtype : torch.dtype, default torch.float64
-        ``torch.float64`` or ``torch.float32``.
 
     Attributes
     ----------
@@ -148,32 +133,20 @@ class LinearGaussianPosterior:
         Parameters
         ----------
         features : torch.Tensor or array_like
-            Shape ``(B, D)``, finite (moved to the posterior's device and dtype).
+            ``(B, D)``, finite.
         rewards : torch.Tensor or array_like
-            Shape ``(B,)``, finite.
+            ``(B,)``, finite.
         validate : bool, default True
-            Check shapes and finiteness (set ``False`` in hot loops with valid tensors of the
-            right device and dtype).
+            Check them (``False``: valid tensors of the posterior's device and dtype).
 
         Raises
         ------
-        ValueError
-            If a shape is wrong or an entry is not finite (naming the argument).
-        TypeError
-            If an argument is not numeric.
+        ValueError, TypeError
+            On a wrong shape, a non-finite entry or a non-numeric argument.
         """
         if validate:
-            phi = _as_tensor(features, "features", self.dtype, self.device)
-            if phi.shape != (self.batch_size, self.dim):
-                raise ValueError(
-                    f"features must have shape ({self.batch_size}, {self.dim}), "
-                    f"got {tuple(phi.shape)}"
-                )
-            y = _as_tensor(rewards, "rewards", self.dtype, self.device)
-            if y.shape != (self.batch_size,):
-                raise ValueError(
-                    f"rewards must have shape ({self.batch_size},), got {tuple(y.shape)}"
-                )
+            phi = self._checked(features, "features", (self.batch_size, self.dim))
+            y = self._checked(rewards, "rewards", (self.batch_size,))
         else:
             phi, y = features, rewards
         x = phi / self.noise
@@ -206,14 +179,16 @@ class LinearGaussianPosterior:
         cov = inv.mT @ inv
         return 0.5 * (cov + cov.mT)
 
-    def _check_features(self, features: Any) -> torch.Tensor:
-        phi = _as_tensor(features, "features", self.dtype, self.device)
-        if phi.ndim != 3 or phi.shape[0] != self.batch_size or phi.shape[2] != self.dim:
-            raise ValueError(
-                f"features must have shape ({self.batch_size}, K, {self.dim}), "
-                f"got {tuple(phi.shape)}"
-            )
-        return phi
+    def _checked(self, value: Any, name: str, shape: tuple[int | None, ...]) -> torch.Tensor:
+        """``value`` as a finite tensor of ``shape`` (``None``: any size, shown as ``K``)."""
+        out = _as_tensor(value, name, self.dtype, self.device)
+        if out.ndim != len(shape) or any(
+            want not in (None, got) for want, got in zip(shape, out.shape, strict=True)
+        ):
+            want = ", ".join("K" if s is None else str(s) for s in shape)
+            comma = "," if len(shape) == 1 else ""
+            raise ValueError(f"{name} must have shape ({want}{comma}), got {tuple(out.shape)}")
+        return out
 
     def predictive(
         self, features: Any, *, validate: bool = True
@@ -223,16 +198,19 @@ class LinearGaussianPosterior:
         Parameters
         ----------
         features : torch.Tensor or array_like
-            Shape ``(B, K, D)``: the features of ``K`` actions in each row.
+            ``(B, K, D)``: the features of ``K`` actions in each row.
         validate : bool, default True
-            Check shape and finiteness.
 
         Returns
         -------
         (torch.Tensor, torch.Tensor)
             ``mean`` and ``std``, each ``(B, K)``; ``std = ‖U⁻¹φ(a)‖ >= 0``.
         """
-        phi = self._check_features(features) if validate else features
+        phi = (
+            self._checked(features, "features", (self.batch_size, None, self.dim))
+            if validate
+            else features
+        )
         mu = phi @ self.mean().unsqueeze(-1)
         white = torch.linalg.solve_triangular(self.precision_factor, phi.mT, upper=True)
         return mu.squeeze(-1), torch.linalg.vector_norm(white, dim=-2)
@@ -243,19 +221,12 @@ class LinearGaussianPosterior:
         Parameters
         ----------
         generator : torch.Generator
-            On the posterior's device; the same generator state gives the same draws.
+            On the posterior's device (``TypeError``/``ValueError`` otherwise).
 
         Returns
         -------
         torch.Tensor
-            Shape ``(B, D)``.
-
-        Raises
-        ------
-        TypeError
-            If ``generator`` is not a ``torch.Generator``.
-        ValueError
-            If ``generator`` is on another device.
+            ``(B, D)``.
         """
         if not isinstance(generator, torch.Generator):
             raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
@@ -272,50 +243,28 @@ class LinearGaussianPosterior:
         offset = torch.linalg.solve_triangular(self.precision_factor.mT, xi, upper=False)
         return self.mean() + offset.squeeze(-1)
 
-    def _check_baseline(self, baseline: Any) -> torch.Tensor:
-        base = _as_tensor(baseline, "baseline", self.dtype, self.device)
-        if base.shape != (self.batch_size,):
-            raise ValueError(
-                f"baseline must have shape ({self.batch_size},), got {tuple(base.shape)}"
-            )
-        return base
-
     def expected_improvement(
         self, features: Any, baseline: Any, *, validate: bool = True
     ) -> torch.Tensor:
-        """``E[(f(a) - baseline_i)^+]`` of every action, shape ``(B, K)``.
-
-        ``features`` is ``(B, K, D)`` and ``baseline`` is ``(B,)``; see
-        :func:`gaussian_expected_improvement`.
-        """
-        base = self._check_baseline(baseline) if validate else baseline
+        """``E[(f(a) - baseline_i)^+]`` of every action, ``(B, K)``, for ``(B, K, D)``
+        features and a ``(B,)`` baseline."""
+        base = self._checked(baseline, "baseline", (self.batch_size,)) if validate else baseline
         mu, sd = self.predictive(features, validate=validate)
         return gaussian_expected_improvement(mu, sd, base.unsqueeze(-1), validate=False)
 
     def log_expected_improvement(
         self, features: Any, baseline: Any, *, validate: bool = True
     ) -> torch.Tensor:
-        """``log E[(f(a) - baseline_i)^+]``, shape ``(B, K)``; finite where EI underflows.
-
-        See :func:`log_gaussian_expected_improvement`.
-        """
-        base = self._check_baseline(baseline) if validate else baseline
+        """``log E[(f(a) - baseline_i)^+]``, ``(B, K)``; finite where EI underflows."""
+        base = self._checked(baseline, "baseline", (self.batch_size,)) if validate else baseline
         mu, sd = self.predictive(features, validate=validate)
         return log_gaussian_expected_improvement(mu, sd, base.unsqueeze(-1), validate=False)
 
     def as_value_posterior(
         self, *, num_actions: int | None = None, observation_space: Any = None
     ) -> Any:
-        """This posterior as a :class:`~delight_gym.de.posterior.ValuePosterior`: a
-        :class:`LinearGaussianAdapter` whose observations are
-        the ``(A, D)`` arm features (as ``LinearBandit-v0``'s; build the adapter yourself with
-        ``features=`` for other observations).
-
-        Raises
-        ------
-        TypeError
-            If ``num_actions`` is ``None`` (the wrapper passes its action space's size).
-        """
+        """A :class:`LinearGaussianAdapter` whose observations are the ``(A, D)`` arm features
+        (as ``LinearBandit-v0``'s); ``TypeError`` if ``num_actions`` is ``None``."""
         if num_actions is None:
             raise TypeError(
                 "a LinearGaussianPosterior needs the number of actions: pass action_space"
@@ -333,20 +282,14 @@ class LinearGaussianPosterior:
 class LinearGaussianAdapter(BanditAdapter):
     """A :class:`~delight_gym.posteriors.LinearGaussianPosterior` as a value posterior.
 
-    ``f(s, a) = φ(s, a)ᵀθ`` with user features ``φ``: ``features(observations)`` returns
-    ``(n, A, D)``; by default the observation itself is the ``(A, D)`` feature matrix (as in
-    ``LinearBandit-v0``). Like :class:`BetaBernoulliAdapter` it is for one-step problems: a
-    transition updates ``θ`` with ``(φ(s, a), r)`` and does not bootstrap. Row mapping as for
-    :class:`BetaBernoulliAdapter`. EI is
-    :func:`~delight_gym.posteriors.gaussian.gaussian_expected_improvement` of the predictive
-    mean and standard deviation; :meth:`evaluate` computes means, baseline and EI on the
-    posterior's device and copies them to the host once.
+    ``f(s, a) = φ(s, a)ᵀθ``; by default the observation itself is the ``(A, D)`` feature
+    matrix (as in ``LinearBandit-v0``). For one-step problems: a transition updates ``θ`` with
+    ``(φ(s, a), r)`` and does not bootstrap. EI is Gaussian EI of the predictive.
 
     Parameters
     ----------
     posterior : LinearGaussianPosterior
     num_actions : int
-        ``A``.
     features : callable, optional
         ``observations (n, ...) -> (n, A, D)`` array or tensor.
     """
@@ -378,6 +321,7 @@ class LinearGaussianAdapter(BanditAdapter):
         n = len(observations)
         self.row_map(n)
         phi = self._phi(observations)
+        # One shared posterior row: the n observations' arms become one row of n·A arms.
         if self.posterior.batch_size == 1 and n > 1:
             mu, sd = self.posterior.predictive(phi.reshape(1, -1, self.posterior.dim))
             return mu.reshape(n, -1), sd.reshape(n, -1)
@@ -399,8 +343,7 @@ class LinearGaussianAdapter(BanditAdapter):
     def evaluate(
         self, observations: Any, host_probs: np.ndarray, baseline: str = "host"
     ) -> PosteriorValues:
-        """Means, baseline and Gaussian EI in one call, on the posterior's device, copied to the
-        host once (see :func:`~delight_gym.de.posterior.evaluate_posterior`)."""
+        """Means, baseline and Gaussian EI, on the posterior's device, copied to the host once."""
         mu, sd = self._predictive(observations)
         probs = self.posterior_tensor(host_probs, mu.shape, "host_probs")
         base = host_baseline(mu, probs, baseline)

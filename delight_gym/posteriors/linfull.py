@@ -5,10 +5,8 @@ The Deep Bayesian Bandits Showdown's LinFullPost (Riquelme, Tucker & Snoek 2018)
 ``σ² ~ IG(a0, b0)`` and ``w | σ² ~ N(0, σ²/λ · I)``. After ``n`` observations ``(X̃, y)``:
 ``Λ = λI + X̃ᵀX̃``, ``μ = Λ⁻¹X̃ᵀy``, ``a = a0 + n/2``, ``b = b0 + ½(yᵀy − μᵀΛμ)``. The mean
 reward ``f = x̃ᵀw`` of an input is then Student-t with ``2a`` degrees of freedom, location
-``x̃ᵀμ`` and scale ``√(b/a · x̃ᵀΛ⁻¹x̃)``; its expected improvement is
-:func:`~delight_gym.posteriors.student_t.student_t_expected_improvement`. A Thompson draw is
-``σ² ~ IG(a, b)``, ``w ~ N(μ, σ²Λ⁻¹)``. The sums ``X̃ᵀX̃``, ``X̃ᵀy``, ``yᵀy`` are accumulated
-exactly; after each update the touched models are refactorised (``O(D³)`` each).
+``x̃ᵀμ`` and scale ``√(b/a · x̃ᵀΛ⁻¹x̃)``. A Thompson draw is ``σ² ~ IG(a, b)``,
+``w ~ N(μ, σ²Λ⁻¹)``. After each update the touched models are refactorised from the exact sums.
 """
 
 from __future__ import annotations
@@ -19,11 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from delight_gym._checks import (
-    check_positive_float,
-    check_would_fit,
-    magnitude_limit,
-)
+from delight_gym._checks import check_positive_float, check_would_fit, magnitude_limit
 from delight_gym.posteriors.arguments import check_placement
 from delight_gym.posteriors.batched_base import (
     BatchedBanditPosterior,
@@ -48,17 +42,15 @@ __all__ = [
     "check_rows",
 ]
 
-#: The showdown's LinFullPost and NeuralLinear prior (``example_main.py``): ``λ_prior``, ``a0``,
-#: ``b0``.
+#: The showdown's LinFullPost and NeuralLinear prior: ``λ_prior``, ``a0``, ``b0``.
 DEFAULT_LAMBDA_PRIOR = 0.25
 DEFAULT_A0 = 6.0
 DEFAULT_B0 = 6.0
 
 
 def check_prior_shape(value: Any, name: str = "a0") -> float:
-    """``value`` as a float if it is ``> 0.5`` and finite: the prior's Student-t predictive has
-    ``2·a0`` degrees of freedom, and its mean (and so its EI) exists only above one; a
-    ``ValueError`` naming ``name`` otherwise."""
+    """``value`` as a finite float ``> 0.5`` (the prior predictive's ``2·a0`` degrees of
+    freedom must exceed 1 for its mean and EI to exist); ``ValueError`` naming ``name``."""
     a0 = check_positive_float(value, name)
     if a0 <= 0.5:
         raise ValueError(
@@ -69,9 +61,8 @@ def check_prior_shape(value: Any, name: str = "a0") -> float:
 
 
 def check_rows(rows: Any, batch_size: int) -> torch.Tensor | None:
-    """``rows`` of a predictive as an int64 tensor ``(r,)`` with entries in
-    ``[0, batch_size)`` (``None``: every row); a ``ValueError``/``TypeError`` naming ``rows``
-    and the valid range otherwise (never an ``IndexError``, never a negative index wrapping)."""
+    """``rows`` as an int64 tensor ``(r,)`` in ``[0, batch_size)`` (``None``: every row);
+    ``ValueError``/``TypeError`` naming ``rows`` otherwise (negative indices do not wrap)."""
     if rows is None:
         return None
     idx = rows if isinstance(rows, torch.Tensor) else torch.as_tensor(np.asarray(rows))
@@ -86,17 +77,16 @@ def check_rows(rows: Any, batch_size: int) -> torch.Tensor | None:
 
 
 class StudentTPredictive:
-    """The posterior of the mean reward of ``K`` actions in each of ``B`` rows: its location
-    for all rows, its Student-t scale and degrees of freedom computed on demand for the rows
-    asked (DE needs them only on the rows that explore).
+    """The Student-t posterior of the mean reward of ``K`` actions in ``B`` rows: its location,
+    and its scale and degrees of freedom computed on demand for the rows asked.
 
     Parameters
     ----------
     mean : torch.Tensor
-        ``(B, K)`` location (the posterior mean reward).
+        ``(B, K)`` location.
     spread : callable
         ``spread(rows) -> (scale, dof)``, each ``(r, K)``, for int64 ``rows`` ``(r,)`` (all
-        ``B`` rows for ``None``); ``scale >= 0``, ``dof > 1``.
+        rows for ``None``).
     """
 
     def __init__(
@@ -120,18 +110,10 @@ class StudentTPredictive:
     def expected_improvement(
         self, baseline: torch.Tensor, rows: torch.Tensor | None = None, *, at_least: float = 0.0
     ) -> torch.Tensor:
-        """``E[(f(a) − baseline)^+]``, ``(r, K)``, on ``rows`` (int64 ``(r,)``; all ``B`` rows
-        when ``None``).
+        """``E[(f(a) − baseline)^+]``, ``(r, K)``, on ``rows`` (int64 ``(r,)``; all rows when
+        ``None``), for a finite baseline of shape ``()``, ``(r,)`` or ``(r, 1)``.
 
-        ``baseline`` is a number or a tensor of shape ``()`` (every row), ``(r,)`` or
-        ``(r, 1)`` (row ``j``'s baseline for all its arms); finite
-        (:func:`check_baseline`). ``rows`` outside ``[0, B)`` are refused
-        (:func:`check_rows`).
-
-        With ``at_least > 0`` the entries whose EI is provably below it are 0, not evaluated:
-        ``(t − u)^+ ≤ t²/(4u)`` gives ``EI ≤ s²ν/(4(ν − 2)(v − m))`` for ``m < v``, ``ν > 2``.
-        DE passes ``λ/L``: those arms are outside the gate either way, so its decision is the
-        same, and far fewer Student-t evaluations are made when most arms are hopeless.
+        With ``at_least > 0`` the entries whose EI is provably below it are 0, not evaluated.
         """
         rows = check_rows(rows, self.mean.shape[0])
         m = self.mean if rows is None else self.mean[rows.to(self.mean.device)]
@@ -139,6 +121,7 @@ class StudentTPredictive:
         s, nu = self.spread(rows)
         if at_least <= 0:
             return student_t_expected_improvement(m, s, nu, v, validate=False)
+        # (t − u)^+ ≤ t²/(4u) gives EI ≤ s²ν/(4(ν − 2)(v − m)) for m < v and ν > 2.
         gap = v - m
         bound = s * s * nu / (4.0 * (nu - 2.0).clamp_min(0.0) * gap)
         keep = ~((gap > 0) & (nu > 2) & (bound < at_least))
@@ -161,7 +144,7 @@ class LinFullPosterior(BatchedBanditPosterior):
     lambda_prior : float, default 0.25
         ``λ > 0``: prior ``w | σ² ~ N(0, σ²/λ·I)``.
     a0, b0 : float, default 6.0
-        Inverse-Gamma prior of the noise variance, both ``> 0``.
+        Inverse-Gamma prior of the noise variance.
     intercept : bool, default True
         Regress on ``[x, 1]`` (``D = d + 1``) or on ``x`` (``D = d``).
     device : torch.device or str, optional
@@ -169,16 +152,10 @@ class LinFullPosterior(BatchedBanditPosterior):
 
     Attributes
     ----------
-    gram : torch.Tensor
-        ``(B, G, D, D)``: ``Λ = λI + X̃ᵀX̃``.
-    moment : torch.Tensor
-        ``(B, G, D)``: ``X̃ᵀy``.
-    sum_squares, count : torch.Tensor
-        ``(B, G)``: ``yᵀy`` and ``n``.
-    loc : torch.Tensor
-        ``(B, G, D)``: ``μ``.
-    whitener : torch.Tensor
-        ``(B, G, D, D)`` lower triangular ``W = L⁻¹`` with ``Λ = LLᵀ`` (so ``Λ⁻¹ = WᵀW``).
+    gram, moment, sum_squares, count : torch.Tensor
+        ``Λ = λI + X̃ᵀX̃`` ``(B, G, D, D)``, ``X̃ᵀy`` ``(B, G, D)``, ``yᵀy`` and ``n`` ``(B, G)``.
+    loc, whitener : torch.Tensor
+        ``μ`` ``(B, G, D)``; lower triangular ``W = L⁻¹`` with ``Λ = LLᵀ`` ``(B, G, D, D)``.
     shape, rate : torch.Tensor
         ``(B, G)``: ``a`` and ``b``.
     """
@@ -228,15 +205,11 @@ class LinFullPosterior(BatchedBanditPosterior):
         self.shape = torch.full((b, g), self.a0, **kw)
         self.rate = torch.full((b, g), self.b0, **kw)
 
-    # -- inputs --------------------------------------------------------------------------------
-
     def design(self, inputs: torch.Tensor) -> torch.Tensor:
         """``x̃``: ``inputs`` ``(..., d)`` with a trailing 1 if ``intercept``: ``(..., D)``."""
         if not self.intercept:
             return inputs
         return torch.cat([inputs, torch.ones_like(inputs[..., :1])], dim=-1)
-
-    # -- updates -------------------------------------------------------------------------------
 
     def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
         """Absorb observations: row ``i`` saw ``targets[i]`` for ``inputs[i]`` in model
@@ -244,15 +217,11 @@ class LinFullPosterior(BatchedBanditPosterior):
 
         Parameters
         ----------
-        inputs : torch.Tensor
-            ``(B, d)`` (one observation per row) or ``(B, n, d)``.
-        groups : torch.Tensor
-            int ``(B,)`` or ``(B, n)`` in ``[0, G)``.
-        targets : torch.Tensor
-            ``(B,)`` or ``(B, n)``, finite rewards.
+        inputs, groups, targets : torch.Tensor
+            ``(B, d)``, int ``(B,)`` in ``[0, G)`` and finite ``(B,)`` (one observation per
+            row), or ``(B, n, d)``, ``(B, n)``, ``(B, n)``.
         validate : bool, default True
-            Check shapes, ranges and finiteness (``False``: tensors of the right dtype, device
-            and shape ``(B, n, d)``, ``(B, n)``, ``(B, n)``).
+            Check them (``False``: tensors of the right dtype, device and 3-D/2-D shapes).
         """
         if validate:
             x, g, y = self.check_observations(inputs, groups, targets)
@@ -263,7 +232,7 @@ class LinFullPosterior(BatchedBanditPosterior):
         if n == 0:
             return
         z = self.design(x)
-        if n == 1:
+        if n == 1:  # a direct update of each row's one touched model
             rows = torch.arange(b, device=self.device)
             idx = (rows, g[:, 0])
             zf = z[:, 0]
@@ -284,11 +253,8 @@ class LinFullPosterior(BatchedBanditPosterior):
     def _accumulate_grouped(
         self, z: torch.Tensor, g: torch.Tensor, y: torch.Tensor
     ) -> tuple[torch.Tensor, ...]:
-        """The sums after many observations (new tensors): each row's ``(n, D)`` designs
-        sorted by model, then every model's block summed by one matrix product (``O(n·D²)``
-        flops per row and no ``n`` outer products in memory: a refit of 5 rows × 80 000
-        observations × 50 features runs about 7 times faster than summing the outer products,
-        measured)."""
+        """The sums after many observations (new tensors): each row's designs sorted by model,
+        then every model's block summed by one matrix product (no ``n`` outer products)."""
         gram, moment = self.gram.clone(), self.moment.clone()
         sum_squares, count = self.sum_squares.clone(), self.count.clone()
         order = torch.argsort(g, dim=1, stable=True)
@@ -309,8 +275,8 @@ class LinFullPosterior(BatchedBanditPosterior):
         return gram, moment, sum_squares, count
 
     def refit(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
-        """:meth:`reset`, then :meth:`update` with all ``(B, n, d)`` observations at once (on
-        a refused update the posterior is left as it was)."""
+        """:meth:`reset`, then :meth:`update` with all ``(B, n, d)`` observations (a refused
+        update leaves the posterior as it was)."""
         state = self._state()
         self.reset()
         try:
@@ -328,9 +294,8 @@ class LinFullPosterior(BatchedBanditPosterior):
             setattr(self, name, value)
 
     def _commit(self, idx: Any, stats: tuple[torch.Tensor, ...]) -> None:
-        """Refactorise the models at ``idx`` from their new sums ``(gram, moment,
-        sum_squares, count)`` and store both, unless something would be non-finite: then a
-        ``ValueError`` naming the inputs or targets, and nothing changes."""
+        """Refactorise the models at ``idx`` from their new sums and store both, unless
+        something would be non-finite (then a ``ValueError``, and nothing changes)."""
         gram, moment, sum_squares, count = stats
         why = f"would overflow {self.dtype}; the posterior is unchanged"
         if not bool(torch.isfinite(gram).all()):
@@ -359,8 +324,6 @@ class LinFullPosterior(BatchedBanditPosterior):
         self.shape[idx] = shape
         self.rate[idx] = rate
 
-    # -- predictions ---------------------------------------------------------------------------
-
     def _arm_groups(self, num_arms: int) -> bool:
         """Whether arm ``k`` uses model ``k`` (``G = K``) rather than model 0 (``G = 1``)."""
         if self.num_groups == 1:
@@ -371,14 +334,19 @@ class LinFullPosterior(BatchedBanditPosterior):
             f"inputs must hold 1 or num_groups = {self.num_groups} arms per row, got {num_arms}"
         )
 
+    def _values(self, z: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        """``x̃_aᵀw_{g(a)}`` of every arm, ``(B, K)``, for designs ``z`` ``(B, K, D)``."""
+        if self._arm_groups(z.shape[1]):
+            return (z * weights).sum(-1)
+        return (z @ weights[:, 0, :, None])[..., 0]
+
     def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:
         """The Student-t posterior of the mean reward ``f(a) = x̃_aᵀw_{g(a)}`` of every arm.
 
         Parameters
         ----------
         inputs : torch.Tensor
-            ``(B, K, d)``: arm ``a``'s input; it uses model ``a`` when ``G = K``, model 0 when
-            ``G = 1``.
+            ``(B, K, d)``: arm ``a``'s input (model ``a`` when ``G = K``, else model 0).
         validate : bool, default True
 
         Returns
@@ -412,12 +380,9 @@ class LinFullPosterior(BatchedBanditPosterior):
         return StudentTPredictive(mean, spread)
 
     def mean(self, inputs: Any, *, validate: bool = True) -> torch.Tensor:
-        """Posterior mean reward of every arm, ``(B, K)`` (see :meth:`predictive`)."""
+        """Posterior mean reward of every arm, ``(B, K)``."""
         x = self.check_inputs(inputs) if validate else inputs
-        z = self.design(x)
-        if self._arm_groups(z.shape[1]):
-            return (z * self.loc).sum(-1)
-        return (z @ self.loc[:, 0, :, None])[..., 0]
+        return self._values(self.design(x), self.loc)
 
     def sample_weights(self, generators: Sequence[torch.Generator]) -> torch.Tensor:
         """One posterior draw per model: ``σ² ~ IG(a, b)``, ``w ~ N(μ, σ²Λ⁻¹)``.
@@ -425,7 +390,7 @@ class LinFullPosterior(BatchedBanditPosterior):
         Parameters
         ----------
         generators : sequence of torch.Generator
-            ``B`` CPU generators; row ``i`` draws from ``generators[i]`` only.
+            ``B`` CPU generators, one per row.
 
         Returns
         -------
@@ -451,10 +416,7 @@ class LinFullPosterior(BatchedBanditPosterior):
         """Every arm's mean reward under one posterior draw (:meth:`sample_weights`): ``(B, K)``."""
         x = self.check_inputs(inputs) if validate else inputs
         z = self.design(x)
-        w = self.sample_weights(generators)
-        if self._arm_groups(z.shape[1]):
-            return (z * w).sum(-1)
-        return (z @ w[:, 0, :, None])[..., 0]
+        return self._values(z, self.sample_weights(generators))
 
     def __repr__(self) -> str:
         return (

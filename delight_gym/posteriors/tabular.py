@@ -2,12 +2,10 @@
 ``A`` actions and a known horizon ``H`` (time-homogeneous dynamics, ``V_H = 0``).
 
 Transitions have a symmetric ``Dirichlet(α0·1_S)`` prior (default total mass ``S·α0 = 0.1``),
-stored sparsely; rewards are ``reward_model="beta"`` (bounded, rescaled from
-``reward_range``) or ``"normal"`` (known noise). PSRL samples are exact in distribution, drawn
-by stick-breaking without an ``S × S`` matrix (:mod:`delight_gym.posteriors.tabular_sampling`);
-plans come from :mod:`delight_gym.posteriors.tabular_planning`. The model, the prior's
-rationale and the sampler's derivation are on the Posteriors docs page ("How each posterior
-computes"). :class:`TabularMDPAdapter` makes the posterior a value posterior for DE's wrapper.
+stored sparsely; rewards are Beta (bounded, rescaled from ``reward_range``) or Normal (known
+noise). PSRL samples: :mod:`~delight_gym.posteriors.tabular_sampling`; plans:
+:mod:`~delight_gym.posteriors.tabular_planning`. :class:`TabularMDPAdapter` makes the posterior
+a value posterior for DE's wrapper.
 """
 
 from __future__ import annotations
@@ -46,7 +44,7 @@ __all__ = [
     "value_iteration",
 ]
 
-#: Default total Dirichlet mass ``S·α0`` (``transition_prior=None``; see the module docstring).
+#: Default total Dirichlet mass ``S·α0`` (``transition_prior=None``).
 DEFAULT_TRANSITION_MASS = 0.1
 #: Default truncation of the stick-breaking series of a sampled transition row.
 DEFAULT_STICK_TOLERANCE = 1e-9
@@ -57,30 +55,22 @@ class TabularMDPPosterior:
 
     Parameters
     ----------
-    batch_size : int
-        ``B``, the number of independent MDPs (seeds).
-    num_states : int
-        ``S``.
-    num_actions : int
-        ``A``.
-    horizon : int
-        ``H``, the known episode length.
-    transition_prior : float | None
-        ``α0 > 0``, the Dirichlet concentration per successor state; ``None``
-        (default) means ``0.1/S`` (total mass 0.1; why: ``docs/posteriors.md``).
-    reward_model : str
-        ``"beta"`` (bounded rewards, default) or ``"normal"`` (known noise).
+    batch_size, num_states, num_actions, horizon : int
+        ``B`` independent MDPs (seeds), ``S``, ``A`` and the known episode length ``H``.
+    transition_prior : float, optional
+        ``α0 > 0``, the Dirichlet concentration per successor state; default ``0.1/S``.
+    reward_model : {"beta", "normal"}
+        Bounded rewards (default) or Normal rewards with known noise.
     reward_range : tuple[float, float]
-        ``(low, high)`` of the rewards for ``"beta"`` (default ``(0, 1)``);
-        rewards outside it are an error.
-    reward_prior : tuple[float, float] | None
-        ``(a0, b0)`` of the Beta prior (default ``(1, 1)``), or ``(m0, s0)`` of the
-        Normal prior on the mean reward (default ``(0, 1)``).
+        ``(low, high)`` of the rewards for ``"beta"`` (default ``(0, 1)``); outside: an error.
+    reward_prior : tuple[float, float], optional
+        ``(a0, b0)`` of the Beta prior (default ``(1, 1)``), or ``(m0, s0)`` of the Normal
+        prior on the mean reward (default ``(0, 1)``).
     reward_noise : float
         ``σ`` of the Normal model (default 1).
     device, dtype
-        Where the statistics live (``None``: torch's default device; ``"cuda"`` is stored as
-        ``cuda:<current>``) and ``torch.float64`` (default) or ``torch.float32``.
+        Where the statistics live (``None``: torch's default) and ``torch.float64`` (default)
+        or ``torch.float32``.
     """
 
     def __init__(
@@ -119,30 +109,21 @@ class TabularMDPPosterior:
             reward_prior = (1.0, 1.0) if reward_model == "beta" else (0.0, 1.0)
         if len(reward_prior) != 2:
             raise ValueError("reward_prior must be a pair")
-        if reward_model == "beta":
-            self.reward_prior = (
-                check_positive_float(reward_prior[0], "reward_prior[0]"),
-                check_positive_float(reward_prior[1], "reward_prior[1]"),
-            )
-        else:
-            self.reward_prior = (
-                check_finite_float(reward_prior[0], "reward_prior[0]"),
-                check_positive_float(reward_prior[1], "reward_prior[1]"),
-            )
+        # A Beta prior's first parameter must be positive, a Normal prior's mean only finite.
+        first = check_positive_float if reward_model == "beta" else check_finite_float
+        self.reward_prior = (
+            first(reward_prior[0], "reward_prior[0]"),
+            check_positive_float(reward_prior[1], "reward_prior[1]"),
+        )
         self.reward_noise = check_positive_float(reward_noise, "reward_noise")
         self._rows = torch.arange(self.batch_size, device=self.device)
         self.reset()
 
-    # ----------------------------------------------------------------------------------------
-    # state
-    # ----------------------------------------------------------------------------------------
-
     def as_value_posterior(
         self, *, num_actions: int | None = None, observation_space: Any = None
     ) -> Any:
-        """This posterior as a :class:`~delight_gym.de.posterior.ValuePosterior`: a
-        :class:`TabularMDPAdapter` reading observations of
-        ``observation_space`` (``num_actions`` is the posterior's own)."""
+        """A :class:`TabularMDPAdapter` reading ``observation_space`` (``num_actions`` is the
+        posterior's own)."""
         return TabularMDPAdapter(self, observation_space=observation_space)
 
     def reset(self) -> None:
@@ -163,7 +144,7 @@ class TabularMDPPosterior:
             self.reward_sum = torch.zeros(shape, **kw)
 
     def clone(self) -> TabularMDPPosterior:
-        """A deep copy (for tests and what-if planning)."""
+        """A deep copy."""
         other = object.__new__(TabularMDPPosterior)
         for key, value in self.__dict__.items():
             other.__dict__[key] = value.clone() if isinstance(value, torch.Tensor) else value
@@ -202,15 +183,12 @@ class TabularMDPPosterior:
 
         Parameters
         ----------
-        states
-            int ``(B,)``.
-        actions
+        states, actions
             int ``(B,)``.
         rewards
             float ``(B,)`` (inside ``reward_range`` for the Beta model).
-        next_states : Any | None
-            int ``(B,)``; ``None`` or ``-1`` entries record no successor (the
-            episode's last step, whose successor is not a state).
+        next_states : optional
+            int ``(B,)``; ``None`` or ``-1`` entries record no successor (an episode's end).
         """
         s = self._check_index(states, "states", self.num_states)
         a = self._check_index(actions, "actions", self.num_actions)
@@ -224,8 +202,8 @@ class TabularMDPPosterior:
         if self.reward_model == "beta":
             low, high = self.reward_range
             scaled = (r - low) / (high - low)
-            tol = 1e-9
-            if bool(((scaled < -tol) | (scaled > 1 + tol)).any()):
+            # A rounding slack of 1e-9, then clamped so the Beta counts stay non-negative.
+            if bool(((scaled < -1e-9) | (scaled > 1 + 1e-9)).any()):
                 raise ValueError(f"rewards must lie in reward_range {self.reward_range}")
             scaled = scaled.clamp(0.0, 1.0)
             self.reward_a.view(-1).index_add_(0, pair, scaled)
@@ -242,6 +220,8 @@ class TabularMDPPosterior:
         self._add_transitions(pair, nxt)
 
     def _add_transitions(self, pair: torch.Tensor, nxt: torch.Tensor) -> None:
+        # Each pair's successor goes to its slot if recorded, else to the first empty slot;
+        # the slots double when some pair has none left.
         k = self.num_slots
         slot_succ = self.succ.view(-1, k).index_select(0, pair)
         slot_count = self.succ_counts.view(-1, k).index_select(0, pair)
@@ -269,14 +249,8 @@ class TabularMDPPosterior:
         self.visits.view(-1).index_add_(0, pair, torch.ones_like(nxt, dtype=self.dtype))
 
     def _grow(self) -> None:
-        k = self.num_slots
         self.succ = torch.cat([self.succ, torch.zeros_like(self.succ)], dim=-1)
         self.succ_counts = torch.cat([self.succ_counts, torch.zeros_like(self.succ_counts)], dim=-1)
-        assert self.num_slots == 2 * k
-
-    # ----------------------------------------------------------------------------------------
-    # means
-    # ----------------------------------------------------------------------------------------
 
     def _select(self, rows: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor:
         return x if rows is None else x[rows]
@@ -306,7 +280,7 @@ class TabularMDPPosterior:
         )
 
     def mean_transitions_dense(self) -> torch.Tensor:
-        """``P̄(s'|s, a)`` as a dense ``(B, S, A, S)`` tensor, built directly from the counts."""
+        """``P̄(s'|s, a)`` as a dense ``(B, S, A, S)`` tensor."""
         alpha = torch.full(
             (self.batch_size, self.num_states, self.num_actions, self.num_states),
             self.transition_prior,
@@ -323,12 +297,8 @@ class TabularMDPPosterior:
         out: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """``Q_h`` of the posterior-mean MDP, ``(H - first_step, B', S, A)`` (into ``out`` if
-        given; see :func:`value_iteration`)."""
+        given)."""
         return value_iteration(self.mean_model(rows), self.horizon, first_step, out)
-
-    # ----------------------------------------------------------------------------------------
-    # samples
-    # ----------------------------------------------------------------------------------------
 
     def expected_sticks(self, stick_tolerance: float = DEFAULT_STICK_TOLERANCE) -> float:
         """``c·log(1/tol)``: the mean number of sticks a sparse sample row needs."""
@@ -343,25 +313,24 @@ class TabularMDPPosterior:
         sampler: str = "auto",
         stick_tolerance: float = DEFAULT_STICK_TOLERANCE,
     ) -> TabularModel:
-        """Draw one MDP per seed from the posterior (see the module docstring).
+        """Draw one MDP per seed from the posterior.
 
         Parameters
         ----------
         generator : GeneratorLike
-            a ``torch.Generator`` for all rows, or one per row (row ``i`` then uses
-            only ``generator[i]``, so a seed's draw does not depend on the other seeds).
-        rows : torch.Tensor | None
-            optional seed rows to sample (default: all).
-        sampler : str
-            ``"sparse"`` (stick-breaking), ``"dense"`` or ``"auto"`` (sparse unless
-            :meth:`expected_sticks` exceeds ``S/4``).
+            A ``torch.Generator`` for all rows, or one per row (row ``i`` then uses only
+            ``generator[i]``, so a seed's draw does not depend on the other seeds).
+        rows : torch.Tensor, optional
+            Seed rows to sample (default: all).
+        sampler : {"auto", "sparse", "dense"}
+            Stick-breaking, dense Dirichlet rows, or sparse unless :meth:`expected_sticks`
+            exceeds ``S/4``.
         stick_tolerance : float
-            leftover mass at which the stick-breaking series stops.
+            Leftover mass at which the stick-breaking series stops.
 
         Returns
         -------
         TabularModel
-            A :class:`TabularModel` for the chosen rows.
         """
         tol = check_positive_float(stick_tolerance, "stick_tolerance")
         if not tol < 1.0:
@@ -379,11 +348,8 @@ class TabularMDPPosterior:
     def plan_sample(
         self, generator: GeneratorLike, *, out: torch.Tensor | None = None, **sample_options: Any
     ) -> torch.Tensor:
-        """``Q_h`` of one posterior sample per seed, ``(H, B', S, A)`` (into ``out`` if given).
-
-        ``generator`` and ``sample_options`` (``rows``, ``sampler``, ``stick_tolerance``) are
-        :meth:`sample_model`'s, which documents and checks them.
-        """
+        """``Q_h`` of one :meth:`sample_model` draw per seed (its arguments),
+        ``(H, B', S, A)`` (into ``out`` if given)."""
         model = self.sample_model(generator, **sample_options)
         return value_iteration(model, self.horizon, 0, out)
 
@@ -392,31 +358,27 @@ class TabularMDPAdapter(PosteriorAdapter):
     """A :class:`~delight_gym.posteriors.TabularMDPPosterior` as a
     :class:`~delight_gym.de.posterior.ValuePosterior`, for finite-horizon MDPs (DeepSea).
 
-    It keeps each row's step ``h`` in its episode (:attr:`steps`) and answers at that step:
-    :meth:`mean` is ``Q_h(s, ·)`` of the posterior-mean plan (replanned after each update),
+    It keeps each row's step ``h`` (:attr:`steps`) and answers at that step: :meth:`mean` is
+    ``Q_h(s, ·)`` of the posterior-mean plan (replanned after each update),
     :meth:`expected_improvement` the paper's mean surrogate ``(Q_h(s, a) − v_s)^+`` (§3.3, not
-    exact Bayesian EI), and :meth:`update` records one transition per row, its step back to 0
-    where it ``terminated`` or was ``truncated``. Every call passes exactly ``B`` rows (row
-    ``i``: environment and posterior seed ``i``); an episode longer than ``H`` is a
-    ``ValueError``. Episode ends, rows and ``lazy_gate``: ``docs/posteriors.md``.
+    exact Bayesian EI). Every call passes exactly ``B`` rows (row ``i``: environment and
+    posterior seed ``i``); an episode longer than ``H`` is a ``ValueError``.
 
     Parameters
     ----------
     posterior : TabularMDPPosterior
-        ``B`` MDPs with ``S`` states, ``A`` actions and horizon ``H``; its reward model must
-        accept the environment's rewards (DeepSea: ``reward_range=(-move_cost, 1)``).
+        Its reward model must accept the environment's rewards (DeepSea:
+        ``reward_range=(-move_cost, 1)``).
     observation_space : gymnasium.spaces.Discrete or gymnasium.spaces.Box, optional
-        ``Discrete(S, start)``: index ``obs − start``; one-hot ``Box`` (``S`` entries in
-        ``[0, 1]``): the index of its 1. Default: inferred from each batch (integers ``(n,)``
-        are indices, rows of ``S`` entries one-hot).
+        ``Discrete(S, start)`` (index ``obs − start``) or one-hot ``Box`` (``S`` entries in
+        ``[0, 1]``). Default: inferred from each batch (integers ``(n,)`` are indices, rows of
+        ``S`` entries one-hot).
 
     Attributes
     ----------
     num_actions : int
-        ``A``.
     steps : numpy.ndarray
-        int64 ``(B,)``: each row's step ``h`` (``H``: over by the horizon; see
-        :meth:`reset_steps`).
+        int64 ``(B,)``: each row's step ``h`` (``H``: over by the horizon).
     """
 
     def __init__(self, posterior: Any, observation_space: Any = None) -> None:
@@ -437,8 +399,6 @@ class TabularMDPAdapter(PosteriorAdapter):
         self.steps: np.ndarray = np.zeros(posterior.batch_size, dtype=np.int64)
         self._plan: Any = None  # cached plan_mean(first_step=self._plan_first), torch
         self._plan_first = 0
-
-    # -- validation ----------------------------------------------------------------------------
 
     def _rows(self, observations: Any, name: str) -> np.ndarray:
         arr = np.asarray(observations)
@@ -480,12 +440,10 @@ class TabularMDPAdapter(PosteriorAdapter):
                 "(after a truncation, call reset_steps)"
             )
 
-    # -- protocol -------------------------------------------------------------------------------
-
     def _q(self, states: np.ndarray) -> Any:
-        """``Q_{h_i}(s_i, ·)`` of the posterior-mean plan for every row, a ``(B, A)`` tensor on
-        the posterior's device."""
+        """``Q_{h_i}(s_i, ·)`` of the posterior-mean plan, a ``(B, A)`` tensor."""
         self._check_steps()
+        # The cached plan starts at the earliest step it served; replan only for an earlier one.
         first = int(self.steps.min())
         if self._plan is None or self._plan_first > first:
             self._plan = self.posterior.plan_mean(first_step=first)
@@ -510,9 +468,8 @@ class TabularMDPAdapter(PosteriorAdapter):
     def evaluate(
         self, observations: np.ndarray, host_probs: np.ndarray, baseline: str = "host"
     ) -> PosteriorValues:
-        """Means, baseline and the mean-surrogate EI in one call, computed on the posterior's
-        device and copied to the host once (see
-        :func:`~delight_gym.de.posterior.evaluate_posterior`)."""
+        """Means, baseline and the mean-surrogate EI, computed on the posterior's device and
+        copied to the host once."""
         q = self._q(self._states(observations, "observations"))
         probs = self.posterior_tensor(host_probs, q.shape, "host_probs")
         base = host_baseline(q, probs, baseline)
@@ -530,17 +487,15 @@ class TabularMDPAdapter(PosteriorAdapter):
     ) -> None:
         """Record one transition per row at its current step, then advance the steps.
 
-        ``next_observations`` of terminated rows and of rows at the last step ``H − 1`` are
-        not recorded and may be blank (all zeros). A row's step goes back to 0 where it
-        terminated or was truncated; after ``H − 1`` without either it becomes ``H`` (see the
-        class docstring). Everything is checked before anything is recorded.
+        ``next_observations`` of terminated rows and of rows at step ``H − 1`` are not
+        recorded and may be blank (all zeros). A row's step goes back to 0 where it terminated
+        or was truncated. Everything is checked before anything is recorded.
 
         Raises
         ------
         ValueError
             On a batch of the wrong size, observations that are not states, actions outside
-            ``[0, A)``, rewards the posterior refuses, or a row whose episode already took
-            ``H`` steps (episodes longer than the posterior's horizon).
+            ``[0, A)``, rewards the posterior refuses, or a row already ``H`` steps in.
         """
         s = self._states(observations, "observations")
         b = self.posterior.batch_size
@@ -572,8 +527,8 @@ class TabularMDPAdapter(PosteriorAdapter):
         return arr.reshape(b).astype(bool)
 
     def reset_steps(self, rows: Any = None) -> None:
-        """Start a new episode (step 0) on the given rows (default: all), e.g. after a
-        truncation that the wrapper did not pass on. The posterior is unchanged."""
+        """Start a new episode (step 0) on the given rows (default: all); the posterior is
+        unchanged."""
         idx = np.arange(self.posterior.batch_size) if rows is None else np.asarray(rows)
         self.steps[idx] = 0
 
