@@ -1,8 +1,5 @@
-"""Beta posteriors for a batch of Bernoulli bandits (numpy), and their value-posterior adapter.
-
-The expected improvement of a Beta variable is :mod:`delight_gym.posteriors.beta_ei`'s; its
-names are importable from here too.
-"""
+"""Beta posteriors for a batch of Bernoulli bandits (numpy), and their value-posterior adapter;
+the Beta EI of :mod:`~delight_gym.posteriors.beta_ei` is importable from here too."""
 
 from __future__ import annotations
 
@@ -10,11 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from delight_gym._checks import (
-    check_positive_float,
-    check_positive_int,
-    check_unit_interval_array,
-)
+from delight_gym._checks import check_positive_float, check_positive_int, check_unit_interval_array
 from delight_gym.de.posterior import check_baseline
 from delight_gym.posteriors.adapters import BanditAdapter
 from delight_gym.posteriors.beta_ei import (
@@ -41,23 +34,20 @@ __all__ = [
 class BetaBernoulliPosterior:
     """Independent ``Beta(alpha, beta)`` posteriors for a batch of K-armed Bernoulli bandits.
 
-    Row ``i`` holds the posteriors of the ``num_arms`` arms of bandit ``i``. Rewards may be
-    fractional (in ``[0, 1]``); a reward ``r`` counts as ``r`` successes and ``1 - r``
-    failures, which is the exact conjugate update for Bernoulli rewards.
+    Rewards may be fractional (in ``[0, 1]``): ``r`` counts as ``r`` successes and ``1 - r``
+    failures (the exact conjugate update for Bernoulli rewards).
 
     Parameters
     ----------
     batch_size, num_arms : int
-        Independent bandits ``B`` and arms ``K`` (both >= 1).
+        Independent bandits ``B`` and arms ``K``.
     prior_alpha, prior_beta : float, default 1.0
-        The prior ``Beta(alpha, beta)`` of every arm, finite and ``> 0``.
+        The prior ``Beta(alpha, beta)`` of every arm, ``> 0``.
 
     Attributes
     ----------
-    alpha : numpy.ndarray
-        float64, shape ``(B, K)``: prior_alpha plus the summed rewards of each arm.
-    beta : numpy.ndarray
-        float64, shape ``(B, K)``: prior_beta plus the summed ``1 - reward`` of each arm.
+    alpha, beta : numpy.ndarray
+        float64 ``(B, K)``: the priors plus each arm's summed rewards and ``1 - reward``.
 
     Examples
     --------
@@ -96,17 +86,15 @@ class BetaBernoulliPosterior:
         Parameters
         ----------
         actions : array_like of int
-            Shape ``(B,)``: the arm played in each row, in ``[0, K)``.
+            ``(B,)`` in ``[0, K)``.
         rewards : array_like of float
-            Shape ``(B,)``: the rewards observed, in ``[0, 1]``.
+            ``(B,)`` in ``[0, 1]``.
 
         Raises
         ------
-        TypeError
-            If ``actions`` is not an integer array or ``rewards`` is not numeric.
-        ValueError
-            If a shape is not ``(B,)``, an action is out of range, or a reward is outside
-            ``[0, 1]`` or not finite.
+        TypeError, ValueError
+            On non-integer actions or non-numeric rewards; on a shape other than ``(B,)``, an
+            action out of range or a reward outside ``[0, 1]``.
         """
         act = np.asarray(actions)
         if act.dtype == np.bool_ or not np.issubdtype(act.dtype, np.integer):
@@ -130,50 +118,27 @@ class BetaBernoulliPosterior:
         return self.alpha / (self.alpha + self.beta)
 
     def variance(self) -> np.ndarray:
-        """Posterior variances ``alpha beta / ((alpha+beta)^2 (alpha+beta+1))``, shape (B, K)."""
+        """Posterior variances, ``(B, K)``."""
         total = self.alpha + self.beta
         return self.alpha * self.beta / (total * total * (total + 1.0))
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
-        """One posterior draw per arm.
-
-        Parameters
-        ----------
-        rng : numpy.random.Generator
-            Source of randomness; the same generator state gives the same draws.
-
-        Returns
-        -------
-        numpy.ndarray
-            float64, shape ``(B, K)``, entries in ``[0, 1]``.
-        """
+        """One posterior draw per arm from ``rng`` (a ``numpy.random.Generator``): float64
+        ``(B, K)``."""
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         return rng.beta(self.alpha, self.beta)
 
     def expected_improvement(self, baseline: Any) -> np.ndarray:
-        """Expected improvement of every arm over its row's baseline.
-
-        Parameters
-        ----------
-        baseline : array_like
-            Shape ``(B,)``: the baseline ``v`` of each row (finite).
-
-        Returns
-        -------
-        numpy.ndarray
-            float64, shape ``(B, K)``: ``E[(X_{ik} - baseline_i)^+]``, see
-            :func:`beta_expected_improvement`.
-        """
+        """``E[(X_{ik} - baseline_i)^+]`` of every arm for a finite ``(B,)`` baseline: float64
+        ``(B, K)``."""
         base = check_baseline(baseline, self.batch_size)
         return beta_expected_improvement(self.alpha, self.beta, base[:, None])
 
     def as_value_posterior(
         self, *, num_actions: int | None = None, observation_space: Any = None
     ) -> Any:
-        """This posterior as a :class:`~delight_gym.de.posterior.ValuePosterior`: a
-        :class:`BetaBernoulliAdapter` (the arguments are not
-        needed; :func:`~delight_gym.de.posterior.adapt_posterior` passes them)."""
+        """A :class:`BetaBernoulliAdapter` (the arguments are unused)."""
         return BetaBernoulliAdapter(self)
 
     def __repr__(self) -> str:
@@ -186,18 +151,16 @@ class BetaBernoulliPosterior:
 class BetaBernoulliAdapter(BanditAdapter):
     """A :class:`~delight_gym.posteriors.BetaBernoulliPosterior` as a value posterior.
 
-    For bandits (one-step episodes): observations are ignored, each transition is a pull whose
-    reward (in ``[0, 1]``) updates the arm's Beta posterior, ``next_observations``,
-    ``terminated`` and ``truncated`` are ignored (no bootstrapping). With ``batch_size == 1``
-    every observation row shares the one bandit; with ``batch_size == n`` row ``i`` is bandit
-    ``i`` (a vector env of independent bandits). EI is the posterior's exact Beta EI.
+    Observations are ignored; each transition is a pull whose reward (in ``[0, 1]``) updates
+    the arm's Beta posterior. With ``batch_size == 1`` every observation row shares the one
+    bandit; with ``batch_size == n`` row ``i`` is bandit ``i``. EI is the exact Beta EI.
     """
 
     def __init__(self, posterior: Any) -> None:
         super().__init__(posterior, BetaBernoulliPosterior, getattr(posterior, "num_arms", None))
 
     def mean(self, observations: Any) -> np.ndarray:
-        """Beta means of the row's bandit, ``(n, K)``."""
+        """Beta means of each row's bandit, ``(n, K)``."""
         return np.asarray(self.posterior.mean()[self.row_map(len(observations))])
 
     def expected_improvement(self, observations: Any, baseline: np.ndarray) -> np.ndarray:
@@ -209,5 +172,4 @@ class BetaBernoulliAdapter(BanditAdapter):
         )
 
     def absorb(self, observations: Any, actions: np.ndarray, rewards: np.ndarray) -> None:
-        """One Beta update per row (rows applied in order when they share a bandit)."""
         self.absorb_rows(self.posterior.update, actions, rewards)

@@ -3,9 +3,7 @@
 ``EI(v) = E[(X − v)^+] = (m − v) Q + D`` for ``X ~ Beta(a, b)``, with ``m = a/(a+b)``,
 ``Q = P(X > v)`` and ``D = v (1 − v) f(v) / (a + b)`` (``f`` the Beta density); where the
 identity would cancel (``v`` well above ``m``) a continued fraction replaces it, switched at
-``R_SWITCH`` and ``Z_PRESCREEN``. Relative error ``<= 1e-10`` for ``a, b`` in ``[1, 1e6]``
-wherever ``EI > 1e-300``; the derivation and the measurements are on the Posteriors docs page
-("How each posterior computes").
+``R_SWITCH`` and ``Z_PRESCREEN``; integer parameters use a finite binomial sum.
 """
 
 from __future__ import annotations
@@ -15,10 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from delight_gym._checks import (
-    broadcast_named,
-    check_finite_array,
-)
+from delight_gym._checks import broadcast_named, check_finite_array
 
 __all__ = [
     "R_SWITCH",
@@ -43,7 +38,6 @@ _CF_MAX_ITER = 5000
 _EPS = float(np.finfo(np.float64).eps)
 #: Below this ``v`` the density is evaluated at ``_V_TINY`` and rescaled.
 _V_TINY = 1e-280
-
 
 #: Stirling-series coefficients of ``stirlerr`` (Loader, "Fast and accurate computation of
 #: binomial probabilities", 2000).
@@ -99,19 +93,13 @@ def _bd0(x: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def _beta_pdf(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Beta density, elementwise, for 1-D ``x`` strictly inside ``(0, 1)``.
-
-    For ``a, b > 2`` it is ``(a+b-1)`` times the binomial probability of ``a - 1`` successes in
-    ``a + b - 2`` trials, by Loader's saddle-point form (Stirling-series remainders and a
-    cancellation-free ``x log(x/m) + m - x``), as R's ``dbeta`` computes it: relative error
-    about ``1e-13`` for parameters up to ``1e6`` (tested against 40-digit mpmath). Otherwise
-    ``exp((a-1) log x + (b-1) log1p(-x) - log B(a, b))``, accurate there since ``log B`` is
-    small. Elements whose density overflows are ``inf``, for the caller to replace. Only
-    ``scipy.special`` is used (``scipy.stats`` takes a second to import).
-    """
+    """Beta density, elementwise, for 1-D ``x`` strictly inside ``(0, 1)`` (``inf`` where it
+    overflows, for the caller to replace)."""
     out = np.empty(x.shape)
     loader = (a > 2.0) & (b > 2.0)
     with np.errstate(over="ignore", divide="ignore"):
+        # a, b > 2: (a+b-1) times the binomial probability of a-1 successes in a+b-2 trials,
+        # by Loader's saddle-point form, as R's dbeta. Otherwise log B(a, b) is small.
         if loader.any():
             k, nk, xl = a[loader] - 1.0, b[loader] - 1.0, x[loader]
             n = k + nk
@@ -133,15 +121,14 @@ def _beta_pdf(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _log_beta_small(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``log B(a, b)`` for ``min(a, b) <= 2``, elementwise: with ``p <= q`` the parameters,
-    ``lgamma(p) + c(q) - c(p+q) + p - p log(p+q) + (q - 1/2) log1p(-p/(p+q))`` for ``q >= 10``
-    (``c`` the Stirling remainder, as R's ``lbeta``; ``scipy.special.betaln`` loses up to
-    ``3e-9`` relative there) and the sum of ``lgamma`` terms otherwise."""
+    """``log B(a, b)`` for ``min(a, b) <= 2``, elementwise (as R's ``lbeta``)."""
     from scipy import special  # here: integer parameters (the agents') never need it
 
     p, q = np.minimum(a, b), np.maximum(a, b)
     out = special.gammaln(p) + special.gammaln(q) - special.gammaln(p + q)
     big = q >= 10.0
+    # q >= 10: lgamma(p) + c(q) - c(p+q) + p - p log(p+q) + (q - ½) log1p(-p/(p+q)), c the
+    # Stirling remainder (betaln loses up to 3e-9 relative there).
     if big.any():
         pb, qb = p[big], q[big]
         corr = _stirlerr(qb) - _stirlerr(pb + qb)
@@ -163,15 +150,10 @@ def _positive_array(value: Any, name: str) -> np.ndarray:
 
 
 def _upper_tail_ratio(a: np.ndarray, b: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``EI / (v (1-v)^2 f(v) / b)`` for ``v > m``, by a cancellation-free continued fraction.
-
-    All arguments are 1-D arrays of equal length with ``0 < v < 1`` and ``w = b v - a (1-v) > 0``.
-    Evaluates ``T_2 = e_1 + c_1/(β_1 + c_2/(β_2 + ...))`` (even contraction of the tail of the
-    continued fraction of ``I_{1-v}(b, a)``) by the modified Lentz method, vectorized over the
-    elements still converging. Every partial denominator is scaled by ``b`` (so the fraction
-    computes ``b T_2``) and formed from ratios, which keeps it free of overflow and underflow
-    for any parameters up to ``~1e300``.
-    """
+    """``EI / (v (1-v)^2 f(v) / b)`` for ``v > m`` (``w = b v - a (1-v) > 0``), by the even
+    contraction of the continued fraction of ``I_{1-v}(b, a)`` (modified Lentz)."""
+    # Every partial denominator is scaled by b (the fraction computes b T_2) and formed from
+    # ratios, free of overflow and underflow for parameters up to ~1e300.
     y = 1.0 - v
     s = a + b
     n = a.size
@@ -294,38 +276,28 @@ def _ei_interior(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray:
 def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
     """Expected improvement ``E[(X - v)^+]`` of ``X ~ Beta(alpha, beta)`` over ``v``.
 
-    Exact to about 11 significant digits (relative error ``<= 1e-10``, measured ``<= 4e-12``)
-    for ``alpha, beta`` in ``[1, 1e6]`` and any ``v`` where the result exceeds ``1e-300``.
-    Never NaN or negative: for ``alpha, beta`` in ``[1e-50, 1e50]`` (fuzzed) the result is
-    always finite and ``>= 0``; for more extreme parameters, where internal terms overflow, it
-    raises instead of returning garbage. See the module docstring for the method.
+    Relative error ``<= 1e-10`` for ``alpha, beta`` in ``[1, 1e6]`` wherever the result
+    exceeds ``1e-300``; finite and ``>= 0`` for ``alpha, beta`` in ``[1e-50, 1e50]``.
 
     Parameters
     ----------
-    alpha : array_like
-        First Beta parameter(s), finite and ``> 0``. Any shape broadcastable with the others.
-    beta : array_like
-        Second Beta parameter(s), finite and ``> 0``.
+    alpha, beta : array_like
+        The Beta parameters, finite and ``> 0``; broadcastable with ``v``.
     v : array_like
-        Baseline(s), any finite real. ``v <= 0`` gives ``mean - v`` and ``v >= 1`` gives 0.
+        Baseline(s), finite. ``v <= 0`` gives ``mean - v`` and ``v >= 1`` gives 0.
 
     Returns
     -------
     numpy.ndarray
-        float64 array of the broadcast shape of ``(alpha, beta, v)`` (0-d for scalars).
+        float64, the broadcast shape (0-d for scalars).
 
     Raises
     ------
-    ValueError
-        If ``alpha`` or ``beta`` is not finite and positive, ``v`` is not finite, or the
-        shapes do not broadcast (the message names the argument).
-    TypeError
-        If an argument is not numeric.
-    FloatingPointError
-        If no finite non-negative value can be formed (parameters beyond ~1e50).
-    RuntimeError
-        If the continued fraction does not converge (seen only for parameters outside
-        ``[1e-50, 1e50]``).
+    ValueError, TypeError
+        Naming the argument that is not finite, positive, numeric or broadcastable.
+    FloatingPointError, RuntimeError
+        Where no finite value forms or the continued fraction does not converge (parameters
+        beyond ``[1e-50, 1e50]``).
 
     Examples
     --------
@@ -347,18 +319,13 @@ def beta_ei_flat(
 ) -> np.ndarray:
     """:func:`beta_expected_improvement` for equal-length 1-D float64 arrays, unvalidated.
 
-    The same computation without the argument checks and broadcasting, for hot loops whose
-    inputs are valid by construction (agents' posterior parameters).
-
     Parameters
     ----------
     a, b, x : numpy.ndarray
         ``alpha``, ``beta`` and ``v``, float64 ``(n,)``.
     skip_below : float, default 0.0
         Elements that :func:`beta_ei_upper_bound` proves to have ``EI < skip_below`` (with
-        a ``1e-9`` relative margin) may be returned as 0 instead of their EI: an agent that
-        only needs the EI able to clear a gate skips the costly ones (the bound is tried
-        only where the exact EI costs more than it). Every other element is exact.
+        a ``1e-9`` relative margin) may be returned as 0; every other element is exact.
     """
     out = np.zeros(a.size)
     below = x <= 0.0
@@ -384,12 +351,8 @@ def beta_ei_flat(
 
 
 def prior_expected_improvement(prior_alpha: float, prior_beta: float, v: np.ndarray) -> np.ndarray:
-    """EI of an untried arm, ``E[(X - v)^+]`` for ``X ~ Beta(prior_alpha, prior_beta)``.
-
-    Under the uniform prior ``Beta(1, 1)`` this is the closed form ``(1 - v)^2 / 2`` for
-    ``0 <= v <= 1`` (the bandit agents' untried block, evaluated once per row and step);
-    other priors go through :func:`beta_ei_flat`. ``v`` is a 1-D float array (unvalidated).
-    """
+    """EI of an untried arm, ``E[(X - v)^+]`` for ``X ~ Beta(prior_alpha, prior_beta)``, for a
+    1-D float ``v`` (unvalidated); ``(1 - v)^2 / 2`` under ``Beta(1, 1)`` for ``0 <= v <= 1``."""
     if prior_alpha == 1.0 and prior_beta == 1.0 and v.size and v.min() >= 0.0 and v.max() <= 1.0:
         return 0.5 * (1.0 - v) ** 2
     return beta_ei_flat(np.full(v.size, prior_alpha), np.full(v.size, prior_beta), v)
@@ -408,20 +371,10 @@ def _small_integer_parameters(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _ei_small_integer(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray:
     """EI for integer ``a <= SMALL_A_MAX``, integer ``b``, ``n = a + b <= SMALL_N_MAX`` and
-    ``0 < v < 1``.
-
-    Integrating ``P(X > x) = P(Bin(n - 1, x) <= a - 1)`` from ``v`` to 1 gives a finite sum of
-    positive terms (no cancellation, unlike the identity above the mean)::
-
-        EI = (1/n) Σ_{i=0}^{a-1} (a - i) C(n, i) v^i (1 - v)^(n - i)
-           = (1 - v)^n / n · Σ_{i=0}^{a-1} (a - i) Π_{k<i} ρ_k,   ρ_k = (n-k)/(k+1) · v/(1-v).
-
-    The terms are cumulative products of ``ρ_k`` (all positive: relative error ``<~ 2a``
-    ulps) and the result ``exp(n·log1p(-v) + log(sum))``, so ``(1 - v)^n`` never underflows
-    on its own. Sums that overflow go to :func:`_ei_binomial_anchored`. Bernoulli posteriors
-    under a ``Beta(1, 1)`` prior have integer parameters, so this is the agents' common path
-    (several times cheaper than ``betaincc``, and no ``scipy`` import).
-    """
+    ``0 < v < 1``, as a finite sum of positive terms (no cancellation)."""
+    # Integrating P(X > x) = P(Bin(n - 1, x) <= a - 1) from v to 1:
+    #   EI = (1 - v)^n / n · Σ_{i<a} (a - i) Π_{k<i} ρ_k,  ρ_k = (n-k)/(k+1) · v/(1-v),
+    # formed as exp(n·log1p(-v) + log(sum)) so (1 - v)^n never underflows on its own.
     n = a + b
     odds = v / (1.0 - v)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -445,14 +398,10 @@ def _ei_small_integer(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray
 
 
 def _ei_binomial_anchored(a: np.ndarray, n: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """The binomial sum of :func:`_ei_small_integer` scaled by its largest term.
-
-    The term ``t_i = C(n, i) v^i (1-v)^(n-i)`` is largest at ``j = min(a - 1, ⌊(n+1) v⌋)``
-    within the sum; ``t_j`` is the binomial probability by Loader's saddle-point form and
-    every other term is ``t_j`` times a product of ratios ``ρ_k`` (above ``j``) or ``1/ρ_k``
-    (below), each at most 1, so nothing overflows. Relative error ``<~ a`` ulps plus
-    ``t_j``'s (``~1e-14``). All arguments are 1-D, ``a`` and ``n > a`` integers.
-    """
+    """The binomial sum of :func:`_ei_small_integer` scaled by its largest term (1-D integer
+    ``a`` and ``n > a``)."""
+    # t_i = C(n, i) v^i (1-v)^(n-i) peaks at j = min(a - 1, ⌊(n+1) v⌋); every other term is
+    # t_j times ratios ρ_k (above j) or 1/ρ_k (below), each at most 1, so nothing overflows.
     y = 1.0 - v
     width = int(a.max())
     j = np.minimum(a - 1.0, np.floor((n + 1.0) * v))
@@ -481,15 +430,9 @@ def _binomial_probability(j: np.ndarray, n: np.ndarray, p: np.ndarray, q: np.nda
 
 
 def beta_ei_upper_bound(alpha: np.ndarray, beta: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """A cheap upper bound on ``E[(X - v)^+]`` for ``X ~ Beta(alpha, beta)``, ``0 < v < 1``.
-
-    For ``v > m`` it is the density term ``D = v (1-v) f(v) / (a+b)`` of the identity
-    ``EI = D - (v - m) Q`` (``(v - m) Q >= 0`` there), which is tight in the upper tail where
-    the second-moment bounds are loose; for ``v <= m`` it is ``+inf`` (no pruning).
-    :func:`beta_ei_flat` uses it (``skip_below``) to skip the exact EI of arms that cannot
-    pass a gate.
-    Inputs are 1-D float arrays of equal shape (not validated: a hot-path helper).
-    """
+    """A cheap upper bound on ``E[(X - v)^+]`` for ``X ~ Beta(alpha, beta)``, ``0 < v < 1``
+    (1-D float arrays of equal shape, unvalidated); ``+inf`` for ``v <= m``."""
+    # For v > m, EI = D - (v - m) Q with (v - m) Q >= 0: the density term D bounds it.
     y = 1.0 - v
     above = beta * v - alpha * y > 0.0  # v > m
     bound = np.full(v.shape, np.inf)

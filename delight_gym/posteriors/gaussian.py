@@ -2,13 +2,9 @@
 
 With ``d = m − v`` and ``z = d/s``, ``EI = s·h(z)``, ``h(z) = φ(z) + zΦ(z)``, evaluated
 without cancellation (``erfcx`` up to ``TAIL_SWITCH``, Laplace's continued fraction with
-``CF_TERMS`` terms beyond), so ``log EI`` stays finite where ``EI`` underflows and the gate
-``L·EI ≥ λ`` can be decided as ``log EI ≥ log(λ/L)``. ``s = 0`` gives ``(m − v)^+`` exactly.
-
-numpy arrays and Python numbers are computed with numpy and SciPy (torch is not imported);
-torch tensors with torch on their own device, by the same code. Measured against 50-digit
-mpmath: EI relative error ``1.3e-13`` (float64) and ``5e-6`` (float32). The derivation is on
-the documentation's Posteriors page ("How each posterior computes").
+``CF_TERMS`` terms beyond), so ``log EI`` stays finite where ``EI`` underflows. numpy inputs
+are computed with numpy and SciPy, torch tensors with torch on their own device, by the same
+code.
 """
 
 from __future__ import annotations
@@ -41,8 +37,7 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 
 
 def _namespace(x: Any) -> tuple[Any, Any]:
-    """``(xp, erfcx)`` for ``x``: ``torch`` and ``torch.special.erfcx`` for a tensor, numpy and
-    ``scipy.special.erfcx`` otherwise."""
+    """``(xp, erfcx)``: torch's for a tensor, numpy's and SciPy's otherwise."""
     if is_torch(x):
         torch = sys.modules["torch"]
         return torch, torch.special.erfcx
@@ -52,10 +47,8 @@ def _namespace(x: Any) -> tuple[Any, Any]:
 
 
 def _log_tail_ratio(u: Any) -> Any:
-    """``log(1 - u R(u))`` for ``u >= TAIL_SWITCH`` (Laplace continued fraction, no cancellation).
-
-    With ``t = u + 2/(u + 3/(u + …))`` (so ``c = 1/t``), ``1 - uR(u) = c/(u + c) = 1/(t(u + 1/t))``.
-    """
+    """``log(1 - u R(u))`` for ``u >= TAIL_SWITCH`` (``R`` Mills' ratio), without cancellation."""
+    # Laplace's fraction t = u + 2/(u + 3/(u + …)) gives 1 - uR(u) = 1/(t(u + 1/t)).
     xp, _ = _namespace(u)
     t = u
     for k in range(CF_TERMS, 1, -1):
@@ -64,39 +57,27 @@ def _log_tail_ratio(u: Any) -> Any:
 
 
 def _g_near(u: Any) -> Any:
-    """``g(u) = φ(u) - uΦ(-u)`` for ``0 <= u <= TAIL_SWITCH`` (mild cancellation only).
-
-    Written as ``exp(-u²/2)·(1/√(2π) - (u/2)·erfcx(u/√2))``: ``torch.special.ndtr`` loses up to
-    ``1e-9`` relative accuracy at ``u ≈ 5`` on CPU (torch 2.x), ``erfcx`` is accurate to ulps.
-    """
+    """``g(u) = φ(u) - uΦ(-u)`` for ``0 <= u <= TAIL_SWITCH`` (mild cancellation only)."""
+    # exp(-u²/2)·(1/√(2π) - (u/2)·erfcx(u/√2)): erfcx is accurate to ulps, torch's ndtr is not.
     xp, erfcx = _namespace(u)
     return xp.exp(-0.5 * (u * u)) * (_INV_SQRT_2PI - (0.5 * u) * erfcx(u * _INV_SQRT_2))
 
 
-def _log_g(u: Any) -> Any:
-    """``log g(u)`` with ``g(u) = h(-u) = φ(u) - uΦ(-u)``, for ``u >= 0`` (any finite value)."""
+def _g(u: Any, log: bool = False) -> Any:
+    """``g(u) = h(-u) = φ(u) - uΦ(-u) >= 0`` for ``u >= 0``, or its log."""
     xp, _ = _namespace(u)
-    out = xp.log(_g_near(xp.clip(u, None, TAIL_SWITCH)))
+    near = _g_near(xp.clip(u, None, TAIL_SWITCH))
+    out = xp.log(near) if log else near
     tail = u > TAIL_SWITCH
     if bool(tail.any()):
         ut = u[tail]
-        out[tail] = -0.5 * (ut * ut) - _LOG_SQRT_2PI + _log_tail_ratio(ut)
-    return out
-
-
-def _g(u: Any) -> Any:
-    """``g(u) = h(-u) >= 0`` for ``u >= 0`` (``0`` where it underflows)."""
-    xp, _ = _namespace(u)
-    out = _g_near(xp.clip(u, None, TAIL_SWITCH))
-    tail = u > TAIL_SWITCH
-    if bool(tail.any()):
-        ut = u[tail]
-        out[tail] = xp.exp(-0.5 * (ut * ut) - _LOG_SQRT_2PI + _log_tail_ratio(ut))
+        log_tail = -0.5 * (ut * ut) - _LOG_SQRT_2PI + _log_tail_ratio(ut)
+        out[tail] = log_tail if log else xp.exp(log_tail)
     return out
 
 
 def _prepare_torch(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]:
-    """Tensors of one float dtype on one device (torch is already imported: a tensor was given)."""
+    """Tensors of one float dtype on one device."""
     torch = sys.modules["torch"]
     float_dtypes = (torch.float32, torch.float64)
     tensors = [x for x in args.values() if isinstance(x, torch.Tensor)]
@@ -132,7 +113,7 @@ def _prepare_torch(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]
 
 
 def _prepare_numpy(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]:
-    """float32 arrays if the arrays given are float32, else float64; broadcast, at least 1-d."""
+    """float32 arrays if those given are, else float64; broadcast, at least 1-d."""
     arrays = [x for x in args.values() if isinstance(x, (np.ndarray, np.generic))]
     dtype = np.float32 if arrays and np.result_type(*arrays) == np.float32 else np.float64
     out: list[np.ndarray] = []
@@ -166,8 +147,7 @@ def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> 
 
 
 def _standardize(m: Any, s: Any, v: Any) -> tuple[Any, Any, Any, Any, Any]:
-    """``(xp, d, pos_s, s_safe, z)``: the gap ``d = m − v``, where ``s > 0``, ``s`` with the
-    zeros replaced by 1, and ``z = d/s_safe``."""
+    """``(xp, d, pos_s, s_safe, z)``: ``d = m − v``, ``s > 0``, ``s`` with zeros as 1, ``d/s``."""
     xp, _ = _namespace(m)
     d = m - v
     pos_s = s > 0
@@ -187,7 +167,7 @@ def _log_ei(m: Any, s: Any, v: Any) -> Any:
     u = xp.abs(z)
     log_s = xp.log(s_safe)
     # z <= 0: log s + log g(u); 0 < z <= 1: log s + log(z + g(z)); z > 1: log d + log1p(g(z)/z).
-    low = log_s + _log_g(xp.where(z <= 0, u, xp.zeros_like(u)))
+    low = log_s + _g(xp.where(z <= 0, u, xp.zeros_like(u)), log=True)
     z_mid = xp.clip(z, 0.0, 1.0)
     mid = log_s + xp.log(z_mid + _g_near(z_mid))
     z_hi = xp.clip(z, 1.0, None)
@@ -203,34 +183,28 @@ def gaussian_expected_improvement(
 ) -> Any:
     """Expected improvement ``E[(X - v)^+]`` of ``X ~ N(mean, std²)`` over ``v = baseline``.
 
-    ``EI = s·(φ(z) + zΦ(z))`` with ``z = (m - v)/s``, evaluated without cancellation (see the
-    module docstring); ``std = 0`` gives ``(m - v)^+`` exactly. Guarantees in floating point:
-    ``EI >= (m - v)^+``, ``EI <= s·φ(0) + (m - v)^+`` and, for ``v >= m``, ``EI <= s·φ(0) < s``.
-    Relative error ``<~ 2e-13`` in float64 wherever ``EI > 1e-300`` (measured ``1.3e-13``);
-    in the far lower tail the result underflows to 0: use
-    :func:`log_gaussian_expected_improvement` there.
+    ``EI = s·(φ(z) + zΦ(z))`` with ``z = (m - v)/s``; ``std = 0`` gives ``(m - v)^+`` exactly.
+    Always ``(m - v)^+ <= EI <= s·φ(0) + (m - v)^+``. Relative error ``<~ 2e-13`` in float64
+    wherever ``EI > 1e-300``; below, use :func:`log_gaussian_expected_improvement`.
 
     Parameters
     ----------
     mean, std, baseline : torch.Tensor, numpy.ndarray or float
         Broadcastable; finite; ``std >= 0``. Tensors must share one device.
     validate : bool, default True
-        Check finiteness and ``std >= 0`` (set ``False`` in hot loops with valid inputs).
+        Check finiteness and ``std >= 0``.
 
     Returns
     -------
     torch.Tensor or numpy.ndarray
-        The broadcast shape. A tensor (on the inputs' device, in their promoted dtype if that
-        is float32 or float64, else float64) if any input is a tensor; otherwise a numpy array
-        (float32 if the arrays are float32, else float64).
+        The broadcast shape: a tensor on the inputs' device (their promoted float dtype, else
+        float64) if any input is a tensor, else an array (float32 if the arrays are).
 
     Raises
     ------
-    ValueError
-        Non-finite input, negative ``std``, shapes that do not broadcast, or tensors on
-        different devices (the message names the argument).
-    TypeError
-        Non-numeric input.
+    ValueError, TypeError
+        On a non-finite or non-numeric input, a negative ``std``, shapes that do not
+        broadcast, or tensors on different devices (naming the argument).
 
     Examples
     --------
@@ -247,13 +221,10 @@ def log_gaussian_expected_improvement(
 ) -> Any:
     """``log E[(X - v)^+]`` for ``X ~ N(mean, std²)``, stable in the far lower tail.
 
-    Finite for every finite input with ``std > 0`` (up to ``z ≈ -1.3e154`` in float64,
-    ``-1.8e19`` in float32, where ``z²`` overflows and the result is ``-inf``), including where
-    ``EI`` itself underflows; ``-inf`` where ``std = 0`` and ``mean <= baseline``. Use it to
-    decide the DE gate as ``log EI >= log(λ/L)``. Error against 50-digit mpmath
-    ``<~ 1e-15·max(1, |log EI|)`` in float64 (measured ``7e-16``) for ``z`` in ``[-40, 40]``
-    and beyond; ``<~ 1e-6·max(1, |log EI|)`` in float32. Arguments, return type and errors as
-    for :func:`gaussian_expected_improvement`.
+    Finite for finite inputs with ``std > 0`` down to ``z ≈ -1.3e154`` in float64 (``-1.8e19``
+    in float32), where ``EI`` itself underflows; ``-inf`` where ``std = 0`` and
+    ``mean <= baseline``. Arguments, return type and errors as for
+    :func:`gaussian_expected_improvement`.
 
     Examples
     --------

@@ -4,12 +4,8 @@ Features ``φ(x) = √(2/M) cos(Ωx + β)``, ``Ω ~ N(0, I/ℓ²)``, ``β ~ U(0,
 for Large-Scale Kernel Machines", Rahimi & Recht) satisfy ``E[φ(x)ᵀφ(y)] = exp(−‖x − y‖²/(2ℓ²))``.
 With weights ``w ~ N(0, s²I)`` and rewards ``y = φ(x)ᵀw + N(0, σ²)``, ``f = φᵀw`` approximates a
 GP with kernel ``s²·exp(−‖x − y‖²/(2ℓ²))``. The posterior ``N(μ, Λ⁻¹)``, ``Λ = I/s² + ΦᵀΦ/σ²``,
-is kept as an upper-triangular ``U`` with ``UUᵀ = Λ`` (the convention of
-:mod:`~delight_gym.posteriors.linear`): the precision, never the covariance, is updated, so it
-stays positive definite over any number of updates (a Woodbury update of the covariance
-subtracts and drifts). ``n`` new rewards cost ``n`` rank-one updates (``O(nM²)``) when
-``8n < M``, else one QR of ``[Uᵀ; Φ/σ]`` (``O((M + n)M²)``). The EI is
-:func:`~delight_gym.posteriors.gaussian.gaussian_expected_improvement` of the predictive.
+is kept as an upper-triangular ``U`` with ``UUᵀ = Λ``: the precision, never the covariance, is
+updated, so it stays positive definite over any number of updates.
 """
 
 from __future__ import annotations
@@ -42,10 +38,9 @@ from delight_gym.posteriors.linear import cholesky_rank_one_update
 
 __all__ = ["RFFPosterior", "RFFSample"]
 
-#: ``n`` rewards per row are absorbed by rank-one updates while ``REFACTOR_RATIO·n < M``.
+#: ``n`` rewards per row are absorbed by rank-one updates (``O(nM²)``) while
+#: ``REFACTOR_RATIO·n < M``, else by one QR of ``[Uᵀ; Φ/σ]`` (``O((M + n)M²)``).
 REFACTOR_RATIO = 8
-
-
 #: The statistics (``U``, ``Φᵀy/σ²``, ``μ``) are float64 whatever the posterior's dtype.
 STATS_DTYPE = torch.float64
 
@@ -53,8 +48,8 @@ STATS_DTYPE = torch.float64
 def _as_tensor(
     value: Any, name: str, shape: tuple[int | None, ...], device: Any, limit: float
 ) -> torch.Tensor:
-    """``value`` as a float64 tensor of ``shape`` (``None``: any size) on ``device``, finite
-    and at most ``limit`` in magnitude; a ``ValueError``/``TypeError`` naming ``name``."""
+    """``value`` as a finite float64 tensor of ``shape`` (``None``: any size) on ``device``, at
+    most ``limit`` in magnitude."""
     if isinstance(value, torch.Tensor):
         if value.is_complex() or value.dtype == torch.bool:
             raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
@@ -74,8 +69,9 @@ def _as_tensor(
 
 def _stacked_factor(factor: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     """Upper-triangular ``U'`` with positive diagonal and ``U'U'ᵀ = UUᵀ + rowsᵀrows``, from
-    ``U`` ``(B, M, M)`` and ``rows`` ``(B, n, M)``, by a QR of ``[Uᵀ; rows]`` with reversed
-    columns: ``Λ`` is never formed, so its condition number is not squared."""
+    ``U`` ``(B, M, M)`` and ``rows`` ``(B, n, M)``."""
+    # QR of [Uᵀ; rows] with reversed columns gives a lower factor, flipped back to upper; Λ is
+    # never formed, so its condition number is not squared.
     stacked = torch.flip(torch.cat([factor.mT, rows], dim=-2), (-1,))
     r = torch.linalg.qr(stacked, mode="r")[1]
     r = r * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1)).unsqueeze(-1)
@@ -87,13 +83,10 @@ class RFFSample:
 
     Parameters
     ----------
-    frequencies : torch.Tensor
-        ``(B, M, d)`` the posterior's ``Ω``; its dtype is that of the values returned.
-    phases : torch.Tensor
-        ``(B, M)`` its ``β``.
+    frequencies, phases : torch.Tensor
+        The posterior's ``Ω`` ``(B, M, d)`` (whose dtype the values take) and ``β`` ``(B, M)``.
     weights : torch.Tensor
-        ``(B, M)`` (one draw per row) or ``(B, S, M)`` (``S`` draws per row); the values are
-        computed in the weights' dtype (float64 from :meth:`RFFPosterior.sample_function`).
+        ``(B, M)`` (one draw per row) or ``(B, S, M)``; the values are computed in its dtype.
     """
 
     def __init__(self, frequencies: torch.Tensor, phases: torch.Tensor, weights: torch.Tensor):
@@ -110,17 +103,14 @@ class RFFSample:
 
 
 def _features(x: torch.Tensor, frequencies: torch.Tensor, phases: torch.Tensor) -> torch.Tensor:
-    """``φ(x) = √(2/M) cos(Ωx + β)``: ``(B, m, d)`` inputs to ``(B, m, M)`` features, in the
-    dtype of ``x`` (``Ω`` and ``β`` are cast to it)."""
+    """``φ(x) = √(2/M) cos(Ωx + β)``: ``(B, m, d)`` to ``(B, m, M)``, in the dtype of ``x``."""
     scale = math.sqrt(2.0 / frequencies.shape[1])
     omega, beta = frequencies.to(x.dtype), phases.to(x.dtype)
     return scale * torch.cos(x @ omega.mT + beta.unsqueeze(-2))
 
 
 def _rff_bytes(batch_size: int, num_features: int, dim: int, itemsize: int = 8) -> dict[str, int]:
-    """Every buffer :class:`RFFPosterior` allocates, in bytes by name (for
-    :func:`~delight_gym._checks.check_would_fit`): the float64 statistics (``U``, and ``Φᵀy/σ²``,
-    ``μ`` and the prior's diagonal) and ``Ω``, ``β`` in the dtype's ``itemsize``."""
+    """Every buffer :class:`RFFPosterior` allocates, in bytes by name."""
     b, m, d = batch_size, num_features, dim
     return {
         "precision_factor": array_bytes(b, m, m),
@@ -133,21 +123,18 @@ class RFFPosterior:
     """Posteriors of ``B`` independent functions on ``R^d`` (one per seed): Bayesian linear
     regression on ``M`` random Fourier features of an RBF kernel.
 
-    Row ``i`` has its own features and data; inputs are ``(B, m, d)``. The methods are those of
-    :class:`~delight_gym.de.posterior.ValuePosterior` with continuous inputs; each checks its
-    inputs (finite, at most ``L`` in magnitude) and answers in ``dtype`` from float64 statistics.
+    Row ``i`` has its own features and data; inputs are ``(B, m, d)``, finite and at most ``L``
+    in magnitude. Answers are in ``dtype``, from float64 statistics.
 
     Parameters
     ----------
     batch_size, dim, seed : int
-        ``B``, ``d`` (>= 1); ``seed`` (or None: fresh entropy) seeds :attr:`generator`.
+        ``B``, ``d``; ``seed`` (or None: fresh entropy) seeds :attr:`generator`.
     num_features : int, default 512
-        ``M`` (>= 1); the kernel's error is ``O(1/√M)``; memory ``8·B·M²`` bytes and more
-        (every buffer counted), refused up front where it would not fit on ``device``.
+        ``M``; memory ``8·B·M²`` bytes and more, refused up front where it would not fit.
     lengthscale, prior_std, noise : float, default 0.1, 1.0, 0.1
         ``ℓ``, ``s`` (prior std of ``f(x)``) and the known reward noise std ``σ``; each in
-        ``[1/L, L]``, ``L = finfo(dtype).max^(1/4)`` (1.2e77 in float64, 4.3e9 in float32), and
-        ``s/σ <= 1.2e77`` (so the float64 statistics stay finite).
+        ``[1/L, L]``, ``L = finfo(dtype).max^(1/4)``, and ``s/σ <= 1.2e77``.
     device, dtype : torch.device or str, optional; torch.dtype, default torch.float64
         Where the tensors live; the dtype of ``Ω``, ``β`` and every output.
 
@@ -219,7 +206,6 @@ class RFFPosterior:
         self.weight_mean = torch.zeros_like(self.weighted_targets)
         self.num_observations = 0
 
-    # -------------------------------------------------------------------- checks
     def _inputs(self, x: Any, name: str) -> torch.Tensor:
         """``x`` checked: a float64 ``(B, m, d)`` tensor on :attr:`device`."""
         return _as_tensor(x, name, (self.batch_size, None, self.dim), self.device, self.limit)
@@ -231,17 +217,9 @@ class RFFPosterior:
         """``φ(x)``: ``(B, m, d)`` inputs to ``(B, m, M)`` features."""
         return self._out(_features(self._inputs(x, "x"), self.frequencies, self.phases))
 
-    # -------------------------------------------------------------------- update
     def update(self, actions: Any, rewards: Any) -> None:
-        """Absorb ``n`` rewards per row: ``rewards[i, k] = f_i(actions[i, k]) + N(0, σ²)``.
-
-        Parameters
-        ----------
-        actions : torch.Tensor or array_like
-            ``(B, n, d)``, finite, at most ``L`` in magnitude (``n >= 0``).
-        rewards : torch.Tensor or array_like
-            ``(B, n)``, finite, at most ``L`` in magnitude.
-        """
+        """Absorb ``n >= 0`` rewards per row, ``rewards[i, k] = f_i(actions[i, k]) + N(0, σ²)``:
+        ``actions`` ``(B, n, d)`` and ``rewards`` ``(B, n)``, finite, at most ``L`` in magnitude."""
         x = self._inputs(actions, "actions")
         shape = (self.batch_size, x.shape[1])
         y = _as_tensor(rewards, "rewards", shape, self.device, self.limit)
@@ -266,17 +244,14 @@ class RFFPosterior:
         white = torch.linalg.solve_triangular(u, b.unsqueeze(-1), upper=True)
         return torch.linalg.solve_triangular(u.mT, white, upper=False).squeeze(-1)
 
-    # ---------------------------------------------------------------- predictive
     def _whitened(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(φ(x)μ, U⁻¹φ(x)ᵀ)`` for checked ``x``: float64 ``(B, m)`` means and ``(B, M, m)``
-        whitened features."""
+        """``(φ(x)μ, U⁻¹φ(x)ᵀ)``: float64 ``(B, m)`` means and ``(B, M, m)`` whitened features."""
         phi = _features(x, self.frequencies, self.phases)
         mu = (phi @ self.weight_mean.unsqueeze(-1)).squeeze(-1)
         white = torch.linalg.solve_triangular(self.precision_factor, phi.mT, upper=True)
         return mu, white
 
     def _predictive(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """float64 mean and standard deviation at checked ``x``."""
         mu, white = self._whitened(x)
         return mu, torch.linalg.vector_norm(white, dim=-2)
 
@@ -295,8 +270,7 @@ class RFFPosterior:
         return self.predictive(x)[1]
 
     def covariance(self, x: Any) -> torch.Tensor:
-        """Posterior covariance of ``f`` at ``x`` ``(B, m, d)``: ``(B, m, m)``; before any
-        update, the random-feature kernel ``s²φ(x)ᵀφ(x')``."""
+        """Posterior covariance of ``f`` at ``x`` ``(B, m, d)``: ``(B, m, m)``."""
         white = self._whitened(self._inputs(x, "x"))[1]
         return self._out(white.mT @ white)
 
@@ -307,8 +281,7 @@ class RFFPosterior:
         return self._out(mu + math.sqrt(beta) * sd)
 
     def _baseline(self, baseline: Any, m: int) -> torch.Tensor:
-        """``baseline`` ``(B,)`` or ``(B, m)``, finite in the posterior's ``dtype``, as float64
-        ``(B, 1)`` or ``(B, m)``."""
+        """``baseline`` ``(B,)`` or ``(B, m)`` as float64 ``(B, 1)`` or ``(B, m)``."""
         ndim = baseline.ndim if isinstance(baseline, torch.Tensor) else np.ndim(baseline)
         shape: tuple[int | None, ...] = (self.batch_size,) if ndim == 1 else (self.batch_size, m)
         biggest = float(torch.finfo(self.dtype).max)
@@ -316,8 +289,7 @@ class RFFPosterior:
         return out.unsqueeze(-1) if out.ndim == 1 else out
 
     def expected_improvement(self, x: Any, baseline: Any) -> torch.Tensor:
-        """``E[(f(x) − baseline)^+]`` under the posterior, ``(B, m)``, exact for the Gaussian
-        predictive; ``baseline`` is ``(B,)`` (one per row) or ``(B, m)``, finite in dtype."""
+        """``E[(f(x) − baseline)^+]``, ``(B, m)``, for a ``(B,)`` or ``(B, m)`` baseline."""
         mu, sd = self._predictive(self._inputs(x, "x"))
         base = self._baseline(baseline, mu.shape[1])
         return self._out(gaussian_expected_improvement(mu, sd, base))
@@ -328,9 +300,9 @@ class RFFPosterior:
         base = self._baseline(baseline, mu.shape[1])
         return self._out(log_gaussian_expected_improvement(mu, sd, base))
 
-    # ------------------------------------------------------------------- Thompson
-    def _draw_weights(self, s: int) -> torch.Tensor:
-        """float64 draws ``w = μ + U⁻ᵀξ``, ``(B, s, M)``."""
+    def _weights(self, num_samples: int | None) -> torch.Tensor:
+        """float64 draws ``w = μ + U⁻ᵀξ``, ``(B, M)``, or ``(B, S, M)`` for ``S`` samples."""
+        s = 1 if num_samples is None else check_nonnegative_int(num_samples, "num_samples")
         xi = torch.randn(
             (self.batch_size, self.num_features, s),
             generator=self.generator,
@@ -338,21 +310,17 @@ class RFFPosterior:
             device=self.device,
         )
         offset = torch.linalg.solve_triangular(self.precision_factor.mT, xi, upper=False)
-        return self.weight_mean.unsqueeze(-2) + offset.mT
+        draws = self.weight_mean.unsqueeze(-2) + offset.mT
+        return draws[:, 0] if num_samples is None else draws
 
     def sample_weights(self, num_samples: int | None = None) -> torch.Tensor:
         """Draws ``w = μ + U⁻ᵀξ`` from :attr:`generator`: ``(B, M)``, or ``(B, S, M)`` for
         ``num_samples = S``, in the posterior's ``dtype``."""
         return self._out(self._weights(num_samples))
 
-    def _weights(self, num_samples: int | None) -> torch.Tensor:
-        s = 1 if num_samples is None else check_nonnegative_int(num_samples, "num_samples")
-        draws = self._draw_weights(s)
-        return draws[:, 0] if num_samples is None else draws
-
     def sample_function(self, num_samples: int | None = None) -> RFFSample:
-        """Thompson draws of ``f`` to evaluate at any inputs (see :class:`RFFSample`); the
-        draws are float64, the values in the posterior's ``dtype``."""
+        """Thompson draws of ``f`` to evaluate at any inputs (float64 draws, values in
+        ``dtype``)."""
         return RFFSample(self.frequencies, self.phases, self._weights(num_samples))
 
     def thompson(self, x: Any) -> torch.Tensor:
