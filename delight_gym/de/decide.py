@@ -1,7 +1,5 @@
-"""From a posterior's values to DE's decision: :func:`decide_on_values`, the one path the
-wrapper's engines (so ``DelightDQN``) and ``BootstrappedDQN`` take, and the EI scaling it
-applies before the gate. The rule itself: :mod:`delight_gym.de.rule`.
-"""
+"""From a posterior's values to DE's decision (:func:`decide_on_values`), with the EI scaling
+applied before the gate."""
 
 from __future__ import annotations
 
@@ -40,29 +38,11 @@ def decide_on_values(
     *,
     value_scale: float | None = None,
 ) -> tuple[DelightDecision, np.ndarray]:
-    """DE's decision for ``n`` rows from the host's probabilities and the posterior's values:
-    the one path from posterior values to a decision (the wrapper, so ``DelightDQN``, and
-    ``BootstrappedDQN``).
-
-    Parameters
-    ----------
-    options : DelightOptions
-        The rule's settings.
-    host_probs : numpy.ndarray
-        float64 ``(n, A)``, checked by the caller.
-    values : PosteriorValues
-        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``; its EI (all the
-        rule reads) is checked here: shape, finite, ``>= 0``.
-    epsilon : float
-        ``ε_t``.
-    value_scale : float, optional
-        EI is divided by it before the gate (default: ``options.value_scale``, then a float).
-
-    Returns
-    -------
-    (DelightDecision, numpy.ndarray)
-        The decision and the EI the gate saw, float64 ``(n, A)``.
-    """
+    """DE's decision for ``n`` rows from the host's checked float64 ``(n, A)`` probabilities and
+    the posterior's values, and the float64 ``(n, A)`` EI the gate saw: the one path from
+    posterior values to a decision (the engines, so ``DelightDQN``, and ``BootstrappedDQN``).
+    The posterior's EI is checked here (shape, finite, ``>= 0``), then divided by
+    ``value_scale`` (default ``options.value_scale``, a float)."""
     ei = np.asarray(values.expected_improvement, dtype=np.float64)
     if ei.shape != host_probs.shape:
         raise ValueError(

@@ -1,14 +1,9 @@
 """DE's engine around a policy on ``Box`` actions: :class:`ContinuousDelightWrapper`.
 
-Each :meth:`~ContinuousDelightWrapper.predict` is one candidate-set DE decision per observation
-row (:class:`~delight_gym.de.candidates.CandidateDelight`, the one home of that decision): the
-host's action (a :class:`BoxHost`), and with probability ``ε_t = M/(M + t)`` a candidate set of
-the host's action, ``n_host`` host draws and ``n_posterior`` posterior proposals, gated with the
-paper's rule on the posterior's EI and the host's surprisal restricted to the set.
-``deterministic=True`` is the host's own action (SB3's contract). Actions and types are SB3's:
-``predict`` returns the action space's dtype, ``(d,)`` or ``(n, d)``. The wrapper around a
-user-given host: :class:`~delight_gym.de.wrapper.DelightExplorationWrapper`; SB3's algorithms:
-:class:`~delight_gym.sb3.DelightSAC`, :class:`~delight_gym.sb3.DelightTD3`.
+Each :meth:`~ContinuousDelightWrapper.predict` is one candidate-set decision per row
+(:class:`~delight_gym.de.candidates.CandidateDelight`): the host's action, and with probability
+``ε_t`` a set of it, ``n_host`` host draws and ``n_posterior`` posterior proposals, gated with
+the paper's rule on the posterior's EI and the host's surprisal restricted to the set.
 """
 
 from __future__ import annotations
@@ -54,8 +49,8 @@ class _Scored:
 
 
 def check_observation_space(space: Any, owner: str) -> None:
-    """Refuse, at construction, observation spaces the ``Box`` engine cannot batch: ``Dict``,
-    ``Tuple`` and other composite spaces (a ``TypeError`` saying so); ``None`` passes."""
+    """A ``TypeError`` for observation spaces the ``Box`` engine cannot batch (``Dict``, ``Tuple``
+    and other composite spaces); ``None`` passes."""
     if space is None or isinstance(space, spaces.Box | spaces.Discrete):
         return
     raise TypeError(
@@ -68,7 +63,7 @@ class ContinuousDelightWrapper(DelightEngine):
     """Candidate-set DE around a :class:`BoxHost` on a 1-D ``Box``, with SB3's ``predict``.
 
     With ``delight.durations`` other than ``(1,)`` an exploring row holds an option ``(c, k)``
-    of its candidate set for ``k`` steps or until its episode ends (``docs/exploring-in-time.md``).
+    of its set for ``k`` steps or until its episode ends.
 
     Parameters
     ----------
@@ -91,9 +86,7 @@ class ContinuousDelightWrapper(DelightEngine):
     Attributes
     ----------
     delight, host, posterior, t, rng, stats, last_info :
-        As for :class:`~delight_gym.de.engine.DelightEngine`; ``last_info`` per row:
-        ``overridden``, ``explored``, ``gate_size`` (-1: no set drawn), ``delight`` (``χ``
-        played, else NaN), ``epsilon``, ``host_actions`` ``(n, d)``.
+        As for :class:`~delight_gym.de.engine.DelightEngine`.
     """
 
     spread_scale = True
@@ -158,8 +151,7 @@ class ContinuousDelightWrapper(DelightEngine):
         self._build()
 
     def _build(self) -> None:
-        """The candidate-set decision around this host and posterior (not pickled), and no
-        override held."""
+        """The candidate-set decision (not pickled), and no override held."""
         self._seen_ei = np.zeros((0, 0))
         self._held_action = np.zeros((0, self.low.size))
         self._remaining = np.zeros(0, dtype=np.int64)
@@ -193,21 +185,12 @@ class ContinuousDelightWrapper(DelightEngine):
         return self._seen_ei
 
     def _act(self, obs: np.ndarray, deterministic: bool) -> np.ndarray:
-        """Actions ``(n, d)`` in the action space's dtype for a batch: the host's own
-        (``deterministic=True``) or DE's at the current ``ε_t``; sets :attr:`last_info`."""
         n = len(obs)
         if n == 0:
             raise ValueError("observation must hold at least one observation (an empty batch)")
         if deterministic:
             actions = checked_actions(self.host.act(obs), n, self.low, self.high, "host")
-            self.last_info = {
-                "overridden": np.zeros(n, dtype=bool),
-                "explored": np.zeros(n, dtype=bool),
-                "gate_size": np.full(n, -1, dtype=np.int64),
-                "epsilon": 0.0,
-                "delight": np.full(n, np.nan),
-                "host_actions": actions,
-            }
+            self.last_info = _no_decision_info(actions, 0.0)
         else:
             host_actions = checked_actions(
                 self.host.draw(obs, self.rng), n, self.low, self.high, "host"
@@ -216,7 +199,8 @@ class ContinuousDelightWrapper(DelightEngine):
             if held.all():  # every row continues its committed override: nothing to decide
                 actions = self._held_action.copy()
                 self._remaining -= 1
-                self._record_held(host_actions)
+                self.last_info = _no_decision_info(host_actions, self.epsilon)
+                self.last_info["held"] = np.ones(n, dtype=bool)
             else:
                 decision = self._decision.decide(obs, host_actions, self.clock, self.rng)
                 if self.delight.durations != (1,):
@@ -234,8 +218,7 @@ class ContinuousDelightWrapper(DelightEngine):
         return actions.astype(self.action_space.dtype).reshape((-1, *self.action_space.shape))
 
     def _held_rows(self, n: int) -> np.ndarray:
-        """bool ``(n,)``: rows still holding a committed override (a new batch size ends all
-        holds)."""
+        """bool ``(n,)``: rows still holding an override (a new batch size ends all holds)."""
         if self._remaining.shape != (n,):
             self._held_action = np.zeros((n, self.low.size))
             self._remaining = np.zeros(n, dtype=np.int64)
@@ -246,9 +229,8 @@ class ContinuousDelightWrapper(DelightEngine):
             self._remaining[ended] = 0
 
     def _commit(self, decision: CandidateDecision, held: np.ndarray) -> CandidateDecision:
-        """The exploring rows' draw redone over options ``(c, k)`` of their candidate set
-        (:func:`~delight_gym.de.commitment.apply_option_rule` on the host restricted to the set),
-        and the chosen holds started on rows that are not already held."""
+        """The exploring rows' draw redone over options ``(c, k)`` of their set (the host
+        restricted to it), and the chosen holds started on rows not already held."""
         rows, inner = decision.rows, decision.decision
         if inner is None:
             return decision
@@ -272,19 +254,6 @@ class ContinuousDelightWrapper(DelightEngine):
         self._remaining[start] = steps[start] - 1
         self._started = np.where(start, steps, 0)
         return decision._replace(actions=actions, overridden=overridden)
-
-    def _record_held(self, host_actions: np.ndarray) -> None:
-        """``last_info`` of a step where every row held its override (no decision made)."""
-        n = len(host_actions)
-        self.last_info = {
-            "overridden": np.zeros(n, dtype=bool),
-            "explored": np.zeros(n, dtype=bool),
-            "gate_size": np.full(n, -1, dtype=np.int64),
-            "epsilon": self.epsilon,
-            "delight": np.full(n, np.nan),
-            "host_actions": host_actions,
-            "held": np.ones(n, dtype=bool),
-        }
 
     def _record(self, decision: CandidateDecision, host_actions: np.ndarray) -> None:
         """``last_info`` and :attr:`stats` from one decision."""
@@ -316,9 +285,8 @@ class ContinuousDelightWrapper(DelightEngine):
         }
 
     def _learn(self, transition: ObservedTransition) -> None:
-        """A posterior with ``update`` takes one step on
-        :class:`~delight_gym.posteriors.q_ensemble.ContinuousTransitions` whose next actions are
-        the host's own at the next observations. ``truncated`` is checked, not used."""
+        """An ``update`` on ``ContinuousTransitions`` whose next actions are the host's own;
+        ``truncated`` is checked, not used."""
         batch, action, reward, nxt, terminated, truncated = transition
         n = len(batch)
         if n == 0:
@@ -351,3 +319,16 @@ class ContinuousDelightWrapper(DelightEngine):
             f"half_life={self.half_life}, n_host={self.n_host}, n_posterior={self.n_posterior}, "
             f"t={self.t})"
         )
+
+
+def _no_decision_info(host_actions: np.ndarray, epsilon: float) -> dict[str, Any]:
+    """``last_info`` of a step that decided nothing (deterministic, or every row held)."""
+    n = len(host_actions)
+    return {
+        "overridden": np.zeros(n, dtype=bool),
+        "explored": np.zeros(n, dtype=bool),
+        "gate_size": np.full(n, -1, dtype=np.int64),
+        "epsilon": epsilon,
+        "delight": np.full(n, np.nan),
+        "host_actions": host_actions,
+    }

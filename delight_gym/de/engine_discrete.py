@@ -1,11 +1,8 @@
 """DE's engine around a host that gives action probabilities (``Discrete`` actions).
 
 Each :meth:`~DiscreteDelightWrapper.predict` is one DE decision per observation row (paper
-§2.1, Algorithm 1): the host's probabilities (a :class:`~delight_gym.de.hosts.Host`), the
-posterior's means, baseline and EI (:func:`~delight_gym.de.posterior.evaluate_posterior`),
-then the one rule and draw (:func:`~delight_gym.de.decide.decide_on_values`,
-:func:`~delight_gym.de.rule.sample_acting`) at ``ε_t = M/(M + t)``, ``t`` counting the
-transitions given to :meth:`~delight_gym.de.engine.DelightEngine.observe`.
+§2.1, Algorithm 1): the host's probabilities, the posterior's means, baseline and EI, then the
+rule and the two-stage draw at ``ε_t = M/(M + t)``.
 """
 
 from __future__ import annotations
@@ -60,7 +57,7 @@ class DiscreteDelightWrapper(DelightEngine):
     Attributes
     ----------
     delight, host, posterior, t, rng, stats, last_info :
-        As for :class:`DelightEngine`; ``last_info``: see :meth:`predict`.
+        As for :class:`DelightEngine`.
     """
 
     def __init__(
@@ -136,7 +133,7 @@ class DiscreteDelightWrapper(DelightEngine):
         self._commitment: Commitment | None = None  # built for the first batch size seen
 
     def host_probs(self, observations: np.ndarray) -> np.ndarray:
-        """The host's probabilities for a batch ``(n, ...)``, validated, float64 ``(n, A)``."""
+        """The host's probabilities for a batch ``(n, ...)``, checked, float64 ``(n, A)``."""
         n = len(observations)
         probs = self.host.probs(observations)
         a = self.num_actions if self.num_actions is not None else self.posterior.num_actions
@@ -150,24 +147,21 @@ class DiscreteDelightWrapper(DelightEngine):
     def _decide(
         self, obs: np.ndarray, probs: np.ndarray, eps: float
     ) -> tuple[DelightDecision, np.ndarray, np.ndarray]:
-        """The rule's decision for ``obs`` (``(n, ...)``), with the baseline and EI used."""
         values = evaluate_posterior(self.posterior, obs, probs, self.baseline)
         decision, ei = decide_on_values(self.delight, probs, values, eps)
         return decision, values.baseline, ei
 
     def _act(self, obs: np.ndarray, deterministic: bool) -> np.ndarray:
-        """int64 actions ``(n,)`` for a batch; sets :attr:`last_info` (see :meth:`predict`)."""
         n = len(obs)
         probs = self.host_probs(obs)
         if deterministic:
             actions = np.asarray(self.host.act(obs, probs), dtype=np.int64).reshape(n)
-            zeros = np.zeros(n)
             info: dict[str, Any] = {
                 "overridden": np.zeros(n, dtype=bool),
                 "explored": np.zeros(n, dtype=bool),
                 "gate_size": np.zeros(n, dtype=np.int64),
                 "epsilon": 0.0,
-                "delight": zeros,
+                "delight": np.zeros(n),
                 "baseline": np.full(n, np.nan),
                 "host_probs": probs,
                 "acting_probs": probs,
@@ -200,9 +194,8 @@ class DiscreteDelightWrapper(DelightEngine):
         return actions
 
     def _act_committed(self, obs: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, dict]:
-        """``predict``'s actions and info with committed overrides (``delight.durations``):
-        each row (an env of a VecEnv) holds its option's action for its duration; the
-        posterior is evaluated only on the rows that explore afresh."""
+        """Committed overrides: each row (a VecEnv's env) holds its option's action for its
+        duration; the posterior is evaluated only on rows that explore afresh."""
         n = len(obs)
         if self._commitment is None or self._commitment.n_envs != n:
             self._commitment = Commitment(
@@ -214,7 +207,7 @@ class DiscreteDelightWrapper(DelightEngine):
         eps = self.epsilon
         used: dict[str, np.ndarray] = {}
 
-        def expected_improvement(rows: np.ndarray) -> np.ndarray:
+        def expected_improvement(rows: np.ndarray) -> np.ndarray:  # keeps what info reports
             values = evaluate_posterior(self.posterior, obs[rows], probs[rows], self.baseline)
             ei = decide_on_values(self.delight, probs[rows], values, eps)[1]
             used["baseline"], used["ei"] = values.baseline, ei
@@ -224,7 +217,7 @@ class DiscreteDelightWrapper(DelightEngine):
         info = _rows_info(probs, eps, out.explored)
         info.update(held=out.held, duration=out.durations)
         if out.decision is not None:
-            od = out.decision
+            od = out.decision  # (r, A, D): an action's χ and gate over its durations
             chosen = od.delight.max(axis=-1)[np.arange(out.rows.size), out.actions[out.rows]]
             gate_size = od.gate.any(axis=-1).sum(axis=-1)
             _fill_rows(info, out.rows, od.gate_empty, gate_size, chosen, od.probs, used)
@@ -235,8 +228,7 @@ class DiscreteDelightWrapper(DelightEngine):
             self._commitment.release(ended)
 
     def _predict_lazy(self, obs: np.ndarray, probs: np.ndarray) -> tuple[np.ndarray, dict]:
-        """``predict``'s actions and info with ``lazy_gate``: the posterior and the gate only on
-        the rows whose ``ε`` coin chose the override."""
+        """``lazy_gate``: the posterior and the gate only on rows whose ``ε`` coin explores."""
         n = len(obs)
         eps = self.epsilon
         used: dict[str, np.ndarray] = {}  # baseline and EI of the exploring rows
@@ -258,9 +250,6 @@ class DiscreteDelightWrapper(DelightEngine):
         return actions, info
 
     def _learn(self, transition: ObservedTransition) -> None:
-        """The posterior's ``update`` on the checked transition. ``truncated`` is passed on to
-        posteriors whose ``update`` takes a ``truncated`` keyword (episode-aware ones such as
-        :class:`~delight_gym.posteriors.tabular.TabularMDPAdapter`); others ignore it."""
         batch, action, reward, nxt, terminated, truncated = transition
         where = f" at t = {self.t}"
         n = len(batch)
@@ -291,8 +280,8 @@ class DiscreteDelightWrapper(DelightEngine):
 
 
 def _rows_info(probs: np.ndarray, eps: float, explored: np.ndarray) -> dict[str, Any]:
-    """``last_info`` of a decision that evaluated the gate on some rows only: NaN (``-1`` for
-    ``gate_size``) until :func:`_fill_rows` fills the evaluated rows."""
+    """``last_info`` of a decision evaluated on some rows: NaN (``gate_size`` -1) until
+    :func:`_fill_rows`."""
     n = len(probs)
     return {
         "overridden": np.zeros(n, dtype=bool),
@@ -316,7 +305,6 @@ def _fill_rows(
     acting_probs: np.ndarray,
     used: dict[str, np.ndarray],
 ) -> None:
-    """Write the evaluated ``rows``' decision into ``info`` (``used``: their baseline and EI)."""
     info["overridden"][rows] = ~gate_empty
     info["gate_size"][rows] = gate_size
     info["delight"][rows] = delight

@@ -1,13 +1,9 @@
 """Hosts: the policies DE wraps, as the engines see them, and :func:`make_host`.
 
-* :class:`Host` — a ``Discrete`` host: action probabilities ``π(·|s)``, ``(n, A)``, and its own
-  choice; :class:`CallableHost` adapts a callable returning probabilities.
-* :class:`BoxHost` — a ``Box`` host: its own actions, the action DE decides on (a draw of a
-  stochastic host) and, as a :class:`~delight_gym.de.proposers.CandidateHost`, log-densities
-  of candidates and independent draws (float64 ``(n, d)`` in the environment's units);
-  :class:`CallableBoxHost` adapts a callable returning actions.
-* SB3 models are adapted by :mod:`delight_gym.sb3.hosts`; :func:`make_host` picks the adapter
-  from the host and its action space.
+:class:`Host` (``Discrete``: probabilities ``(n, A)`` and its own choice) and :class:`BoxHost`
+(``Box``: its own actions, the action DE decides on, and candidate log-densities and draws),
+with :class:`CallableHost` and :class:`CallableBoxHost` adapting callables. SB3 models are
+adapted by :mod:`delight_gym.sb3.hosts`; :func:`make_host` picks the adapter.
 """
 
 from __future__ import annotations
@@ -48,9 +44,8 @@ class Host(Protocol):
 
 
 def checked_actions(value: Any, n: int, low: np.ndarray, high: np.ndarray, name: str) -> Any:
-    """``value`` as float64 ``(n, d)`` actions, finite and inside ``[low, high]``; a
-    ``ValueError`` naming ``name`` otherwise (``TypeError`` for non-numbers). Shapes are
-    refused, never reshaped: only ``(n, d)``, or ``(d,)`` for ``n = 1``."""
+    """``value`` as float64 ``(n, d)`` actions (``(d,)`` accepted for ``n = 1``, nothing else
+    reshaped), finite and inside ``[low, high]``; ValueError or TypeError naming ``name``."""
     view = host_view(value)
     kind = view.dtype.kind if isinstance(view, np.ndarray) else "f"
     if kind not in "iuf":
@@ -136,11 +131,10 @@ class CallableHost:
 class CallableBoxHost:
     """A callable ``observations (n, ...) -> actions (n, d)`` as a host.
 
-    Without ``log_density`` the callable is deterministic and its density is the stated proposal
-    of :class:`~delight_gym.de.candidates.GaussianProposalHost`. With it, the callable is a
-    stochastic policy (its own randomness): its output is a draw, ``n`` more draws are one call
-    on the observations repeated ``n`` times, and ``log_density(observations (b, ...),
-    candidates (b, C, d)) -> (b, C)`` scores candidates.
+    Without ``log_density`` it is deterministic, its density a
+    :class:`~delight_gym.de.candidates.GaussianProposalHost`. With it, it is a stochastic policy:
+    its output is a draw, ``n`` more draws are one call on the observations repeated, and
+    ``log_density(observations (b, ...), candidates (b, C, d)) -> (b, C)`` scores candidates.
 
     Parameters
     ----------
@@ -171,7 +165,7 @@ class CallableBoxHost:
         self.proposal = None if log_density else GaussianProposalHost(action_space, host_std)
 
     def act(self, observations: Any) -> np.ndarray:
-        """``fn(observations)``, checked: float64 ``(n, d)`` inside the box."""
+        """``fn(observations)``, checked."""
         return checked_actions(
             self.fn(observations), len(observations), self.low, self.high, "host"
         )
@@ -181,7 +175,7 @@ class CallableBoxHost:
         return self.act(observations)
 
     def log_weight(self, states: Any, host_actions: Any, candidates: Any) -> np.ndarray:
-        """``log_density`` of the candidates, or the proposal's; ``(b, C)``, checked finite."""
+        """``log_density`` of the candidates (checked finite), or the proposal's; ``(b, C)``."""
         if self.proposal is not None:
             return self.proposal.log_weight(states, host_actions, candidates)
         assert self.log_density is not None
@@ -296,7 +290,6 @@ def _make_box_host(
     host_std: float | None,
     host_log_density: Callable[[Any, Any], Any] | None,
 ) -> BoxHost:
-    """:func:`make_host` on a ``Box`` action space."""
     is_model = _is_sb3_model(host)
     if host_log_density is not None and (is_model or not callable(host)):
         raise TypeError("host_log_density applies only to a callable host")

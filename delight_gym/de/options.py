@@ -1,10 +1,6 @@
-"""DE's options, checked once: :class:`DelightOptions`.
-
-:class:`DelightOptions` is the one record of DE's settings, taken as ``delight=`` by
-:class:`~delight_gym.DelightExplorationWrapper`, :class:`~delight_gym.sb3.DelightDQN`
-and :class:`~delight_gym.sb3.BootstrappedDQN`, and held as ``delight`` by every DE agent. Its
-constructor checks every field; the holders trust it. What each option does, with examples:
-``docs/sb3.md``.
+"""DE's options, checked once: :class:`DelightOptions`, the one record of DE's settings
+(``delight=`` of the wrapper, ``DelightDQN`` and ``BootstrappedDQN``). Its constructor checks
+every field; the holders trust it. Guide: ``docs/sb3.md``.
 """
 
 from __future__ import annotations
@@ -129,9 +125,8 @@ class DelightOptions:
 
     @classmethod
     def make(cls, value: Any) -> DelightOptions | None:
-        """``None``/``False`` → ``None``; ``True`` → the defaults; a dict →
-        ``DelightOptions(**value)``; a :class:`DelightOptions` as it is. Anything else: a
-        ``TypeError`` naming ``delight``."""
+        """``None``/``False`` → ``None``, ``True`` → defaults, a dict → ``DelightOptions(**value)``,
+        a :class:`DelightOptions` as is; else a ``TypeError`` naming ``delight``."""
         if value is None or value is False:
             return None
         if value is True:
@@ -164,18 +159,12 @@ class DelightOptions:
         ----------
         owner : str
             The class's name (for the messages).
-        clocks : tuple of str
-            The clocks it can count, its default first.
-        hosts : tuple of str, default ()
-            The hosts it can choose (empty: its host is given otherwise, so ``host`` and
+        clocks, hosts : tuple of str
+            The clocks it counts and hosts it chooses, defaults first (no hosts: ``host`` and
             ``commit`` are refused).
-        auto_scale : bool, default False
-            Whether it estimates ``value_scale="auto"`` and acts on an ensemble's heads
-            (``value_scale="spread"`` and ``agreement``).
-        spread_scale : bool, default False
-            Whether it divides EI by its posterior's spread (``value_scale="spread"``).
-        commits : bool, default False
-            Whether it holds overrides (``durations`` other than ``(1,)``).
+        auto_scale, spread_scale, commits : bool, default False
+            Whether it estimates ``value_scale="auto"`` and acts on heads (``"spread"``,
+            ``agreement``); divides EI by its posterior's spread; holds overrides.
         """
         clock = self.clock or clocks[0]
         if clock not in clocks:
@@ -208,20 +197,20 @@ class DelightOptionsView:
 
     @property
     def half_life(self) -> float:
-        """``M`` (``delight.half_life``)."""
+        """``M``."""
         return self.delight.half_life
 
     @property
     def gate_price(self) -> float:
-        """``λ`` (``delight.gate_price``)."""
+        """``λ``."""
         return self.delight.gate_price
 
     @property
     def surprisal_cap(self) -> float:
-        """``L`` (``delight.surprisal_cap``)."""
+        """``L``."""
         return self.delight.surprisal_cap
 
     @property
     def baseline(self) -> str:
-        """The EI baseline, ``"host"`` or ``"max"`` (``delight.baseline``)."""
+        """The EI baseline, ``"host"`` or ``"max"``."""
         return self.delight.baseline

@@ -1,12 +1,8 @@
 """The posterior protocol: what the DE wrapper and the deep-RL algorithms need from a posterior.
 
-A :class:`ValuePosterior` carries ``num_actions`` and answers, for ``n`` observations with
-``A`` actions each: ``mean(observations) -> (n, A)``;
-``expected_improvement(observations, baseline) -> (n, A)``, ``E[(f(s, a) − v_s)^+]`` over a
-baseline ``(n,)``; and ``update(observations, actions, rewards, next_observations,
-terminated, truncated=None)``. The baseline comes from the means and the host's probabilities
-(:func:`host_baseline`); :func:`evaluate_posterior` returns means, baseline and EI in one
-call, through the posterior's own ``evaluate`` when it defines one.
+A :class:`ValuePosterior` carries ``num_actions`` and gives, for ``n`` observations, means
+``(n, A)``, EI ``E[(f(s, a) − v_s)^+]`` over a baseline ``(n,)`` (:func:`host_baseline`) and
+an ``update``; :func:`evaluate_posterior` returns means, baseline and EI in one call.
 """
 
 from __future__ import annotations
@@ -37,12 +33,9 @@ class PosteriorValues(NamedTuple):
 
     Attributes
     ----------
-    mean : numpy.ndarray
-        float64 ``(n, A)``: posterior mean value of every action.
-    baseline : numpy.ndarray
-        float64 ``(n,)``: the EI baseline ``v_s`` used.
-    expected_improvement : numpy.ndarray
-        float64 ``(n, A)``: ``E[(f(s, a) − v_s)^+] >= 0``.
+    mean, baseline, expected_improvement : numpy.ndarray
+        float64 ``(n, A)`` posterior means, ``(n,)`` baseline ``v_s`` and ``(n, A)``
+        ``E[(f(s, a) − v_s)^+] >= 0``.
     """
 
     mean: np.ndarray
@@ -61,10 +54,8 @@ def host_baseline(means: Any, host_probs: Any, kind: str = "host") -> Any:
         ``(..., A)``: the host's probabilities ``π(·|s)`` (same type as ``means``; unused for
         ``kind="max"``).
     kind : {"host", "max"}, default "host"
-        ``"host"``: ``v_s = Σ_b π(b|s) m(s, b)``, the posterior value of following the host (the
-        paper's DeepSea baseline; ``m(s, host's action)`` for a greedy host). ``"max"``:
-        ``v_s = max_b m(s, b)`` (the paper's bandit ``v_t``; equal to ``"host"`` when the host is
-        greedy on the posterior means).
+        ``"host"``: ``v_s = Σ_b π(b|s) m(s, b)``, the value of following the host (the paper's
+        DeepSea baseline). ``"max"``: ``v_s = max_b m(s, b)`` (its bandit ``v_t``).
 
     Returns
     -------
@@ -89,8 +80,7 @@ def host_baseline(means: Any, host_probs: Any, kind: str = "host") -> Any:
 
 
 def check_baseline(baseline: Any, n: int) -> np.ndarray:
-    """The EI baseline of ``n`` observation rows as float64 ``(n,)``; ``ValueError`` unless it is
-    finite and of that shape."""
+    """The EI baseline of ``n`` rows as float64 ``(n,)``; ValueError unless finite and so shaped."""
     return check_finite_array(baseline, "baseline", shape=(n,))
 
 
@@ -103,8 +93,7 @@ class ValuePosterior(Protocol):
     num_actions : int
         ``A``; must equal the host's number of actions.
 
-    Every method takes a batch of ``n`` observations with a leading batch axis (the observation
-    space's shape after it; a Discrete space gives shape ``(n,)``). A posterior may also define
+    Every method takes a batch of ``n`` observations (leading axis). A posterior may also define
     ``evaluate(observations, host_probs, baseline="host") -> PosteriorValues`` (see
     :func:`evaluate_posterior`).
     """
@@ -135,23 +124,8 @@ class ValuePosterior(Protocol):
 
 def adapt_posterior(posterior: Any, num_actions: int | None, observation_space: Any) -> Any:
     """``posterior.as_value_posterior(num_actions=..., observation_space=...)`` when the
-    posterior defines that method, else ``posterior`` unchanged.
-
-    The package's posteriors that do not speak :class:`ValuePosterior` themselves
-    (:class:`~delight_gym.posteriors.BetaBernoulliPosterior`,
-    :class:`~delight_gym.posteriors.LinearGaussianPosterior`,
-    :class:`~delight_gym.posteriors.TabularMDPPosterior`) define it and return their adapter
-    from :mod:`delight_gym.posteriors.adapters`. Only the posterior's own method runs, so this
-    never imports torch for a numpy posterior.
-
-    Parameters
-    ----------
-    posterior : object
-    num_actions : int or None
-        The host's number of actions, when known (a linear posterior needs it).
-    observation_space : gymnasium.Space or None
-        The observations' space (a tabular MDP posterior maps it to state indices).
-    """
+    posterior defines it (the Beta, linear and tabular posteriors return their adapter), else
+    ``posterior`` unchanged. ``num_actions`` may be ``None`` when unknown."""
     convert = getattr(posterior, "as_value_posterior", None)
     if convert is None:
         return posterior
@@ -161,28 +135,11 @@ def adapt_posterior(posterior: Any, num_actions: int | None, observation_space: 
 def evaluate_posterior(
     posterior: Any, observations: Any, host_probs: np.ndarray, baseline: str = "host"
 ) -> PosteriorValues:
-    """Means, baseline and EI of ``n`` rows in one call.
+    """Means, baseline and EI of ``n`` rows in one call, as float64 :class:`PosteriorValues`.
 
-    Uses ``posterior.evaluate(observations, host_probs, baseline)`` when the posterior defines
-    it (a GPU posterior computes all three on its device and copies to the host once per
-    decision), else :meth:`~ValuePosterior.mean`, then :func:`host_baseline`, then
-    :meth:`~ValuePosterior.expected_improvement`.
-
-    Parameters
-    ----------
-    posterior : ValuePosterior
-    observations : array_like
-        ``(n, ...)``.
-    host_probs : numpy.ndarray
-        float64 ``(n, A)``.
-    baseline : {"host", "max"}, default "host"
-        See :func:`host_baseline`.
-
-    Returns
-    -------
-    PosteriorValues
-        float64 arrays. Only the means' shape is checked here (the baseline needs it); the
-        caller checks finiteness and the other shapes.
+    Uses ``posterior.evaluate`` when defined (a GPU posterior copies to the host once), else
+    ``mean``, :func:`host_baseline` and ``expected_improvement``. Only the means' shape is
+    checked here; the caller checks ``host_probs`` (float64 ``(n, A)``) and the EI.
 
     Raises
     ------

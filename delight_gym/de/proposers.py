@@ -1,9 +1,5 @@
-"""The hosts and proposers of a candidate-set decision (:mod:`delight_gym.de.candidates`).
-
-The protocols a host and a proposer follow (:class:`CandidateHost`, :class:`RankingHost`,
-:class:`CandidateProposer`), two hosts (:class:`CategoricalHost`, :class:`GaussianProposalHost`)
-and the proposers (:class:`HostSamples`, :class:`TopK`, :class:`UniformProposals`,
-:class:`PosteriorArgmax`). ``from delight_gym.de.candidates import ...`` finds them all too.
+"""The hosts and proposers of a candidate-set decision (:mod:`delight_gym.de.candidates`, which
+re-exports them): the protocols, two hosts and four proposers.
 """
 
 from __future__ import annotations
@@ -103,7 +99,7 @@ def _finite_box(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _uniform(space: Any, shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
-    """Uniform draws of ``shape`` ``(b, n)`` from ``space`` (checked: finite bounds)."""
+    """Uniform draws of ``shape`` ``(b, n)`` from a checked ``space``."""
     k, low, high = space_bounds(space, "space")
     if k:
         return rng.integers(0, k, size=shape, dtype=np.int64)
@@ -113,13 +109,12 @@ def _uniform(space: Any, shape: tuple[int, int], rng: np.random.Generator) -> np
 class CategoricalHost:
     """A ``Discrete`` host given by its probabilities: ``probs(states)`` → ``(b, K)``.
 
-    Each call evaluates ``probs`` (``O(b·K)``): fine for thousands of actions; for millions,
-    give a :class:`RankingHost` that answers from an index in ``O(|C|)``.
+    Each call costs ``O(b·K)``: for millions of actions give a :class:`RankingHost` instead.
 
     Parameters
     ----------
     probs : Callable[[Any], Array]
-        the host's action probabilities for a batch of states, rows summing to one.
+        a batch of states → probabilities, rows summing to one.
     """
 
     def __init__(self, probs: Callable[[Any], Array]) -> None:
@@ -128,7 +123,7 @@ class CategoricalHost:
         self.probs = probs
 
     def _table(self, states: Any) -> np.ndarray:
-        """``probs(states)``, checked: float64 ``(b, K)``, non-negative rows summing to one."""
+        """``probs(states)``, checked: float64 ``(b, K)``."""
         try:
             table = np.asarray(host_view(self.probs(states)), dtype=np.float64)
         except (TypeError, ValueError):
@@ -163,19 +158,16 @@ class CategoricalHost:
 class GaussianProposalHost:
     """A deterministic ``Box`` host (TD3, DDPG) made a distribution, so that it has a density.
 
-    The host's action ``μ(s)`` (column 0) plus independent Gaussian noise of standard
-    deviation ``σ_i = host_std·(high_i − low_i)``, truncated to the box: the density is
-    ``Π_i φ((x_i − μ_i)/σ_i) / (σ_i·[Φ(β_i) − Φ(α_i)])`` on the box, 0 outside, with
-    ``α_i = (low_i − μ_i)/σ_i`` and ``β_i = (high_i − μ_i)/σ_i``. No mass is clipped onto the
-    boundary: draws are exact inverse-CDF draws from the truncated law.
+    The host's action ``μ(s)`` plus Gaussian noise of scale ``σ_i = host_std·(high_i − low_i)``
+    truncated to the box (density ``Π_i φ((x_i − μ_i)/σ_i) / (σ_i·[Φ(β_i) − Φ(α_i)])``,
+    ``α_i, β_i`` the bounds in units of ``σ_i``); draws are exact inverse-CDF draws.
 
     Parameters
     ----------
     space : gymnasium.spaces.Box
         1-D, finite bounds, ``high > low``.
     host_std : float
-        The noise scale as a fraction of each coordinate's range, in ``[1e-12, 1e6]``
-        (:data:`HOST_STD_RANGE`; default 0.1).
+        The noise scale as a fraction of each coordinate's range, in :data:`HOST_STD_RANGE`.
     """
 
     def __init__(self, space: Any, host_std: float = 0.1) -> None:
@@ -244,12 +236,7 @@ class TopK:
 
 
 class UniformProposals:
-    """Proposes ``n`` actions uniformly from the space (a ``Box`` needs finite bounds).
-
-    Parameters
-    ----------
-    space : gymnasium.spaces.Discrete | gymnasium.spaces.Box
-    """
+    """Proposes ``n`` actions uniformly from ``space`` (a ``Discrete`` or finite 1-D ``Box``)."""
 
     def __init__(self, space: Any) -> None:
         k, _, _ = space_bounds(space, "space")
@@ -271,10 +258,10 @@ class PosteriorArgmax:
     space : gymnasium.spaces.Discrete | gymnasium.spaces.Box
         a ``Box`` needs finite bounds.
     sample_values : Callable
-        ``sample_values(states, actions, rng)`` → ``(b, N)``: the values of ``actions``
-        (int ``(b, N)`` or float ``(b, N, d)``) under one fresh posterior sample per row.
+        ``(states, actions (b, N) or (b, N, d), rng)`` → ``(b, N)`` values under one fresh
+        posterior sample per row.
     n_random : int
-        ``≥ 1`` random actions scored per proposal (default 64).
+        random actions scored per proposal, ``>= 1``.
     """
 
     def __init__(self, space: Any, sample_values: Callable[..., Array], n_random: int = 64) -> None:

@@ -41,15 +41,13 @@ def episode_epsilon(
     Parameters
     ----------
     episodes
-        completed episodes (scalar or array, ``>= 0``); or give ``steps`` and
-        ``episode_length`` instead.
+        completed episodes, scalar or array ``>= 0``; or give ``steps`` and ``episode_length``.
     steps
         environment steps taken (per env), ``>= 0``.
     episode_length : float, optional
-        the expected episode length ``> 0`` (e.g. the ``TimeLimit``'s ``max_episode_steps``).
+        the expected episode length ``> 0`` (e.g. ``TimeLimit``'s ``max_episode_steps``).
     half_life : float, default 100.0
-        ``M``: ε halves after ``M`` episodes (a bandit's round is an episode of one step, so
-        ``M = 100`` is the paper's).
+        ``M``, in episodes (a bandit round is one, so 100 is the paper's).
 
     Returns
     -------
@@ -72,20 +70,8 @@ def episode_epsilon(
 def update_value_range(
     value_range: tuple[float, float] | None, values: Any
 ) -> tuple[float, float] | None:
-    """The running range ``(lo, hi)`` of the values seen, widened by ``values``.
-
-    Parameters
-    ----------
-    value_range : (float, float) or None
-        the range so far (``None``: nothing seen).
-    values : array_like
-        finite new values (e.g. finished episodes' returns); may be empty.
-
-    Returns
-    -------
-    (float, float) or None
-        ``None`` while nothing has been seen.
-    """
+    """The running range ``(lo, hi)`` (``None``: nothing seen yet) widened by the finite, maybe
+    empty, ``values`` (e.g. finished episodes' returns)."""
     arr = check_finite_array(values, "values").reshape(-1)
     if arr.size == 0:
         return value_range
@@ -102,19 +88,8 @@ def range_value_scale(value_range: tuple[float, float] | None) -> float:
 
 
 def spread_value_scale(means: Any) -> float:
-    """The posterior's spread of values: the root mean square over rows of the standard
-    deviation of the posterior means across actions.
-
-    Parameters
-    ----------
-    means : array_like
-        posterior means, shape ``(..., A)``.
-
-    Returns
-    -------
-    float
-        ``>= 0``; multiplies with the values.
-    """
+    """The posterior's spread of values, ``>= 0``: the root mean square over rows of the
+    standard deviation of the posterior means ``(..., A)`` across actions."""
     arr = check_finite_array(means, "means")
     return float(np.sqrt(np.mean(np.var(arr, axis=-1))))
 
@@ -122,16 +97,9 @@ def spread_value_scale(means: Any) -> float:
 def scale_free_gate_price(gate_price: float, value_scale: float) -> float:
     """``λ·s``: the gate price in the task's value units, for ``λ`` in units of the scale ``s``.
 
-    ``χ ≥ λ·s`` is ``χ/s ≥ λ``: multiplying rewards (so EI and ``s``) by ``c > 0`` leaves the gate
-    and ``q ∝ χ`` unchanged. ``s = 0`` (no spread seen yet) prices nothing: every option with
-    ``χ > 0`` is in the gate. ``λ = inf`` stays ``inf``.
-
-    Parameters
-    ----------
-    gate_price : float
-        ``λ >= 0`` (``inf`` allowed).
-    value_scale : float
-        ``s >= 0`` (:func:`range_value_scale`, :func:`spread_value_scale`).
+    ``χ >= λ·s`` is ``χ/s >= λ``: scaling rewards (so EI and ``s``) by ``c > 0`` changes
+    nothing. ``s = 0`` (no spread seen yet) prices nothing; ``λ = inf`` stays ``inf``. Both
+    are checked: ``λ >= 0`` (``inf`` allowed), ``s >= 0``.
     """
     lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
     scale = check_nonnegative_float(value_scale, "value_scale")

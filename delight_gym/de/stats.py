@@ -1,11 +1,8 @@
 """DE's statistics: :class:`DelightStats`, the one accumulator of what DE decided.
 
-:class:`~delight_gym.de.wrapper.DelightExplorationWrapper`,
-:class:`~delight_gym.sb3.DelightDQN` and :class:`~delight_gym.sb3.BootstrappedDQN` record
-into one; :meth:`DelightStats.log` writes the rates of the current window to a
-Stable-Baselines3 logger under the keys of :data:`LOG_KEYS` and starts a new window, while
-the running totals are never reset. The logger is anything with ``record(key, value)``, so this
-module does not import SB3. What each key means: ``docs/sb3.md``.
+:meth:`DelightStats.log` writes the current window's rates to anything with
+``record(key, value)`` (an SB3 logger) under :data:`LOG_KEYS`. What each key means:
+``docs/sb3.md``.
 """
 
 from __future__ import annotations
@@ -32,21 +29,13 @@ class DelightStats:
 
     Attributes
     ----------
+    steps, overridden, evaluated, gate_empty : int
+        The window's decisions (one per row), those drawn from a non-empty ``q``, those whose
+        gate was evaluated, and those with an empty gate.
     total_steps, total_overridden, total_evaluated, total_gate_empty : int
-        Since construction, never reset: decisions, overridden decisions, decisions whose gate
-        was evaluated, and those with an empty gate.
-    steps : int
-        Decisions recorded (one per observation row).
-    overridden : int
-        Decisions whose action came from a non-empty override ``q``.
-    evaluated : int
-        Decisions whose gate was evaluated.
-    gate_size_sum : int
-        Sum of the gate sizes ``|G|`` of the evaluated decisions.
-    gate_empty : int
-        Evaluated decisions with an empty gate.
-    overridden_ei_sum : float
-        Sum of the EI of the overridden actions.
+        The same since construction, never reset.
+    gate_size_sum, overridden_ei_sum : int, float
+        Sums of the evaluated gates' ``|G|`` and of the overridden actions' EI.
     epsilon : float
         The last ``ε_t`` recorded (NaN before the first).
     """
@@ -119,17 +108,8 @@ class DelightStats:
         self.total_gate_empty += empty_n
 
     def record_info(self, info: dict[str, Any], actions: Any) -> None:
-        """Add the decisions of one :meth:`DelightExplorationWrapper.predict
-        <delight_gym.de.wrapper.DelightExplorationWrapper.predict>` call from its ``last_info``.
-
-        Parameters
-        ----------
-        info : dict
-            The wrapper's ``last_info`` (scalars for one observation, ``(n,)`` / ``(n, A)``
-            arrays for a batch).
-        actions : array_like
-            int ``()`` or ``(n,)``: the actions that call returned.
-        """
+        """Add the decisions of one ``predict`` from its ``last_info`` and the int ``()`` or
+        ``(n,)`` actions it returned."""
         over = np.atleast_1d(np.asarray(info["overridden"], dtype=bool))
         n = over.size
         gate = np.atleast_1d(np.asarray(info["gate_size"], dtype=np.int64))
@@ -145,14 +125,8 @@ class DelightStats:
         )
 
     def summary(self) -> dict[str, float]:
-        """The window's rates and means, keyed as they are logged (:data:`LOG_KEYS`).
-
-        A mean over no decisions is left out rather than reported as NaN or 0: the gate
-        statistics when no gate was evaluated (with a lazy gate, no decision explored), the
-        overridden EI when nothing was overridden, everything but ``ε`` before the first
-        decision. So no NaN reaches a logger, and TensorBoard shows a gap instead of a value
-        that was never measured.
-        """
+        """The window's rates and means, keyed as logged (:data:`LOG_KEYS`). A mean over no
+        decisions is left out (no NaN reaches a logger: TensorBoard shows a gap)."""
         out = {"rollout/exploration_rate": self.epsilon} if self.steps else {}
         if self.steps:
             out["delight/override_rate"] = self.overridden / self.steps
@@ -164,20 +138,8 @@ class DelightStats:
         return out
 
     def log(self, logger: Any) -> bool:
-        """Record :meth:`summary` into an SB3 logger, then :meth:`reset`.
-
-        Does nothing when no decision was recorded since the last reset.
-
-        Parameters
-        ----------
-        logger : stable_baselines3.common.logger.Logger
-            Anything with ``record(key, value)``.
-
-        Returns
-        -------
-        bool
-            Whether anything was recorded.
-        """
+        """Record :meth:`summary` into ``logger`` (anything with ``record(key, value)``), then
+        :meth:`reset`; whether anything was recorded (nothing since the last reset: no-op)."""
         if not self.steps:
             return False
         for key, value in self.summary().items():

@@ -1,13 +1,10 @@
 """``DelightExplorationWrapper``: Delight-gated exploration around any host policy.
 
-One public class for every action space: constructing it builds the engine that fits the
-host's action space, :class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper` on
-``Discrete`` actions (the paper's Algorithm 1 over every action) and
-:class:`~delight_gym.de.engine_box.ContinuousDelightWrapper` on ``Box`` actions (the same gate
-on a candidate set). Both are instances of this class, share ``predict`` / ``observe`` /
-``evaluation_callback`` / ``save`` / ``load`` and the attributes of
-:class:`~delight_gym.de.engine.DelightEngine`. The decision step by step, the default
-posteriors and the clock of a wrapped trained model: ``docs/sb3.md``.
+One public class for every action space: constructing it builds
+:class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper` on ``Discrete`` actions
+(Algorithm 1) or :class:`~delight_gym.de.engine_box.ContinuousDelightWrapper` on ``Box``
+actions (the same gate on a candidate set), both instances of this class. Guide:
+``docs/sb3.md``.
 """
 
 from __future__ import annotations
