@@ -1,8 +1,7 @@
-"""Argument validation shared by the whole package.
+"""Argument validation shared by the whole package: the one home of its checks.
 
-Every public entry point validates its inputs with these helpers so that bad input
-raises a :class:`ValueError` or :class:`TypeError` that names the offending argument,
-instead of producing a silently wrong answer.
+Public entry points check their inputs here, so that bad input raises a ``ValueError`` or
+``TypeError`` naming the argument instead of giving a silently wrong answer.
 """
 
 from __future__ import annotations
@@ -51,23 +50,8 @@ __all__ = [
 
 
 def broadcast_named(arrays: dict[str, Any]) -> list[Any]:
-    """Broadcast numpy arrays (or torch tensors) together, in the order of ``arrays``.
-
-    Parameters
-    ----------
-    arrays : dict
-        Argument name → array; all numpy arrays or all torch tensors.
-
-    Returns
-    -------
-    list
-        The broadcast arrays (numpy views, or torch tensors).
-
-    Raises
-    ------
-    ValueError
-        If the shapes do not broadcast, naming the arguments and their shapes.
-    """
+    """The arrays of ``{name: array}`` (all numpy or all torch) broadcast together, in order; a
+    ``ValueError`` naming the arguments and their shapes if they do not broadcast."""
     values = list(arrays.values())
     torch = sys.modules.get("torch")
     try:
@@ -84,8 +68,8 @@ def broadcast_named(arrays: dict[str, Any]) -> list[Any]:
 
 
 def check_flag(value: Any, name: str) -> bool:
-    """Return ``value`` as a ``bool`` if it is a Python or numpy bool; raise a ``TypeError``
-    naming ``name`` otherwise (``0``/``1`` are not flags)."""
+    """``value`` as a ``bool`` if it is a Python or numpy bool (``0``/``1`` are not); else a
+    ``TypeError`` naming ``name``."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a bool, got {value!r} ({type(value).__name__})")
     return bool(value)
@@ -119,17 +103,16 @@ def _as_real(value: Any, name: str) -> float:
 
 
 def check_positive_float(value: Any, name: str, *, allow_inf: bool = False) -> float:
-    """Return ``value`` as a ``float`` if it is ``> 0`` (and finite unless ``allow_inf``)."""
+    """``value`` as a ``float`` if it is ``> 0`` (and finite unless ``allow_inf``)."""
     return _check_float_above(value, name, allow_inf=allow_inf, strict=True)
 
 
 def check_nonnegative_float(value: Any, name: str, *, allow_inf: bool = False) -> float:
-    """Return ``value`` as a ``float`` if it is ``>= 0`` (and finite unless ``allow_inf``)."""
+    """``value`` as a ``float`` if it is ``>= 0`` (and finite unless ``allow_inf``)."""
     return _check_float_above(value, name, allow_inf=allow_inf, strict=False)
 
 
 def _check_float_above(value: Any, name: str, *, allow_inf: bool, strict: bool) -> float:
-    """``value`` as a float ``> 0`` (``strict``) or ``>= 0``, finite unless ``allow_inf``."""
     out = _as_real(value, name)
     if not (out > 0 if strict else out >= 0):
         raise ValueError(f"{name} must be {'>' if strict else '>='} 0, got {value}")
@@ -139,7 +122,7 @@ def _check_float_above(value: Any, name: str, *, allow_inf: bool, strict: bool) 
 
 
 def check_finite_float(value: Any, name: str) -> float:
-    """Return ``value`` as a ``float`` if it is a finite real number (bools are not)."""
+    """``value`` as a ``float`` if it is a finite real number (bools are not)."""
     out = _as_real(value, name)
     if not np.isfinite(out):
         raise ValueError(f"{name} must be finite, got {value}")
@@ -147,7 +130,7 @@ def check_finite_float(value: Any, name: str) -> float:
 
 
 def check_probability(value: Any, name: str) -> float:
-    """Return ``value`` as a ``float`` if it lies in ``[0, 1]``."""
+    """``value`` as a ``float`` if it lies in ``[0, 1]``."""
     out = _as_real(value, name)
     if not 0.0 <= out <= 1.0:
         raise ValueError(f"{name} must lie in [0, 1], got {value}")
@@ -157,8 +140,8 @@ def check_probability(value: Any, name: str) -> float:
 def check_finite_array(
     value: Any, name: str, *, dtype: Any = np.float64, shape: tuple[int, ...] | None = None
 ) -> np.ndarray:
-    """Return ``value`` as a numpy array of ``dtype``; raise if it holds NaN or inf, or (when
-    ``shape`` is given) if its shape is not ``shape``."""
+    """``value`` as a numpy array of ``dtype``, refused if it holds NaN or inf or (when given)
+    its shape is not ``shape``."""
     try:
         arr = np.asarray(value, dtype=dtype)
     except (TypeError, ValueError) as exc:
@@ -171,7 +154,7 @@ def check_finite_array(
 
 
 def check_unit_interval_array(value: Any, name: str) -> np.ndarray:
-    """Return ``value`` as a float64 array whose entries all lie in ``[0, 1]``."""
+    """``value`` as a float64 array, refused unless every entry lies in ``[0, 1]``."""
     arr = check_finite_array(value, name)
     if arr.size and (arr.min() < 0.0 or arr.max() > 1.0):
         raise ValueError(f"{name} must lie in [0, 1], got values in [{arr.min()}, {arr.max()}]")
@@ -219,10 +202,9 @@ def check_probabilities(probs: np.ndarray, name: str, *, atol: float = 1e-6) -> 
 def check_action_batch(
     actions: Any, size: int, num_actions: int, name: str = "actions"
 ) -> NDArray[np.int64]:
-    """Return ``actions`` as a new int64 array of shape ``(size,)`` with values in
-    ``[0, num_actions)`` (the caller may reuse its buffer); raise a ``ValueError`` naming
-    ``name`` otherwise, listing the offending entries (bools and floats are rejected, never
-    truncated). A tensor on a GPU is checked there and returned as an int64 tensor."""
+    """``actions`` as a new int64 ``(size,)`` array in ``[0, num_actions)``; else a
+    ``ValueError`` naming ``name`` and the offending entries (bools and floats are refused,
+    never truncated). A GPU tensor is checked there and returned as an int64 tensor."""
     arr = host_view(actions)
     if tuple(arr.shape) != (size,):
         raise ValueError(f"{name} must have shape ({size},), got {tuple(arr.shape)}")
@@ -242,7 +224,6 @@ def check_action_batch(
 
 
 def _check_action_tensor(actions: Any, num_actions: int, name: str) -> Any:
-    """:func:`check_action_batch` for a tensor that stays on its device."""
     if (
         actions.dtype.is_floating_point
         or actions.dtype.is_complex
@@ -261,8 +242,8 @@ def _check_action_tensor(actions: Any, num_actions: int, name: str) -> Any:
 
 
 def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
-    """Return ``dtype`` if it is ``torch.float32`` or ``torch.float64`` (the precisions the
-    torch posteriors support); raise a ``TypeError`` naming ``name`` otherwise. Imports torch."""
+    """``dtype`` if it is ``torch.float32`` or ``torch.float64`` (the torch posteriors'
+    precisions); else a ``TypeError`` naming ``name``. Imports torch."""
     import torch
 
     if dtype not in (torch.float32, torch.float64):
@@ -271,10 +252,9 @@ def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
 
 
 def check_device(device: Any, name: str = "device") -> torch.device:
-    """Return the concrete ``torch.device`` that torch allocates on for ``device`` (``None``:
-    torch's default device; ``"cuda"`` becomes ``cuda:<current>``), so that devices compare
-    equal to those of the tensors made there; raise a ``ValueError`` naming ``name`` if torch
-    cannot allocate there. Imports torch."""
+    """The concrete ``torch.device`` torch allocates on for ``device`` (``None``: the default;
+    ``"cuda"``: ``cuda:<current>``), equal to its tensors' devices; a ``ValueError`` naming
+    ``name`` if torch cannot allocate there. Imports torch."""
     import torch
 
     try:
@@ -289,9 +269,8 @@ _MAX_SEED = 2**64 - 1
 
 
 def check_seed(value: Any, name: str = "seed") -> int | None:
-    """Return ``value`` as an ``int`` (or ``None``) if it is ``None`` or an integer in
-    ``[0, 2**64 - 1]`` (what numpy's and torch's generators both accept); raise a
-    ``TypeError``/``ValueError`` naming ``name`` otherwise."""
+    """``value`` if it is ``None`` or an integer in ``[0, 2**64 - 1]`` (what numpy's and torch's
+    generators both accept); else a ``TypeError``/``ValueError`` naming ``name``."""
     if value is None:
         return None
     seed = check_nonnegative_int(value, name)
@@ -301,10 +280,9 @@ def check_seed(value: Any, name: str = "seed") -> int | None:
 
 
 def host_view(value: Any) -> Any:
-    """``value`` as a numpy array (a CPU tensor as a zero-copy view, without its graph), or a
-    tensor on another device (or of a dtype numpy lacks, such as bfloat16) detached but
-    unchanged: what the array checks operate on, so that a GPU tensor is checked where it
-    lives and everything else in numpy (cheaper than torch for small batches)."""
+    """``value`` as a numpy array (a CPU tensor as a zero-copy view), or a GPU tensor (or one of
+    a dtype numpy lacks, such as bfloat16) detached: what the checks operate on, so a GPU
+    tensor is checked where it lives and everything else in numpy."""
     if is_torch(value):
         if value.device.type == "cpu":
             try:
@@ -316,18 +294,9 @@ def host_view(value: Any) -> Any:
 
 
 def check_all_finite(value: Any, name: str, *, where: str = "") -> None:
-    """Raise a ``ValueError`` naming ``name`` (and the first offending entry) unless every
-    entry of ``value`` is finite.
-
-    Parameters
-    ----------
-    value : array_like or torch.Tensor
-        Any shape; checked where it lives (a GPU tensor on the GPU, one host sync).
-    name : str
-        The argument name for the message.
-    where : str, optional
-        Appended to the message (for example ``" at timestep 25"``).
-    """
+    """A ``ValueError`` naming ``name``, the first offending entry and ``where`` (e.g.
+    ``" at timestep 25"``) unless every entry of ``value`` (array or tensor, checked where it
+    lives) is finite."""
     arr = host_view(value)
     if isinstance(arr, np.ndarray):
         if arr.dtype.kind not in "fc" or np.isfinite(arr).all():
@@ -344,8 +313,8 @@ def check_all_finite(value: Any, name: str, *, where: str = "") -> None:
 
 
 def check_binary(value: Any, name: str) -> None:
-    """Raise a ``ValueError`` naming ``name`` unless every entry of ``value`` (array_like or
-    torch tensor, any shape) is a bool or the number 0 or 1 (flags are never rounded)."""
+    """A ``ValueError`` naming ``name`` unless every entry of ``value`` (array or tensor) is a
+    bool, 0 or 1 (flags are never rounded)."""
     arr = host_view(value)
     if isinstance(arr, np.ndarray):
         if arr.dtype.kind == "b":
@@ -382,9 +351,8 @@ def format_bytes(nbytes: float) -> str:
 
 
 def memory_size(device: Any = "cpu") -> int | None:
-    """Total memory of ``device`` in bytes: the machine's RAM for ``"cpu"``, the GPU's for a
-    CUDA device; ``None`` where it cannot be told (then nothing is refused). ``device=None`` is
-    torch's default device, the CPU unless torch was told otherwise."""
+    """Total memory of ``device`` in bytes (RAM for ``"cpu"``, the GPU's for CUDA; ``None``:
+    torch's default device), or ``None`` where it cannot be told (then nothing is refused)."""
     if device is None:
         torch = sys.modules.get("torch")
         device = torch.get_default_device() if torch is not None else "cpu"
@@ -396,7 +364,7 @@ def memory_size(device: Any = "cpu") -> int | None:
 
 @functools.lru_cache(maxsize=16)
 def _memory_size(kind: str, index: int | None) -> int | None:
-    """:func:`memory_size` by kind and index (cached: memory does not change in a run)."""
+    # cached: a device's memory does not change during a run
     if kind == "cuda":
         import torch
 
@@ -416,7 +384,7 @@ def _memory_size(kind: str, index: int | None) -> int | None:
 
 def array_bytes(*shape: int, itemsize: int = 8) -> int:
     """Bytes of an array of ``shape`` with ``itemsize``-byte entries, as an exact Python int
-    (no overflow for any size): the unit :func:`check_would_fit` adds up."""
+    (no overflow for any size)."""
     total = int(itemsize)
     for size in shape:
         total *= int(size)
@@ -442,8 +410,7 @@ def check_would_fit(
     Raises
     ------
     ValueError
-        Naming ``what``, the total and (for a mapping) the largest buffer, when the sum exceeds
-        ``share`` of the device's memory.
+        Naming ``what``, the total and the largest buffer, beyond ``share`` of the memory.
     """
     parts = dict(nbytes) if isinstance(nbytes, Mapping) else {}
     need = sum(parts.values()) if parts else int(nbytes)  # type: ignore[arg-type]
@@ -462,9 +429,8 @@ def check_would_fit(
 
 
 def magnitude_limit(dtype: Any, power: int) -> float:
-    """The largest magnitude whose ``power``-th power is finite in ``dtype`` (a numpy or torch
-    float dtype): ``finfo(dtype).max ** (1/power)`` (``power = 2``: ``1.3e154`` in float64,
-    ``1.8e19`` in float32)."""
+    """``finfo(dtype).max ** (1/power)``: the largest magnitude whose ``power``-th power is
+    finite in the numpy or torch float ``dtype`` (``power = 2``: ``1.3e154`` in float64)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(dtype, torch.dtype):
         biggest = float(torch.finfo(dtype).max)
@@ -474,9 +440,9 @@ def magnitude_limit(dtype: Any, power: int) -> float:
 
 
 def check_magnitude(value: Any, name: str, limit: float, *, why: str = "") -> None:
-    """Raise a ``ValueError`` naming ``name``, its largest entry and ``limit`` if any entry of
-    ``value`` (array_like or torch tensor, any shape, finite) exceeds ``limit`` in magnitude;
-    ``why`` (for example ``"so that its square stays finite in float32"``) ends the message."""
+    """A ``ValueError`` naming ``name``, its largest entry and ``limit`` if any entry of the
+    finite ``value`` (array or tensor) exceeds ``limit`` in magnitude; ``why`` (e.g. ``"so that
+    its square stays finite"``) ends the message."""
     arr = host_view(value)
     if isinstance(arr, np.ndarray):
         if arr.size == 0 or arr.dtype.kind not in "iuf":

@@ -21,9 +21,9 @@ def lazy_getattr(package: str, table: Mapping[str, str]) -> Callable[[str], obje
     Parameters
     ----------
     package : str
-        The package's ``__name__`` (used in the ``AttributeError`` message).
+        The package's ``__name__`` (for the ``AttributeError`` message).
     table : mapping of str to str
-        Each lazy name and the absolute name of the module that defines it.
+        Each lazy name and the module that defines it.
     """
 
     def __getattr__(name: str) -> object:

@@ -28,10 +28,9 @@ def _watch_parent(parent: int) -> None:
 
 
 def _init_worker(parent: int, warm_up: Callable[[], Any] | None) -> None:
-    """Worker setup: leave Ctrl-C to the driver, exit when the driver is gone, and use one
-    math thread per worker (a pool already has a worker per core; torch's small batched
-    kernels slow down ~4× when two workers each run two threads on two cores); then
-    ``warm_up()`` (imports the worker will need)."""
+    """Leave Ctrl-C to the driver, exit when it is gone, use one math thread (a pool already
+    has a worker per core: two threads each slow torch's small kernels ~4×), then
+    ``warm_up()``."""
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -48,8 +47,7 @@ def spawn_pool(workers: int, warm_up: Callable[[], Any] | None = None) -> Proces
     workers : int
         number of processes (>= 1).
     warm_up : Callable[[], Any] | None
-        a module-level function (pickled by reference) each worker calls once at
-        start, e.g. to import what its tasks need while the caller does other work.
+        a module-level function each worker calls once at start (e.g. its imports).
     """
     return ProcessPoolExecutor(
         workers,

@@ -1,12 +1,9 @@
 """Figures: the package's one matplotlib setup (:func:`new_figure`) and :func:`save_figure`.
 
-Every figure the package draws is made by :func:`new_figure` and written by
-:func:`save_figure`, as ``.png`` and ``.pdf``. :func:`new_figure` draws on a
-:class:`matplotlib.figure.Figure` with its own Agg canvas, not through ``pyplot``: figures
-render headless, and the package never selects a backend for the process (no
-``matplotlib.use``), so a user's matplotlib stays as it was. matplotlib is imported on the
-first figure only. Commands that compute and then draw use a :class:`FigureProcess`, which
-imports matplotlib in a process of its own while the command computes.
+Figures are drawn on their own Agg canvas, not through ``pyplot``: they render headless and
+the package never selects a backend for the process. matplotlib is imported on the first
+figure only; a :class:`FigureProcess` imports it in a process of its own while a command
+computes.
 """
 
 from __future__ import annotations
@@ -57,16 +54,14 @@ def new_figure(
     figsize : tuple[float, float]
         ``(width, height)`` in inches.
     layout : Literal["constrained", "compressed", "tight"] | None
-        the figure's layout engine (``"constrained"``: axes, titles and a legend placed
-        ``loc="outside right upper"`` share the figure without overlapping; default none:
-        call ``fig.tight_layout()`` yourself).
+        the layout engine (default none: call ``fig.tight_layout()`` yourself).
     **subplots
-        passed to :meth:`matplotlib.figure.Figure.subplots` (``sharey=True``, ...).
+        passed to :meth:`matplotlib.figure.Figure.subplots`.
 
     Returns
     -------
     tuple[Figure, np.ndarray]
-        ``(figure, axes)`` with ``axes`` an object array of shape ``(nrows, ncols)``.
+        ``(figure, axes)``, ``axes`` an object array ``(nrows, ncols)``.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -105,23 +100,17 @@ def _warm_up(modules: Sequence[str]) -> None:
 
 
 class FigureProcess:
-    """Draw figures in a process of their own, started now and warmed up while the caller
-    computes the data, so that importing matplotlib and its first rendering (about a second
-    of CPU) overlap that work instead of following it.
+    """Draw figures in a process of their own, started now and warmed up (matplotlib's import
+    and first rendering, about a second) while the caller computes the data.
 
-    ``draw(fn, *args, **kwargs)`` returns ``fn(*args, **kwargs)`` run in that process (``fn``
-    a module-level function, its arguments picklable); an exception raised by ``fn`` is
-    raised here. If the process cannot be used (it died, or could not start) the figure is
-    drawn in this process instead, with a :class:`RuntimeWarning`. :meth:`ready` waits for
-    the warm-up. With ``enabled=False``
-    nothing is started and ``draw`` calls ``fn`` here. Use it as a context manager (or call
-    :meth:`close`); leaving the block by an exception stops the process at once.
+    ``draw(fn, *args, **kwargs)`` runs a module-level ``fn`` there and returns its result (or
+    raises its exception); if the process died the figure is drawn here, with a
+    :class:`RuntimeWarning`. A context manager (or call :meth:`close`).
 
     Parameters
     ----------
     imports : Sequence[str]
-        modules the process imports at start (those of the functions it will be
-        given, e.g. ``"delight_gym.experiments.figures"``).
+        modules the process imports at start (those of the functions it will be given).
     enabled : bool
         start the process (``False``: draw in this process).
 
@@ -165,9 +154,8 @@ class FigureProcess:
         return fn(*args, **kwargs)
 
     def close(self) -> None:
-        """End the process. :meth:`draw` returns once its figure is written, so nothing is
-        left to wait for: the process is stopped rather than left to tear its interpreter
-        down (matplotlib and pandas loaded: most of a second on a busy machine)."""
+        """End the process. Nothing is left to wait for once :meth:`draw` returned, so it is
+        stopped rather than left to tear its interpreter down (most of a second)."""
         if self._executor is not None:
             stop_pool(self._executor)
             self._executor = None
