@@ -4,8 +4,8 @@ The mean reward of an action ``x ∈ [0, 1]^d`` is the maximum of isotropic Gaus
 ``f(x) = max_j h_j exp(−‖x − c_j‖² / (2 w_j²))``: one needle (height 1, width
 ``needle_width``) and ``num_bumps`` broad bumps (heights ``U(0.3, 0.6)``, width
 ``bump_width``). Each bump is at most its height and equals it at its centre, so
-``max f = max_j h_j``, exactly, at the highest bump's centre. The *instance* (centres and
-heights) has the life cycle of every bandit of :mod:`delight_gym.envs._base`.
+``max f = max_j h_j``, exactly, at the highest bump's centre. The *instance* is the centres
+and heights, drawn at the first reset and kept.
 """
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ from delight_gym._checks import (
 from delight_gym.envs._bandit import SUB_ENV_BYTES, BanditEnv, BanditKeywords, BanditVectorEnv
 from delight_gym.envs._base import (
     instance_array,
+    pull_info,
     read_only_copy,
     set_vector_spaces,
     vector_step_infos,
     warn_no_render_mode,
+    zero_final_obs,
 )
 
 __all__ = [
@@ -78,10 +80,8 @@ _CANDIDATES = 16
 WIDTH_RANGE = (1e-150, 1e150)
 #: The largest ``noise``: ``noise·z`` and its square stay finite.
 MAX_NOISE = 1e150
-#: The drawn placement compares ``8·J(J + 1)·(d + 8)`` coordinates (``J = num_bumps``; each bump's
-#: 16 candidates against the centres before it, quadratic in ``J``); more is refused, a few
-#: seconds at most: about 3 500 bumps at ``d = 2``, 350 at ``d = 1000``. Pass ``centers`` and
-#: ``heights`` for more.
+#: The most coordinates the drawn placement may compare, ``8·J(J + 1)·(d + 8)`` with
+#: ``J = num_bumps`` (a few seconds: about 3 500 bumps at ``d = 2``, 350 at ``d = 1000``).
 MAX_PLACEMENT_WORK = 10**9
 _FIXED = "this env was built with fixed centers and heights"
 
@@ -106,9 +106,9 @@ def max_of_bumps(
     Returns
     -------
     NDArray[np.float64]
-        ``(...)``. Computed elementwise with sums over the last axis, so one instance and the
-        same instance inside a batch give bit-identical values.
+        ``(...)``.
     """
+    # Elementwise, summed over the last axis: a batched instance gives bit-identical values.
     sq = np.sum((x[..., None, :] - centers) ** 2, axis=-1)
     return np.max(heights * np.exp(-sq / (2.0 * widths**2)), axis=-1)
 
@@ -116,8 +116,6 @@ def max_of_bumps(
 def basin_volume(width: float, dim: int, level: float) -> float:
     """Volume of ``{x ∈ R^d : exp(−‖x − c‖² / (2w²)) > level}``, a ball of radius
     ``r = w·√(2 log(1/level))``: ``π^{d/2} r^d / Γ(d/2 + 1)``.
-
-    It is the bump's share of the cube's volume when the ball lies inside ``[0, 1]^d``.
 
     Parameters
     ----------
@@ -142,15 +140,15 @@ def _draw_instance(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Centres ``(J, d)`` and heights ``(J,)``, ``J = num_bumps + 1``, row 0 the needle.
 
-    Draw order: the needle's centre ``U(inner cube)``; ``_CANDIDATES`` uniform candidates per
-    broad bump (one ``(num_bumps, _CANDIDATES, d)`` draw), each bump taking the candidate
-    farthest from the centres placed before it (Mitchell's best-candidate sampling); the broad
-    heights. Centres are rounded to float32, so the float32 action space holds them exactly.
+    Draw order: the needle's centre, ``_CANDIDATES`` candidates per broad bump (one draw), the
+    broad heights. Each bump takes the candidate farthest from the centres placed before it
+    (Mitchell's best-candidate sampling).
     """
     lo, span = CENTER_MARGIN, 1.0 - 2.0 * CENTER_MARGIN
     centers = np.empty((num_bumps + 1, dim))
     centers[0] = lo + span * rng.random(dim)
     candidates = lo + span * rng.random((num_bumps, _CANDIDATES, dim))
+    # Rounded to float32 so that the float32 action space holds every centre exactly.
     centers[0] = centers[0].astype(np.float32)
     candidates = candidates.astype(np.float32).astype(np.float64)
     for j in range(num_bumps):
@@ -163,8 +161,7 @@ def _draw_instance(
 
 
 def _check_box_actions(value: Any, shape: tuple[int, ...], name: str) -> NDArray[np.float64]:
-    """``value`` as a new float64 array of ``shape`` with entries in ``[0, 1]``; a
-    ``ValueError`` naming ``name`` otherwise (out-of-range actions are refused, not clipped)."""
+    """``value`` as a new float64 array of ``shape`` in ``[0, 1]`` (refused, not clipped)."""
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError, RuntimeError) as exc:
@@ -187,7 +184,6 @@ def _check_box_actions(value: Any, shape: tuple[int, ...], name: str) -> NDArray
 
 
 def _check_width(value: Any, name: str) -> float:
-    """``value`` as a float in :data:`WIDTH_RANGE`; a ``ValueError`` naming ``name``."""
     width = check_positive_float(value, name)
     low, high = WIDTH_RANGE
     if not low <= width <= high:
@@ -199,8 +195,7 @@ def _check_width(value: Any, name: str) -> float:
 
 
 def _instance_bytes(num_envs: int | None, num_bumps: int, dim: int, drawn: bool) -> dict[str, int]:
-    """Every buffer of an env's instance, its spaces, its steps and (``drawn``) its placement,
-    in bytes by name (for :func:`~delight_gym._checks.check_would_fit`)."""
+    """Bytes by name of an env's instance, spaces, steps and (``drawn``) placement."""
     n, j = num_envs or 1, num_bumps + 1
     parts = {
         "centers": array_bytes(n, j, dim),
@@ -219,8 +214,7 @@ def _instance_bytes(num_envs: int | None, num_bumps: int, dim: int, drawn: bool)
 
 
 def _check_sizes(num_envs: int | None, num_bumps: int, dim: int, drawn: bool) -> None:
-    """Refuse, before anything is allocated or looped over, an env that would not fit in memory
-    or (``drawn``) whose placement would exceed :data:`MAX_PLACEMENT_WORK`."""
+    """Refuse an env that would not fit in memory or whose placement is too much work."""
     what = f"dim={dim}, num_bumps={num_bumps}"
     if num_envs is not None:
         what = f"num_envs={num_envs}, {what}"
@@ -235,8 +229,7 @@ def _check_sizes(num_envs: int | None, num_bumps: int, dim: int, drawn: bool) ->
 
 
 class _ContinuumParameters(BanditKeywords):
-    """The arguments shared by :class:`ContinuumBanditEnv` and :class:`ContinuumBanditVectorEnv`,
-    checked once by :meth:`_set_parameters`."""
+    """The keywords shared by the single and vector continuum bandits, checked once."""
 
     family = "ContinuumBandit"
     dim: int
@@ -258,13 +251,12 @@ class _ContinuumParameters(BanditKeywords):
 
     @property
     def centers(self) -> NDArray[np.float64]:
-        """Bump centres ``(J, d)``, row 0 the needle (vector env: ``(num_envs, J, d)``, row 0 of
-        each); a read-only copy."""
+        """Bump centres ``(J, d)``, row 0 the needle (vector: ``(num_envs, J, d)``), read-only."""
         return read_only_copy(self._instance()[0])
 
     @property
     def heights(self) -> NDArray[np.float64]:
-        """Bump heights ``(J,)`` (vector env: ``(num_envs, J)``); a read-only copy."""
+        """Bump heights ``(J,)`` (vector env ``(num_envs, J)``), read-only."""
         return read_only_copy(self._instance()[1])
 
     def _set_parameters(
@@ -279,8 +271,8 @@ class _ContinuumParameters(BanditKeywords):
         render_mode: str | None,
         num_envs: int | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
-        """Check and store the arguments; return the given ``(centers, heights)`` as float64
-        copies (batched when ``num_envs`` is set), or None when they are to be drawn."""
+        """Check and store the keywords; return the given ``(centers, heights)`` as float64
+        copies (batched for a vector env), or None when they are to be drawn."""
         d = None if dim is None else check_positive_int(dim, "dim")
         k = None if num_bumps is None else check_nonnegative_int(num_bumps, "num_bumps")
         self.bump_width = _check_width(bump_width, "bump_width")
@@ -335,7 +327,6 @@ class _ContinuumParameters(BanditKeywords):
     def _summary(
         self, centers: NDArray[np.float64] | None, heights: NDArray[np.float64] | None, last: Any
     ) -> str:
-        """One line for the ``"ansi"`` render: the best centre, and the last pull."""
         name = f"{self.family} d={self.dim} bumps={self.num_bumps + 1}"
         if centers is None or heights is None:
             return f"{name}: instance not drawn yet (call reset())"
@@ -438,13 +429,7 @@ class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
         expected = float(max_of_bumps(x, centers, heights, self.widths))
         reward = expected + self.noise * float(self.np_random.standard_normal())
         self._last = (x, expected, reward)
-        optimal = float(heights.max())
-        info = {
-            "expected_reward": expected,
-            "optimal_expected_reward": optimal,
-            "regret": optimal - expected,
-        }
-        return np.int64(0), reward, True, False, info
+        return np.int64(0), reward, True, False, pull_info(expected, float(heights.max()))
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, a one-line text summary; otherwise ``None``."""
@@ -457,17 +442,10 @@ class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
 class ContinuumBanditVectorEnv(_ContinuumParameters, BanditVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent continuum bandits stepped together, without subprocesses.
 
-    Sub-env ``i`` equals a :class:`ContinuumBanditEnv` reset with seed ``seed + i``: it owns
-    its generator, draws its instance from it as the single env does and one standard normal
-    per step, so the same seeds and actions give identical instances, rewards and infos.
-
-    ``action_space = Box(0, 1, (num_envs, d), float32)``; ``observation_space =
-    MultiDiscrete([1] * num_envs)``. ``step(actions)`` takes reals of shape ``(num_envs, d)``
-    in ``[0, 1]`` and returns int64 zeros, float64 rewards, all-True ``terminated``, all-False
-    ``truncated`` and float64 ``infos`` ``expected_reward``, ``optimal_expected_reward`` and
-    ``regret`` (with ``SAME_STEP`` autoreset's ``final_obs`` / ``final_info``; the autoreset
-    never resamples). ``reset(options={"resample": mask})`` takes a bool or a bool array of
-    shape ``(num_envs,)``.
+    Sub-env ``i`` equals a :class:`ContinuumBanditEnv` reset with seed ``seed + i`` (same
+    instances, rewards and infos). Spaces are batched; ``step`` takes ``(num_envs, d)`` reals
+    in ``[0, 1]``; autoreset is ``SAME_STEP`` and never resamples;
+    ``reset(options={"resample": mask})`` redraws the sub-envs in ``mask``.
 
     Parameters
     ----------
@@ -543,17 +521,10 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, BanditVectorEnv):  # type: 
         rngs = self._generators()
         normals = np.array([rng.standard_normal() for rng in rngs], dtype=np.float64)
         rewards = expected + self.noise * normals
-        optimal = heights.max(axis=1)
         self._last = (x, expected, rewards.copy())
         every = self._all_true
-        step_info = {
-            "expected_reward": expected,
-            "optimal_expected_reward": optimal,
-            "regret": optimal - expected,
-        }
-        final_obs = np.empty(self.num_envs, dtype=object)
-        final_obs.fill(np.int64(0))
-        infos = vector_step_infos(step_info, every, final_obs)
+        step_info = pull_info(expected, heights.max(axis=1))
+        infos = vector_step_infos(step_info, every, zero_final_obs(self.num_envs))
         return self._observations(), rewards, every.copy(), ~every, infos
 
     def render(self) -> tuple[str, ...] | None:

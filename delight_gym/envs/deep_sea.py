@@ -1,9 +1,8 @@
 """DeepSea-v0, exactly as bsuite 0.3.6's ``deep_sea``: a single Gymnasium env and a vector form.
 
-An ``N x N`` grid the agent falls through one row per step; "right" costs ``0.01 / N`` and
-pays ``+1`` in the last column, and which action means "right" is drawn per cell (the
-*instance*, bsuite's action mapping). The maths is in :mod:`delight_gym.envs.deep_sea_maths`;
-the docs page ``environments/deep-sea.md`` gives bsuite's facts this follows.
+The *instance* is bsuite's action mapping (which action means "right" in each cell). The maths
+is in :mod:`delight_gym.envs.deep_sea_maths`; the docs page ``environments/deep-sea.md`` gives
+bsuite's facts this follows.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from delight_gym._checks import (
 from delight_gym.envs._base import (
     InstanceEnv,
     InstanceVectorEnv,
+    check_discrete_action,
     check_render_mode,
     read_only_copy,
     set_vector_spaces,
@@ -60,15 +60,13 @@ __all__ = [
 ]
 
 
-# ------------------------------------------------------------------------ single env
 T = TypeVar("T")
 _METADATA: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
 
 class _ReadOnly(Generic[T]):
-    """A read-only public attribute of the DeepSea envs, ``env.<name>``, holding
-    ``env._<name>`` (set once by ``_set_parameters``); assigning to it raises
-    ``AttributeError`` as a property without a setter does."""
+    """A read-only attribute ``env.<name>`` reading ``env._<name>`` (as a property without a
+    setter, one line per attribute)."""
 
     def __init__(self) -> None:
         self.name = ""
@@ -92,8 +90,7 @@ class _ReadOnly(Generic[T]):
 
 
 class _DeepSeaParameters:
-    """The parameters shared by :class:`DeepSeaEnv` and :class:`DeepSeaVectorEnv`: checked
-    once, each a read-only attribute."""
+    """The keywords shared by the single and vector DeepSea envs, checked once, read-only."""
 
     def _set_parameters(
         self,
@@ -124,8 +121,8 @@ class _DeepSeaParameters:
         return self._mapping is not None
 
     def _given_mapping_seeds(self, mapping_seed: Any, num_envs: int | None) -> list[int] | None:
-        """``mapping_seed`` checked: None, or one seed per env (``num_envs`` None: a single
-        env, which takes an int only; else an int for all or a sequence of ``num_envs``)."""
+        """``mapping_seed`` checked, as one seed per env (or None); a single env (``num_envs``
+        None) takes an int only."""
         if mapping_seed is None:
             return None
         if not self._randomize_actions:
@@ -142,7 +139,6 @@ class _DeepSeaParameters:
         return [check_mapping_seed(mapping_seed)] * num_envs
 
     def _fixed_reason(self, mapping_seed_given: bool) -> str | None:
-        """Why ``resample`` is refused (None if the mapping is drawn)."""
         if mapping_seed_given or not self._randomize_actions:
             return (
                 "the action mapping is fixed (mapping_seed was given, or randomize_actions=False)"
@@ -151,12 +147,8 @@ class _DeepSeaParameters:
 
     @property
     def action_mapping(self) -> NDArray[np.int64]:
-        """Read-only copy of the mapping: ``(N, N)``, or ``(num_envs, N, N)`` in the vector
-        env; entry ``[row, column]`` is the action that means "right" there.
-
-        Raises ``ResetNeeded`` while the mapping is still to be drawn (before the first reset
-        when ``mapping_seed`` is None).
-        """
+        """Read-only copy of the mapping, ``(N, N)`` (vector env ``(num_envs, N, N)``): entry
+        ``[row, column]`` is the action that means "right" there."""
         return read_only_copy(self._require_mapping())
 
     size = _ReadOnly[int]()
@@ -176,9 +168,8 @@ class _DeepSeaParameters:
 class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
     """bsuite's DeepSea: fall through an ``N x N`` grid and find the treasure at the far right.
 
-    From ``(row, column) = (0, 0)`` every step goes one row down and "left" (column − 1) or
-    "right" (column + 1), clipped to the grid; action ``a`` is "right" in a cell iff
-    ``a == action_mapping[row, column]``. Step order, arithmetic and draws are bsuite 0.3.6's.
+    From ``(row, column) = (0, 0)`` every step goes one row down and "left" or "right" (clipped
+    to the grid); action ``a`` is "right" iff ``a == action_mapping[row, column]``.
 
     - Action space: ``Discrete(2)`` (a ``ValueError`` naming ``action`` outside it).
     - Observation space: ``Box(0, 1, (N, N), float32)``, one-hot of ``(row, column)``; zeros
@@ -251,11 +242,8 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
         return self._row, self._column
 
     def expected_return(self, action_one_probs: ArrayLike) -> float:
-        """Exact expected (denoised) return of a policy on this instance.
-
-        ``action_one_probs``: ``(N, N)`` probabilities of action 1 per cell, or an ``(N,)``
-        open-loop 0/1 action sequence; see :func:`deep_sea_expected_return`.
-        """
+        """Exact expected (denoised) return on this instance of a policy (``(N, N)``
+        probabilities of action 1, or an ``(N,)`` 0/1 action sequence)."""
         return deep_sea_expected_return(
             self._require_mapping(),
             action_one_probs,
@@ -263,9 +251,7 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
             unscaled_move_cost=self._unscaled_move_cost,
         )
 
-    # ----------------------------------------------------------------- Env API
-    # reset() is InstanceEnv's: the seed also seeds the stochastic variant's noise and failed
-    # moves; the mapping seed is drawn from self.np_random at the first reset or on resample.
+    # reset() is InstanceEnv's: its seed also seeds the stochastic variant's noise and moves.
     def _draw_instance(self) -> None:
         self._mapping_seed = draw_mapping_seed(self.np_random)
         self._mapping = bsuite_mapping(self._mapping_seed, self._size)
@@ -284,13 +270,10 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
         n = self._size
         if self._row >= n:
             raise ResetNeeded("the episode has terminated; call reset() before step()")
-        if isinstance(action, (bool, np.bool_)) or not self.action_space.contains(action):
-            raise ValueError(
-                f"action must be 0 or 1 (the action space Discrete(2)), got {action!r}"
-            )
+        action = check_discrete_action(action, self.action_space)
         mapping = self._require_mapping()
         row, column = self._row, self._column
-        right = int(action) == mapping[row, column]
+        right = action == mapping[row, column]
 
         # bsuite's order: treasure (column before the move), noise, then the move and its cost.
         reward = 0.0
@@ -335,20 +318,14 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
         return render_rgb(self._size, self._row, self._column)
 
 
-# ------------------------------------------------------------------------ vector env
-# Tuples per sub-env, as SyncVectorEnv returns them, where VectorEnv declares one generator.
 class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent DeepSea envs of one size, stepped together (numpy, no loops).
 
     Sub-env ``i`` behaves exactly like a :class:`DeepSeaEnv` with the same arguments reset
-    with seed ``seed + i``: its mapping seed, noise and failed moves come from its own
-    generator in the single env's order. ``action_space`` is ``MultiDiscrete([2] *
-    num_envs)``, ``observation_space`` ``Box(0, 1, (num_envs, N, N), float32)``. Autoreset is
-    ``SAME_STEP`` (never a new mapping): ``final_obs`` / ``final_info`` carry the terminal
-    step. The step's infos are :class:`DeepSeaEnv`'s as ``(num_envs,)`` arrays; ``is_success``
-    has the mask ``terminated``. ``mapping_seed`` may be None, an int for every sub-env or a
-    sequence of ``num_envs`` ints; ``num_envs * size**2`` is at most
-    :data:`MAX_DEEP_SEA_CELLS`. ``render()`` returns one frame per sub-env.
+    with seed ``seed + i``. Spaces are batched; autoreset is ``SAME_STEP`` (never a new
+    mapping); the infos are ``(num_envs,)`` arrays (``is_success`` masked by ``terminated``).
+    ``mapping_seed`` may be None, an int for every sub-env or ``num_envs`` ints;
+    ``num_envs * size**2`` is at most :data:`MAX_DEEP_SEA_CELLS`.
 
     >>> import numpy as np
     >>> from delight_gym.envs import DeepSeaVectorEnv
@@ -387,7 +364,6 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
         set_vector_spaces(
             self, spaces.Discrete(2), spaces.Box(0.0, 1.0, shape=(n, n), dtype=np.float32)
         )
-
         self._fixed_instance = self._fixed_reason(seeds is not None)
         self._mapping_seeds: list[int | None] = [None] * m if seeds is None else list(seeds)
         if seeds is not None:
@@ -416,11 +392,8 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
         return self._row.copy(), self._column.copy()
 
     def expected_return(self, action_one_probs: ArrayLike) -> NDArray[np.float64]:
-        """Exact expected returns, shape ``(num_envs,)``, of one policy per sub-env.
-
-        ``action_one_probs``: ``(num_envs, N, N)`` probabilities of action 1, or
-        ``(num_envs, N)`` open-loop action sequences; see :func:`deep_sea_expected_return`.
-        """
+        """Exact expected returns ``(num_envs,)`` of one policy per sub-env (``(num_envs, N, N)``
+        probabilities of action 1, or ``(num_envs, N)`` action sequences)."""
         mapping = self._require_mapping()
         probs = check_finite_array(action_one_probs, "action_one_probs")
         if probs.ndim == 0 or probs.shape[0] != self.num_envs:
@@ -446,8 +419,6 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
         obs[self._idx[live], self._row[live], self._column[live]] = 1.0
         return obs
 
-    # --------------------------------------------------------------- VectorEnv API
-    # reset() is InstanceVectorEnv's: sub-env j draws its mapping seed from its own generator.
     def _allocate_instances(self) -> None:
         self._mapping = np.empty((self.num_envs, self._size, self._size), dtype=np.int64)
 
@@ -482,7 +453,8 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
         row, column = self._row, self._column
         right = acts == mapping[self._idx, row, column]
 
-        # bsuite's order per sub-env: treasure, noise, then the move and its cost.
+        # bsuite's order per sub-env: treasure, noise, then the move and its cost. Only the
+        # stochastic variant draws, in sub-env order, exactly what the single env draws.
         rewards = np.zeros(m, dtype=np.float64)
         denoised = np.zeros(m, dtype=np.float64)
         treasure = right & (column == n - 1)

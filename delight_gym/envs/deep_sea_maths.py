@@ -1,9 +1,5 @@
 """DeepSea's maths apart from the env classes: the size limit, bsuite 0.3.6's action mapping,
-the optimal and exact expected returns, and the observation and the frames.
-
-:mod:`delight_gym.envs.deep_sea` builds the envs on these; the docs page
-``environments/deep-sea.md`` gives bsuite's facts they follow.
-"""
+the optimal and exact expected returns, and the observation and the frames."""
 
 from __future__ import annotations
 
@@ -41,13 +37,10 @@ __all__ = [
 DEFAULT_DEEP_SEA_SIZE = 10
 #: bsuite's default ``unscaled_move_cost``: each "right" costs ``0.01 / N``.
 DEFAULT_UNSCALED_MOVE_COST = 0.01
-#: The most grid cells one env (``N**2``) or one vector env (``num_envs * N**2``) may hold.
-#: DeepSea materialises ``N x N`` arrays: the action mapping (int64, 8 bytes a cell, drawn
-#: whole as bsuite draws it), the observation space's bounds and every observation (float32,
-#: 4 bytes a cell each), so ``2**24`` cells cost about 0.2 GiB per env before any step.
+#: The most grid cells one env (``N**2``) or one vector env (``num_envs * N**2``) may hold:
+#: the mapping (int64) and observations (float32) are ``N x N``, about 0.2 GiB at ``2**24``.
 MAX_DEEP_SEA_CELLS = 2**24
-#: The largest ``size`` a single env accepts: ``isqrt(MAX_DEEP_SEA_CELLS)`` = 4096 (bsuite's
-#: sweep stops at 50).
+#: The largest ``size`` a single env accepts (4096; bsuite's sweep stops at 50).
 MAX_DEEP_SEA_SIZE = math.isqrt(MAX_DEEP_SEA_CELLS)
 
 #: The largest mapping seed: ``numpy.random.RandomState`` accepts seeds in ``[0, 2**32 - 1]``.
@@ -60,11 +53,9 @@ _TREASURE = np.array([255, 200, 0], dtype=np.uint8)
 _AGENT = np.array([255, 255, 255], dtype=np.uint8)
 
 
-# ------------------------------------------------------------------------- helpers
 def check_deep_sea_size(value: Any, name: str = "size", num_envs: int = 1) -> int:
-    """``value`` as an int ``>= 1`` with ``num_envs * value**2`` at most
-    :data:`MAX_DEEP_SEA_CELLS` (what the envs accept); a ``ValueError``/``TypeError`` naming
-    ``name`` otherwise (the command line checks its ``--size`` with it up front)."""
+    """``value`` as an int ``>= 1`` with ``num_envs * value**2 <= MAX_DEEP_SEA_CELLS``; an
+    error naming ``name`` otherwise (the command line checks ``--size`` with it up front)."""
     n = check_positive_int(value, name)
     cells = num_envs * n * n
     if cells > MAX_DEEP_SEA_CELLS:
@@ -79,8 +70,7 @@ def check_deep_sea_size(value: Any, name: str = "size", num_envs: int = 1) -> in
 
 
 def check_mapping_seed(value: Any, name: str = "mapping_seed") -> int:
-    """``value`` as an int in ``[0, MAX_MAPPING_SEED]``; a ``TypeError``/``ValueError`` naming
-    ``name`` otherwise."""
+    """``value`` as an int in ``[0, MAX_MAPPING_SEED]``; an error naming ``name`` otherwise."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be None or an integer, got {value!r}")
     if not 0 <= value <= MAX_MAPPING_SEED:
@@ -104,12 +94,8 @@ def deep_sea_optimal_return(
     deterministic: bool = True,
     unscaled_move_cost: float = DEFAULT_UNSCALED_MOVE_COST,
 ) -> float:
-    """bsuite's ``_optimal_return``: ``1 - cost`` or ``(1 - 1/N)**(N - 1) - cost``.
-
-    It is the expected return of always going "right" (``N`` moves, each costing
-    ``unscaled_move_cost / N``), which is optimal; in the stochastic variant the ``N - 1``
-    moves before the last row must all succeed, each with probability ``1 - 1/N``.
-    """
+    """bsuite's ``_optimal_return``: ``1 - cost`` or ``(1 - 1/N)**(N - 1) - cost``, the
+    expected return of always going "right" (stochastic: ``N - 1`` moves must succeed)."""
     n = check_positive_int(size, "size")
     det = check_flag(deterministic, "deterministic")
     cost = check_nonnegative_float(unscaled_move_cost, "unscaled_move_cost")
@@ -124,21 +110,16 @@ def deep_sea_expected_return(
     deterministic: bool = True,
     unscaled_move_cost: float = DEFAULT_UNSCALED_MOVE_COST,
 ) -> float:
-    """Exact expected (noise-free) return of a Markov policy in one DeepSea instance.
-
-    Forward dynamic programming over the distribution of the column in each row; the
-    ``N(0, 1)`` reward noise of the stochastic variant has mean zero and is left out, so the
-    result is also the expected *denoised* return.
+    """Exact expected (denoised) return of a Markov policy in one DeepSea instance, by forward
+    dynamic programming over the column's distribution in each row.
 
     Parameters
     ----------
     action_mapping : ArrayLike
-        ``(N, N)`` array of 0/1; entry ``[row, column]`` is the action that
-        means "right" in that cell (:attr:`~delight_gym.envs.deep_sea.DeepSeaEnv.action_mapping`).
+        ``(N, N)`` 0/1; entry ``[row, column]`` is the action that means "right" there.
     action_one_probs : ArrayLike
-        ``(N, N)`` array, the probability of taking action ``1`` in each
-        cell (0/1 entries for a deterministic policy), or ``(N,)``, an open-loop action
-        sequence (action ``actions[t]`` at step ``t`` whatever the column; 0/1 entries).
+        ``(N, N)`` probabilities of action ``1`` per cell, or ``(N,)`` 0/1, an open-loop
+        action sequence (action ``actions[t]`` at step ``t`` whatever the column).
     deterministic : bool
         the variant (``False``: "right" succeeds with probability ``1 - 1/N``).
     unscaled_move_cost : float
@@ -189,8 +170,7 @@ def deep_sea_expected_return(
 
 
 def one_hot(size: int, row: int, column: int) -> NDArray[np.float32]:
-    """The ``(size, size)`` observation: one-hot of ``(row, column)``; zeros once
-    ``row == size`` (bsuite's null observation)."""
+    """The ``(size, size)`` one-hot observation of ``(row, column)``."""
     obs = np.zeros((size, size), dtype=np.float32)
     if row < size:  # bsuite's end-of-episode observation is all zeros
         obs[row, column] = 1.0

@@ -20,8 +20,10 @@ from delight_gym._checks import check_action_batch, check_positive_int
 from delight_gym.envs._base import (
     PerEnvGenerators,
     check_reset_options,
+    pull_info,
     set_vector_spaces,
     vector_step_infos,
+    zero_final_obs,
 )
 
 __all__ = ["LazyBernoulliBanditVectorEnv"]
@@ -30,13 +32,10 @@ __all__ = ["LazyBernoulliBanditVectorEnv"]
 class LazyBernoulliBanditVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore[misc]
     """``num_envs`` independent ``K``-armed Bernoulli bandits with lazily drawn ``U(0,1)`` means.
 
-    Same interface as :class:`~delight_gym.envs.bandits.BernoulliBanditVectorEnv` (Discrete(K)
-    actions, a constant observation 0, one-step episodes, ``info`` with ``expected_reward``,
-    ``optimal_expected_reward`` and ``regret``, with the ``SAME_STEP`` ``final_obs`` /
-    ``final_info``), but no ``means`` array: ``revealed_means(i)`` returns the means revealed
-    so far in sub-env ``i``. Sub-env ``i`` of ``reset(seed=s)`` uses its own generator seeded
-    ``s + i`` (a list of per-env seeds is accepted too; ``seed=None`` keeps the generators).
-    Unlike the eager env, every ``reset`` draws new instances.
+    The interface of :class:`~delight_gym.envs.bandits.BernoulliBanditVectorEnv` (seeding,
+    spaces, infos, ``SAME_STEP``), but no ``means`` array: ``revealed_means(i)`` returns the
+    means revealed so far in sub-env ``i``. Unlike the eager env, every ``reset`` draws new
+    instances.
 
     Parameters
     ----------
@@ -90,10 +89,12 @@ class LazyBernoulliBanditVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore
         return np.zeros(self.num_envs, dtype=np.int64), {}
 
     def _mean(self, i: int, arm: int) -> float:
+        """Arm ``arm``'s mean in sub-env ``i``, drawn at its first pull."""
         revealed = self._revealed[i]
         mean = revealed.get(arm)
         if mean is None:
             rng = self._rng(i)
+            # The best arm is among the unrevealed ones, each equally likely to be it.
             remaining = self.num_arms - len(revealed)
             if not self._best_found[i] and rng.random() * remaining < 1.0:
                 mean = float(self._best[i])
@@ -113,13 +114,7 @@ class LazyBernoulliBanditVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore
         rewards = np.array(
             [float(rng.random() < m) for rng, m in zip(self._generators(), means, strict=True)]
         )
-        step_info = {
-            "expected_reward": means,
-            "optimal_expected_reward": self._best.copy(),
-            "regret": self._best - means,
-        }
+        step_info = pull_info(means, self._best.copy())
         done = np.ones(self.num_envs, dtype=bool)
-        final_obs = np.empty(self.num_envs, dtype=object)
-        final_obs.fill(np.int64(0))
-        infos = vector_step_infos(step_info, done, final_obs)
+        infos = vector_step_infos(step_info, done, zero_final_obs(self.num_envs))
         return np.zeros(self.num_envs, dtype=np.int64), rewards, done, ~done, infos

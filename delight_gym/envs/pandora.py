@@ -14,7 +14,12 @@ from gymnasium.error import ResetNeeded
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import check_finite_array, check_positive_int
-from delight_gym.envs._base import InstanceEnv, check_render_mode, warn_no_render_mode
+from delight_gym.envs._base import (
+    InstanceEnv,
+    check_discrete_action,
+    check_render_mode,
+    warn_no_render_mode,
+)
 
 __all__ = ["DEFAULT_NUM_BOXES", "PandoraBoxesEnv", "draw_boxes"]
 
@@ -28,8 +33,7 @@ COST_RANGE = (1e-3, 1e-1)
 def draw_boxes(
     rng: np.random.Generator, shape: int | tuple[int, ...]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Random boxes as the env draws an instance: ``(alphas, betas, costs)`` of ``shape``, with
-    Beta shapes ``U(0.5, 5)`` and costs log-uniform on ``[1e-3, 1e-1]``."""
+    """Random boxes ``(alphas, betas, costs)`` of ``shape``, drawn as the env draws them."""
     alphas = rng.uniform(SHAPE_RANGE[0], SHAPE_RANGE[1], shape)
     betas = rng.uniform(SHAPE_RANGE[0], SHAPE_RANGE[1], shape)
     log_lo, log_hi = float(np.log(COST_RANGE[0])), float(np.log(COST_RANGE[1]))
@@ -48,9 +52,8 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
 
     Box ``a`` holds ``X_a ~ Beta(alphas[a], betas[a])``; opening it costs ``costs[a]`` and
     reveals ``X_a``; stopping keeps the best revealed value (or ``outside_option``). The
-    instance (priors and costs) is drawn at the first :meth:`reset` (shapes ``U(0.5, 5)``,
-    costs log-uniform on ``[1e-3, 1e-1]``) and kept, unless ``alphas``/``betas``/``costs``
-    fix it; the values are drawn afresh at every reset.
+    instance (priors and costs: shapes ``U(0.5, 5)``, costs log-uniform on ``[1e-3, 1e-1]``)
+    is drawn at the first :meth:`reset` unless given; the values at every reset.
 
     - Action space: ``Discrete(K + 1)``: ``a < K`` opens box ``a`` (again: its cost again),
       ``K`` stops.
@@ -126,7 +129,6 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
         self._steps = 0
         self._done = True
 
-    # ------------------------------------------------------------------ instance
     def _has_instance(self) -> bool:
         return self._instance_drawn
 
@@ -163,9 +165,7 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
         obs[:, 2] = self._costs
         return obs
 
-    # ----------------------------------------------------------------- Env API
-    # reset() is InstanceEnv's: it draws the instance on the first call or on resample, then
-    # the hidden values (afresh at every reset).
+    # reset() is InstanceEnv's: the instance on the first call or on resample, then the values.
     def _start_episode(self) -> NDArray[np.float32]:
         self._values = self.np_random.beta(self._alphas, self._betas)
         self._opened = np.zeros(self.num_boxes, dtype=bool)
@@ -179,12 +179,7 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
         """Open a box (``action < K``) or stop (``action == K``)."""
         if self._done:
             raise ResetNeeded("call reset() before step() (the episode has ended)")
-        if isinstance(action, bool) or not self.action_space.contains(action):
-            raise ValueError(
-                f"action must be an integer in [0, {self.num_boxes}] "
-                f"(the action space {self.action_space}), got {action!r}"
-            )
-        a = int(action)
+        a = check_discrete_action(action, self.action_space)
         self._steps += 1
         reward = 0.0
         if a < self.num_boxes:

@@ -73,10 +73,7 @@ ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in _ENV_TABLE)
 
 
 def register_envs() -> None:
-    """Register every environment in the table with Gymnasium; ids already present are skipped.
-
-    Idempotent: calling it again (or after another import registered the ids) does nothing.
-    """
+    """Register every environment with Gymnasium, skipping ids already registered."""
     for entry in _ENV_TABLE:
         if entry.id in gym.registry:
             continue

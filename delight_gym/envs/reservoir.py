@@ -16,7 +16,9 @@ from numpy.typing import NDArray
 from delight_gym._checks import check_positive_float, check_positive_int
 from delight_gym.envs._base import (
     InstanceEnv,
+    check_discrete_action,
     check_render_mode,
+    pull_info,
     read_only_copy,
     warn_no_render_mode,
 )
@@ -31,9 +33,8 @@ class ReservoirEnv(InstanceEnv[np.int64]):
     """A bandit with a reservoir of i.i.d. arms whose values have a polynomial upper tail.
 
     Arm ``a`` has value ``X_a ~ Beta(1, α)``, so ``P(X ≥ 1 − y) = y^α`` (``α =
-    tail_exponent``; 1 is the uniform prior). The instance, all ``num_arms`` values, is drawn
-    at the first :meth:`reset` and kept (``resample`` draws a new reservoir); with at least as
-    many arms as rounds a policy never runs out of fresh arms, the infinite-reservoir model.
+    tail_exponent``). The instance, all ``num_arms`` values, is drawn at the first
+    :meth:`reset` and kept; with at least as many arms as rounds it is an infinite reservoir.
 
     - Action space: ``Discrete(num_arms)``.
     - Observation space: ``Discrete(1)``, always ``0``.
@@ -81,7 +82,6 @@ class ReservoirEnv(InstanceEnv[np.int64]):
             raise ResetNeeded("the reservoir is drawn at the first reset(); call reset()")
         return read_only_copy(self._values)
 
-    # reset() is InstanceEnv's: it draws the reservoir on the first call or on resample.
     def _has_instance(self) -> bool:
         return self._values is not None
 
@@ -93,21 +93,15 @@ class ReservoirEnv(InstanceEnv[np.int64]):
 
     def step(self, action: Any) -> tuple[np.int64, float, bool, bool, dict[str, Any]]:
         """Pull arm ``action``; the episode terminates after this one pull."""
-        if not self._has_reset or self._values is None:
-            raise ResetNeeded("call reset() before step()")
-        if isinstance(action, bool) or not self.action_space.contains(action):
-            raise ValueError(
-                f"action must be an integer in [0, {self.num_arms - 1}] "
-                f"(the action space {self.action_space}), got {action!r}"
-            )
-        value = float(self._values[int(action)])
+        self._require_reset()
+        assert self._values is not None  # drawn by the first reset
+        value = float(self._values[check_discrete_action(action, self.action_space)])
         if self.reward_mode == "revealed":
             reward = value
         else:
             reward = float(self.np_random.random() < value)
         self._pulls += 1
-        info = {"expected_reward": value, "optimal_expected_reward": 1.0, "regret": 1.0 - value}
-        return np.int64(0), reward, True, False, info
+        return np.int64(0), reward, True, False, pull_info(value, 1.0)
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, a one-line summary."""
