@@ -1,15 +1,7 @@
 """The linear selected-override budget (paper §4, Proposition "Linear selected-override budget").
 
-In a linear–Gaussian bandit (features ``‖x_a‖ ≤ 1``, noise ``N(0, σ²)``, prior
-``θ ~ N(0, I/η)``, greedy host, gate price ``λ``, surprisal cap ``L``), the number of rounds on
-which DE's override fires and selects an action from the gate is at most
-
-``N_gate ≤ 2 γ_T / min(1, λ² / (L² σ²))``,  ``γ_T = D · log(1 + T / (η σ² D))``,
-
-independent of the number of arms: a gate-open action has ``EI ≥ λ/L``, Gaussian EI is at most
-the posterior standard deviation, and the elliptical potential lemma bounds the sum of
-``min(1, s_t²/σ²)`` by ``2 γ_T``. ``delight-gym run linear`` prints each setting's largest
-count against it.
+In a linear–Gaussian bandit, the rounds on which DE's override selects an action from the gate
+number at most ``2 γ_T / min(1, λ² / (L² σ²))``, independent of the number of arms.
 """
 
 from __future__ import annotations
@@ -31,30 +23,24 @@ def linear_override_budget(
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
     prior_precision: float = 1.0,
 ) -> float:
-    """The paper's bound on selected-override rounds in a linear–Gaussian bandit.
-
-    ``2 γ_T / min(1, λ² / (L² σ²))`` with ``γ_T = D · log(1 + T / (η σ² D))``.
+    """The paper's bound on selected-override rounds in a linear–Gaussian bandit (features
+    ``‖x_a‖ ≤ 1``, greedy host): ``2 γ_T / min(1, λ² / (L² σ²))``, ``γ_T = D·log(1 + T/(ησ²D))``.
 
     Parameters
     ----------
-    dim : int
-        ``D ≥ 1``.
-    horizon : int
-        ``T ≥ 1`` rounds.
+    dim, horizon : int
+        ``D ≥ 1`` and ``T ≥ 1``.
     noise : float
         ``σ > 0``.
-    gate_price : float
-        ``λ ≥ 0`` (``λ = 0`` gives ``inf``: the bound is vacuous; ``λ = inf`` is
-        allowed).
-    surprisal_cap : float
-        ``L > 0``.
+    gate_price, surprisal_cap : float
+        ``λ ≥ 0`` (``λ = 0`` gives ``inf``) and ``L > 0``.
     prior_precision : float
         ``η > 0`` of the prior ``θ ~ N(0, I/η)``.
 
     Returns
     -------
     float
-        The bound (a float, possibly ``inf``).
+        The bound, possibly ``inf``.
 
     Examples
     --------
@@ -66,6 +52,8 @@ def linear_override_budget(
     sigma = check_positive_float(noise, "noise")
     lam, cap = check_gate_settings(gate_price, surprisal_cap)
     eta = check_positive_float(prior_precision, "prior_precision")
+    # A gate-open action has EI ≥ λ/L, and Gaussian EI ≤ the posterior sd; the elliptical
+    # potential lemma bounds the sum of min(1, s_t²/σ²) by 2γ_T.
     gamma = d * math.log1p(t / (eta * sigma**2 * d))
     potential = min(1.0, lam**2 / (cap**2 * sigma**2))
     return math.inf if potential == 0.0 else 2.0 * gamma / potential

@@ -1,10 +1,8 @@
 """The paper's structural claims as runnable checks (``delight-gym reproduce theory``).
 
-Every check returns a :class:`ClaimCheck`: the claim, where the paper states it, PASS/FAIL and
-the measured numbers. Each one compares the library's code with something independent: a
-closed form, numerical integration, an exact enumeration, or a simulation of the agents that
-records what the claim bounds. :func:`run_checks` runs them all; the tests in
-``tests/test_theory_*.py`` assert the same properties on more cases.
+Each check compares the library's code with something independent (a closed form, quadrature,
+an exact enumeration, or a simulation recording what the claim bounds) and returns a
+:class:`ClaimCheck`; :func:`run_checks` runs them all.
 """
 
 from __future__ import annotations
@@ -18,11 +16,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate, optimize, stats
 
-from delight_gym.agents.dense import (
-    DenseDelightAgent,
-    DenseEpsilonGreedyAgent,
-    DenseUCBAgent,
-)
+from delight_gym.agents.dense import DenseDelightAgent, DenseEpsilonGreedyAgent, DenseUCBAgent
 from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_SURPRISAL_CAP,
@@ -70,19 +64,8 @@ LAM = DEFAULT_GATE_PRICE
 
 @dataclass(frozen=True)
 class ClaimCheck:
-    """One claim's verdict.
-
-    Attributes
-    ----------
-    claim
-        the claim, in a few words.
-    where
-        where the paper states it.
-    passed
-        whether the measurement agrees with the claim.
-    measured
-        the numbers behind the verdict.
-    """
+    """One claim's verdict: the claim in a few words, where the paper states it, whether the
+    measurement agrees, and the numbers behind the verdict."""
 
     claim: str
     where: str
@@ -128,19 +111,11 @@ def check_reservation_index(quick: bool = False) -> ClaimCheck:
     errs = []
     # Quick: the priors whose reference quadrature is fast (the Beta(0.5, 0.7) density is
     # singular at both ends and the gamma prior takes the library's own quadrature path).
-    priors = (
-        [p for name, p in _PRIORS if name not in ("Beta(0.5,0.7)", "Gamma(2.5)")]
-        if quick
-        else [p for _, p in _PRIORS]
-    )
-    for prior in priors:
+    slow = ("Beta(0.5,0.7)", "Gamma(2.5)") if quick else ()
+    for prior in [p for name, p in _PRIORS if name not in slow]:
         for ell, lam in _PRICES[:3] if quick else _PRICES:
-            errs.append(
-                abs(
-                    float(reservation_index(prior, ell, lam))
-                    - reference_reservation_index(prior, ell, lam)
-                )
-            )
+            z = float(reservation_index(prior, ell, lam))
+            errs.append(abs(z - reference_reservation_index(prior, ell, lam)))
     worst = max(errs)
     return ClaimCheck(
         "reservation index z^λ = sup{z: ℓE[(X−z)+] ≥ λ} (vs quadrature+Brent)",
@@ -193,7 +168,7 @@ def check_untried_ei() -> ClaimCheck:
 
 # --------------------------------------------------------------------------- simulations
 def _gate_state(agent: DenseDelightAgent) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The baseline, the host arm and the gate mask the agent's next :meth:`act` will use."""
+    """The baseline, host arm and gate mask of the agent's next ``act``."""
     means = agent.posterior.mean()
     host_arm = np.argmax(means, axis=-1)
     rows = np.arange(agent.batch_size)
@@ -231,6 +206,7 @@ def check_fresh_arm_shutoff(quick: bool = False, seed: int = 0) -> ClaimCheck:
         actions = agent.act()
         fresh_played_above += int((hi & (agent.pulls[rows, actions] == 0)).sum())
         agent.update(actions, (rng.random(batch) < mu[rows, actions]).astype(float))
+    # UCB gives unpulled arms +∞, so with K = T it must play a new arm every round.
     ucb = DenseUCBAgent(4, t_max, seed=[seed, 3])
     ucb_new = 0
     for _ in range(t_max):
@@ -577,10 +553,8 @@ def run_checks(quick: bool = False, seed: int = 0) -> tuple[list[ClaimCheck], li
 
 
 def format_checks(checks: Sequence[ClaimCheck]) -> str:
-    """One line per claim: ``PASS|FAIL  claim  [where]  measured``."""
-    lines = []
-    for c in checks:
-        lines.append(
-            f"{'PASS' if c.passed else 'FAIL'}  {c.claim}  [{c.where}]\n      {c.measured}"
-        )
-    return "\n".join(lines)
+    """One line per claim: ``PASS|FAIL  claim  [where]``, then the measured numbers."""
+    return "\n".join(
+        f"{'PASS' if c.passed else 'FAIL'}  {c.claim}  [{c.where}]\n      {c.measured}"
+        for c in checks
+    )

@@ -2,12 +2,8 @@
 
 Agents act on the observation of :class:`~delight_gym.envs.pandora.PandoraBoxesEnv`
 (``(K, 3)``: opened flag, revealed value, cost) and return an action in ``0..K`` (``K`` =
-stop). :class:`WeitzmanAgent` opens the closed box of largest reservation value while it
-exceeds the best value in hand (Weitzman 1979: optimal in expectation).
-:class:`DelightPandoraAgent` is DE in the search model (surprisal ``ℓ_a = λ/c_a``, a host that
-prefers to stop, an unthrottled override); Proposition 1 says the two act identically.
-:class:`OrderedSearchAgent` opens boxes in a fixed order with Weitzman's stopping rule. The
-documentation's Theory page gives the details.
+stop). :class:`WeitzmanAgent` (optimal, Weitzman 1979) and :class:`DelightPandoraAgent` act
+identically (Proposition 1). The documentation's Theory page gives the details.
 """
 
 from __future__ import annotations
@@ -49,14 +45,27 @@ def _boxes(alphas: ArrayLike, betas: ArrayLike, costs: ArrayLike) -> tuple[np.nd
     return a, b, c
 
 
-def _state(obs: Any, k: int) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
-    o = np.asarray(obs, dtype=np.float64)
-    if o.shape != (k, 3):
-        raise ValueError(f"obs must have shape ({k}, 3), got {o.shape}")
-    return o[:, 0] > 0.5, o[:, 1]
+class _BoxAgent:
+    """What both kinds of agent share: acting on an env observation."""
+
+    num_boxes: int
+    outside_option: float
+
+    def choose(self, opened: NDArray[np.bool_], values: NDArray[np.float64]) -> int:
+        raise NotImplementedError
+
+    def _best(self, opened: NDArray[np.bool_], values: NDArray[np.float64]) -> float:
+        return max(self.outside_option, float(values[opened].max(initial=-np.inf)))
+
+    def act(self, obs: Any) -> int:
+        """The action for an env observation of shape ``(K, 3)``."""
+        o = np.asarray(obs, dtype=np.float64)
+        if o.shape != (self.num_boxes, 3):
+            raise ValueError(f"obs must have shape ({self.num_boxes}, 3), got {o.shape}")
+        return self.choose(o[:, 0] > 0.5, o[:, 1])
 
 
-class OrderedSearchAgent:
+class OrderedSearchAgent(_BoxAgent):
     """Open closed boxes in decreasing ``priority`` while some closed box's reservation value
     exceeds the best value in hand (Weitzman's stopping rule); then stop.
 
@@ -82,15 +91,11 @@ class OrderedSearchAgent:
 
     def choose(self, opened: NDArray[np.bool_], values: NDArray[np.float64]) -> int:
         """The action for the state ``(opened, values)``: a box index or ``K`` (stop)."""
-        best = max(self.outside_option, float(values[opened].max(initial=-np.inf)))
+        best = self._best(opened, values)
         closed = ~opened
         if not closed.any() or self.reservation[closed].max() <= best:
             return self.num_boxes
         return int(np.argmax(np.where(closed, self.priority, -np.inf)))
-
-    def act(self, obs: Any) -> int:
-        """The action for an env observation of shape ``(K, 3)``."""
-        return self.choose(*_state(obs, self.num_boxes))
 
 
 class WeitzmanAgent(OrderedSearchAgent):
@@ -105,8 +110,7 @@ class WeitzmanAgent(OrderedSearchAgent):
     outside_option : float
         the value in hand before anything is opened.
     reservation : ArrayLike | None
-        precomputed ``z_a`` (else computed with
-        :func:`~delight_gym.theory.reservation.reservation_index`).
+        precomputed ``z_a`` (else computed).
     """
 
     def __init__(
@@ -128,18 +132,14 @@ class WeitzmanAgent(OrderedSearchAgent):
         return cls(u.alphas, u.betas, u.costs, u.outside_option)
 
 
-class DelightPandoraAgent:
+class DelightPandoraAgent(_BoxAgent):
     """DE on Pandora's boxes with an unthrottled max-reservation override.
 
     Box ``a`` has surprisal ``ℓ_a = λ/c_a`` under a host that prefers to stop
-    (``π(a) ∝ exp(−ℓ_a)``, ``π(stop) ∝ 1``), so its effective inspection cost is ``λ/ℓ_a = c_a``.
-    At baseline ``v`` (the best value in hand) a closed box's expected improvement is
-    ``E[(X_a − v)^+]`` (:func:`~delight_gym.posteriors.beta.beta_expected_improvement`), an open
-    one's is 0. :func:`~delight_gym.de.rule.delight_rule` (``ε = 1``) gives the gate; the agent
-    opens the gated box of largest delight reservation index ``z^λ_a`` and stops (the host's
-    choice) when the gate is empty.
-
-    After each :meth:`act`, ``last_decision`` holds the rule's output.
+    (``π(a) ∝ exp(−ℓ_a)``, ``π(stop) ∝ 1``), so its effective inspection cost is ``c_a``. The
+    agent opens the gated box (``ε = 1``; EI ``E[(X_a − v)^+]`` at the best value in hand ``v``)
+    of largest delight reservation index ``z^λ_a``, and stops when the gate is empty.
+    ``last_decision`` holds the rule's last output.
 
     Parameters
     ----------
@@ -191,7 +191,7 @@ class DelightPandoraAgent:
 
     def choose(self, opened: NDArray[np.bool_], values: NDArray[np.float64]) -> int:
         """The action for the state ``(opened, values)``: a box index or ``K`` (stop)."""
-        best = max(self.outside_option, float(values[opened].max(initial=-np.inf)))
+        best = self._best(opened, values)
         ei = np.where(opened, 0.0, beta_expected_improvement(self.alphas, self.betas, best))
         decision = delight_rule(
             self.host,
@@ -206,10 +206,6 @@ class DelightPandoraAgent:
             return int(np.argmax(decision.override))  # the host: stop
         return int(np.argmax(np.where(gate, self.reservation, -np.inf)))
 
-    def act(self, obs: Any) -> int:
-        """The action for an env observation of shape ``(K, 3)``."""
-        return self.choose(*_state(obs, self.num_boxes))
-
 
 def run_search(
     choose: Callable[[NDArray[np.bool_], NDArray[np.float64]], int],
@@ -217,11 +213,8 @@ def run_search(
     costs: ArrayLike,
     outside_option: float = 0.0,
 ) -> tuple[list[int], float]:
-    """Play one search episode on known hidden ``values`` (no env): returns the boxes opened,
-    in order, and the payoff ``max(outside_option, best revealed) − costs paid``.
-
-    ``choose(opened, values_seen)`` is an agent's ``choose``; it only sees opened values.
-    """
+    """Play one search episode of an agent's ``choose`` on known hidden ``values`` (no env):
+    the boxes opened, in order, and the payoff ``max(outside_option, best revealed) − costs``."""
     x = check_finite_array(values, "values")
     c = check_finite_array(costs, "costs")
     k = x.size
@@ -243,8 +236,7 @@ def run_search(
 def sample_instances(
     num_instances: int, num_boxes: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Random instances as :class:`~delight_gym.envs.pandora.PandoraBoxesEnv` draws them:
-    shapes ``U(0.5, 5)``, costs log-uniform on ``[1e-3, 1e-1]``; arrays of shape ``(n, K)``."""
+    """Random instances ``(alphas, betas, costs)``, each ``(n, K)``, as the env draws them."""
     from delight_gym.envs.pandora import draw_boxes
 
     return draw_boxes(rng, (num_instances, num_boxes))

@@ -1,13 +1,9 @@
 """Reservation values: the delight gate as Pandora's rule (paper §2.2 and §4.4).
 
-For a prior ``X ~ F`` let ``g(z) = E[(X − z)^+]`` (the *partial expectation*). This module
-computes the delight reservation index ``z^λ = sup{z : ℓ·g(z) ≥ λ}`` (an action passes the
-gate at baseline ``v`` exactly when ``v ≤ z^λ``, Proposition 1), the fresh-arm threshold
-``v_λ = sup{v : g(v) ≥ λ/L}`` (``1 − sqrt(2λ/L)`` for ``Beta(1, 1)``), and, for an infinite
-reservoir of fresh arms, the threshold ``y_T`` and the horizon price ``λ_T`` (``L/(2εT)`` for
-a uniform prior). Closed forms are used where they exist; otherwise ``z^λ`` is found by
-Newton's method from the left (exact for a convex decreasing ``g``), with ``g`` by quadrature
-for priors without a closed form. The documentation's Theory page gives the details.
+For a prior ``X ~ F`` and the *partial expectation* ``g(z) = E[(X − z)^+]``: the delight
+reservation index ``z^λ = sup{z : ℓ·g(z) ≥ λ}``, the fresh-arm threshold ``v_λ``, and for an
+infinite reservoir the threshold ``y_T`` and horizon price ``λ_T``. Closed forms where they
+exist; else Newton's method from the left, with ``g`` by quadrature where it has no closed form.
 """
 
 from __future__ import annotations
@@ -36,7 +32,7 @@ _NEWTON_MAX_ITER = 200
 
 
 def _check_prior(prior: Any) -> tuple[str, tuple[Any, ...], Any, Any]:
-    """``(name, shape_args, loc, scale)`` of a frozen scipy.stats continuous distribution."""
+    """``(name, shape_args, loc, scale)`` of a frozen continuous scipy.stats prior, checked."""
     dist = getattr(prior, "dist", None)
     if dist is None or not hasattr(prior, "sf") or not hasattr(dist, "_parse_args"):
         raise TypeError(
@@ -74,14 +70,14 @@ def partial_expectation(prior: Any, z: Any) -> Any:
     Parameters
     ----------
     prior : frozen scipy.stats continuous distribution
-        Parameters may be arrays (one distribution per element); they broadcast with ``z``.
+        Parameters may be arrays; they broadcast with ``z``.
     z : array_like
         Finite thresholds.
 
     Returns
     -------
     float or numpy.ndarray
-        The broadcast shape of ``z`` and the prior's parameters.
+        Of the broadcast shape.
 
     Examples
     --------
@@ -128,27 +124,21 @@ def _g_quad(prior: Any, z: np.ndarray) -> np.ndarray:
 def reservation_index(prior: Any, surprisal: Any, gate_price: Any) -> Any:
     """The delight reservation index ``z^λ = sup{z : ℓ·E[(X − z)^+] ≥ λ}``.
 
-    An action with prior ``X``, surprisal ``ℓ`` and gate price ``λ`` passes the delight gate at
-    baseline ``v`` iff ``v ≤ z^λ``; with ``ℓ = 1``, ``λ = c`` it is Weitzman's reservation
-    value ``E[(X − z)^+] = c`` of a box with inspection cost ``c``.
+    An action passes the delight gate at baseline ``v`` iff ``v ≤ z^λ``; with ``ℓ = 1``,
+    ``λ = c`` it is Weitzman's reservation value of a box with inspection cost ``c``.
 
     Parameters
     ----------
     prior : frozen scipy.stats continuous distribution
         Parameters may be arrays (one prior per element).
-    surprisal : array_like
-        ``ℓ ≥ 0`` (``inf`` allowed).
-    gate_price : array_like
-        ``λ ≥ 0`` (``inf`` allowed). Broadcast with ``surprisal`` and the prior's parameters.
+    surprisal, gate_price : array_like
+        ``ℓ ≥ 0`` and ``λ ≥ 0`` (``inf`` allowed), broadcast with the prior's parameters.
 
     Returns
     -------
     float or numpy.ndarray
-        ``z^λ``: ``+inf`` where ``λ/ℓ = 0`` (every ``z`` qualifies, including ``λ = 0``),
-        ``−inf`` where the set is empty (``ℓ = 0 < λ``, or ``λ = inf``), otherwise the unique
-        root of ``g(z) = λ/ℓ`` (``g`` is strictly decreasing where it is positive). Below the
-        support's lower end ``a``, ``g(z) = E[X] − z``, so ``z^λ = E[X] − λ/ℓ`` when
-        ``λ/ℓ ≥ E[X] − a``.
+        ``z^λ``: ``+inf`` where ``λ/ℓ = 0``, ``−inf`` where the set is empty (``ℓ = 0 < λ``,
+        or ``λ = inf``), otherwise the unique root of ``g(z) = λ/ℓ``.
 
     Raises
     ------
@@ -214,7 +204,7 @@ def reservation_index(prior: Any, surprisal: Any, gate_price: Any) -> Any:
 def _element_prior(
     prior: Any, name: str, shapes: tuple[Any, ...], loc: Any, scale: Any, shape: Any, idx: Any
 ) -> Any:
-    """A function ``rows -> (g, sf)`` for the broadcast elements ``idx[rows]``."""
+    """A function ``rows -> (g, sf)`` of the broadcast elements ``idx[rows]``."""
     flat = [np.broadcast_to(np.asarray(p, dtype=np.float64), shape).ravel() for p in shapes]
     loc_f = np.broadcast_to(np.asarray(loc, dtype=np.float64), shape).ravel()
     scale_f = np.broadcast_to(np.asarray(scale, dtype=np.float64), shape).ravel()
@@ -236,13 +226,10 @@ def _element_prior(
 
 
 def _newton_from_left(funcs: Any, cost: np.ndarray, start: np.ndarray) -> np.ndarray:
-    """Root of the convex, decreasing ``g(z) = cost`` by Newton's method from ``g(start) ≥ cost``.
-
-    ``funcs(rows)`` returns ``(g, sf)`` for the elements ``rows``.
-
-    ``z ← z + (g(z) − cost)/P(X > z)``: the tangent of a convex function lies below it, so every
-    iterate stays at or left of the root and increases monotonically (quadratically near it).
-    """
+    """Root of the convex, decreasing ``g(z) = cost`` by Newton's method from ``g(start) ≥ cost``
+    (``funcs(rows)`` gives ``(g, sf)`` of those elements)."""
+    # z ← z + (g(z) − cost)/P(X > z): a convex function lies above its tangents, so every
+    # iterate stays left of the root and increases monotonically (quadratically near it).
     z = start.astype(np.float64).copy()
     active = np.ones(z.size, dtype=bool)
     for _ in range(_NEWTON_MAX_ITER):
@@ -285,11 +272,8 @@ def fresh_arm_threshold(
     gate_price: float = DEFAULT_GATE_PRICE,
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
 ) -> float:
-    """The fresh-arm reservation threshold ``v_λ = sup{v : E[(X − v)^+] ≥ λ/L}``.
-
-    Under a greedy host an untried arm with prior ``X`` has surprisal ``L``, so it is in the
-    gate exactly when the baseline ``v_t ≤ v_λ``. For ``Beta(1, 1)`` and ``λ < L/2`` this is the
-    paper's ``v_off = 1 − sqrt(2λ/L)``.
+    """The fresh-arm threshold ``v_λ = sup{v : E[(X − v)^+] ≥ λ/L}``: under a greedy host an
+    untried arm (surprisal ``L``) is gated iff ``v_t ≤ v_λ`` (``1 − sqrt(2λ/L)`` for ``U(0, 1)``).
 
     Examples
     --------
@@ -324,22 +308,17 @@ def threshold_regret_bound(prior: Any, horizon: Any, y: Any, override_rate: floa
 
 
 def horizon_threshold(prior: Any, horizon: float, override_rate: float = 1.0) -> float:
-    """``y_T``: the minimiser over ``y ∈ (0, b − a]`` of ``1/(ε p(y)) + T y``.
-
-    The stationarity condition ``f(b − y) = ε T p(y)^2`` (``f`` the density) is solved by
-    Brent's method on ``log y``; when the bound decreases over the whole range (tiny ``εT``),
-    ``y_T = b − a`` (inspect until any value is found). ``Beta(1, α)`` gives
-    ``(α/(εT))^{1/(α+1)}`` and the uniform prior ``1/sqrt(εT)``.
+    """``y_T``: the minimiser over ``y ∈ (0, b − a]`` of ``1/(ε p(y)) + T y``
+    (``(α/(εT))^{1/(α+1)}`` for ``Beta(1, α)``).
 
     Parameters
     ----------
     prior : frozen scipy.stats continuous distribution on a bounded interval ``[a, b]``
-        The law of a fresh arm's value; the objective should be unimodal (true for polynomial
-        tails).
+        A fresh arm's value; the objective should be unimodal (true for polynomial tails).
     horizon : float
         ``T > 0``.
     override_rate : float, default 1.0
-        Constant override probability ``ε ∈ (0, 1]`` (1: unthrottled inspections).
+        Constant override probability ``ε ∈ (0, 1]``.
     """
     _check_prior(prior)
     t = check_positive_float(horizon, "horizon")
@@ -349,6 +328,7 @@ def horizon_threshold(prior: Any, horizon: float, override_rate: float = 1.0) ->
     lo, hi = _upper_end(prior)
     width = hi - lo if np.isfinite(lo) else np.inf
 
+    # Brent's method on log y for the stationarity condition f(b − y) = εT p(y)², f the density.
     def stationarity(log_y: float) -> float:
         y = float(np.exp(log_y))
         p = float(prior.sf(hi - y))
@@ -372,11 +352,8 @@ def horizon_price(
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
     override_rate: float = 1.0,
 ) -> float:
-    """The horizon price ``λ_T = L·∫_0^{y_T} p(s) ds = L·E[(X − (b − y_T))^+]``.
-
-    With it the fresh-arm threshold is ``v_{λ_T} = b − y_T``, so DE's gate admits fresh arms
-    exactly while the best revealed value is below the horizon-optimal reservation threshold.
-    A uniform prior gives ``L/(2εT)``.
+    """The horizon price ``λ_T = L·E[(X − (b − y_T))^+]``, with which the fresh-arm threshold
+    is ``v_{λ_T} = b − y_T`` (``L/(2εT)`` for a uniform prior).
 
     Examples
     --------

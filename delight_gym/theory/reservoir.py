@@ -2,13 +2,10 @@
 ``tail_rate``).
 
 Fresh arms have revealed values ``X ~ Beta(1, α)``; regret is ``R_T = E Σ_t (1 − X_{A_t})``.
-Two agents, batched over seeds, act on arm indices as
-:class:`~delight_gym.envs.reservoir.ReservoirEnv` (``reward_mode="revealed"``) numbers them:
-:class:`ReservationAgent` (inspect fresh arms until one reaches ``1 − y_T``, then exploit) and
+Two agents batched over seeds, numbering arms as
+:class:`~delight_gym.envs.reservoir.ReservoirEnv` does: :class:`ReservationAgent` and
 :class:`ReservoirDelightAgent` (DE with a greedy host and the horizon price ``λ_T``).
-:func:`simulate_reservoir` plays an agent for ``T`` rounds and returns each seed's regret;
-:func:`reservoir_rates` sweeps ``T`` and fits the log–log slope the theorem predicts to be
-``α/(α+1)``. The documentation's Theory page gives the details.
+:func:`reservoir_rates` fits the log–log slope of regret in ``T``, predicted ``α/(α+1)``.
 """
 
 from __future__ import annotations
@@ -48,12 +45,7 @@ __all__ = [
 
 
 class _ReservoirAgent:
-    """State shared by the reservoir agents: arms tried, best revealed value and its arm.
-
-    The agents take its arguments, ``batch_size``, ``tail_exponent``, ``horizon`` and the
-    keyword ``seed`` (of the agent's ``numpy.random.Generator``), and pass them here; they are
-    documented once, on :class:`ReservationAgent`.
-    """
+    """State shared by the reservoir agents: arms tried, best revealed value and its arm."""
 
     def __init__(
         self, batch_size: int, tail_exponent: float, horizon: int, *, seed: Any = None
@@ -78,7 +70,7 @@ class _ReservoirAgent:
         raise NotImplementedError
 
     def settled(self) -> np.ndarray:
-        """Rows that will exploit their best arm on every later round (given no new values)."""
+        """Rows that will exploit their best arm on every later round."""
         raise NotImplementedError
 
     def act(self) -> np.ndarray:
@@ -106,20 +98,16 @@ class ReservationAgent(_ReservoirAgent):
 
     Parameters
     ----------
-    threshold_gap : float | None
-        ``y``; default ``y_T`` from
-        :func:`~delight_gym.theory.reservation.horizon_threshold`.
-
-    Other Parameters
-    ----------------
     batch_size : int
         seeds acted on at once.
     tail_exponent : float
         ``α`` of the ``Beta(1, α)`` reservoir.
     horizon : int
-        ``T`` (sets ``y_T``).
+        ``T``.
+    threshold_gap : float | None
+        ``y``; default ``y_T`` (:func:`~delight_gym.theory.reservation.horizon_threshold`).
     seed : int or None
-        unused randomness source (kept for a uniform agent interface).
+        unused (a uniform agent interface).
     """
 
     def __init__(self, *args: Any, threshold_gap: float | None = None, **kwargs: Any) -> None:
@@ -138,29 +126,22 @@ class ReservationAgent(_ReservoirAgent):
 
 
 class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
-    """DE on the reservoir with a greedy host and the horizon price (see the module docstring).
+    """DE on the reservoir with a greedy host and the horizon price.
 
     Parameters
     ----------
+    batch_size, tail_exponent, horizon
+        As for :class:`ReservationAgent`.
     override_rate : float | None
         constant ``ε ∈ (0, 1]``, or ``None`` for the annealed ``M/(M + t)``.
     gate_price : float | None
-        ``λ``; default the horizon price ``λ_T`` (computed with ``ε =
-        override_rate``, or ``ε = 1`` for the annealed schedule).
+        ``λ``; default the horizon price ``λ_T`` (with ``ε = override_rate``, or 1 if annealed).
     surprisal_cap : float
         ``L``.
-
-    Other Parameters
-    ----------------
-    batch_size, horizon : int
-        As for :class:`ReservationAgent`.
-    tail_exponent : float
-        As for :class:`ReservationAgent`.
     seed : int or None
         seeds the generator of :func:`~delight_gym.de.rule.sample_acting`.
     half_life : float
-        ``M`` of the annealed schedule (default 100; checked by
-        :class:`~delight_gym.agents.base.AnnealedSettings`).
+        ``M`` of the annealed schedule (default 100).
     """
 
     def __init__(
@@ -227,22 +208,14 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
 
 
 def simulate_reservoir(agent: _ReservoirAgent, seed: Any = None) -> np.ndarray:
-    """Play ``agent`` for its horizon on i.i.d. ``Beta(1, α)`` values; regret per seed.
-
-    Values are drawn from a generator seeded ``seed`` when an arm is first pulled (equal in
-    distribution to :class:`~delight_gym.envs.reservoir.ReservoirEnv`). Once every row is
-    settled (it exploits its best arm for good: the best value only grows, so a closed gate
-    stays closed), the remaining rounds' regret ``(T − t)(1 − best)`` is added at once.
-
-    Returns
-    -------
-    np.ndarray
-        float64 array ``(batch,)``: ``Σ_t (1 − X_{A_t})`` per seed.
-    """
+    """Play ``agent`` for its horizon on i.i.d. ``Beta(1, α)`` values drawn (from a generator
+    seeded ``seed``) at an arm's first pull; the regret ``Σ_t (1 − X_{A_t})`` per seed."""
     rng = np.random.default_rng(seed)
     regret = np.zeros(agent.batch_size)
     horizon = agent.horizon
     for t in range(horizon):
+        # Settled rows exploit for good (the best value only grows, so a closed gate stays
+        # closed): add the remaining rounds' regret at once.
         if t > 0 and agent.settled().all():
             regret += (horizon - t) * (1.0 - agent.best)
             break
@@ -268,25 +241,9 @@ def fit_slope(horizons: Sequence[float], regrets: Sequence[float]) -> float:
 
 @dataclass(frozen=True)
 class ReservoirRates:
-    """Regret against the horizon for one agent and tail exponent.
-
-    Attributes
-    ----------
-    agent
-        the agent's label.
-    tail_exponent
-        ``α``.
-    horizons
-        the ``T`` grid.
-    regret_mean, regret_se
-        mean and standard error over seeds at each ``T``.
-    slope
-        log–log slope fitted over the whole grid.
-    slope_top
-        the slope over the top decade of the grid (the horizons ``≥ T_max/10``).
-    predicted
-        ``α/(α+1)``.
-    """
+    """Regret against the horizon for one agent and tail exponent ``α``: mean and standard
+    error over seeds at each ``T``, the log–log slope over the whole grid and over its top
+    decade (``T ≥ T_max/10``), and the predicted ``α/(α+1)``."""
 
     agent: str
     tail_exponent: float
@@ -315,11 +272,8 @@ def reservoir_rates(
     seed: int = 0,
     agents: Sequence[str] = tuple(RATE_AGENTS),
 ) -> list[ReservoirRates]:
-    """Mean regret of each agent at each horizon (``seeds`` runs each) and its log–log slope.
-
-    Agent ``i`` at horizon ``T`` uses the seeds ``(seed, i, T)`` for values and actions, so
-    every number is reproducible.
-    """
+    """Mean regret of each agent at each horizon (``seeds`` runs each, seeded ``(seed, i, T)``
+    for agent ``i``) and its log–log slope."""
     grid = tuple(sorted(check_positive_int(int(t), "horizons") for t in horizons))
     n = check_positive_int(seeds, "seeds")
     predicted = tail_exponent / (tail_exponent + 1.0)
