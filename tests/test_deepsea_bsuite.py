@@ -13,20 +13,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from delight_gym.experiments.families import DEEP_SEA_BSUITE, FAMILIES, bsuite_score_report
-from delight_gym.experiments.families.deepsea_bsuite import (
-    AGREEMENT,
-    BOOT_DQN_DE_OPTIONS,
-    COMMIT_FAST_HALF_LIFE,
-    SPREAD_GATE_PRICE,
-)
-from delight_gym.experiments.families.deepsea_bsuite_run import (
+from delight_gym.experiments.deepsea_bsuite import (
     BSUITE_AGENTS,
     DE_VARIANTS,
     DEEP_AGENTS,
     DeepSeaSolveCallback,
     make_deep_agent,
     run_bsuite_deep_sea,
+)
+from delight_gym.experiments.families import DEEP_SEA_BSUITE, FAMILIES, bsuite_score_report
+from delight_gym.experiments.families.deepsea_bsuite import (
+    AGREEMENT,
+    BOOT_DQN_DE_OPTIONS,
+    COMMIT_FAST_HALF_LIFE,
+    SPREAD_GATE_PRICE,
 )
 from delight_gym.experiments.results import parse_solve_episodes, summary_frame
 from delight_gym.experiments.scores import (
@@ -105,7 +105,7 @@ def test_tiny_sweep_summary_matches_flags_recomputed_through_scores(tmp_path) ->
 def test_deep_de_overrides_match_every_recorded_decision(monkeypatch) -> None:
     """The run's override total equals the sum of the overridden flags of every decision the
     agent recorded (counted by wrapping ``record``, across SB3's log dumps)."""
-    from delight_gym.experiments.families import deepsea_bsuite_run as bsuite
+    from delight_gym.experiments import deepsea_bsuite as bsuite
 
     seen: list[int] = []
     original = bsuite.make_deep_agent
@@ -289,7 +289,7 @@ def test_bsuite_families_use_bsuites_sweeps() -> None:
 
 def test_stochastic_run_uses_bsuites_stochastic_rule() -> None:
     # Runs shorter than 100 episodes cannot be solved under deep_sea_stochastic's rule.
-    from delight_gym.experiments.families.deepsea_bsuite_run import run_bsuite_deep_sea
+    from delight_gym.experiments.deepsea_bsuite import run_bsuite_deep_sea
 
     run = run_bsuite_deep_sea(
         "boot_dqn", 4, seed=0, mapping_seed=42, episodes=120, deterministic=False
@@ -310,10 +310,8 @@ TINY_EPISODES = 12
 
 
 def _batched(seeds: int, seed: int, episodes: int, **kw):
+    from delight_gym.experiments.deepsea_bsuite import run_bsuite_deep_sea_batched
     from delight_gym.experiments.families.base import one_torch_thread
-    from delight_gym.experiments.families.deepsea_bsuite_batched import (
-        run_bsuite_deep_sea_batched,
-    )
 
     with one_torch_thread():  # as the cell runs it
         return run_bsuite_deep_sea_batched(
@@ -375,8 +373,8 @@ def test_batched_sweep_writes_the_per_seed_records_resumes_and_skips_saved_cells
     from the per-seed ones: other numbers), its other agents' cells are the per-seed ones (loaded,
     not recomputed); a sweep stopped by a failing cell keeps the cells before it and a rerun
     computes only the rest."""
+    from delight_gym.experiments import deepsea_bsuite
     from delight_gym.experiments.bsuite_report import runs_table
-    from delight_gym.experiments.families import deepsea_bsuite_batched, deepsea_bsuite_cells
     from delight_gym.experiments.runner import CellError, run_experiment
 
     agents = ("boot_dqn", "dqn")
@@ -386,7 +384,7 @@ def test_batched_sweep_writes_the_per_seed_records_resumes_and_skips_saved_cells
     assert {c.key for c in _tiny_spec(agents).cells()} & set(keys.values()) == {
         keys["dqn", n] for n in TINY_SIZES
     }
-    original = deepsea_bsuite_batched.run_bsuite_deep_sea_batched
+    original = deepsea_bsuite.run_bsuite_deep_sea_batched
 
     def failing(agent, size, **kw):
         if size == TINY_SIZES[-1]:
@@ -394,10 +392,10 @@ def test_batched_sweep_writes_the_per_seed_records_resumes_and_skips_saved_cells
         return original(agent, size, **kw)
 
     # the cell function looks the batched run up in its own module
-    monkeypatch.setattr(deepsea_bsuite_cells, "run_bsuite_deep_sea_batched", failing)
+    monkeypatch.setattr(deepsea_bsuite, "run_bsuite_deep_sea_batched", failing)
     with pytest.raises(CellError, match="interrupted"):
         run_experiment(spec, tmp_path / "b", cache=tmp_path / "a", jobs=1, progress=False)
-    monkeypatch.setattr(deepsea_bsuite_cells, "run_bsuite_deep_sea_batched", original)
+    monkeypatch.setattr(deepsea_bsuite, "run_bsuite_deep_sea_batched", original)
     result = run_experiment(spec, tmp_path / "b", cache=tmp_path / "a", jobs=1, progress=False)
     assert result.computed == [keys["boot_dqn", TINY_SIZES[-1]]]
     assert len(result.loaded) == 2 * len(TINY_SIZES) - 1

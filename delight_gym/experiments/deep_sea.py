@@ -2,17 +2,16 @@
 
 Seed ``i`` of a run with base ``seed`` plays the instance of
 ``DeepSeaVectorEnv(...).reset(seed=seed + i)``, so every agent faces the same instances; the
-agents see the state index (``S = N²``), ``A = 2`` and ``H = N``, nothing of the layered
-structure. Regret of an episode is ``optimal_return − denoised_return`` (for the stochastic
-variant, an unbiased estimate of the expected return's shortfall). Reward priors: Beta(1, 1)
+agents see the state index (``S = N²``), ``A = 2`` and ``H = N``. An episode's regret is
+``optimal_return − denoised_return``. Reward priors (``agent_kwargs`` override them): Beta(1, 1)
 on rewards rescaled from ``[−0.01/N, 1]`` (deterministic), a Normal model with known noise
-``σ = 1`` (stochastic); both, and the transition prior, can be overridden through
-``agent_kwargs``. Details: the documentation's DeepSea results page.
+``σ = 1`` (stochastic).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +23,13 @@ from delight_gym.agents.mdp import MDP_AGENTS, make_mdp_agent
 from delight_gym.envs.deep_sea import DeepSeaVectorEnv
 from delight_gym.experiments.bandit import AGENT_SEED_SALT, check_batch_run
 
-__all__ = ["DeepSeaAgentResult", "DeepSeaResult", "run_deep_sea", "run_deep_sea_agent"]
+__all__ = [
+    "DeepSeaAgentResult",
+    "DeepSeaResult",
+    "play_deep_sea",
+    "run_deep_sea",
+    "run_deep_sea_agent",
+]
 
 
 @dataclass
@@ -42,8 +47,7 @@ class DeepSeaResult:
     seconds
         wall-clock time per agent.
     overrides
-        per-seed count of decisions where DE's override was drawn with a non-empty
-        gate (the agent's ``override_count``; zeros for the other agents).
+        per seed, DE's overrides drawn with a non-empty gate (zeros for the other agents).
     """
 
     size: int
@@ -100,12 +104,8 @@ def run_deep_sea(
 
     Parameters
     ----------
-    size : int
-        ``N`` (the horizon and the grid side).
-    episodes : int
-        episodes per seed.
-    seeds : int
-        independent instances, run as one batch.
+    size, episodes, seeds : int
+        ``N`` (the horizon and the grid side), episodes per seed, instances (one batch).
     agents : str | tuple[str, ...] | list[str]
         names from :data:`~delight_gym.agents.mdp.MDP_AGENTS`.
     seed : int
@@ -122,7 +122,6 @@ def run_deep_sea(
     Returns
     -------
     DeepSeaResult
-        A :class:`DeepSeaResult`.
     """
     n = check_positive_int(size, "size")
     num_episodes, batch, seed = check_batch_run(episodes, seeds, seed, horizon_name="episodes")
@@ -150,6 +149,59 @@ def run_deep_sea(
     return result
 
 
+def play_deep_sea(
+    agent: str,
+    size: int,
+    seeds: int,
+    episode_done: Callable[[dict[str, Any]], bool],
+    *,
+    seed: int,
+    deterministic: bool = True,
+    device: str | torch.device = "cpu",
+    mapping_seed: list[int] | None = None,
+    **agent_kwargs: Any,
+) -> Any:
+    """Play tabular ``agent`` on ``seeds`` DeepSea instances of size ``N`` (reset with ``seed``)
+    until ``episode_done(final_info)`` of a finished episode is false; returns the agent.
+
+    The episode loop of :func:`run_deep_sea_agent` and of the bsuite families' tabular runs.
+    """
+    envs = DeepSeaVectorEnv(
+        num_envs=seeds, size=size, deterministic=deterministic, mapping_seed=mapping_seed
+    )
+    obs, _ = envs.reset(seed=seed)
+    kwargs: dict[str, Any] = (
+        {"reward_range": (-envs.move_cost, 1.0)}
+        if deterministic
+        else {"reward_model": "normal", "reward_noise": 1.0}
+    )
+    kwargs.update(agent_kwargs)
+    model = make_mdp_agent(
+        agent, seeds, size * size, 2, size, seed=[seed, AGENT_SEED_SALT], device=device, **kwargs
+    )
+    go_on = True
+    while go_on:
+        model.begin_episode()
+        states = obs.reshape(seeds, -1).argmax(axis=1)
+        for h in range(size):
+            actions = model.act(torch.as_tensor(states, device=model.device), h)
+            obs, rewards, terminated, _, infos = envs.step(actions.cpu().numpy())
+            next_states = obs.reshape(seeds, -1).argmax(axis=1)
+            model.observe(
+                torch.as_tensor(states, device=model.device),
+                actions,
+                torch.as_tensor(rewards, device=model.device),
+                None if h == size - 1 else torch.as_tensor(next_states, device=model.device),
+                h,
+            )
+            states = next_states
+        if not bool(np.all(terminated)):  # pragma: no cover - DeepSea always ends after N steps
+            raise RuntimeError("DeepSea episodes must end after exactly N steps")
+        # The vector env has already reset: ``obs`` is the next episode's first state.
+        go_on = episode_done(infos["final_info"])
+    return model
+
+
 def run_deep_sea_agent(
     agent: str,
     size: int,
@@ -171,17 +223,6 @@ def run_deep_sea_agent(
         raise ValueError(f"agents must be among {list(MDP_AGENTS)}, got {agent!r}")
     n = check_positive_int(size, "size")
     num_episodes, batch, seed = check_batch_run(horizon, seeds, seed, horizon_name="episodes")
-    envs = DeepSeaVectorEnv(num_envs=batch, size=n, deterministic=deterministic)
-    obs, _ = envs.reset(seed=seed)
-    kwargs: dict[str, Any] = (
-        {"reward_range": (-envs.move_cost, 1.0)}
-        if deterministic
-        else {"reward_model": "normal", "reward_noise": 1.0}
-    )
-    kwargs.update(agent_kwargs)
-    model = make_mdp_agent(
-        agent, batch, n * n, 2, n, seed=[seed, AGENT_SEED_SALT], device=device, **kwargs
-    )
     regret = np.zeros((num_episodes, batch))
     first = np.full(batch, -1, dtype=np.int64)
     bar: Any = None
@@ -189,32 +230,23 @@ def run_deep_sea_agent(
         from tqdm.auto import tqdm
 
         bar = tqdm(total=num_episodes, desc=f"deepsea N={n} {agent}", leave=False)
-    start = time.perf_counter()
-    for episode in range(num_episodes):
-        model.begin_episode()
-        states = obs.reshape(batch, -1).argmax(axis=1)
-        for h in range(n):
-            actions = model.act(torch.as_tensor(states, device=model.device), h)
-            acts = actions.cpu().numpy()
-            obs, rewards, terminated, _, infos = envs.step(acts)
-            next_states = obs.reshape(batch, -1).argmax(axis=1)
-            model.observe(
-                torch.as_tensor(states, device=model.device),
-                actions,
-                torch.as_tensor(rewards, device=model.device),
-                None if h == n - 1 else torch.as_tensor(next_states, device=model.device),
-                h,
-            )
-            states = next_states
-        if not bool(np.all(terminated)):
-            raise RuntimeError("DeepSea episodes must end after exactly N steps")
-        final = infos["final_info"]
+    episode = 0
+
+    def record(final: dict[str, Any]) -> bool:
+        nonlocal episode
         ret = np.asarray(final["denoised_return"], dtype=np.float64)
         regret[episode] = np.asarray(final["optimal_return"], dtype=np.float64) - ret
-        newly = (first < 0) & (ret > 0.5)
-        first[newly] = episode
+        first[(first < 0) & (ret > 0.5)] = episode
         if bar is not None:
             bar.update(1)
+        episode += 1
+        return episode < num_episodes
+
+    start = time.perf_counter()
+    model = play_deep_sea(
+        agent, n, batch, record, seed=seed, deterministic=deterministic, device=device,
+        **agent_kwargs,
+    )  # fmt: skip
     if bar is not None:
         bar.close()
     seconds = time.perf_counter() - start

@@ -4,10 +4,8 @@
 sizes; ``bsuite-deep-sea`` and ``bsuite-deep-sea-stochastic`` are bsuite's own ``deep_sea`` and
 ``deep_sea_stochastic`` sweeps (N = 10..50, ``mapping_seed`` 42), whose ``boot_dqn`` takes a
 ``device`` (:data:`DEVICE`: a cell's seeds in one batched run). Here: the agent records (with
-the DE options each variant fixes) and the score report. The run function is
-:func:`~delight_gym.experiments.families.deepsea_bsuite_cells.run_bsuite_seeds` (one run:
-:mod:`~delight_gym.experiments.families.deepsea_bsuite_run`; the batched run:
-:mod:`~delight_gym.experiments.families.deepsea_bsuite_batched`), imported when a cell runs.
+the DE options each variant fixes) and the score report; the run function is
+:func:`~delight_gym.experiments.deepsea_bsuite.run_bsuite_seeds`, imported when a cell runs.
 Settings and logs: ``docs/reproduce/deepsea-bsuite.md`` and ``docs/reproduce/bsuite.md``.
 """
 
@@ -59,17 +57,14 @@ __all__ = [
     "check_bsuite_size",
 ]
 
-#: Transitions the deep agents of ``deepsea-bsuite`` keep in replay: bsuite's 10 000 (the
-#: ``buffer_size`` its DQN and bootstrapped DQN agents are built with).
+#: Transitions the deep agents keep in replay: bsuite's DQN and bootstrapped DQN ``buffer_size``.
 BSUITE_REPLAY_SIZE = 10_000
 
 
 def check_bsuite_size(value: Any, name: str) -> int:
-    """``size`` of the ``deepsea-bsuite`` family, checked before any cell runs: what DeepSea
-    accepts (:func:`~delight_gym.envs.deep_sea.check_deep_sea_size`), and a replay buffer of
-    :data:`BSUITE_REPLAY_SIZE` transitions (two ``N x N`` float32 observations each) that fits
-    in the machine's memory; a ``ValueError`` naming ``name`` and the size it would need
-    otherwise."""
+    """``size`` of the bsuite families: what DeepSea accepts, with a replay of
+    :data:`BSUITE_REPLAY_SIZE` transitions that fits in memory; a ``ValueError`` naming
+    ``name`` otherwise."""
     n = check_deep_sea_size(value, name)
     check_would_fit(
         BSUITE_REPLAY_SIZE * 2 * n * n * 4,
@@ -127,9 +122,8 @@ SPREAD_GATE_PRICE = 2.0
 AGREEMENT = 0.9
 #: ``boot_dqn_de_commit_fast``'s ``M`` of ``ε_t = M/(M + t)`` (episodes).
 COMMIT_FAST_HALF_LIFE = 10.0
-#: The DE options of the :class:`~delight_gym.sb3.BootstrappedDQN` agents (``None``: no DE).
-#: The variants' settings were chosen on seeds 100-104 at N = 10 and 14
-#: (``docs/reproduce/deepsea-bsuite.md``, "DE variants").
+#: The DE options of the :class:`~delight_gym.sb3.BootstrappedDQN` agents (``None``: no DE);
+#: the variants' settings were chosen on seeds 100-104 at N = 10 and 14.
 BOOT_DQN_DE_OPTIONS: dict[str, dict[str, Any] | None] = {
     BOOT_DQN.name: None,
     BOOT_DQN_DE.name: {},
@@ -141,8 +135,8 @@ BOOT_DQN_DE_OPTIONS: dict[str, dict[str, Any] | None] = {
 }
 
 #: The agents with a batched form, many seeds in one run
-#: (:mod:`~delight_gym.experiments.families.deepsea_bsuite_batched`): bsuite's BootDQN, as
-#: :class:`~delight_gym.agents.boot_dqn.SeedBatchedBootDQN` (which has no DE).
+#: (:func:`~delight_gym.experiments.deepsea_bsuite.run_bsuite_deep_sea_batched`): bsuite's
+#: BootDQN, as :class:`~delight_gym.agents.boot_dqn.SeedBatchedBootDQN` (which has no DE).
 BATCHED_AGENTS = (BOOT_DQN.name,)
 #: :data:`DEVICE`'s default: each seed runs alone (the SB3 agent, on the CPU).
 PER_SEED = "none"
@@ -150,9 +144,8 @@ PER_SEED = "none"
 
 def check_batch_device(value: Any, name: str) -> str:
     """``device`` of the bsuite families' ``boot_dqn``: :data:`PER_SEED`, or a torch device
-    torch can allocate on (returned as the concrete device, ``"cuda"`` as ``"cuda:0"``, so
-    that both name the same cells); a ``TypeError``/``ValueError`` naming ``name`` otherwise.
-    Imports torch unless ``value`` is :data:`PER_SEED`."""
+    torch can allocate on, as the concrete device (``"cuda"`` as ``"cuda:0"``, so that both
+    name the same cells); a ``TypeError``/``ValueError`` naming ``name`` otherwise."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string (a torch device or {PER_SEED!r}), got {value!r}")
     if value == PER_SEED:
@@ -174,9 +167,8 @@ DEVICE = Parameter(
 
 
 def bsuite_score_report(result: SweepOutcome) -> list[str]:
-    """Each agent's bsuite score over the runs of the sweep (the fraction of (size, seed) runs
-    solved within ``2**N + 100`` episodes,
-    :func:`~delight_gym.experiments.scores.deep_sea_score`)."""
+    """Each agent's bsuite score over the sweep's (size, seed) runs
+    (:func:`~delight_gym.experiments.scores.deep_sea_score`)."""
     from delight_gym.experiments.scores import DeepSeaSolve, deep_sea_score
 
     runs: dict[str, list[tuple[int, DeepSeaSolve]]] = {}
@@ -195,7 +187,7 @@ def bsuite_score_report(result: SweepOutcome) -> list[str]:
 
 
 #: The bsuite families' run function: each seed's run, or one batched run of the seeds.
-_RUN_SEEDS = "delight_gym.experiments.families.deepsea_bsuite_cells:run_bsuite_seeds"
+_RUN_SEEDS = "delight_gym.experiments.deepsea_bsuite:run_bsuite_seeds"
 
 _BSUITE_AGENTS = (
     DQN_EGREEDY,

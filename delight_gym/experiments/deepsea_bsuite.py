@@ -1,13 +1,13 @@
-"""One agent on one DeepSea size and seed, scored by bsuite's rule (the DeepSea bsuite families).
+"""The run function of the DeepSea families scored by bsuite's rule (``deepsea-bsuite``,
+``bsuite-deep-sea``, ``bsuite-deep-sea-stochastic``): :func:`run_bsuite_seeds`.
 
-:func:`run_bsuite_deep_sea` plays one run (agent, size ``N``, seed ``s`` on bsuite's instance
-``mapping_seed = s`` unless told otherwise), feeds every finished episode's
-``info["bad_episode"]`` to a :class:`~delight_gym.experiments.scores.SolveTracker` and stops
-once the run is solved or at the episode budget
-:func:`~delight_gym.experiments.scores.deep_sea_episode_budget`. The agents are the family
-record's (:data:`~delight_gym.experiments.families.deepsea_bsuite.DEEP_SEA_BSUITE`);
-:func:`make_deep_agent` builds the deep ones. What each agent is, the settings taken from
-bsuite's baselines, and what the deep agents log: ``docs/reproduce/deepsea-bsuite.md``.
+It plays one :func:`run_bsuite_deep_sea` per seed (seed ``s`` on instance ``mapping_seed = s``
+unless the family fixes it) or, with a ``device``, one :func:`run_bsuite_deep_sea_batched` of
+the cell's seeds. Each run feeds every finished episode's ``info["bad_episode"]`` to a
+:class:`~delight_gym.experiments.scores.SolveTracker` and stops once solved or at bsuite's
+budget. The tabular agents play the ``deepsea`` family's loop
+(:func:`~delight_gym.experiments.deep_sea.play_deep_sea`). Settings and logs:
+``docs/reproduce/deepsea-bsuite.md``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym.experiments.families.base import DE_PARAMETERS, DELIGHT, PSRL
 from delight_gym.experiments.families.deepsea_bsuite import (
+    BATCHED_AGENTS,
     BOOT_DQN_DE_AGREE,
     BOOT_DQN_DE_COMMIT_FAST,
     BOOT_DQN_DE_OPTIONS,
@@ -30,6 +31,7 @@ from delight_gym.experiments.families.deepsea_bsuite import (
     DEEP_SEA_BSUITE,
     DELIGHT_DQN,
     DQN_EGREEDY,
+    PER_SEED,
 )
 from delight_gym.experiments.scores import (
     BSUITE_EXPERIMENTS,
@@ -45,12 +47,15 @@ __all__ = [
     "DE_AGENTS",
     "DE_VARIANTS",
     "TABULAR_AGENTS",
+    "BsuiteCellResult",
     "BsuitePlan",
     "BsuiteRun",
     "DeepSeaSolveCallback",
     "SolveState",
     "make_deep_agent",
     "run_bsuite_deep_sea",
+    "run_bsuite_deep_sea_batched",
+    "run_bsuite_seeds",
 ]
 
 #: Every agent :func:`run_bsuite_deep_sea` knows: the family record's, in its order.
@@ -61,13 +66,12 @@ TABULAR_AGENTS = (PSRL.name, DELIGHT.name)
 DE_VARIANTS = (BOOT_DQN_DE_SPREAD.name, BOOT_DQN_DE_AGREE.name, BOOT_DQN_DE_COMMIT_FAST.name)
 #: The deep (SB3) agents, built by :func:`make_deep_agent`.
 DEEP_AGENTS = tuple(name for name in BSUITE_AGENTS if name not in TABULAR_AGENTS)
-#: The agents with DE: they take those of ``half_life``, ``gate_price`` and ``surprisal_cap``
-#: that they do not fix.
+#: The agents with DE: they take the DE settings they do not fix.
 DE_AGENTS = tuple(
     a.name for a in DEEP_SEA_BSUITE.agents if any(p in DE_PARAMETERS for p in a.parameters)
 )
 
-#: bsuite's DQN baseline (``default_agent``) mapped onto SB3's DQN (module docstring).
+#: bsuite's DQN baseline (``default_agent``) mapped onto SB3's DQN.
 BSUITE_DQN_SETTINGS: dict[str, Any] = {
     "learning_rate": 1e-3,
     "buffer_size": BSUITE_REPLAY_SIZE,
@@ -79,7 +83,7 @@ BSUITE_DQN_SETTINGS: dict[str, Any] = {
     "target_update_interval": 4,
     "policy_kwargs": {"net_arch": [50, 50]},
 }
-_DE_KEYS = ("half_life", "gate_price", "surprisal_cap")
+_DE_KEYS = tuple(p.name for p in DE_PARAMETERS)
 
 
 @dataclass
@@ -88,22 +92,20 @@ class BsuiteRun:
 
     Attributes
     ----------
-    agent : str
-    size, seed : int
-        What was run (``seed`` is also the mapping seed).
-    budget : int
-        The episode budget of the run.
-    bad : numpy.ndarray
-        bool ``(episodes,)``: each played episode's bad flag (``episodes <= budget``).
-    regret : numpy.ndarray
-        float ``(episodes,)``: each episode's regret (optimal minus denoised return).
-    solve : DeepSeaSolve
-        The run's :class:`~delight_gym.experiments.scores.DeepSeaSolve` (an unsolved run
+    agent, size, seed
+        what was run.
+    budget
+        the run's episode budget.
+    bad, regret
+        each played episode's bad flag and regret (optimal minus denoised return),
+        ``(episodes,)`` with ``episodes <= budget``.
+    solve
+        the run's :class:`~delight_gym.experiments.scores.DeepSeaSolve` (an unsolved run
         reports its last logged episode).
-    overrides : int
-        DE's overridden decisions over the run (0 for the agents without DE).
-    seconds : float
-        Wall-clock time of the run, s.
+    overrides
+        DE's overridden decisions over the run (0 without DE).
+    seconds
+        wall-clock time of the run.
     """
 
     agent: str
@@ -124,19 +126,10 @@ class BsuiteRun:
 
 @dataclass(frozen=True)
 class BsuitePlan:
-    """One run's checked arguments (:meth:`checked`): what the run plays and when it stops.
+    """One run's checked arguments (:meth:`checked`): what it plays and when it stops.
 
-    Attributes
-    ----------
-    agent : str
-    size, seed, mapping_seed : int
-        DeepSea's ``N``, the agent's seed (and the noise's) and the instance's mapping seed.
-    deterministic : bool
-        bsuite's ``deep_sea`` and its solve rule, else ``deep_sea_stochastic`` and its rule.
-    budget : int
-        The most episodes: bsuite's ``min(2**N + 100, 10 000)``, capped by ``episodes``.
-    early_stop : bool
-        Stop once the run is solved.
+    ``budget`` is bsuite's ``min(2**N + 100, 10 000)`` episodes capped by ``episodes``;
+    ``deterministic`` picks ``deep_sea`` and its solve rule, else ``deep_sea_stochastic``.
     """
 
     agent: str
@@ -159,9 +152,8 @@ class BsuitePlan:
         mapping_seed: int | None,
         deterministic: bool,
     ) -> BsuitePlan:
-        """The plan of :func:`run_bsuite_deep_sea`'s arguments (their defaults are its:
-        ``episodes`` ``None``: bsuite's budget, ``mapping_seed`` ``None``: ``seed``); a
-        ``ValueError``/``TypeError`` naming the argument it refuses."""
+        """The plan of :func:`run_bsuite_deep_sea`'s arguments; a ``ValueError``/``TypeError``
+        naming the argument it refuses."""
         if agent not in BSUITE_AGENTS:
             raise ValueError(f"agent must be one of {list(BSUITE_AGENTS)}, got {agent!r}")
         n = check_positive_int(size, "size")
@@ -184,27 +176,22 @@ class BsuitePlan:
         return cls(agent, n, seed, mapping, deterministic, budget, bool(early_stop))
 
     def solve_state(self) -> SolveState:
-        """A fresh :class:`SolveState` for this run (its budget, stop and solve rule)."""
+        """A fresh :class:`SolveState` for this run."""
         return SolveState(self.budget, self.early_stop, self.deterministic)
 
     def result(self, state: SolveState, seconds: float) -> BsuiteRun:
         """The :class:`BsuiteRun` of this plan from what its run recorded in ``state``."""
+        bad = np.asarray(state.bad, dtype=bool)
+        regret = np.asarray(state.regret, dtype=np.float64)
         return BsuiteRun(
-            agent=self.agent,
-            size=self.size,
-            seed=self.seed,
-            budget=self.budget,
-            bad=np.asarray(state.bad, dtype=bool),
-            regret=np.asarray(state.regret, dtype=np.float64),
-            solve=state.tracker.result(),
-            overrides=int(state.overrides),
-            seconds=float(seconds),
-        )
+            self.agent, self.size, self.seed, self.budget, bad, regret,
+            state.tracker.result(), int(state.overrides), float(seconds),
+        )  # fmt: skip
 
 
 def _de_settings(agent: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The DE keywords of ``kwargs``, removed from it; a ``TypeError`` naming those that
-    ``agent`` does not take (it has no DE, or it fixes them)."""
+    """Pop the DE keywords out of ``kwargs``; a ``TypeError`` naming those ``agent`` does not
+    take (it has no DE, or it fixes them)."""
     found = {k: kwargs.pop(k) for k in _DE_KEYS if k in kwargs}
     if found and agent not in DE_AGENTS:
         raise TypeError(f"agent {agent!r} has no DE: it does not take {sorted(found)}")
@@ -215,25 +202,10 @@ def _de_settings(agent: str, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def make_deep_agent(agent: str, env: Any, *, seed: int, **kwargs: Any) -> Any:
-    """Build the SB3 algorithm of a deep agent of :data:`DEEP_AGENTS` on ``env``.
-
-    Parameters
-    ----------
-    agent : str
-        One of :data:`DEEP_AGENTS`.
-    env : gymnasium.Env or VecEnv
-        DeepSea.
-    seed : int
-        Seeds the algorithm (and its posterior).
-    **kwargs
-        The DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; any other keyword goes
-        to the algorithm's constructor over bsuite's settings (``tensorboard_log``: SB3's
-        TensorBoard folder, default none).
-
-    Returns
-    -------
-    stable_baselines3.DQN or BootstrappedDQN or DelightDQN
-    """
+    """The SB3 algorithm (``DQN``, ``BootstrappedDQN`` or ``DelightDQN``) of ``agent``, one of
+    :data:`DEEP_AGENTS`, on the DeepSea ``env``, seeded ``seed``; ``kwargs``: the DE agents'
+    ``half_life``, ``gate_price``, ``surprisal_cap``, and constructor keywords over bsuite's
+    settings (``tensorboard_log``...)."""
     if agent not in DEEP_AGENTS:
         raise ValueError(f"agent must be one of {list(DEEP_AGENTS)}, got {agent!r}")
     kwargs = dict(kwargs)
@@ -271,10 +243,8 @@ def make_deep_agent(agent: str, env: Any, *, seed: int, **kwargs: Any) -> Any:
 
 
 class SolveState:
-    """What one run records, episode by episode: its bad flags, regret and overrides, fed to
-    bsuite's solve rule (a :class:`~delight_gym.experiments.scores.SolveTracker`).
-    :class:`DeepSeaSolveCallback`, the tabular loop and the batched run (one per seed) keep one.
-    """
+    """What one run records episode by episode (bad flags, regret, overrides), fed to bsuite's
+    solve rule (a :class:`~delight_gym.experiments.scores.SolveTracker`)."""
 
     def __init__(self, budget: int, early_stop: bool, deterministic: bool = True) -> None:
         self.budget = budget
@@ -290,9 +260,8 @@ class SolveState:
         self.overrides = 0
 
     def count_overrides(self, stats: Any) -> None:
-        """Read the run's overrides so far from ``stats`` (a
-        :class:`~delight_gym.de.stats.DelightStats`: its ``total_overridden`` is never
-        reset by the algorithm's log dumps)."""
+        """Read the run's overrides so far from a :class:`~delight_gym.de.stats.DelightStats`
+        (its ``total_overridden`` survives the algorithm's log dumps)."""
         self.overrides = int(stats.total_overridden)
 
     def episode(self, bad: bool, regret: float) -> bool:
@@ -305,8 +274,8 @@ class SolveState:
         return not (self.early_stop and solved)
 
     def final_episode(self, final_info: Any, i: int) -> bool:
-        """:meth:`episode` of sub-env ``i``'s finished episode, read from a DeepSea vector
-        env's ``final_info`` (its bad flag, and its regret: optimal minus denoised return)."""
+        """:meth:`episode` of sub-env ``i``'s finished episode, from a DeepSea vector env's
+        ``final_info``."""
         regret = float(final_info["optimal_return"][i]) - float(final_info["denoised_return"][i])
         return self.episode(bool(final_info["bad_episode"][i]), regret)
 
@@ -314,17 +283,7 @@ class SolveState:
 class DeepSeaSolveCallback(BaseCallback):
     """SB3 callback: feeds every finished DeepSea episode to bsuite's rule, counts DE's
     overrides, logs ``deepsea/*`` and stops training once the run is solved (``early_stop``)
-    or after ``budget`` episodes.
-
-    Parameters
-    ----------
-    budget : int
-        The most episodes to play.
-    early_stop : bool, default True
-        Stop once the solve episode is known.
-    deterministic : bool, default True
-        Score by bsuite's ``deep_sea`` rule, else by its ``deep_sea_stochastic`` rule.
-    """
+    or after ``budget`` episodes (``deterministic=False``: ``deep_sea_stochastic``'s rule)."""
 
     def __init__(self, budget: int, *, early_stop: bool = True, deterministic: bool = True) -> None:
         super().__init__(verbose=0)
@@ -335,9 +294,8 @@ class DeepSeaSolveCallback(BaseCallback):
     def _on_step(self) -> bool:
         state = self.state
         stats = getattr(self.model, "delight_stats", None)
-        if stats is not None and (
-            getattr(self.model, "delight", None) is not None
-        ):  # BootstrappedDQN without DE keeps no statistics worth counting
+        # BootstrappedDQN without DE keeps statistics, but none worth counting.
+        if stats is not None and getattr(self.model, "delight", None) is not None:
             state.count_overrides(stats)
         go_on = True
         for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
@@ -356,9 +314,7 @@ class DeepSeaSolveCallback(BaseCallback):
         return go_on
 
 
-def _run_deep(
-    plan: BsuitePlan, tensorboard_log: str | None, kwargs: dict[str, Any]
-) -> tuple[SolveState, Any]:
+def _run_deep(plan: BsuitePlan, tensorboard_log: str | None, kwargs: dict[str, Any]) -> SolveState:
     from delight_gym.envs.deep_sea import DeepSeaEnv
 
     n, agent, seed = plan.size, plan.agent, plan.seed
@@ -368,50 +324,28 @@ def _run_deep(
         plan.budget, early_stop=plan.early_stop, deterministic=plan.deterministic
     )
     model.learn(
-        total_timesteps=plan.budget * n,
+        total_timesteps=plan.budget * n,  # the callback stops it at the budget's last episode
         callback=callback,
         log_interval=1 if tensorboard_log is not None else 4,
         tb_log_name=f"deepsea_bsuite_{agent}_N{n}_seed{seed}",
     )
-    return callback.state, model
+    return callback.state
 
 
 def _run_tabular(plan: BsuitePlan, kwargs: dict[str, Any]) -> SolveState:
-    import torch
+    from delight_gym.experiments.deep_sea import play_deep_sea
 
-    from delight_gym.agents.mdp import make_mdp_agent
-    from delight_gym.envs.deep_sea import DeepSeaVectorEnv
-    from delight_gym.experiments.bandit import AGENT_SEED_SALT
-
-    size, seed = plan.size, plan.seed
-    envs = DeepSeaVectorEnv(
-        num_envs=1, size=size, deterministic=plan.deterministic, mapping_seed=[plan.mapping_seed]
-    )
-    obs, _ = envs.reset(seed=seed)
-    options: dict[str, Any] = {"reward_range": (-envs.move_cost, 1.0), **kwargs}
-    mdp = make_mdp_agent(
-        plan.agent, 1, size * size, 2, size, seed=[seed, AGENT_SEED_SALT], device="cpu", **options
-    )
     state = plan.solve_state()
-    go_on = True
-    while go_on:
-        mdp.begin_episode()
-        states = obs.reshape(1, -1).argmax(axis=1)
-        for h in range(size):
-            actions = mdp.act(torch.as_tensor(states), h)
-            obs, rewards, terminated, _, infos = envs.step(actions.cpu().numpy())
-            next_states = obs.reshape(1, -1).argmax(axis=1)
-            mdp.observe(
-                torch.as_tensor(states),
-                actions,
-                torch.as_tensor(rewards),
-                None if h == size - 1 else torch.as_tensor(next_states),
-                h,
-            )
-            states = next_states
-        if not bool(np.all(terminated)):  # pragma: no cover - DeepSea always ends after N steps
-            raise RuntimeError("DeepSea episodes must end after exactly N steps")
-        go_on = state.final_episode(infos["final_info"], 0)
+    mdp = play_deep_sea(
+        plan.agent,
+        plan.size,
+        1,
+        lambda final: state.final_episode(final, 0),
+        seed=plan.seed,
+        deterministic=plan.deterministic,
+        mapping_seed=[plan.mapping_seed],
+        **kwargs,
+    )
     count = getattr(mdp, "override_count", None)
     state.overrides = 0 if count is None else int(count.sum())
     return state
@@ -440,22 +374,19 @@ def run_bsuite_deep_sea(
     seed : int
         The seed of the agent (and of the stochastic variant's noise).
     episodes : int, optional
-        The most episodes (default and cap: bsuite's budget ``min(2**N + 100, 10 000)``,
-        :func:`~delight_gym.experiments.scores.deep_sea_episode_budget`; at least 100 with
-        ``deterministic=False``, whose rule tests no earlier episode).
+        The most episodes (default and cap: bsuite's budget ``min(2**N + 100, 10 000)``; at
+        least 100 with ``deterministic=False``).
     early_stop : bool, default True
-        Stop once the run is solved (its solve episode is then known); ``False`` plays every
-        episode of the budget.
+        Stop once the run is solved; ``False`` plays every episode of the budget.
     tensorboard_log : str, optional
-        The deep agents' TensorBoard folder (needs the ``tensorboard`` package).
+        The deep agents' TensorBoard folder.
     mapping_seed : int, optional
         The instance's ``mapping_seed`` (default ``seed``; bsuite's sweeps use 42).
     deterministic : bool, default True
-        bsuite's ``deep_sea`` and its solve rule; ``False``: ``deep_sea_stochastic`` and its
-        rule (only episodes from 100 on count, threshold 0.8).
+        bsuite's ``deep_sea`` and its rule; ``False``: ``deep_sea_stochastic`` and its rule.
     **agent_kwargs
-        The DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; for the deep agents
-        any constructor keyword, for the tabular ones any keyword of their constructor.
+        The DE agents' ``half_life``, ``gate_price``, ``surprisal_cap``; other keywords of the
+        agent's constructor.
 
     Returns
     -------
@@ -474,11 +405,157 @@ def run_bsuite_deep_sea(
         mapping_seed=mapping_seed,
         deterministic=deterministic,
     )
-    kwargs = dict(agent_kwargs)
     start = time.perf_counter()
     if agent in TABULAR_AGENTS:
-        _de_settings(agent, dict(kwargs))  # refuses DE keywords for psrl
-        state = _run_tabular(plan, kwargs)
+        _de_settings(agent, dict(agent_kwargs))  # refuses DE keywords for psrl
+        state = _run_tabular(plan, agent_kwargs)
     else:
-        state, _ = _run_deep(plan, tensorboard_log, kwargs)
+        state = _run_deep(plan, tensorboard_log, agent_kwargs)
     return plan.result(state, time.perf_counter() - start)
+
+
+def run_bsuite_deep_sea_batched(
+    agent: str,
+    size: int,
+    *,
+    seeds: int,
+    seed: int,
+    device: Any = "cpu",
+    episodes: int | None = None,
+    early_stop: bool = True,
+    mapping_seed: int | None = None,
+    deterministic: bool = True,
+) -> list[BsuiteRun]:
+    """Run seeds ``seed, …, seed + seeds − 1`` of ``agent`` on DeepSea of size ``N`` at once.
+
+    :class:`~delight_gym.agents.boot_dqn.SeedBatchedBootDQN` on a
+    :class:`~delight_gym.envs.deep_sea.DeepSeaVectorEnv`: bsuite's BootDQN, equal to the
+    per-seed runs in distribution, not seed by seed (one generator, seeded ``seed``, draws for
+    the batch). Each seed's record stops where its own run would.
+
+    Parameters
+    ----------
+    agent : str
+        One of :data:`~delight_gym.experiments.families.deepsea_bsuite.BATCHED_AGENTS`.
+    size : int
+        ``N``.
+    seeds, seed : int
+        How many seeds, and the first (sub-env ``i`` is reset with ``seed + i``).
+    device : str or torch.device, default "cpu"
+        Where the heads and the replay live.
+    episodes, early_stop, mapping_seed, deterministic
+        As for :func:`run_bsuite_deep_sea`.
+
+    Returns
+    -------
+    list of BsuiteRun
+        One per seed, in seed order; each run's ``seconds`` is its share of the batch's time.
+    """
+    from delight_gym.agents.boot_dqn import SeedBatchedBootDQN
+    from delight_gym.envs.deep_sea import DeepSeaVectorEnv
+
+    if agent not in BATCHED_AGENTS:
+        raise ValueError(
+            f"agent {agent!r} has no batched form (only {list(BATCHED_AGENTS)}): run it one "
+            "seed at a time (device 'none')"
+        )
+    count = check_positive_int(seeds, "seeds")
+    first = check_nonnegative_int(seed, "seed")
+    plans = [
+        BsuitePlan.checked(
+            agent,
+            size,
+            seed=first + i,
+            episodes=episodes,
+            early_stop=early_stop,
+            mapping_seed=mapping_seed,
+            deterministic=deterministic,
+        )
+        for i in range(count)
+    ]
+    n = plans[0].size
+    start = time.perf_counter()
+    envs = DeepSeaVectorEnv(
+        count, size=n, deterministic=deterministic, mapping_seed=[p.mapping_seed for p in plans]
+    )
+    model = SeedBatchedBootDQN(count, n * n, 2, seed=first, device=device)
+    records = [p.solve_state() for p in plans]
+    going = np.ones(count, dtype=bool)
+
+    def record(terminated: np.ndarray, truncated: np.ndarray, infos: dict) -> bool:
+        # A seed stopped by its rule keeps playing with the batch, unrecorded.
+        for i in np.flatnonzero(terminated & going).tolist():
+            going[i] = records[i].final_episode(infos["final_info"], i)
+        return bool(going.any())
+
+    model.run_online(envs, record, seed=first)
+    share = (time.perf_counter() - start) / count
+    return [p.result(r, share) for p, r in zip(plans, records, strict=True)]
+
+
+@dataclass
+class BsuiteCellResult:
+    """What :func:`run_bsuite_seeds` returns (the runner's cell protocol).
+
+    Attributes
+    ----------
+    cumulative
+        cumulative per-episode regret ``(seeds, episodes)``; NaN after a run stopped.
+    seconds
+        compute time.
+    overrides
+        DE's overridden decisions per seed (zeros without DE).
+    solve_episode
+        bsuite's solve episode per seed; for an unsolved run its budget.
+    solved
+        whether each seed's run was solved within its budget.
+    """
+
+    cumulative: Any
+    seconds: float
+    overrides: Any
+    solve_episode: Any
+    solved: Any
+
+
+def run_bsuite_seeds(
+    agent: str,
+    horizon: int,
+    seeds: int,
+    *,
+    seed: int,
+    size: int,
+    mapping_seed: int | None = None,
+    deterministic: bool = True,
+    device: str = PER_SEED,
+    **agent_kwargs: Any,
+) -> BsuiteCellResult:
+    """The bsuite families' run function: :func:`run_bsuite_deep_sea` for seeds ``seed, …,
+    seed + seeds − 1``, each for at most ``min(2**N + 100, horizon)`` episodes; a ``device``
+    other than :data:`~delight_gym.experiments.families.deepsea_bsuite.PER_SEED` runs them as
+    one :func:`run_bsuite_deep_sea_batched` there."""
+    options: dict[str, Any] = {
+        "episodes": horizon,
+        "mapping_seed": mapping_seed,
+        "deterministic": deterministic,
+        **agent_kwargs,
+    }
+    if device == PER_SEED:
+        runs = [run_bsuite_deep_sea(agent, size, seed=seed + i, **options) for i in range(seeds)]
+    else:
+        runs = run_bsuite_deep_sea_batched(
+            agent, size, seeds=seeds, seed=seed, device=device, **options
+        )
+    cumulative = np.full((seeds, horizon), np.nan)
+    for i, run in enumerate(runs):
+        cumulative[i, : run.episodes] = np.cumsum(run.regret)
+    return BsuiteCellResult(
+        cumulative,
+        seconds=float(sum(run.seconds for run in runs)),
+        overrides=np.array([run.overrides for run in runs], dtype=np.int64),
+        solve_episode=np.array(
+            [run.solve.episode if run.solve.solved else run.budget for run in runs],
+            dtype=np.int64,
+        ),
+        solved=np.array([run.solve.solved for run in runs], dtype=bool),
+    )
