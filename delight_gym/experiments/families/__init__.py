@@ -1,15 +1,12 @@
 """Experiment families: one record per kind of experiment (bsuite's ``experiments/<name>/``).
 
-A :class:`Family` (:mod:`.base`) says everything the package needs to run, sweep and draw one
-kind of experiment: its run function (by path), its agents and the parameters they take, its
-instance parameters and the command line's defaults. Each family's module holds its record and
-its agents: :mod:`.bernoulli`, :mod:`.linear`, :mod:`.deep_sea`, :mod:`.deepsea_bsuite` (run:
-:mod:`.deepsea_bsuite_cells`), :mod:`.contextual` (``wheel``, ``neural-width``),
+A :class:`Family` (:mod:`.base`) holds what the package needs to run, sweep and draw one kind
+of experiment: its run function (by path), agents, parameters and command-line defaults. Each
+family's module holds its record and agents: :mod:`.bernoulli`, :mod:`.linear`,
+:mod:`.deep_sea`, :mod:`.deepsea_bsuite`, :mod:`.contextual` (``wheel``, ``neural-width``),
 :mod:`.continuum` and :mod:`.control` (``mountain-car-continuous``, ``pendulum``,
-``mountain-car``). The command line, the figure specs, the runner and the figures all read
-:data:`FAMILIES`; importing it imports neither torch nor the environments' agents, and nothing
-here imports the runner. Validation, override counts and how to add a family: the
-documentation's "Results files, resume, Ray" page.
+``mountain-car``). The command line, specs, runner and figures read :data:`FAMILIES`; importing
+it imports neither torch nor the agents, nor the runner.
 """
 
 from __future__ import annotations
@@ -32,7 +29,7 @@ from delight_gym.experiments.families.contextual import (
     WHEEL,
     uniform_relative_report,
 )
-from delight_gym.experiments.families.continuum import CONTINUUM, CONTINUUM_BOTORCH, continuum_cell
+from delight_gym.experiments.families.continuum import CONTINUUM, CONTINUUM_BOTORCH
 from delight_gym.experiments.families.control import (
     MOUNTAIN_CAR,
     MOUNTAIN_CAR_CONTINUOUS,
@@ -77,7 +74,6 @@ __all__ = [
     "SettingError",
     "bsuite_score_report",
     "check_bsuite_size",
-    "continuum_cell",
     "linear_budget_report",
     "uniform_relative_report",
 ]

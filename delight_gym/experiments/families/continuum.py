@@ -4,7 +4,7 @@ Every agent (:mod:`delight_gym.agents.continuum`) keeps the same random-Fourier-
 posterior and scores the same pool of 64 points each round (uniform points, local steps around
 the incumbent, posterior argmaxes); ``delight`` is the greedy host with candidate-set DE and
 ``ucb`` is GP-UCB with Srinivas et al.'s ``β_t``. Widths are given at ``d = 1`` and scaled by
-``√d``. The cell runs :func:`~delight_gym.experiments.continuum.run_continuum`.
+``√d``. The run function is :func:`~delight_gym.experiments.continuum.run_continuum`.
 """
 
 from __future__ import annotations
@@ -21,37 +21,15 @@ from delight_gym.experiments.families.base import (
     Agent,
     Family,
     Parameter,
-    one_torch_thread,
 )
 
-__all__ = ["CONTINUUM", "CONTINUUM_BOTORCH", "GP_UCB", "continuum_cell", "needle_report"]
+__all__ = ["CONTINUUM", "CONTINUUM_BOTORCH", "GP_UCB", "needle_report"]
 
 #: GP-UCB with the ``β_t`` schedule of "Gaussian Process Optimization in the Bandit Setting".
 GP_UCB = Agent("ucb", "GP-UCB (Srinivas β_t)", "#9467bd")
 #: BoTorch as users run it: a fitted ``SingleTaskGP``, analytic UCB (the same ``β_t``) or log-EI.
 BOTORCH_UCB = Agent("botorch-ucb", "BoTorch UCB", "#8c564b")
 BOTORCH_LOGEI = Agent("botorch-logei", "BoTorch log-EI", "#e377c2")
-
-
-def continuum_cell(
-    agent: str,
-    horizon: int,
-    seeds: int,
-    *,
-    seed: int,
-    dim: int,
-    needle_width: float,
-    **agent_kwargs: Any,
-) -> Any:
-    """Cell of the ``continuum`` and ``continuum-botorch`` families:
-    :func:`~delight_gym.experiments.continuum.run_continuum` (a
-    :class:`~delight_gym.experiments.bandit.BanditResult`); torch on one thread."""
-    from delight_gym.experiments import continuum
-
-    with one_torch_thread():
-        return continuum.run_continuum(
-            agent, dim, horizon, seeds, seed=seed, needle_width=needle_width, **agent_kwargs
-        )
 
 
 def needle_report(result: Any) -> list[str]:
@@ -91,7 +69,7 @@ def _check_continuum_dim(value: Any, name: str) -> int:
 CONTINUUM = Family(
     name="continuum",
     help="continuum-armed bandits on [0,1]^d: a needle among broad bumps, widths scaled by √d",
-    cell=continuum_cell,
+    cell="delight_gym.experiments.continuum:run_continuum",
     agents=(DELIGHT, THOMPSON, GP_UCB, EGREEDY, GREEDY, UNIFORM),
     instance=(
         Parameter(
@@ -125,7 +103,7 @@ CONTINUUM = Family(
 CONTINUUM_BOTORCH = Family(
     name="continuum-botorch",
     help="the continuum grid against BoTorch (fitted SingleTaskGP, UCB and log-EI)",
-    cell=continuum_cell,
+    cell="delight_gym.experiments.continuum:run_continuum",
     agents=(BOTORCH_UCB, BOTORCH_LOGEI),
     instance=(
         Parameter(
