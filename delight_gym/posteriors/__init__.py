@@ -1,15 +1,9 @@
-"""Every posterior of the package, each in its own module, and the protocol they speak.
-
-* :mod:`~delight_gym.de.posterior`: the :class:`ValuePosterior` protocol, :func:`host_baseline`,
-  :func:`evaluate_posterior`, :func:`adapt_posterior`; the Beta, linear and tabular MDP
-  posteriors speak it through an adapter beside each (their base:
-  :mod:`~delight_gym.posteriors.adapters`);
-* EI of one law: :mod:`~delight_gym.posteriors.beta` (with Beta–Bernoulli bandits),
-  :mod:`~delight_gym.posteriors.gaussian` (and log EI), :mod:`~delight_gym.posteriors.student_t`;
-* values: ``linear``, ``tabular`` (MDPs), ``value`` (the wrapper's default), ``ensemble``
-  (Q-heads with randomized priors), ``q_ensemble`` (``Box`` actions); bandits with contexts or
-  a continuum of arms: ``linfull``, ``neural_linear``, ``bandit_ensemble``, ``rff``. The torch
-  modules are imported on first use of their names.
+"""Every posterior of the package, each in its own module, and the
+:class:`~delight_gym.de.posterior.ValuePosterior` protocol they speak (the Beta, linear and
+tabular MDP posteriors through an adapter beside each). EI of one law: ``beta``, ``gaussian``,
+``student_t``; values: ``linear``, ``tabular``, ``value`` (the wrapper's default), ``ensemble``,
+``q_ensemble``; contextual and continuum bandits: ``linfull``, ``neural_linear``,
+``bandit_ensemble``, ``rff``. The torch modules are imported on first use of their names.
 """
 
 from delight_gym._lazy_import import lazy_getattr
@@ -62,8 +56,7 @@ __all__ = [
     "student_t_expected_improvement",
 ]
 
-#: The torch posteriors (and the Student-t EI, which needs SciPy) and their modules, imported
-#: on first use (PEP 562).
+#: The torch posteriors (and the Student-t EI, which needs SciPy), imported on first use.
 _LAZY = {
     "ContinuousQEnsemble": "delight_gym.posteriors.q_ensemble",
     "ContinuousTransitions": "delight_gym.posteriors.q_ensemble",

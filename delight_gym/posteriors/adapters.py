@@ -1,15 +1,6 @@
 """The shared base of the adapters that make a posterior speak
-:class:`~delight_gym.de.posterior.ValuePosterior`.
-
-Each adapter lives beside its posterior, which names it through its ``as_value_posterior``
-method (what :func:`~delight_gym.de.posterior.adapt_posterior` calls):
-:class:`~delight_gym.posteriors.beta.BetaBernoulliAdapter` (Bernoulli bandits, exact Beta EI;
-numpy), :class:`~delight_gym.posteriors.linear.LinearGaussianAdapter` (linear bandits, exact
-Gaussian EI; torch) and :class:`~delight_gym.posteriors.tabular.TabularMDPAdapter`
-(finite-horizon tabular MDPs, the paper's mean-surrogate EI; torch). Here: their base
-:class:`PosteriorAdapter` (the type check, ``num_actions``, the row map of batched posteriors,
-host-to-device conversion), :class:`BanditAdapter` and the host copies. This module imports
-torch only inside the functions that take tensors.
+:class:`~delight_gym.de.posterior.ValuePosterior` (each lives beside its posterior, which
+returns it from ``as_value_posterior``). torch is imported only where tensors are taken.
 """
 
 from __future__ import annotations
@@ -31,8 +22,8 @@ def to_numpy(tensor: Any) -> np.ndarray:
 
 
 def split_values(mean: Any, baseline: Any, expected_improvement: Any) -> PosteriorValues:
-    """:class:`PosteriorValues` from device tensors ``(n, A)``, ``(n,)``, ``(n, A)``, copied to
-    the host in one transfer."""
+    """:class:`PosteriorValues` from device tensors ``(n, A)``, ``(n,)``, ``(n, A)``, in one
+    host copy."""
     torch = _torch()
     a = mean.shape[-1]
     both = to_numpy(torch.cat([mean, expected_improvement, baseline[:, None]], dim=-1))
@@ -46,23 +37,8 @@ def _torch() -> Any:
 
 
 class PosteriorAdapter:
-    """Shared base of the adapters: the wrapped posterior, its type check and ``num_actions``.
-
-    Parameters
-    ----------
-    posterior : object
-        The posterior to adapt; must be an instance of ``expected``.
-    expected : type
-        Its class (``TypeError`` otherwise, naming it).
-    num_actions : int
-        ``A`` (read from ``posterior`` by the subclasses that know where it is; ``None`` only
-        for a posterior of the wrong type, which raises first).
-
-    Attributes
-    ----------
-    posterior : object
-    num_actions : int
-    """
+    """Shared base of the adapters: the wrapped ``posterior`` (``TypeError`` unless an
+    ``expected`` instance) and ``num_actions``."""
 
     def __init__(self, posterior: Any, expected: type, num_actions: int | None) -> None:
         if not isinstance(posterior, expected):
@@ -74,8 +50,7 @@ class PosteriorAdapter:
 
     def row_map(self, n: int) -> np.ndarray:
         """Which posterior row serves each of ``n`` observation rows, int64 ``(n,)``: all row 0
-        when the posterior has one row (one bandit, many observations), row ``i`` when it has
-        ``n``; ``ValueError`` otherwise."""
+        for a one-row posterior, row ``i`` for an ``n``-row one; ``ValueError`` otherwise."""
         batch_size = self.posterior.batch_size
         if batch_size == 1:
             return np.zeros(n, dtype=np.int64)
@@ -88,7 +63,7 @@ class PosteriorAdapter:
 
     def absorb_rows(self, update: Callable[..., None], *rows: Any) -> None:
         """``update(*rows)`` at once when the posterior has a row per observation, else one
-        observation row at a time, in order (rows sharing the posterior's one row)."""
+        observation row at a time, in order."""
         n = len(rows[0])
         self.row_map(n)
         if self.posterior.batch_size == n:
@@ -111,18 +86,9 @@ class PosteriorAdapter:
         return f"{type(self).__name__}({self.posterior!r}, num_actions={self.num_actions})"
 
 
-# ---------------------------------------------------------------------------------------------
-# Bandit posteriors
-# ---------------------------------------------------------------------------------------------
-
-
 class BanditAdapter(PosteriorAdapter):
-    """Base of the bandit adapters: one-step problems, where a transition is one pull.
-
-    :meth:`update` checks the batch and hands ``(observations, actions, rewards)`` to the
-    subclass's ``absorb``; ``next_observations``, ``terminated`` and ``truncated`` are ignored
-    (nothing bootstraps).
-    """
+    """Base of the bandit adapters: a transition is one pull; :meth:`update` checks the batch
+    and hands it to ``absorb`` (nothing bootstraps)."""
 
     def absorb(self, observations: Any, actions: np.ndarray, rewards: np.ndarray) -> None:
         """Absorb ``n`` pulls (``actions`` int64 ``(n,)``, ``rewards`` float64 ``(n,)``)."""
@@ -138,7 +104,7 @@ class BanditAdapter(PosteriorAdapter):
         truncated: np.ndarray | None = None,
     ) -> None:
         """Absorb ``n`` pulls; ``ValueError`` on a batch the posterior's rows cannot serve, or
-        on actions or rewards that are not one per row (rewards must be finite)."""
+        on actions or finite rewards that are not one per row."""
         n = len(observations)
         self.row_map(n)
         act = np.asarray(actions)

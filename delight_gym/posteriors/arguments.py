@@ -1,11 +1,5 @@
-"""The constructor arguments several posteriors share, each group checked in one place.
-
-:func:`check_placement` (device and dtype), :func:`check_regression_options` (a batch of
-Bayesian linear regressions with known noise: ``LinearGaussianPosterior``, ``RFFPosterior``),
-:func:`check_head_options` (an ensemble's heads with randomized priors: the Q-ensembles and the
-bandit ensemble), :func:`check_fraction` (a rate in ``(0, 1]``) and :func:`seeded_generator`
-(a posterior's own generator from its ``seed``). Every error names the argument.
-"""
+"""The constructor arguments several posteriors share, each group checked in one place (every
+error names the argument)."""
 
 from __future__ import annotations
 
@@ -43,15 +37,13 @@ class Placement(NamedTuple):
 
 def check_placement(device: Any, dtype: Any) -> Placement:
     """``device`` as the concrete ``torch.device`` torch allocates on (``None``: torch's
-    default; ``"cuda"`` becomes ``cuda:<current>``) and ``dtype``, ``torch.float32`` or
-    ``torch.float64``; a ``ValueError``/``TypeError`` naming ``device`` or ``dtype``
-    otherwise."""
+    default) and ``dtype``, ``torch.float32`` or ``torch.float64``, checked."""
     return Placement(check_device(device), check_float_dtype(dtype))
 
 
 class RegressionOptions(NamedTuple):
     """``B`` Bayesian linear regressions of dimension ``D`` with known noise std ``σ``, and
-    where their tensors live (:func:`check_regression_options`)."""
+    where they live."""
 
     batch_size: int
     dim: int
@@ -63,8 +55,8 @@ class RegressionOptions(NamedTuple):
 def check_regression_options(
     batch_size: Any, dim: Any, noise: Any, device: Any, dtype: Any
 ) -> RegressionOptions:
-    """``batch_size`` and ``dim`` (integers ``>= 1``), ``noise`` (finite, ``> 0``) and
-    :func:`check_placement`'s ``device`` and ``dtype``, checked."""
+    """``batch_size``, ``dim`` (``>= 1``), ``noise`` (``> 0``), ``device`` and ``dtype``,
+    checked."""
     return RegressionOptions(
         check_positive_int(batch_size, "batch_size"),
         check_positive_int(dim, "dim"),
@@ -75,7 +67,7 @@ def check_regression_options(
 
 class HeadOptions(NamedTuple):
     """An ensemble's ``K`` heads, each an MLP of ``hidden_sizes`` plus its frozen prior
-    scaled by ``β = prior_scale`` (:func:`check_head_options`)."""
+    scaled by ``β = prior_scale``."""
 
     num_heads: int
     hidden_sizes: tuple[int, ...]
@@ -85,9 +77,8 @@ class HeadOptions(NamedTuple):
 def check_head_options(
     num_heads: Any, hidden_sizes: Any, prior_scale: Any, *, allow_no_hidden: bool = False
 ) -> HeadOptions:
-    """``num_heads`` (an integer ``>= 1``), ``hidden_sizes`` (a sequence of positive
-    integers, empty only with ``allow_no_hidden``) and ``prior_scale`` (finite, ``>= 0``),
-    checked."""
+    """``num_heads`` (``>= 1``), ``hidden_sizes`` (positive integers, empty only with
+    ``allow_no_hidden``) and ``prior_scale`` (``>= 0``), checked."""
     return HeadOptions(
         check_positive_int(num_heads, "num_heads"),
         check_hidden_sizes(hidden_sizes, allow_empty=allow_no_hidden),
@@ -96,8 +87,7 @@ def check_head_options(
 
 
 def check_fraction(value: Any, name: str) -> float:
-    """``value`` as a float in ``(0, 1]`` (a rate such as ``mask_prob`` or ``tau``); a
-    ``ValueError``/``TypeError`` naming ``name`` otherwise."""
+    """``value`` as a float in ``(0, 1]``, checked."""
     out = check_positive_float(value, name)
     if out > 1:
         raise ValueError(f"{name} must lie in (0, 1], got {value}")
@@ -105,8 +95,7 @@ def check_fraction(value: Any, name: str) -> float:
 
 
 def seeded_generator(seed: int | None, device: Any = "cpu") -> torch.Generator:
-    """A ``torch.Generator`` on ``device`` seeded with ``seed`` (a checked seed, or ``None``
-    for fresh entropy)."""
+    """A ``torch.Generator`` on ``device`` seeded with ``seed`` (``None``: fresh entropy)."""
     generator = torch.Generator(device=device)
     if seed is None:
         generator.seed()

@@ -2,10 +2,8 @@
 
 Osband, Aslanides & Cassirer 2018 in one-step form: head ``h`` of row ``b`` predicts the mean
 reward as ``f_h(x) + β p_h(x)`` (``f_h`` a trainable MLP, ``p_h`` a frozen random one),
-regressed on the observed rewards. Heads and rows are one
-:class:`~delight_gym.posteriors.batched_mlp.BatchedMLP` of ``B·H`` models. The posterior is the
-heads' empirical distribution, for which EI is exact. The defaults and their sources are on
-the Posteriors docs page.
+regressed on the observed rewards; heads and rows are one ``BatchedMLP`` of ``B·H`` models.
+EI is exact for the heads' empirical distribution.
 """
 
 from __future__ import annotations
@@ -28,11 +26,7 @@ from delight_gym.posteriors.batched_base import (
     check_baseline,
     check_generators,
 )
-from delight_gym.posteriors.batched_mlp import (
-    BatchedMLP,
-    ObservationBuffer,
-    mlp_parameter_count,
-)
+from delight_gym.posteriors.batched_mlp import BatchedMLP, ObservationBuffer, mlp_parameter_count
 from delight_gym.posteriors.ensemble import (
     DEFAULT_NUM_HEADS,
     DEFAULT_PRIOR_SCALE,
@@ -44,19 +38,8 @@ __all__ = ["BanditEnsemblePosterior", "EnsemblePredictive"]
 
 
 class EnsemblePredictive:
-    """The heads' values of ``K`` actions in ``B`` rows.
-
-    Parameters
-    ----------
-    head_values : torch.Tensor
-        ``(H, B, K)``.
-
-    Attributes
-    ----------
-    head_values : torch.Tensor
-    mean : torch.Tensor
-        ``(B, K)``: the heads' mean.
-    """
+    """The heads' values ``(H, B, K)`` of ``K`` actions in ``B`` rows, and their mean
+    ``(B, K)``."""
 
     def __init__(self, head_values: torch.Tensor) -> None:
         self.head_values = head_values
@@ -66,14 +49,8 @@ class EnsemblePredictive:
         self, baseline: torch.Tensor, rows: torch.Tensor | None = None, *, at_least: float = 0.0
     ) -> torch.Tensor:
         """``(1/H) Σ_h (f_h(a) − baseline)^+``, ``(r, K)``, on ``rows`` (all rows when
-        ``None``); exact everywhere (``at_least`` is accepted for the interface of
-        :class:`~delight_gym.posteriors.linfull.StudentTPredictive` and unused).
-
-        ``baseline`` is a number or a tensor of shape ``()`` (every row), ``(r,)`` or
-        ``(r, 1)`` (row ``j``'s baseline for all its arms); finite
-        (:func:`~delight_gym.posteriors.batched_base.check_baseline`). ``rows`` outside
-        ``[0, B)`` are refused (:func:`~delight_gym.posteriors.linfull.check_rows`).
-        """
+        ``None``), for a finite baseline of shape ``()``, ``(r,)`` or ``(r, 1)``;
+        ``at_least`` is unused (the interface of ``StudentTPredictive``)."""
         rows = check_rows(rows, self.head_values.shape[1])
         values = (
             self.head_values if rows is None else self.head_values[:, rows.to(self.mean.device)]
@@ -91,14 +68,10 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
         ``B``, ``G`` (``K`` per-arm or 1 shared), ``d``.
     generators : sequence of torch.Generator
         ``B`` CPU generators: row ``i``'s weights, priors and minibatches.
-    num_heads : int, default 10
-    hidden_sizes : sequence of int, default (50,)
-    prior_scale : float, default 3.0
-        ``β >= 0``.
-    learning_rate : float, default 1e-3
-    train_batch_size : int, default 128
-    sgd_steps : int, default 1
-        Gradient steps per :meth:`update`.
+    num_heads, hidden_sizes, prior_scale :
+        ``H`` (default 10), the MLPs' hidden sizes (default ``(50,)``) and ``β >= 0`` (3.0).
+    learning_rate, train_batch_size, sgd_steps :
+        Adam's step (1e-3), the minibatch size (128), gradient steps per :meth:`update` (1).
     device : torch.device or str, optional
     dtype : torch.dtype, default torch.float32
 
@@ -154,8 +127,6 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
         )
         self._prior_cache: tuple[torch.Tensor, torch.Tensor] | None = None
 
-    # -- values --------------------------------------------------------------------------------
-
     def _columns(self, arms: int) -> torch.Tensor:
         if self.num_groups == 1:
             return torch.zeros(1, arms, dtype=torch.int64, device=self.device)
@@ -167,10 +138,7 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
         return x[:, None].expand(b, self.num_heads, n, d).reshape(b * self.num_heads, n, d)
 
     def head_values(self, inputs: Any, *, validate: bool = True) -> torch.Tensor:
-        """Every head's mean reward of every arm: ``(H, B, K)`` (no graph).
-
-        The priors' values are reused while the inputs stay the same (a fixed set of arms).
-        """
+        """Every head's mean reward of every arm: ``(H, B, K)`` (no graph)."""
         x = self.check_inputs(inputs) if validate else inputs.to(self.dtype)
         b, k, _ = x.shape
         cols = self._columns(k)
@@ -178,6 +146,7 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
         with torch.no_grad():
             values = self.network(xx, cols)
             if self.prior_scale > 0:
+                # The priors' values are reused while the inputs (a fixed set of arms) stay.
                 cache = self._prior_cache
                 if cache is not None and cache[0].shape == x.shape and torch.equal(cache[0], x):
                     prior = cache[1]
@@ -204,8 +173,7 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
         gens = check_generators(generators, self.batch_size)
         x = self.check_inputs(inputs) if validate else inputs.to(self.dtype)
         heads = torch.cat([torch.randint(self.num_heads, (1,), generator=g) for g in gens])
-        models = torch.arange(self.batch_size) * self.num_heads + heads
-        models = models.to(self.device)
+        models = (torch.arange(self.batch_size) * self.num_heads + heads).to(self.device)
         cols = self._columns(x.shape[1])
         with torch.no_grad():
             values = self.network(x, cols, models)
@@ -213,12 +181,11 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
                 values = values + self.prior_scale * self.prior(x, cols, models)
         return values
 
-    # -- updates -------------------------------------------------------------------------------
-
     def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
         """Store one observation per row (:meth:`one_observation`'s arguments) and take
         ``sgd_steps`` Adam steps of every head."""
         x, g, y = self.one_observation(inputs, groups, targets, validate=validate)
+        # What a refused (overflowing) update must restore.
         generator_states = [gen.get_state() for gen in self.generators]
         saved = None
         if self.sgd_steps > 1:
@@ -254,14 +221,12 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
             self.optimizer.step()
 
     def _magnitude_limit(self) -> tuple[float, str]:
-        """``finfo(dtype).max ** ¼`` (``4.3e9`` in float32): the squared error's gradients,
-        and Adam's squares of them, must stay finite."""
+        """``finfo(dtype).max ** ¼``: Adam's squares of the gradients must stay finite."""
         why = f"(the squares of the training's gradients must stay finite in {self.dtype})"
         return magnitude_limit(self.dtype, 4), why
 
     def _undo(self, generator_states: list[torch.Tensor], saved: Any) -> None:
-        """Forget the observation just added and restore the generators (and, after more than
-        one step, the weights and the optimizer)."""
+        """Forget the observation just added; restore the generators, weights and optimizer."""
         self.data.size -= 1
         for gen, state in zip(self.generators, generator_states, strict=True):
             gen.set_state(state)

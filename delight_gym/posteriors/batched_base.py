@@ -21,9 +21,8 @@ __all__ = [
 
 
 def check_baseline(baseline: Any, rows: int, dtype: torch.dtype, device: Any) -> torch.Tensor:
-    """``baseline`` as a finite ``(rows, 1)`` tensor of ``dtype`` on ``device``: a number or a
-    tensor of shape ``()`` (one baseline for every row), ``(rows,)`` or ``(rows, 1)`` (one per
-    row, for all its arms); a ``ValueError``/``TypeError`` naming ``baseline`` otherwise."""
+    """``baseline`` (a number or a tensor of shape ``()``, ``(rows,)`` or ``(rows, 1)``) as a
+    finite ``(rows, 1)`` tensor of ``dtype`` on ``device``, checked."""
     try:
         v = torch.as_tensor(baseline, device=device)
     except (TypeError, ValueError, RuntimeError) as exc:
@@ -42,8 +41,7 @@ def check_baseline(baseline: Any, rows: int, dtype: torch.dtype, device: Any) ->
 
 
 def check_generators(generators: Any, batch_size: int) -> list[torch.Generator]:
-    """``generators`` as a list of ``batch_size`` CPU ``torch.Generator`` objects, one per row
-    (``TypeError``/``ValueError`` naming ``generators``)."""
+    """``generators`` as a list of ``batch_size`` CPU ``torch.Generator`` objects, checked."""
     if isinstance(generators, torch.Generator) or not isinstance(generators, Sequence):
         raise TypeError("generators must be a sequence of torch.Generator, one per row")
     gens = list(generators)
@@ -60,9 +58,8 @@ def check_generators(generators: Any, batch_size: int) -> list[torch.Generator]:
 def check_arm_inputs(
     inputs: Any, shape: tuple[int, int], num_groups: int, dtype: torch.dtype, device: Any
 ) -> torch.Tensor:
-    """``inputs`` as a finite ``(B, K, d)`` tensor of ``dtype`` on ``device``, where
-    ``shape = (B, d)`` and ``K`` is ``num_groups`` unless ``num_groups = 1`` (``ValueError``
-    naming ``inputs``)."""
+    """``inputs`` as a finite ``(B, K, d)`` tensor of ``dtype`` on ``device``, for
+    ``shape = (B, d)`` and ``K = num_groups`` unless ``num_groups = 1``, checked."""
     batch, dim = shape
     x = torch.as_tensor(inputs, dtype=dtype, device=device)
     if x.ndim != 3 or x.shape[0] != batch or x.shape[2] != dim:
@@ -86,27 +83,9 @@ def check_observations(
     dtype: torch.dtype,
     device: Any,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Observations checked and shaped ``(B, n, d)``, int64 ``(B, n)``, ``(B, n)``.
-
-    Parameters
-    ----------
-    inputs : torch.Tensor
-        ``(B, d)`` (one per row) or ``(B, n, d)``, finite.
-    groups : torch.Tensor
-        Integers in ``[0, num_groups)``, ``B·n`` of them.
-    targets : torch.Tensor
-        ``B·n`` finite rewards.
-    shape : (int, int)
-        ``(B, d)``.
-    num_groups : int
-    dtype, device
-        Of the returned inputs and targets.
-
-    Raises
-    ------
-    ValueError, TypeError
-        Naming the argument.
-    """
+    """Observations checked and shaped ``(B, n, d)``, int64 ``(B, n)``, ``(B, n)``, from finite
+    ``inputs`` ``(B, d)`` or ``(B, n, d)`` (``shape = (B, d)``), ``B·n`` integer ``groups`` in
+    ``[0, num_groups)`` and ``B·n`` finite ``targets``; errors name the argument."""
     batch, dim = shape
     x = torch.as_tensor(inputs, dtype=dtype, device=device)
     if x.ndim == 2:
@@ -137,9 +116,7 @@ def check_observations(
 class BatchedBanditPosterior:
     """``G`` reward models (one per arm, or one shared) in each of ``B`` rows (seeds), on
     inputs of dimension ``d``: the shape, and the checks of what the posteriors are given.
-
-    Subclasses call :meth:`_set_shape` first in ``__init__`` and set ``dtype`` and ``device``.
-    """
+    Subclasses call :meth:`_set_shape` first in ``__init__`` and set ``dtype`` and ``device``."""
 
     batch_size: int
     num_groups: int
@@ -153,8 +130,7 @@ class BatchedBanditPosterior:
         self.input_dim = check_positive_int(input_dim, "input_dim")
 
     def check_inputs(self, inputs: Any) -> torch.Tensor:
-        """:func:`check_arm_inputs` for this posterior: ``(B, K, d)`` with ``K = G`` or
-        ``G = 1``."""
+        """:func:`check_arm_inputs` for this posterior."""
         return check_arm_inputs(
             inputs, (self.batch_size, self.input_dim), self.num_groups, self.dtype, self.device
         )
@@ -162,8 +138,7 @@ class BatchedBanditPosterior:
     def check_observations(
         self, inputs: Any, groups: Any, targets: Any, input_dim: int | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """:func:`check_observations` for this posterior (``input_dim`` defaults to its
-        ``d``)."""
+        """:func:`check_observations` for this posterior (``input_dim`` default: its ``d``)."""
         return check_observations(
             inputs,
             groups,
@@ -177,8 +152,8 @@ class BatchedBanditPosterior:
     def check_one_observation(
         self, inputs: Any, groups: Any, targets: Any
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One observation per row, checked (:meth:`check_observations`, then
-        :meth:`check_magnitudes`): ``(B, 1, d)``, int64 ``(B, 1)``, ``(B, 1)``."""
+        """One observation per row, checked with its magnitudes: ``(B, 1, d)``, int64
+        ``(B, 1)``, ``(B, 1)``."""
         x, g, y = self.check_observations(inputs, groups, targets)
         if x.shape[1] != 1:
             raise ValueError("inputs must hold one observation per row, shape (B, d)")
@@ -188,21 +163,9 @@ class BatchedBanditPosterior:
     def one_observation(
         self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The one observation per row an update of the network posteriors (NeuralLinear, the
-        bandit ensemble) absorbs, as ``(B, d)``, int64 ``(B,)``, ``(B,)`` tensors.
-
-        Parameters
-        ----------
-        inputs : torch.Tensor
-            ``(B, d)``.
-        groups : torch.Tensor
-            int ``(B,)`` in ``[0, G)``.
-        targets : torch.Tensor
-            ``(B,)`` rewards.
-        validate : bool, default True
-            Check them (:meth:`check_one_observation`); ``False``: tensors of the right
-            shapes and device, only cast to the posterior's dtype.
-        """
+        """The one observation per row a network posterior's update absorbs (``(B, d)``, int
+        ``(B,)`` in ``[0, G)``, ``(B,)``), checked unless ``validate=False`` (then only cast
+        to the posterior's dtype)."""
         if validate:
             x, g, y = self.check_one_observation(inputs, groups, targets)
             return x[:, 0], g[:, 0], y[:, 0]
@@ -215,5 +178,5 @@ class BatchedBanditPosterior:
         check_magnitude(targets, "targets", limit, why=why)
 
     def _magnitude_limit(self) -> tuple[float, str]:
-        """The largest magnitude an input or a target may have, and why (for the error)."""
+        """The largest magnitude an input or a target may have, and why."""
         raise NotImplementedError

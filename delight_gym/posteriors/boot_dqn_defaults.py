@@ -1,12 +1,6 @@
-"""Bootstrapped DQN's settings in one record, as bsuite's ``default_agent``.
-
-:data:`BOOT_DQN_DEFAULTS` is what the three front ends take when an argument is left out:
-:class:`~delight_gym.agents.boot_dqn.SeedBatchedBootDQN`,
-:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` and
-:class:`~delight_gym.sb3.BootstrappedDQN` (and the network,
-:class:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork`). Their replay settings are
-checked by :func:`check_replay_options`, the one rule for all three.
-"""
+"""Bootstrapped DQN's settings in one record, as bsuite's ``default_agent``: the defaults of
+its three front ends (``SeedBatchedBootDQN``, ``EnsembleQPosterior``, ``BootstrappedDQN``),
+whose replay settings :func:`check_replay_options` checks."""
 
 from __future__ import annotations
 
@@ -74,10 +68,8 @@ class ReplayOptions(NamedTuple):
 
 
 def check_replay_options(batch_size: Any, buffer_size: Any, learning_starts: Any) -> ReplayOptions:
-    """``batch_size`` and ``buffer_size`` (integers ``>= 1``) and ``learning_starts`` (an
-    integer ``>= 0``, counted in transitions seen: 0 and 1 both train from the first
-    transition, and a value beyond the run never trains), checked; the error names the
-    argument."""
+    """``batch_size`` and ``buffer_size`` (``>= 1``) and ``learning_starts`` (``>= 0``,
+    transitions seen before training), checked."""
     return ReplayOptions(
         check_positive_int(batch_size, "batch_size"),
         check_positive_int(buffer_size, "buffer_size"),

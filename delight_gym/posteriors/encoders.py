@@ -1,10 +1,5 @@
-"""State encoders of the tabular posteriors: a batch of observations -> state indices.
-
-:class:`~delight_gym.posteriors.value.TabularValuePosterior` and
-:class:`~delight_gym.posteriors.tabular.TabularMDPAdapter` read Discrete observations
-(:class:`DiscreteEncoder`) or one-hot ones such as DeepSea's (:class:`OneHotEncoder`);
-:func:`encoder_for_space` picks the encoder of a Gymnasium space.
-"""
+"""State encoders of the tabular posteriors: a batch of Discrete or one-hot observations ->
+state indices; :func:`encoder_for_space` picks the encoder of a Gymnasium space."""
 
 from __future__ import annotations
 
@@ -17,12 +12,8 @@ __all__ = ["DiscreteEncoder", "OneHotEncoder", "encoder_for_space"]
 
 
 class DiscreteEncoder:
-    """Observations of a ``Discrete(n, start)`` space -> indices ``obs − start``.
-
-    Calling it on an int ``(n,)`` batch returns the int64 ``(n,)`` state indices; ``name`` names
-    the argument in errors; ``allow_blank`` is accepted for the encoders' common signature and
-    ignored (a Discrete observation is never blank).
-    """
+    """Observations of a ``Discrete(n, start)`` space -> int64 indices ``obs − start``
+    (``name`` names the argument in errors; ``allow_blank`` is ignored)."""
 
     def __init__(self, num_states: int, start: int = 0) -> None:
         self.num_states = num_states
@@ -42,12 +33,8 @@ class DiscreteEncoder:
 
 
 class OneHotEncoder:
-    """One-hot observations of shape ``obs_shape`` -> the flat index of their single 1.
-
-    Calling it on a ``(n, *obs_shape)`` batch returns int64 ``(n,)`` indices. ``allow_blank``
-    (bool ``(n,)``) marks rows that may be all zeros (e.g. DeepSea's observation after the last
-    step); their index is ``-1``. Any other row that is not one-hot raises ``ValueError``.
-    """
+    """One-hot observations of shape ``obs_shape`` -> the int64 flat index of their single 1;
+    rows marked in ``allow_blank`` (bool ``(n,)``) may be all zeros (index ``-1``)."""
 
     def __init__(self, obs_shape: tuple[int, ...]) -> None:
         self.obs_shape = tuple(obs_shape)

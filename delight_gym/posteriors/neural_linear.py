@@ -1,12 +1,11 @@
 """NeuralLinear (Riquelme, Tucker & Snoek 2018): Bayesian linear regression on a network's
 last hidden layer, batched over seeds.
 
-A :class:`~delight_gym.posteriors.batched_mlp.BatchedMLP` (a network per row) maps an input to
-features ``z`` and has one output per model group, trained on the squared error of the
-observed group's output; a :class:`~delight_gym.posteriors.linfull.LinFullPosterior` on ``z``
-gives the Student-t posterior of the mean reward. Every ``train_every`` updates the networks
-are trained ``train_steps`` minibatch steps on all data, then the regression is refitted. The
-defaults are the showdown's ``example_main.py`` settings (the Posteriors docs page).
+A network per row maps an input to features ``z`` and has one output per model group, trained
+on the squared error of the observed group's output; a
+:class:`~delight_gym.posteriors.linfull.LinFullPosterior` on ``z`` gives the Student-t
+posterior of the mean reward. Every ``train_every`` updates the networks are trained, then the
+regression is refitted.
 """
 
 from __future__ import annotations
@@ -42,9 +41,7 @@ __all__ = ["NEURAL_LINEAR_SETTINGS", "NeuralLinearPosterior", "neural_linear_set
 
 #: Named sets of :class:`NeuralLinearPosterior` keywords. ``"example"``: the Deep Bayesian
 #: Bandits Showdown's public ``example_main.py`` (the constructor's defaults). ``"paper"``: its
-#: paper's settings as a public reimplementation quotes them (two hidden layers of 100 ReLUs,
-#: retrained every 20 rounds for 20 minibatch steps, ``a0 = b0 = 3``), in float32 as its code
-#: ran; we could not read the paper's text ourselves.
+#: paper's settings as a public reimplementation quotes them, in float32.
 NEURAL_LINEAR_SETTINGS: dict[str, dict[str, Any]] = {
     "example": {},
     "paper": {
@@ -59,8 +56,7 @@ NEURAL_LINEAR_SETTINGS: dict[str, dict[str, Any]] = {
 
 
 def neural_linear_settings(value: Any, name: str = "nl_settings") -> str:
-    """``value`` if it names one of :data:`NEURAL_LINEAR_SETTINGS`, else a ``ValueError``
-    naming ``name`` and the choices."""
+    """``value`` if it names one of :data:`NEURAL_LINEAR_SETTINGS`, else a ``ValueError``."""
     if not isinstance(value, str) or value not in NEURAL_LINEAR_SETTINGS:
         raise ValueError(f"{name} must be one of {sorted(NEURAL_LINEAR_SETTINGS)}, got {value!r}")
     return value
@@ -78,8 +74,7 @@ class NeuralLinearPosterior(BatchedBanditPosterior):
     hidden_sizes : sequence of int, default (50,)
         The last is the feature dimension.
     train_every, train_steps : int, default 50, 100
-        Updates between retrainings, minibatch steps per retraining (the showdown's
-        ``training_freq_network``, ``training_epochs``).
+        Updates between retrainings, minibatch steps per retraining.
     train_batch_size : int, default 512
     learning_rate, lr_decay_rate : float, default 0.1, 0.5
         RMSProp's step ``k`` is ``lr_0/(1 + lr_decay_rate·k)``.
@@ -88,18 +83,16 @@ class NeuralLinearPosterior(BatchedBanditPosterior):
     max_grad_norm, init_scale : float, default 5.0, 0.3
     lambda_prior, a0, b0 : float
         The regression's prior (0.25, 6, 6).
-    device, dtype : optional
-        The regression's (dtype default float64); ``network_dtype`` (float64) is the network's.
+    device, dtype, network_dtype : optional
+        The regression's device and dtype (float64), the network's dtype (float64).
 
     Attributes
     ----------
     network, regression, data, num_updates, trainings :
-        The :class:`BatchedMLP`, the :class:`LinFullPosterior` on its features, the
-        :class:`ObservationBuffer`, updates and retrainings so far.
+        The network, the regression on its features, the data, updates and retrainings.
     """
 
-    #: Train through autograd instead of the written-out gradients (the same numbers, slower;
-    #: kept for tests and benchmarks).
+    #: Train through autograd instead of the written-out gradients (same numbers, slower).
     _autograd = False
 
     def __init__(
@@ -167,8 +160,6 @@ class NeuralLinearPosterior(BatchedBanditPosterior):
         self.sgd_steps = 0
         self._feature_buffer = torch.empty(0, dtype=self.network_dtype, device=self.device)
 
-    # -- features ------------------------------------------------------------------------------
-
     def features(self, inputs: torch.Tensor) -> torch.Tensor:
         """The networks' last hidden layer: ``(B, n, d)`` → ``(B, n, h)`` in the regression's
         dtype (no graph)."""
@@ -177,8 +168,7 @@ class NeuralLinearPosterior(BatchedBanditPosterior):
 
     def _refit(self) -> None:
         """Refit the regression on every datum's features, computed into a buffer kept across
-        retrainings (a fresh ``(B, n, h)`` tensor costs more in first-touch page faults than
-        the product)."""
+        retrainings (a fresh one costs more in page faults than the product)."""
         data = self.data
         batch, size, width = self.batch_size, data.size, self.network.sizes[-2]
         if self._feature_buffer.numel() < batch * size * width:
@@ -197,8 +187,7 @@ class NeuralLinearPosterior(BatchedBanditPosterior):
         self.regression.refit(feats, data.groups, data.targets, validate=False)
 
     def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:
-        """Student-t posterior of every arm's mean reward (``(B, K, d)`` → ``(B, K)`` each);
-        see :meth:`LinFullPosterior.predictive`."""
+        """Student-t posterior of every arm's mean reward (``(B, K, d)`` → ``(B, K)`` each)."""
         x = self.check_inputs(inputs) if validate else inputs
         return self.regression.predictive(self.features(x), validate=validate)
 
@@ -213,8 +202,6 @@ class NeuralLinearPosterior(BatchedBanditPosterior):
         """Every arm's mean reward under one draw of the regression weights, ``(B, K)``."""
         x = self.check_inputs(inputs) if validate else inputs
         return self.regression.thompson_values(self.features(x), generators, validate=validate)
-
-    # -- updates -------------------------------------------------------------------------------
 
     def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
         """Absorb one observation per row (:meth:`one_observation`'s arguments), and retrain
@@ -239,8 +226,7 @@ class NeuralLinearPosterior(BatchedBanditPosterior):
             raise
 
     def _magnitude_limit(self) -> tuple[float, str]:
-        """``finfo.max ** ¼`` of the network's or the regression's dtype, whichever is smaller
-        (``4.3e9`` for float32): the squares of the training's gradients must stay finite."""
+        """``finfo.max ** ¼`` of the smaller of the two dtypes: squared gradients stay finite."""
         limit = min(magnitude_limit(self.network_dtype, 4), magnitude_limit(self.dtype, 4))
         return limit, "(the squares of the training's gradients must stay finite)"
 

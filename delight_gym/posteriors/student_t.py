@@ -3,10 +3,8 @@ r"""Expected improvement ``E[(X − v)^+]`` of a Student-t variable ``X = m + s�
 With ``d = m − v``, ``u = |d|/s``: ``EI = d^+ + s·g(u)``, where
 ``g(u) = E[(T − u)^+] = (ν + u²)/(ν − 1)·f_ν(u) − u·S_ν(u)`` (``f_ν`` the density, ``S_ν``
 the survival function of ``t_ν``; finite for ``ν > 1``). ``S_ν`` comes from SciPy's
-regularized incomplete beta on the side that keeps it accurate; relative error against
-quadrature ``≤ 4e-11`` for ``|z| ≤ 30``, ``ν ∈ [1.5, 1e9]`` (the measurements: the
-Posteriors docs page). Computed on the host in float64; tensors come back on their device
-and dtype.
+regularized incomplete beta on the side that keeps it accurate. Computed on the host in
+float64; tensors come back on their device and dtype.
 """
 
 from __future__ import annotations
@@ -50,9 +48,8 @@ def _log_gamma_ratio(a: np.ndarray) -> np.ndarray:
 
 
 def _upper_tail_ei(u: np.ndarray, log_u: np.ndarray, nu: np.ndarray) -> np.ndarray:
-    """``g(u) = E[(T − u)^+]`` for ``T ~ t_ν``, ``u ≥ 0``, ``ν > 1`` (float64 arrays), given
-    ``u`` (may be ``inf``) and ``log u`` (finite wherever ``u > 0``): the far tail
-    (``u² ≥ 15ν``) from :func:`_far_tail_ei`, which never forms ``u²``."""
+    """``g(u) = E[(T − u)^+]`` for ``T ~ t_ν``, ``u ≥ 0`` (may be ``inf``), ``ν > 1``, given
+    also ``log u`` (finite wherever ``u > 0``, so the far tail never forms ``u²``)."""
     u, log_u, nu = np.broadcast_arrays(u, log_u, nu)
     far = 2.0 * log_u >= np.log(_FAR_TAIL * nu)
     out = np.zeros(u.shape)
@@ -85,13 +82,10 @@ def _near_tail_ei(u: np.ndarray, nu: np.ndarray) -> np.ndarray:
 
 
 def _far_tail_ei(log_u: np.ndarray, nu: np.ndarray) -> np.ndarray:
-    """``g(u)`` for ``u² ≥ 15ν`` from ``log u``, without cancellation or overflow.
-
-    With ``x = ν/(ν + u²)`` (``≤ 1/16``), ``I_x(ν/2, ½)``'s hypergeometric series gives
-    ``g = √ν·x^((ν−1)/2)/(ν·B(ν/2, ½))·[1/(ν − 1) + Σ_{k≥1} c_{k−1} x^k/(ν + 2k)]``,
-    ``c_0 = 1``, ``c_j = c_{j−1}(ν/2 + j − ½)/(ν/2 + j)``: positive terms only, ``x`` and the
-    prefactor from logarithms, so ``u`` up to the largest float and ``ν`` near 1 are exact.
-    """
+    """``g(u)`` for ``u² ≥ 15ν`` from ``log u``, without cancellation or overflow."""
+    # With x = ν/(ν + u²) <= 1/16, I_x(ν/2, ½)'s hypergeometric series gives
+    # g = √ν·x^((ν−1)/2)/(ν·B(ν/2, ½))·[1/(ν − 1) + Σ_{k≥1} c_{k−1} x^k/(ν + 2k)],
+    # c_0 = 1, c_j = c_{j−1}(ν/2 + j − ½)/(ν/2 + j): positive terms, prefactor from logs.
     log_w2 = np.log(nu) - 2.0 * log_u  # log(ν/u²) <= log(1/15)
     log_x = log_w2 - np.log1p(np.exp(log_w2))
     x = np.exp(log_x)
@@ -116,16 +110,12 @@ def student_t_expected_improvement(
 ) -> Any:
     """Expected improvement ``E[(X − v)^+]`` of ``X = mean + scale·T``, ``T ~ t_dof``.
 
-    In the posteriors of this package ``X`` is the *mean reward* of an action under a
-    Normal-Inverse-Gamma posterior (its marginal is Student-t with ``2a`` degrees of freedom),
-    not a noisy observation. ``scale = 0`` gives ``(mean − v)^+`` exactly; always
-    ``EI ≥ (mean − v)^+``.
+    ``scale = 0`` gives ``(mean − v)^+`` exactly; always ``EI ≥ (mean − v)^+``.
 
     Parameters
     ----------
     mean, scale, dof, baseline : torch.Tensor, numpy.ndarray or float
-        Broadcastable; finite; ``scale >= 0``; ``dof > 1`` (the mean of ``t_ν`` exists).
-        Tensors must share one device.
+        Broadcastable; finite; ``scale >= 0``; ``dof > 1``. Tensors must share one device.
     validate : bool, default True
         Check finiteness, ``scale >= 0`` and ``dof > 1``.
 
@@ -138,8 +128,7 @@ def student_t_expected_improvement(
     Raises
     ------
     ValueError
-        Non-finite input, ``scale < 0``, ``dof <= 1``, shapes that do not broadcast (naming
-        the argument).
+        On a non-finite input, ``scale < 0``, ``dof <= 1`` or shapes that do not broadcast.
 
     Examples
     --------

@@ -15,27 +15,23 @@ __all__ = ["TabularModel", "value_iteration"]
 
 @dataclass
 class TabularModel:
-    """One MDP per seed in the sparse form the planner uses.
-
-    ``P(·|s, a)·V = Σ_k weight[..., k]·V[succ[..., k]] + uniform·mean(V)`` plus, if ``extra``
-    is given, ``Σ_e extra_weight[e]·V[extra_succ[e]]`` over the entries ``e`` of the pair.
+    """One MDP per seed in the sparse form the planner uses:
+    ``P(·|s, a)·V = Σ_k weight[..., k]·V[succ[..., k]] + uniform·mean(V)`` (plus ``extra``).
 
     Attributes
     ----------
     reward
-        mean reward ``r(s, a)``, shape ``(B, S, A)``.
+        Mean reward ``r(s, a)``, ``(B, S, A)``.
     succ
-        successor states, int64 ``(B, S, A, J)``; ``None`` means the dense form, where
-        ``weight`` has ``J = S`` columns indexed by the states themselves.
+        Successor states, int64 ``(B, S, A, J)``; ``None``: the dense form, where ``weight``
+        has ``J = S`` columns indexed by the states themselves.
     weight
-        transition weights, ``(B, S, A, J)`` (padding slots have weight 0).
+        Transition weights, ``(B, S, A, J)`` (padding slots have weight 0).
     uniform
-        weight on the uniform distribution over all states, ``(B, S, A)``.
+        Weight on the uniform distribution over all states, ``(B, S, A)``.
     extra
-        optional overflow entries ``(pair, succ, weight)``, three ``(E,)`` tensors:
-        ``pair`` indexes the flattened ``(B·S·A)`` pairs, ``succ`` the flattened ``(B·S)``
-        states (of the same seed). PSRL samples keep the few pairs with many heavy sticks
-        here, so that ``J`` stays small for the rest.
+        Optional overflow entries ``(pair, succ, weight)``, three ``(E,)`` tensors indexing
+        the flattened ``(B·S·A)`` pairs and ``(B·S)`` states (PSRL's pairs with many sticks).
     """
 
     reward: torch.Tensor
@@ -45,7 +41,7 @@ class TabularModel:
     extra: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
 
     def dense_transitions(self) -> torch.Tensor:
-        """The full transition tensor ``(B, S, A, S)`` (``O(S²A)`` memory; for tests)."""
+        """The full transition tensor ``(B, S, A, S)``."""
         b, s, a = self.reward.shape
         dense = self.uniform[..., None].expand(b, s, a, s) / s
         if self.succ is None:
@@ -62,25 +58,17 @@ class TabularModel:
 def value_iteration(
     model: TabularModel, horizon: int, first_step: int = 0, out: torch.Tensor | None = None
 ) -> torch.Tensor:
-    """Finite-horizon optimal ``Q_h`` for ``h = first_step..horizon-1`` (``V_horizon = 0``).
-
-    One backup is a gather of ``V_{h+1}`` at the ``J`` successor slots of every pair, a
-    weighted sum over the slots, the uniform part ``uniform·mean(V_{h+1})`` and the reward:
-    ``O(S·A·J)`` per seed, written into preallocated buffers (fresh megabyte-sized tensors per
-    backup cost about as much as the arithmetic on CPU).
+    """Finite-horizon optimal ``Q_h`` for ``h = first_step..horizon-1`` (``V_horizon = 0``),
+    ``O(S·A·J)`` per seed and backup.
 
     Parameters
     ----------
     model : TabularModel
-        the MDPs (batch ``B``).
     horizon : int
-        ``H``.
     first_step : int
-        the first time step wanted; only the backups ``h ≥ first_step`` are done.
-    out : torch.Tensor | None
-        optional contiguous buffer of the result's shape, dtype and device, reused across
-        calls (a fresh 60 MB tensor per plan at ``N = 50``, ``B = 30`` costs its page faults
-        again every time, about as much as the backups writing into it).
+        The first time step wanted; only the backups ``h ≥ first_step`` are done.
+    out : torch.Tensor, optional
+        A contiguous buffer of the result's shape, dtype and device, reused across calls.
 
     Returns
     -------
@@ -109,6 +97,7 @@ def value_iteration(
         return q
     v = torch.empty((b, s), **kw)
     v_mean = torch.empty((b, 1), **kw)
+    # Backups write into preallocated buffers: fresh tensors cost about as much as the maths.
     if model.succ is None:
         dense_w = model.weight
     else:

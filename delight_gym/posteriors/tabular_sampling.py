@@ -1,9 +1,7 @@
 """PSRL's draws from a :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`: one MDP
 per seed, exact in distribution, by stick-breaking without an ``S × S`` matrix
 (:func:`sample_sparse`) or from dense Dirichlet rows (:func:`sample_dense`), each seed from its
-own generator. What :meth:`~delight_gym.posteriors.tabular.TabularMDPPosterior.sample_model`
-runs once it has checked its arguments; the derivation is on the Posteriors docs page. torch.
-"""
+own generator."""
 
 from __future__ import annotations
 
@@ -15,13 +13,7 @@ import torch
 
 from delight_gym.posteriors.tabular_planning import TabularModel
 
-__all__ = [
-    "GeneratorLike",
-    "generators_per_row",
-    "sample_dense",
-    "sample_sparse",
-    "standard_gamma",
-]
+__all__ = ["GeneratorLike", "generators_per_row", "sample_dense", "sample_sparse", "standard_gamma"]
 
 #: One ``torch.Generator`` for every row, or one per row.
 GeneratorLike = torch.Generator | Sequence[torch.Generator]
@@ -77,9 +69,8 @@ def _sample_dense_row(
     alpha.scatter_add_(-1, posterior.succ[i], posterior.succ_counts[i])
     g = standard_gamma(alpha, gen)
     total = g.sum(dim=-1, keepdim=True)
-    # All S Gammas underflow together only for a minuscule α0: then the row is a draw
-    # concentrated on one state, which the largest log-Gamma would pick; fall back to
-    # the mean (documented limitation, unreachable for α0 ≥ 1e-6 and S ≤ 10⁴).
+    # All S Gammas underflow together only for a minuscule α0 (never for α0 ≥ 1e-6 and
+    # S ≤ 10⁴); the row then falls back to the mean.
     weight = torch.where(
         total > 0, g / torch.where(total > 0, total, 1.0), alpha / alpha.sum(-1, keepdim=True)
     )
@@ -89,25 +80,9 @@ def _sample_dense_row(
 def sample_sparse(
     posterior: Any, rows: list[int], gens: list[torch.Generator], tol: float
 ) -> TabularModel:
-    """The stick-breaking sampler: per seed, its draws come from its own generator (a few
-    calls per seed); the arithmetic runs batched over the seeds.
-
-    Parameters
-    ----------
-    posterior : TabularMDPPosterior
-        The posterior to draw from.
-    rows : list of int
-        Its seed rows to sample.
-    gens : list of torch.Generator
-        One per row (:func:`generators_per_row`).
-    tol : float
-        Leftover mass in ``(0, 1)`` at which the stick-breaking series stops.
-
-    Returns
-    -------
-    TabularModel
-        One MDP per row.
-    """
+    """The stick-breaking sampler: one MDP per seed row of ``posterior`` in ``rows``, drawn
+    from its generator in ``gens``, the series stopped at leftover mass ``tol`` in ``(0, 1)``;
+    the arithmetic runs batched over the seeds."""
     n_states, n_actions = posterior.num_states, posterior.num_actions
     pairs = n_states * n_actions
     kw: dict[str, Any] = {"dtype": posterior.dtype, "device": posterior.device}
@@ -117,6 +92,7 @@ def sample_sparse(
     k_slots = counts.shape[-1]
     c = n_states * posterior.transition_prior
     log_tol = math.log(tol)
+    # About c·log(1/tol) sticks leave mass below tol (each keeps a Beta(1, c) share).
     main = max(1, math.ceil(c * -log_tol)) + 1
     beta = posterior.reward_model == "beta"
     gammas, noises, uniforms, atoms = [], [], [], []
@@ -145,6 +121,8 @@ def sample_sparse(
         s0 = posterior.reward_prior[1]
         prec = 1.0 / s0**2 + posterior.reward_n[idx] / posterior.reward_noise**2
         reward = posterior.mean_reward(idx) + torch.stack(noises).view_as(prec) / prec.sqrt()
+    # The posterior Dirichlet splits as (observed counts, prior mass c): Gamma draws of each
+    # give the observed successors' weights and the fraction `frac` left to the DP part.
     g_obs = gam[:, off : off + pairs * k_slots].view(b, n_states, n_actions, k_slots)
     g_obs = torch.where(counts > 0, g_obs, 0.0)
     t0 = gam[:, off + pairs * k_slots :].reshape(b * pairs)
@@ -222,8 +200,8 @@ def _sticks(
 
 
 def sample_dense(posterior: Any, rows: list[int], gens: list[torch.Generator]) -> TabularModel:
-    """The dense sampler: per seed row, reward means and an ``(S, A, S)`` transition draw from
-    its own generator (``posterior``, ``rows`` and ``gens`` as for :func:`sample_sparse`)."""
+    """The dense sampler (arguments as :func:`sample_sparse`'s): per seed row, reward means and
+    an ``(S, A, S)`` transition draw from its own generator."""
     parts = [_sample_dense_row(posterior, i, g) for i, g in zip(rows, gens, strict=True)]
     reward = torch.stack([p[0] for p in parts])
     weight = torch.stack([p[1] for p in parts])

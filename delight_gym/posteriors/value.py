@@ -1,8 +1,6 @@
-"""The tabular Gaussian value posterior: the wrapper's default posterior for Discrete or one-hot
-observations (see :class:`TabularValuePosterior`), and :func:`default_posterior`, which picks
-it or the ensemble for other Box spaces. numpy only; torch is imported only when
-:func:`default_posterior` builds an ensemble.
-"""
+"""The tabular Gaussian value posterior (the wrapper's default for Discrete or one-hot
+observations), and :func:`default_posterior`, which picks it or the ensemble for other Box
+spaces. numpy only; torch is imported only when an ensemble is built."""
 
 from __future__ import annotations
 
@@ -29,24 +27,21 @@ __all__ = ["TabularValuePosterior", "default_posterior"]
 class TabularValuePosterior:
     """Independent Gaussian posteriors over ``Q(s, a)`` on a finite state set, fed TD targets.
 
-    The wrapper's default for Discrete or one-hot observations. Each ``(s, a)`` has
-    ``Q(s, a) ~ N(m, sd²)``; a transition is one observation ``y = r + γ(1 − terminated)
-    max_b m(s', b)`` of ``Q(s, a)`` with noise ``σ`` (conjugate update; a batch equals its rows
-    fed one by one). EI is exact Gaussian EI. The maths and its limits: ``docs/posteriors.md``.
+    Each ``(s, a)`` has ``Q(s, a) ~ N(m, sd²)``; a transition is one observation
+    ``y = r + γ(1 − terminated) max_b m(s', b)`` of ``Q(s, a)`` with noise ``σ`` (conjugate
+    update; a batch equals its rows fed one by one). EI is exact Gaussian EI.
 
     Parameters
     ----------
     num_states, num_actions : int
-        ``S`` and ``A`` (both >= 1).
+        ``S`` and ``A``.
     encoder : callable, optional
-        Observations → state indices in ``[0, S)`` (:meth:`from_space` builds it); default:
-        the observations are integer indices ``(n,)``.
+        Observations → state indices in ``[0, S)``; default: the observations are integer
+        indices ``(n,)``.
     gamma : float, default 0.99
         Discount ``γ`` in ``[0, 1]`` of the TD targets.
-    prior_mean : float, default 0.0
-        Prior mean of every ``Q(s, a)`` (a positive value adds optimism).
-    prior_std : float, default 1.0
-        Prior standard deviation (> 0), on the scale of the returns.
+    prior_mean, prior_std : float, default 0.0, 1.0
+        Prior mean and standard deviation (> 0) of every ``Q(s, a)``.
     noise_std : float, default 0.5
         ``σ > 0``, the noise of one TD target.
 
@@ -83,17 +78,8 @@ class TabularValuePosterior:
     def from_space(
         cls, observation_space: Any, num_actions: int, **kwargs: Any
     ) -> TabularValuePosterior:
-        """Build the posterior for a ``Discrete`` or one-hot ``Box`` observation space.
-
-        A ``Box`` qualifies when its bounds are ``[0, 1]``; each observation must then be
-        one-hot (checked on every call), and ``S`` is the number of its entries (``N²`` for
-        DeepSea). ``kwargs`` go to the constructor.
-
-        Raises
-        ------
-        ValueError
-            If the space is neither.
-        """
+        """The posterior for a ``Discrete`` or one-hot ``Box`` (bounds ``[0, 1]``) observation
+        space (``ValueError`` otherwise); ``kwargs`` go to the constructor."""
         encoder = encoder_for_space(observation_space)
         if encoder is None:
             raise ValueError(
@@ -133,17 +119,16 @@ class TabularValuePosterior:
         terminated: np.ndarray,
         truncated: np.ndarray | None = None,
     ) -> None:
-        """Absorb ``n`` transitions in row order (see the class docstring).
+        """Absorb ``n`` transitions in row order, all checked first.
 
-        ``next_observations`` of terminated rows are not used and may be blank (all zeros).
-        ``truncated`` is ignored: a truncated transition bootstraps from ``next_observations``
-        like any other. Everything is checked before anything is absorbed.
+        ``next_observations`` of terminated rows are not used and may be blank (all zeros);
+        ``truncated`` is ignored (a truncated transition bootstraps like any other).
 
         Raises
         ------
         ValueError
             On observations that are not states, actions that are not ``n`` integers in
-            ``[0, A)`` (shape ``(n,)``), or rewards that are not finite.
+            ``[0, A)``, or rewards that are not finite.
         """
         s = self.encoder(observations, "observations")
         n = s.shape[0]
@@ -159,6 +144,7 @@ class TabularValuePosterior:
             if not term[i]:
                 target += self.gamma * self.means[s_next[i]].max()
             self.counts[si, ai] += 1.0
+            # Conjugate Normal update: the mean moves by the target's share of the precision.
             precision = p0 + self.counts[si, ai] * w
             self.means[si, ai] += (target - self.means[si, ai]) * (w / precision)
 
@@ -173,28 +159,10 @@ class TabularValuePosterior:
 def default_posterior(
     observation_space: Any, num_actions: int, *, seed: int | None = None, **kwargs: Any
 ) -> Any:
-    """The default posterior of the wrapper and of ``DelightDQN`` for an observation space.
-
-    * Discrete or one-hot ``Box`` (bounds ``[0, 1]``): :meth:`TabularValuePosterior.from_space`
-      (``seed`` unused: it draws nothing);
-    * any other ``Box``: :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (``K = 10``
-      Q-heads with randomized priors, its own replay buffer, one gradient step per observed
-      transition once 128 are stored; torch is imported only here).
-
-    Parameters
-    ----------
-    observation_space : gymnasium.Space
-    num_actions : int
-    seed : int, optional
-        Seed of the ensemble's generator (initial heads, priors, replay samples).
-    **kwargs :
-        The chosen posterior's arguments (``gamma`` is common to both).
-
-    Raises
-    ------
-    ValueError
-        For a space that is neither (e.g. ``Dict``).
-    """
+    """The default posterior of the wrapper and of ``DelightDQN`` for an observation space: a
+    :class:`TabularValuePosterior` for Discrete or one-hot ``Box`` spaces (``seed`` unused),
+    an :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` seeded with ``seed`` for
+    other ``Box`` spaces, ``ValueError`` otherwise; ``kwargs`` go to the chosen posterior."""
     if encoder_for_space(observation_space) is not None:
         return TabularValuePosterior.from_space(observation_space, num_actions, **kwargs)
     from gymnasium import spaces
