@@ -23,8 +23,8 @@ from delight_gym.envs._base import (
     check_render_mode,
     pull_info,
     read_only_copy,
+    render_mode_missing,
     vector_step_infos,
-    warn_no_render_mode,
 )
 
 __all__ = [
@@ -134,13 +134,22 @@ class OneStepBanditEnv(BanditMeans, BanditEnv[ObsT]):
     """A ``K``-armed bandit played as one-pull episodes on one instance; ``info`` holds Python
     floats ``expected_reward``, ``optimal_expected_reward`` and ``regret``.
 
-    Subclasses set ``family``, ``num_arms``, ``action_space``, ``_means``, ``_optimal``,
-    ``_last_pull = None`` and the :class:`InstanceEnv` attributes, and implement
-    :meth:`_draw_instance`, :meth:`_observation`, :meth:`_reward` and :meth:`_render_shape`.
+    Subclasses set ``family``, ``num_arms`` and ``action_space``, call
+    :meth:`_init_bandit_state`, and implement :meth:`_draw_instance` (setting ``_means`` and
+    ``_optimal``), :meth:`_observation`, :meth:`_reward` and :meth:`_render_shape`.
     """
 
     _optimal: float
     _last_pull: tuple[int, float] | None
+
+    def _init_bandit_state(
+        self, fixed: str | None, means: NDArray[np.float64] | None = None
+    ) -> None:
+        self._fixed_instance = fixed
+        self._means = means
+        self._optimal = float("nan") if means is None else float(means.max())
+        self._last_pull = None
+        self._has_reset = False
 
     def _observation(self) -> ObsT:
         raise NotImplementedError
@@ -174,8 +183,7 @@ class OneStepBanditEnv(BanditMeans, BanditEnv[ObsT]):
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, a one-line text summary; otherwise ``None``."""
-        if self.render_mode is None:
-            warn_no_render_mode(self)
+        if render_mode_missing(self):
             return None
         return bandit_summary(
             self.family, self._render_shape(), self._means, self._last_pull, self.reward_format
@@ -186,8 +194,8 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
     """``num_envs`` independent one-pull bandits stepped together; every step terminates and
     resets every sub-env (``SAME_STEP``), without resampling.
 
-    Subclasses set ``family``, ``num_envs``, ``num_arms``, the spaces, ``_means``,
-    ``_optimal`` and call :meth:`_init_bandit_state`, and implement
+    Subclasses set ``family``, ``num_envs``, ``num_arms`` and the spaces, call
+    :meth:`_init_bandit_state`, and implement
     :meth:`_allocate_instances`, :meth:`_draw_instances` (ending with
     :meth:`_instances_drawn`), :meth:`_observations`, :meth:`_final_observations`,
     :meth:`_rewards` and :meth:`_render_shape`.
@@ -195,7 +203,11 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
 
     _optimal: NDArray[np.float64] | None
 
-    def _init_bandit_state(self, fixed: str | None) -> None:
+    def _init_bandit_state(
+        self, fixed: str | None, means: NDArray[np.float64] | None = None
+    ) -> None:
+        self._means = means
+        self._optimal = None if means is None else means.max(axis=1)
         self._init_generators()
         self._fixed_instance = fixed
         self._rows = np.arange(self.num_envs)
@@ -252,8 +264,7 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
 
     def render(self) -> tuple[str, ...] | None:
         """With ``render_mode="ansi"``, one line of text per sub-env; otherwise ``None``."""
-        if self.render_mode is None:
-            warn_no_render_mode(self)
+        if render_mode_missing(self):
             return None
         name, shape = self.family, self._render_shape()
         if self._means is None:

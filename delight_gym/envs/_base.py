@@ -36,11 +36,11 @@ __all__ = [
     "instance_array",
     "pull_info",
     "read_only_copy",
+    "render_mode_missing",
     "resample_flag",
     "resample_mask",
     "set_vector_spaces",
     "vector_step_infos",
-    "warn_no_render_mode",
     "zero_final_obs",
 ]
 
@@ -130,12 +130,16 @@ def instance_array(
     return np.array(arr, dtype=np.float64)
 
 
-def warn_no_render_mode(env: Any) -> None:
-    """Gymnasium's warning for ``render()`` on an env built without a ``render_mode``."""
+def render_mode_missing(env: Any) -> bool:
+    """Whether ``env`` was built without a ``render_mode`` (then ``render()`` returns None
+    after Gymnasium's warning)."""
+    if env.render_mode is not None:
+        return False
     modes = env.metadata.get("render_modes", [])
     name = type(env).__name__
     hint = f"; use {name}(render_mode={modes[0]!r}) or gym.make(..., render_mode=...)"
     gym.logger.warn(f"You are calling render() without a render_mode{hint if modes else '.'}")
+    return True
 
 
 def read_only_copy(arr: NDArray[Any]) -> NDArray[Any]:

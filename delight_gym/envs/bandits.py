@@ -107,11 +107,7 @@ class BernoulliBanditEnv(_BernoulliParameters, OneStepBanditEnv[np.int64]):
         fixed = self._set_parameters(num_arms, means, render_mode)
         self.action_space = spaces.Discrete(self.num_arms)
         self.observation_space = spaces.Discrete(1)
-        self._fixed_instance = None if fixed is None else _FIXED
-        self._means = fixed
-        self._optimal = float(fixed.max()) if fixed is not None else float("nan")
-        self._has_reset = False
-        self._last_pull = None
+        self._init_bandit_state(None if fixed is None else _FIXED, fixed)
 
     def _draw_instance(self) -> None:
         self._means = self.np_random.random(self.num_arms)
@@ -161,9 +157,7 @@ class BernoulliBanditVectorEnv(_BernoulliParameters, OneStepBanditVectorEnv):  #
         self.num_envs = check_positive_int(num_envs, "num_envs")
         fixed = self._set_parameters(num_arms, means, render_mode, self.num_envs)
         set_vector_spaces(self, spaces.Discrete(self.num_arms), spaces.Discrete(1))
-        self._means = fixed
-        self._optimal = None if fixed is None else fixed.max(axis=1)
-        self._init_bandit_state(None if fixed is None else _FIXED)
+        self._init_bandit_state(None if fixed is None else _FIXED, fixed)
 
     def _allocate_instances(self) -> None:
         self._means = np.empty((self.num_envs, self.num_arms))

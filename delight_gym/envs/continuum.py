@@ -32,9 +32,9 @@ from delight_gym.envs._base import (
     instance_array,
     pull_info,
     read_only_copy,
+    render_mode_missing,
     set_vector_spaces,
     vector_step_infos,
-    warn_no_render_mode,
     zero_final_obs,
 )
 
@@ -433,8 +433,7 @@ class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, a one-line text summary; otherwise ``None``."""
-        if self.render_mode is None:
-            warn_no_render_mode(self)
+        if render_mode_missing(self):
             return None
         return self._summary(self._centers, self._heights, self._last)
 
@@ -529,8 +528,7 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, BanditVectorEnv):  # type: 
 
     def render(self) -> tuple[str, ...] | None:
         """With ``render_mode="ansi"``, one line of text per sub-env; otherwise ``None``."""
-        if self.render_mode is None:
-            warn_no_render_mode(self)
+        if render_mode_missing(self):
             return None
         out = []
         for i in range(self.num_envs):

@@ -7,7 +7,8 @@ bsuite's facts this follows.
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar, cast, overload
+import operator
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -27,9 +28,9 @@ from delight_gym.envs._base import (
     check_discrete_action,
     check_render_mode,
     read_only_copy,
+    render_mode_missing,
     set_vector_spaces,
     vector_step_infos,
-    warn_no_render_mode,
 )
 from delight_gym.envs.deep_sea_maths import (
     DEFAULT_DEEP_SEA_SIZE,
@@ -60,33 +61,12 @@ __all__ = [
 ]
 
 
-T = TypeVar("T")
 _METADATA: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
 
-class _ReadOnly(Generic[T]):
-    """A read-only attribute ``env.<name>`` reading ``env._<name>`` (as a property without a
-    setter, one line per attribute)."""
-
-    def __init__(self) -> None:
-        self.name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    @overload
-    def __get__(self, obj: None, objtype: type | None = None) -> _ReadOnly[T]: ...
-    @overload
-    def __get__(self, obj: object, objtype: type | None = None) -> T: ...
-    def __get__(self, obj: object, objtype: type | None = None) -> T | _ReadOnly[T]:
-        if obj is None:
-            return self
-        return cast("T", getattr(obj, f"_{self.name}"))
-
-    def __set__(self, obj: object, value: object) -> None:
-        raise AttributeError(
-            f"property {self.name!r} of {type(obj).__name__!r} object has no setter"
-        )
+def _read_only(attr: str, doc: str) -> Any:
+    """A public read-only attribute reading ``attr`` (assigning raises ``AttributeError``)."""
+    return property(operator.attrgetter(attr), doc=doc)
 
 
 class _DeepSeaParameters:
@@ -151,18 +131,19 @@ class _DeepSeaParameters:
         ``[row, column]`` is the action that means "right" there."""
         return read_only_copy(self._require_mapping())
 
-    size = _ReadOnly[int]()
-    """``N``, the grid's side and the episode length."""
-    deterministic = _ReadOnly[bool]()
-    """True for the deterministic variant, False for the stochastic one."""
-    unscaled_move_cost = _ReadOnly[float]()
-    """bsuite's ``unscaled_move_cost``; each "right" costs it ``/ N``."""
-    move_cost = _ReadOnly[float]()
-    """The cost of one "right": ``unscaled_move_cost / N``."""
-    randomize_actions = _ReadOnly[bool]()
-    """False in bsuite's debugging mode (action 1 is "right" everywhere)."""
-    optimal_return = _ReadOnly[float]()
-    """bsuite's optimal (expected) return: ``1 − c`` or ``(1 − 1/N)**(N − 1) − c``."""
+    size: int = _read_only("_size", "``N``, the grid's side and the episode length.")
+    deterministic: bool = _read_only("_deterministic", "False for the stochastic variant.")
+    unscaled_move_cost: float = _read_only(
+        "_unscaled_move_cost", 'bsuite\'s ``unscaled_move_cost``; each "right" costs it ``/ N``.'
+    )
+    move_cost: float = _read_only("_move_cost", 'The cost of one "right".')
+    randomize_actions: bool = _read_only(
+        "_randomize_actions", 'False in bsuite\'s debugging mode (action 1 is "right" everywhere).'
+    )
+    optimal_return: float = _read_only(
+        "_optimal_return",
+        "bsuite's optimal (expected) return: ``1 − c`` or ``(1 − 1/N)**(N − 1) − c``.",
+    )
 
 
 class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
@@ -308,8 +289,7 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
 
     def render(self) -> str | NDArray[np.uint8] | None:
         """``"ansi"``: the grid as text; ``"rgb_array"``: an RGB image; otherwise ``None``."""
-        if self.render_mode is None:
-            warn_no_render_mode(self)
+        if render_mode_missing(self):
             return None
         if self.render_mode == "ansi":
             return render_text(
@@ -500,8 +480,7 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
 
     def render(self) -> tuple[str, ...] | tuple[NDArray[np.uint8], ...] | None:
         """One frame per sub-env (text for ``"ansi"``, RGB for ``"rgb_array"``)."""
-        if self.render_mode is None:
-            warn_no_render_mode(self)
+        if render_mode_missing(self):
             return None
         rows, cols = self._row.tolist(), self._column.tolist()
         if self.render_mode == "ansi":

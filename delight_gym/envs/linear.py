@@ -200,16 +200,12 @@ class LinearBanditEnv(_LinearBanditParameters, GaussianBanditEnv):
         )
         self.action_space = spaces.Discrete(self.num_arms)
         self.observation_space = _obs_space((self.num_arms, self.dim))
-        self._fixed_instance = self._fixed_reason()
+        self._init_bandit_state(self._fixed_reason())
         self._features: NDArray[np.float64] | None = fixed_features
         self._theta: NDArray[np.float64] | None = fixed_theta
-        self._means = None
         self._obs: NDArray[np.float32] | None = None
-        self._optimal = float("nan")
-        self._last_pull = None
         if fixed_features is not None and fixed_theta is not None:
             self._set_instance(fixed_features, fixed_theta)
-        self._has_reset = False
 
     def _set_instance(self, features: NDArray[np.float64], theta: NDArray[np.float64]) -> None:
         self._features, self._theta = features, theta
@@ -276,14 +272,12 @@ class LinearBanditVectorEnv(_LinearBanditParameters, GaussianBanditVectorEnv):  
         set_vector_spaces(self, spaces.Discrete(k), _obs_space((k, d)))
         self._features = np.zeros((n, k, d)) if fixed_features is None else fixed_features
         self._theta = np.zeros((n, d)) if fixed_theta is None else fixed_theta
-        self._means = None
-        self._optimal = None
+        means = None
         self._obs: NDArray[np.float32] | None = None
         if self._fixed_features and self._fixed_theta:
-            self._means = _arm_means(self._features, self._theta)
-            self._optimal = self._means.max(axis=1)
+            means = _arm_means(self._features, self._theta)
             self._obs = self._features.astype(np.float32)
-        self._init_bandit_state(self._fixed_reason())
+        self._init_bandit_state(self._fixed_reason(), means)
 
     def _allocate_instances(self) -> None:
         self._means = np.empty((self.num_envs, self.num_arms))

@@ -218,16 +218,12 @@ class NeuralBanditEnv(_NeuralParameters, ContextualBanditEnv):
         self._set_parameters(num_arms, dim, context_dim, reward, noise, render_mode)
         self.action_space = spaces.Discrete(self.num_arms)
         self.observation_space = unit_box((self.num_arms, self.input_dim))
-        self._fixed_instance = None
+        self._init_bandit_state(None)
         self._features: NDArray[np.float64] | None = None
         self._theta: NDArray[np.float64] | None = None
         self._arm_part: NDArray[np.float64] | None = None
         self._context = np.zeros(self.context_dim)
-        self._means = None
         self._obs = None
-        self._optimal = float("nan")
-        self._last_pull = None
-        self._has_reset = False
 
     def _has_instance(self) -> bool:
         return self._features is not None
@@ -297,8 +293,6 @@ class NeuralBanditVectorEnv(_NeuralParameters, ContextualBanditVectorEnv):  # ty
         self._theta = np.zeros((n, self.input_dim))
         self._arm_part = np.zeros((n, k))
         self._contexts = np.zeros((n, self.context_dim))
-        self._means = None
-        self._optimal = None
         self._obs = None
         self._init_bandit_state(None)
 

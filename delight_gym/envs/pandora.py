@@ -18,7 +18,7 @@ from delight_gym.envs._base import (
     InstanceEnv,
     check_discrete_action,
     check_render_mode,
-    warn_no_render_mode,
+    render_mode_missing,
 )
 
 __all__ = ["DEFAULT_NUM_BOXES", "PandoraBoxesEnv", "draw_boxes"]
@@ -200,8 +200,7 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, a one-line summary of the opened boxes."""
-        if self.render_mode is None:
-            warn_no_render_mode(self)
+        if render_mode_missing(self):
             return None
         if not self._instance_drawn:
             return "PandoraBoxes: instance not drawn yet (call reset())"

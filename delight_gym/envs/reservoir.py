@@ -20,7 +20,7 @@ from delight_gym.envs._base import (
     check_render_mode,
     pull_info,
     read_only_copy,
-    warn_no_render_mode,
+    render_mode_missing,
 )
 
 __all__ = ["REWARD_MODES", "ReservoirEnv"]
@@ -105,8 +105,7 @@ class ReservoirEnv(InstanceEnv[np.int64]):
 
     def render(self) -> str | None:
         """With ``render_mode="ansi"``, a one-line summary."""
-        if self.render_mode is None:
-            warn_no_render_mode(self)
+        if render_mode_missing(self):
             return None
         return (
             f"Reservoir alpha={self.tail_exponent:g} arms={self.num_arms} "

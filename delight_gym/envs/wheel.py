@@ -191,13 +191,9 @@ class WheelBanditEnv(_WheelParameters, ContextualBanditEnv):
         self._set_parameters(delta, mean_safe, mean_other, mean_large, noise, render_mode)
         self.action_space = spaces.Discrete(WHEEL_NUM_ARMS)
         self.observation_space = unit_box((2,))
-        self._fixed_instance = None
-        self._means = None
+        self._init_bandit_state(None)
         self._context: NDArray[np.float64] | None = None
         self._obs = None
-        self._optimal = float("nan")
-        self._last_pull = None
-        self._has_reset = False
 
     def _has_instance(self) -> bool:
         return True  # nothing to draw: the keywords fix the wheel
@@ -250,8 +246,6 @@ class WheelBanditVectorEnv(_WheelParameters, ContextualBanditVectorEnv):  # type
         check_bandit_fits(self.num_envs, WHEEL_NUM_ARMS, 32)
         self._set_parameters(delta, mean_safe, mean_other, mean_large, noise, render_mode)
         set_vector_spaces(self, spaces.Discrete(WHEEL_NUM_ARMS), unit_box((2,)))
-        self._means = None
-        self._optimal = None
         self._obs = None
         self._contexts = np.zeros((self.num_envs, 2))
         self._init_bandit_state(None)
