@@ -21,13 +21,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from delight_gym._checks import (
-    array_bytes,
-    check_nonnegative_int,
-    check_positive_int,
-)
+from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym._version import __version__
-from delight_gym.cli_limits import cell_sizes, check_control, check_fits
+from delight_gym.cli_limits import cell_sizes, check_control, check_fits, curve_sizes
 from delight_gym.experiments.families import FAMILIES, Family, SettingError
 from delight_gym.experiments.families.control import TASKS as CONTROL_TASKS
 from delight_gym.experiments.results import (
@@ -165,8 +161,7 @@ def _add_sweep_options(p: argparse.ArgumentParser, family: Family | None) -> Non
         )
 
     def sized(flag: str, attr: str, metavar: str, text: str) -> None:
-        """An option whose default is the family's ``attr`` (``run``) or the figure's;
-        ``{default}`` in ``text`` says which."""
+        """An option defaulting to the family's ``attr`` (``run``) or the figure's."""
         p.add_argument(
             flag,
             dest=attr,
@@ -290,8 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _prepare_out(parser: argparse.ArgumentParser, folder: Path) -> None:
-    """Create ``folder`` and check that it can be written to; otherwise end with one line
-    naming ``--out`` (exit status 2, as argparse's errors; no usage, which is not the problem)."""
+    """Create ``folder``; if it cannot be written, end with one line naming ``--out`` (exit
+    status 2, no usage: that is not the problem)."""
     try:
         prepare_folder(folder)
     except OSError as exc:
@@ -302,10 +297,8 @@ def _prepare_out(parser: argparse.ArgumentParser, folder: Path) -> None:
 def _claim_out(
     parser: argparse.ArgumentParser, out: Path, spec: ExperimentSpec, overwrite: bool
 ) -> None:
-    """Record ``spec``'s settings in ``out``
-    (:func:`~delight_gym.experiments.results.claim_folder`); a folder that holds the results of
-    other settings ends the command with one line naming the differences (exit status 2, before
-    anything runs), unless ``overwrite``."""
+    """Record ``spec``'s settings in ``out``; a folder holding other settings' results ends the
+    command naming the differences (exit status 2), unless ``overwrite``."""
     try:
         claim_folder(out, spec, overwrite=overwrite)
     except OtherSettingsError as exc:
@@ -362,13 +355,7 @@ def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     for _, spec, _, _ in jobs:
         horizon, seeds = int(spec.horizon or 1), int(spec.seeds)
         batch = min(seeds, int(spec.batch_size or seeds))
-        check_fits(
-            parser,
-            {
-                "--horizon x --batch-size": 4 * array_bytes(horizon, batch),
-                "--horizon x --seeds": 2 * array_bytes(horizon, seeds),
-            },
-        )
+        check_fits(parser, curve_sizes(horizon, batch, seeds))
     for out in dict.fromkeys(path for _, _, o, c in jobs for path in (o, c)):
         _prepare_out(parser, out)
     for _, spec, out, _ in jobs:
@@ -472,10 +459,8 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
 
 
 def _reproduce_theory(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """``delight-gym reproduce theory [--quick] [--out DIR] [--seed S] [--no-plot]``: run the
-    paper's structural claims as checks, print one PASS/FAIL line per claim, write
-    ``claims.csv``, ``reservoir.csv`` and ``reservoir_rates.{png,pdf}`` into ``--out``
-    (default ``results/theory``); exit status 1 if any claim fails."""
+    """``delight-gym reproduce theory``: the paper's claims as checks, one PASS/FAIL line each,
+    written into ``--out``; exit status 1 if any fails."""
     unused = [
         f"--{name.replace('_', '-')}"
         for name in ("seeds", "horizon", "batch_size", "jobs")

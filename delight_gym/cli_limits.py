@@ -19,6 +19,7 @@ __all__ = [
     "cell_sizes",
     "check_control",
     "check_fits",
+    "curve_sizes",
 ]
 
 #: SB3 (the control families) seeds numpy's legacy generator: seeds must lie below 2**32.
@@ -38,10 +39,7 @@ def cell_sizes(
     """Every large buffer of one cell of ``family`` (bytes by name), from the parsed arguments:
     the regret curves of every family, and the continuum agents' frequencies, pools and env."""
     batch = min(args.seeds, args.batch_size or family.batch_size)
-    parts = {  # float64 curves: a cell's (batch, horizon), a few copies; all (seeds, horizon)
-        "--horizon x --batch-size": 4 * array_bytes(args.horizon, batch),
-        "--horizon x --seeds": 2 * array_bytes(args.horizon, args.seeds),
-    }
+    parts = curve_sizes(args.horizon, batch, args.seeds)
     if family.name.startswith("continuum"):
         d = int(instance["dim"])  # type: ignore[call-overload]
         rows = f"{batch} rows of dim={d}"
@@ -50,6 +48,14 @@ def cell_sizes(
         parts[f"--dim: the candidate pools ({rows} x 64, {CONTINUUM_POOL_COPIES} copies)"] = pools
         parts[f"--dim: the env's bumps ({rows} x 6)"] = array_bytes(batch, 6, d)
     return parts
+
+
+def curve_sizes(horizon: int, batch: int, seeds: int) -> dict[str, int]:
+    """The regret curves' bytes: a cell's ``(batch, horizon)`` (a few copies), all seeds'."""
+    return {
+        "--horizon x --batch-size": 4 * array_bytes(horizon, batch),
+        "--horizon x --seeds": 2 * array_bytes(horizon, seeds),
+    }
 
 
 def check_control(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

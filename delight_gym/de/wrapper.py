@@ -15,7 +15,7 @@ from typing import Any
 from gymnasium import spaces
 
 from delight_gym.de.engine import DelightEngine
-from delight_gym.de.engine_box import DEFAULT_CANDIDATES, ContinuousDelightWrapper
+from delight_gym.de.engine_box import ContinuousDelightWrapper
 from delight_gym.de.engine_discrete import DiscreteDelightWrapper
 from delight_gym.de.hosts import host_action_space
 from delight_gym.de.options import DelightOptions
@@ -31,25 +31,20 @@ class DelightExplorationWrapper(DelightEngine):
     """Delight-gated exploration around a host policy, with SB3's ``predict`` signature.
 
     Builds a :class:`DiscreteDelightWrapper` on ``Discrete`` actions, a
-    :class:`ContinuousDelightWrapper` on ``Box`` actions (both instances of this class).
+    :class:`ContinuousDelightWrapper` on ``Box`` actions.
 
     Other Parameters
     ----------------
     host : callable or stable_baselines3 model or host adapter
-        ``Discrete``: observations → probabilities ``(n, A)``, or an SB3 PPO, A2C or DQN; ``Box``:
-        observations → actions ``(n, d)``, or an SB3 SAC, TD3, DDPG, PPO or A2C; or an adapter.
-    posterior : object, optional
-        ``Discrete``: a :class:`~delight_gym.de.posterior.ValuePosterior` (default
-        :func:`~delight_gym.posteriors.value.default_posterior`); ``Box``: see the engine.
-    delight, seed, posterior_kwargs, start_step : DelightOptions or dict, int, dict, int
-        DE's options (the clock counts steps), the engine's seed, the default posterior's
-        arguments, where ``t`` starts (default: an SB3 host's ``num_timesteps``, else 0).
+        ``Discrete``: observations → probabilities ``(n, A)``, or an SB3 PPO, A2C or DQN;
+        ``Box``: observations → actions ``(n, d)``, or an SB3 SAC, TD3, DDPG, PPO or A2C.
+    posterior, delight, seed, posterior_kwargs, start_step :
+        The posterior (default: the engine's), DE's options, the seed, the default
+        posterior's arguments, where ``t`` starts (default: an SB3 host's ``num_timesteps``).
     observation_space, action_space : gymnasium.Space, optional
-        Required for a callable host (SB3 models carry their own).
-    host_temperature, lazy_gate : float, bool
-        ``Discrete`` only (:class:`DiscreteDelightWrapper`).
-    n_host, n_posterior, host_std, host_log_density : int, int, float, callable
-        ``Box`` only (:class:`ContinuousDelightWrapper`).
+        Required for a callable host.
+    host_temperature, lazy_gate, n_host, n_posterior, host_std, host_log_density :
+        One engine's only (:class:`DiscreteDelightWrapper`: the first two).
 
     Raises
     ------
@@ -98,21 +93,15 @@ class DelightExplorationWrapper(DelightEngine):
         }
         if isinstance(space, spaces.Box):
             engine, foreign = ContinuousDelightWrapper, _DISCRETE_ONLY
-            defaults: dict[str, Any] = {
-                "n_host": DEFAULT_CANDIDATES,
-                "n_posterior": DEFAULT_CANDIDATES,
-            }
         elif isinstance(space, spaces.Discrete) or space is None:
             engine, foreign = DiscreteDelightWrapper, _BOX_ONLY  # type: ignore[assignment]
-            defaults = {"lazy_gate": False}
         else:
             raise ValueError(f"action_space must be Discrete or Box, got {space!r}")
         for name in foreign:
             if extra[name] is not None:
                 raise TypeError(f"{name} does not apply to {space!r} actions")
-        own: dict[str, Any] = {k: (defaults.get(k) if v is None else v) for k, v in extra.items()}
-        own = {k: v for k, v in own.items() if k not in foreign}
-        own = {k: v for k, v in own.items() if v is not None}
+        # None: the engine's own default (n_host=8, lazy_gate=False, ...)
+        own = {k: v for k, v in extra.items() if k not in foreign and v is not None}
         return engine(host, posterior, **common, **own)
 
 
