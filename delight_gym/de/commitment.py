@@ -303,19 +303,19 @@ class Commitment:
     ----------
     n_envs : int
         Number of envs (rows).
-    durations : sequence of int, default (1, 2, 4, …, 64)
+    durations : sequence of int
         ``K`` (:func:`check_durations`); ``(1,)``: the paper's per-step rule.
-    gate_price, surprisal_cap : float, default 0.1, 10.0
+    gate_price, surprisal_cap : float
         ``λ`` (in units of ``value_scale``) and ``L``.
     recheck : bool, default False
-        Also end a hold where the held action leaves the gate at the new state
-        (:func:`held_in_gate`); it then needs EI on held rows each step.
+        Also end a hold once its action leaves the gate (:func:`held_in_gate`; needs EI on
+        held rows each step).
 
     Attributes
     ----------
     action, remaining : numpy.ndarray
-        int64 ``(n_envs,)``: the held action and the steps it is still held for after the last
-        one played (0: the next step is a fresh decision).
+        int64 ``(n_envs,)``: the held action and the steps still held after the last one
+        played (0: the next step decides afresh).
     """
 
     def __init__(

@@ -152,18 +152,12 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
 
     Attributes
     ----------
-    delight : DelightOptions
-        The options in use (the clock counts steps).
-    host : object
-        The host adapter (its ``model``, when it has one, is an SB3 model).
-    t : int
-        The clock: ``start_step`` plus the transitions observed or advanced.
-    episodes : int
-        The episodes finished (what ``t`` counts with ``delight.clock="episode"``).
-    rng : numpy.random.Generator
-        The engine's only randomness.
-    stats : DelightStats
-        The decisions made (:class:`~delight_gym.de.stats.DelightStats`).
+    delight, host : DelightOptions, object
+        The options in use; the host adapter (its ``model``, if any, an SB3 model).
+    t, episodes : int
+        ``start_step`` plus the transitions observed or advanced; the episodes finished.
+    rng, stats : numpy.random.Generator, DelightStats
+        The engine's only randomness; the decisions made.
     last_info : dict
         What the last ``predict`` decided, per row.
     """

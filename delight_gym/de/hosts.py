@@ -138,11 +138,10 @@ class CallableBoxHost:
 
     Parameters
     ----------
-    fn : callable
-    action_space : gymnasium.spaces.Box
-        1-D, finite bounds.
-    observation_space : gymnasium.Space, optional
-    log_density : callable, optional
+    fn, log_density : callable
+        The policy, and optionally its log-density.
+    action_space, observation_space : gymnasium.Space
+        A 1-D ``Box`` with finite bounds; the observations' space (optional).
     host_std : float, default 0.1
         The proposal's scale (deterministic callables only).
     """
@@ -230,21 +229,17 @@ def make_host(
     Parameters
     ----------
     host : Host, BoxHost, stable_baselines3 model or callable
-        An adapter (returned as is); on ``Discrete`` actions an SB3 PPO/A2C
-        (:class:`~delight_gym.sb3.hosts.SB3PolicyHost`), DQN
-        (:class:`~delight_gym.sb3.hosts.SB3QHost`) or a callable returning probabilities
-        (:class:`CallableHost`); on ``Box`` actions an SB3 SAC/PPO/A2C
-        (:class:`~delight_gym.sb3.hosts.SB3GaussianHost`), TD3/DDPG
-        (:class:`~delight_gym.sb3.hosts.SB3DeterministicHost`) or a callable returning
-        actions (:class:`CallableBoxHost`).
+        An adapter (returned as is); on ``Discrete`` actions an SB3 PPO/A2C, DQN or a
+        callable returning probabilities; on ``Box`` actions an SB3 SAC/PPO/A2C, TD3/DDPG or
+        a callable returning actions (the adapters of :mod:`delight_gym.sb3.hosts`,
+        :class:`CallableHost`, :class:`CallableBoxHost`).
     observation_space, action_space : gymnasium.Space, optional
         For callables (SB3 models and adapters carry their own).
     temperature : float, optional
         DQN hosts only: ``None`` greedy, ``τ > 0`` Boltzmann.
-    host_std : float, optional
-        ``Box``, deterministic hosts only: the proposal's scale (default 0.1 of the range).
-    host_log_density : callable, optional
-        ``Box`` callables only: makes the callable a stochastic host.
+    host_std, host_log_density : float, callable, optional
+        ``Box`` only: a deterministic host's proposal scale (default 0.1 of the range); a
+        callable's log-density, making it a stochastic host.
 
     Raises
     ------

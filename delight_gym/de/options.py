@@ -58,12 +58,11 @@ class DelightOptions:
         What ``t`` counts (``None``: the holder's default; ``"steps"``/``"episodes"`` accepted).
     host, commit, agreement : {"head", "mean"} or None, bool, float or None
         ``BootstrappedDQN`` only: greedy on the episode's head (default) or the ensemble mean;
-        an override also switches the head (``host="head"``); the gate is closed where this
-        share, in ``(0, 1]``, of the heads share their greedy action.
+        an override also switches the head; the gate is closed where this share, in
+        ``(0, 1]``, of the heads agree on their greedy action.
     durations : tuple of int, default (1,)
-        Committed overrides: an override holds ``a`` for ``k`` steps, ``k`` among these
-        (strictly increasing from 1; ``(1,)``: the paper's per-step rule). The engines and
-        ``DelightSAC`` / ``DelightTD3`` / ``DelightDQN`` only (``docs/exploring-in-time.md``).
+        An override holds ``a`` for ``k`` steps, ``k`` among these (increasing from 1;
+        ``(1,)``: the paper's rule). The engines and ``DelightSAC/TD3/DQN`` only.
 
     Examples
     --------

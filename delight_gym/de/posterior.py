@@ -48,11 +48,9 @@ def host_baseline(means: Any, host_probs: Any, kind: str = "host") -> Any:
 
     Parameters
     ----------
-    means : numpy.ndarray or torch.Tensor
-        ``(..., A)``: posterior means ``m(s, ·)``.
-    host_probs : numpy.ndarray or torch.Tensor
-        ``(..., A)``: the host's probabilities ``π(·|s)`` (same type as ``means``; unused for
-        ``kind="max"``).
+    means, host_probs : numpy.ndarray or torch.Tensor
+        ``(..., A)``: posterior means ``m(s, ·)`` and the host's ``π(·|s)`` (same type;
+        unused for ``kind="max"``).
     kind : {"host", "max"}, default "host"
         ``"host"``: ``v_s = Σ_b π(b|s) m(s, b)``, the value of following the host (the paper's
         DeepSea baseline). ``"max"``: ``v_s = max_b m(s, b)`` (its bandit ``v_t``).

@@ -70,12 +70,10 @@ class DelightStats:
 
         Parameters
         ----------
-        overridden : numpy.ndarray
-            bool ``(n,)``.
-        gate_size, gate_empty : numpy.ndarray
-            int and bool ``(n,)`` (entries of rows not evaluated are ignored).
+        overridden, gate_size, gate_empty : numpy.ndarray
+            bool, int and bool ``(n,)`` (entries of rows not evaluated are ignored).
         overridden_ei : numpy.ndarray
-            float ``(m,)``: the EI of each overridden action (``m = overridden.sum()``).
+            float ``(overridden.sum(),)``: the EI of each overridden action.
         epsilon : float
             ``ε_t`` of this step.
         evaluated : numpy.ndarray, optional
