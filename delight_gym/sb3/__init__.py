@@ -1,15 +1,9 @@
 """Stable-Baselines3 algorithms with Delight-gated exploration (DE), and SB3 plumbing.
 
-* :class:`DelightDQN` — SB3's DQN with DE instead of ε-greedy (:mod:`~delight_gym.sb3.delight_dqn`);
-* :class:`BootstrappedDQN` — bootstrapped DQN with randomized priors, optionally with DE on top
-  (:mod:`~delight_gym.sb3.bootstrapped_dqn`);
-* :class:`DelightSAC`, :class:`DelightTD3` (:mod:`~delight_gym.sb3.delight_continuous`);
-  :class:`DelightAlgorithmMixin`, what they share (:mod:`~delight_gym.sb3.base`);
-* :class:`EZGreedyDQN` (:mod:`~delight_gym.sb3.ez_greedy`), temporally-extended ε-greedy;
-  :class:`SB3VecEnvAdapter` (:mod:`~delight_gym.sb3.vec_env`), a vector env as an SB3 ``VecEnv``.
-
-SB3 is imported on first use of these names (:mod:`~delight_gym.sb3.hosts`, the host
-adapters, never imports it). DE's engine: :mod:`delight_gym.de.engine`. Guide: ``docs/sb3.md``.
+:class:`DelightDQN`, :class:`BootstrappedDQN` (DE optional), :class:`DelightSAC`,
+:class:`DelightTD3` and what they share, :class:`DelightAlgorithmMixin`; :class:`EZGreedyDQN`
+(temporally-extended ε-greedy); :class:`SB3VecEnvAdapter` (a vector env as an SB3 ``VecEnv``).
+SB3 is imported on first use of these names.
 """
 
 from typing import TYPE_CHECKING

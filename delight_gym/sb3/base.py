@@ -1,12 +1,6 @@
 """What the SB3 algorithms with DE share: :class:`DelightAlgorithmMixin` (all four) and
 :class:`DelightExplorerMixin` (DelightDQN, DelightSAC, DelightTD3: DE's engine in ``delight``).
-
-:class:`DelightAlgorithmMixin` is mixed in before the SB3 base class and overrides SB3's hooks
-with SB3's exact signatures: ``predict`` (``deterministic=True`` is the policy's own greedy
-choice), ``_store_transition`` (then :meth:`DelightAlgorithmMixin._transition_stored`),
-``_on_step`` (``exploration_rate = ε_t``) and ``dump_logs`` (DE's
-:class:`~delight_gym.de.stats.DelightStats` before SB3's own dump).
-"""
+Both override SB3's hooks with SB3's exact signatures."""
 
 from __future__ import annotations
 
@@ -37,30 +31,15 @@ SelfAlgorithm = TypeVar("SelfAlgorithm", bound="DelightAlgorithmMixin")
 #: The DE engine an algorithm of :class:`DelightExplorerMixin` keeps in ``delight``.
 EngineT = TypeVar("EngineT", DiscreteDelightWrapper, ContinuousDelightWrapper)
 
-#: The ``state`` of SB3's ``predict`` (a recurrent policy's; :class:`BootstrappedDQN
-#: <delight_gym.sb3.BootstrappedDQN>`'s heads), and what ``predict`` returns: the
-#: actions and the new state.
+#: The ``state`` of SB3's ``predict`` (BootstrappedDQN's heads), and ``predict``'s return.
 PredictState = tuple[np.ndarray, ...] | None
 Prediction = tuple[np.ndarray, PredictState]
 
 
 class StoredTransition(NamedTuple):
-    """One step of every env of the VecEnv, as SB3's ``_store_transition`` receives it.
-
-    Attributes
-    ----------
-    observations : numpy.ndarray
-        ``(n_envs, ...)``: what the actions were chosen for (the algorithm's ``_last_obs``).
-    actions : numpy.ndarray
-        ``(n_envs,)`` (or ``(n_envs, 1)``): the actions stored in the replay buffer.
-    new_observations : numpy.ndarray
-        ``(n_envs, ...)`` after the step: the next episode's first observation where an
-        episode ended (its final one is ``infos[i]["terminal_observation"]``).
-    rewards, dones : numpy.ndarray
-        ``(n_envs,)``.
-    infos : list of dict
-        The VecEnv's ``infos`` (``"TimeLimit.truncated"``, ``"terminal_observation"``).
-    """
+    """One step of every env of the VecEnv, as SB3's ``_store_transition`` receives it, plus
+    ``observations`` (the ``_last_obs`` the actions were chosen for). Where an episode ended,
+    ``new_observations`` holds the next episode's start (the final one is in ``infos``)."""
 
     observations: Any
     actions: np.ndarray
@@ -71,28 +50,19 @@ class StoredTransition(NamedTuple):
 
 
 class DelightAlgorithmMixin(OffPolicyAlgorithm):
-    """What :class:`~delight_gym.sb3.DelightDQN` and
-    :class:`~delight_gym.sb3.BootstrappedDQN` share as Stable-Baselines3 algorithms, mixed
-    in before their SB3 base class (``class DelightDQN(DelightAlgorithmMixin, DQN)``).
+    """The SB3 hooks of the DE algorithms, mixed in before their SB3 base class
+    (``class DelightDQN(DelightAlgorithmMixin, DQN)``).
 
-    * :meth:`predict` with SB3's signature: ``deterministic=True`` is the policy's own greedy
-      choice (SB3's contract), ``deterministic=False`` the algorithm's exploring choice
-      (:meth:`_predict_exploring`, DE where it is on);
-    * ``_store_transition`` stores as the base class does, then hands the step to
-      :meth:`_transition_stored` (where DE's clock advances);
-    * while DE is on (:meth:`_delight_stats` is not ``None``): after the base class's
-      ``_on_step``, ``exploration_rate = ε_t`` (:attr:`epsilon`), recorded as
-      ``rollout/exploration_rate``; at every log dump the :class:`DelightStats` since the last
-      one are logged (then reset) before SB3's own dump.
-
-    A subclass provides :attr:`epsilon`, :meth:`_delight_stats`, :meth:`_predict_exploring`
-    and :meth:`_transition_stored`.
+    ``predict(deterministic=True)`` is the policy's greedy choice, ``deterministic=False`` the
+    algorithm's exploring one; every stored step goes to :meth:`_transition_stored`; while DE
+    is on, ``exploration_rate`` is ``ε_t`` and DE's statistics are logged at each dump. A
+    subclass provides :attr:`epsilon`, :meth:`_delight_stats`, :meth:`_predict_exploring` and
+    :meth:`_transition_stored`.
 
     Attributes
     ----------
     exploration_rate : float
-        ``ε_t`` after the last training step while DE is on (``0.0`` before; SB3's DQN keeps
-        its own ε here too).
+        ``ε_t`` after the last training step while DE is on (``0.0`` before).
     """
 
     exploration_rate: float = 0.0
@@ -125,8 +95,7 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         dones: np.ndarray,
         infos: list[dict[str, Any]],
     ) -> None:
-        """Check the environment's data (:meth:`_check_from_env`), store as the base class
-        does, then :meth:`_transition_stored`."""
+        # Refuse a non-finite step before SB3 stores it; later code trusts the buffer.
         when = f"at timestep {self.num_timesteps}"
         self._check_from_env(reward, "reward", when)
         self._check_from_env(new_obs, "observation", when)
@@ -147,8 +116,6 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         tb_log_name: str = "run",
         progress_bar: bool = False,
     ) -> tuple[int, BaseCallback]:
-        """The base class's setup, then :meth:`_check_from_env` on the observation to act on
-        (the reset's, for a fresh start), then :meth:`_learning_set_up`."""
         envs_reset = self._last_obs is None or reset_num_timesteps  # SB3 resets the envs then
         out = super()._setup_learn(
             total_timesteps, callback, reset_num_timesteps, tb_log_name, progress_bar
@@ -159,8 +126,7 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         return out
 
     def _learning_set_up(self, envs_reset: bool) -> None:
-        """Called at the end of ``_setup_learn``; ``envs_reset``: SB3 reset the envs (a fresh
-        start or ``reset_num_timesteps=True``). Nothing by default."""
+        """Called at the end of ``_setup_learn``; ``envs_reset``: SB3 reset the envs."""
 
     def learn(
         self: SelfAlgorithm,
@@ -171,8 +137,7 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         reset_num_timesteps: bool = True,
         progress_bar: bool = False,
     ) -> SelfAlgorithm:
-        """As SB3's ``learn``; TensorBoard runs are named ``<class name>_<i>`` (``DelightDQN_1``)
-        unless ``tb_log_name`` is given."""
+        """As SB3's ``learn``; ``tb_log_name`` defaults to the class name."""
         return super().learn(
             total_timesteps=total_timesteps,
             callback=callback,
@@ -183,19 +148,8 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         )
 
     def _check_from_env(self, value: Any, name: str, when: str) -> None:
-        """Stop training with a ``ValueError`` the first time the environment hands over a
-        non-finite observation or reward (SB3's ``VecCheckNan`` is the model), instead of
-        storing it and training every network to NaN.
-
-        Parameters
-        ----------
-        value : numpy.ndarray or dict
-            ``(n_envs, ...)`` (a Dict observation: each of its arrays).
-        name : str
-            ``"reward"``, ``"observation"`` or ``"terminal observation"``.
-        when : str
-            Where it came in (``"at timestep 25"``).
-        """
+        """``ValueError`` on a non-finite ``value`` from the env (as SB3's ``VecCheckNan``),
+        before it is stored and trains every network to NaN."""
         for part in value.values() if isinstance(value, dict) else (value,):
             try:
                 check_all_finite(part, f"the environment's {name}")
@@ -208,10 +162,8 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
     def _ensemble_td_step(
         self, ensemble: EnsembleQPosterior, batch_size: int, step: int, period: int
     ) -> TDStepStats:
-        """One TD step of every head of ``ensemble`` on its own sample of SB3's replay buffer
-        (with the sample's bootstrap masks when the buffer keeps them), then a hard update of
-        the target heads when ``step``, this step's count, is a multiple of ``period``: how both
-        algorithms train an ensemble from the replay buffer, with no copy of its transitions."""
+        """One TD step of every head on its own replay-buffer sample (with its bootstrap masks
+        if kept), then a target update when ``step`` is a multiple of ``period``."""
         batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
         transitions = Transitions(
             observations=batch.observations,
@@ -234,21 +186,18 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         episode_start: np.ndarray | None = None,
         deterministic: bool = False,
     ) -> Prediction:
-        """The policy's greedy action(s) (``deterministic=True``, ``state`` passed through) or
-        the exploring ones (:meth:`_predict_exploring`)."""
+        """The policy's greedy action(s) (``deterministic=True``) or the exploring ones."""
         if deterministic:
             return self.policy.predict(observation, state, episode_start, deterministic=True)
         return self._predict_exploring(observation, state, episode_start)
 
     def _on_step(self) -> None:
-        """The base class's step hook, then ``exploration_rate = ε_t`` (logged) while DE is on."""
         super()._on_step()
         if self._delight_stats() is not None:
             self.exploration_rate = self.epsilon
             self.logger.record("rollout/exploration_rate", self.exploration_rate)
 
     def dump_logs(self) -> None:
-        """Log DE's statistics since the last dump (then reset them), then SB3's."""
         stats = self._delight_stats()
         if stats is not None:
             stats.log(self.logger)
@@ -256,15 +205,9 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
 
 
 class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
-    """What :class:`~delight_gym.sb3.DelightDQN`, :class:`~delight_gym.sb3.DelightSAC` and
-    :class:`~delight_gym.sb3.DelightTD3` share: DE's state is an engine
-    (:mod:`delight_gym.de.engine`) in :attr:`delight`, built by :meth:`_make_delight` in
-    ``_setup_model`` (a loaded one gets its host's link to the model back), which records the
-    statistics and decides ``predict(deterministic=False)``.
-
-    A subclass's constructor lists SB3's arguments and DE's, keeps DE's with
-    :meth:`_keep_delight_config` and passes SB3's on to the SB3 class, as SB3's own algorithms
-    pass theirs to their base class.
+    """The DE algorithms whose DE state is an engine in :attr:`delight`, built by
+    :meth:`_make_delight` in ``_setup_model``. A subclass's constructor keeps DE's arguments
+    with :meth:`_keep_delight_config` and passes SB3's on to the SB3 class.
 
     Attributes
     ----------
@@ -277,12 +220,11 @@ class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
 
     @classmethod
     def _sb3_class(cls) -> type:
-        """The Stable-Baselines3 class this algorithm extends (DQN, SAC, TD3)."""
+        """The SB3 class this algorithm extends."""
         return next(c for c in cls.__mro__ if c.__module__.startswith("stable_baselines3"))
 
     def _keep_delight_config(self, **config: Any) -> None:
-        """Check and keep DE's settings until ``_setup_model`` builds the engine: ``delight``
-        (not ``False``) becomes ``options``, resolved with the step clock."""
+        """Keep DE's settings until ``_setup_model``; ``delight`` becomes resolved ``options``."""
         name = type(self).__name__
         if config["delight"] is False:
             raise ValueError(
@@ -298,15 +240,14 @@ class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
         self._delight_config = config
 
     def _posterior_kwargs(self, **defaults: Any) -> dict[str, Any] | None:
-        """``posterior_kwargs`` for the engine: the constructor's, over ``defaults`` (this
-        algorithm's, e.g. its ``device``) when the default posterior is built."""
+        """The constructor's ``posterior_kwargs``, over ``defaults`` for the default posterior."""
         cfg = self._delight_config
         if cfg["posterior"] is not None:
             return cfg["posterior_kwargs"]
         return {**defaults, **(cfg["posterior_kwargs"] or {})}
 
     def _make_delight(self) -> EngineT:
-        """The engine, from ``_delight_config`` (the constructor's DE settings)."""
+        """The engine, from ``_delight_config``."""
         raise NotImplementedError
 
     def _setup_model(self) -> None:
@@ -327,13 +268,12 @@ class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
 
     @property
     def epsilon(self) -> float:
-        """DE's current ``ε_t`` (``t``: environment steps seen in training)."""
+        """DE's current ``ε_t``."""
         return self._de().epsilon
 
     @property
     def delight_stats(self) -> DelightStats:
-        """DE's decisions since the last log dump (the engine's ``stats``): training steps and
-        any ``predict(deterministic=False)`` call."""
+        """DE's decisions since the last log dump (the engine's ``stats``)."""
         return self._de().stats
 
     def _delight_stats(self) -> DelightStats:
@@ -342,7 +282,6 @@ class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
     def _predict_exploring(
         self, observation: Any, state: PredictState, episode_start: np.ndarray | None
     ) -> Prediction:
-        """DE's action(s) (``predict(deterministic=False)``)."""
         return self._de().predict(observation, state, episode_start, deterministic=False)
 
 

@@ -1,14 +1,9 @@
 """``DelightDQN``: Stable-Baselines3's DQN whose exploration is DE instead of ε-greedy.
 
-The host is the DQN's own online Q-network (greedy, or Boltzmann with ``host_temperature``);
-the posterior is the tabular value posterior for Discrete or one-hot observations, else an
-:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` trained from SB3's replay buffer,
-or any :class:`~delight_gym.de.posterior.ValuePosterior` passed as ``posterior``. Each
-environment step, ``_sample_action`` asks the algorithm's
-:class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper` for the action (DE from the first
-step) and the executed action is the one stored in the replay buffer; DQN is off-policy, so
-its Q-learning target is unchanged. SB3's ε-greedy is off (``exploration_*`` are refused).
-Why PPO and A2C get no DE training mode, and the rest of the design: ``docs/sb3.md``.
+The host is the DQN's online Q-network; the posterior is tabular for Discrete or one-hot
+observations, else an :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` trained from
+SB3's replay buffer, or any ``posterior`` given. DE chooses every executed action, which is the
+one stored; DQN is off-policy, so its Q-learning target is unchanged.
 """
 
 from __future__ import annotations
@@ -35,10 +30,8 @@ __all__ = ["DelightDQN"]
 
 
 class DelightDQN(DelightExplorerMixin[DiscreteDelightWrapper], DQN):
-    """DQN with Delight-gated exploration (see the module docstring).
-
-    DE's state (options, ``posterior``, clock ``t``, ``rng``, ``last_info``) is :attr:`delight`,
-    a :class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper` saved with the model.
+    """DQN with Delight-gated exploration; DE's state is :attr:`delight`, a
+    :class:`~delight_gym.de.engine_discrete.DiscreteDelightWrapper` saved with the model.
 
     Parameters
     ----------
@@ -158,16 +151,14 @@ class DelightDQN(DelightExplorerMixin[DiscreteDelightWrapper], DQN):
         action_noise: Any = None,
         n_envs: int = 1,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """DE's action for every env; the executed action is the one the buffer stores."""
         assert self._last_obs is not None, "self._last_obs was not set"
         actions, _ = self._de().predict(self._last_obs, deterministic=False)
         actions = np.asarray(actions, dtype=np.int64).reshape(n_envs)
         return actions, actions
 
     def _transition_stored(self, transition: StoredTransition) -> None:
-        """After DQN stored the step: an ensemble trained from the replay buffer only advances
-        DE's clock; any other posterior is fed the same transition (with the true final
-        observation of finished episodes, ``terminated`` excluding time-limit truncation)."""
+        """Advance DE's clock (an ensemble trains from the buffer), or feed the posterior the
+        transition with the true final observations."""
         dones, infos = transition.dones, transition.infos
         if self.trains_posterior:
             self._de().advance(len(dones), dones)
@@ -184,9 +175,7 @@ class DelightDQN(DelightExplorerMixin[DiscreteDelightWrapper], DQN):
         self._de().observe(obs, transition.actions, reward, next_obs, terminated, truncated)
 
     def train(self, gradient_steps: int, batch_size: int = 100) -> None:
-        """DQN's gradient steps, then as many TD steps of an ensemble posterior (each on its own
-        sample of the replay buffer; a hard update of its targets every
-        ``target_update_period`` of them)."""
+        """DQN's gradient steps, then as many TD steps of an ensemble posterior."""
         super().train(gradient_steps, batch_size)
         if not self.trains_posterior:
             return

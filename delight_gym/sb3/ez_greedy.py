@@ -1,15 +1,10 @@
 """``EZGreedyDQN``: Stable-Baselines3's DQN with temporally-extended ε-greedy (εz-greedy).
 
-Dabney, Ostrovski & Barreto, "Temporally-Extended ε-Greedy Exploration" (ICLR 2021): where
-ε-greedy would take one uniform random action, εz-greedy takes a uniform random action ``ω``
-and a duration ``n ~ zeta(μ)``, ``P(n) ∝ n^{−μ}`` for ``n ≥ 1`` (``μ = 2``), and repeats ``ω``
-for ``n`` steps; the ε coin is only tossed when no repeat is running. ``ε`` is SB3's own linear
-schedule (``exploration_fraction``, ``exploration_initial_eps``, ``exploration_final_eps``, with
-DQN's defaults), so a published ε setting is reproduced as SB3 users set it. Each env of a
-VecEnv has its own repeat; a finished episode ends its env's repeat. Before ``learning_starts``
-every decision explores (``ε = 1``, as in the paper's warm-up). All randomness comes from
-:attr:`EZGreedyDQN.ez_rng`, a ``numpy.random.Generator`` seeded from ``seed``. Guide:
-``docs/exploring-in-time.md``.
+From "Temporally-Extended ε-Greedy Exploration" (Dabney, Ostrovski & Barreto, ICLR 2021):
+where ε-greedy takes one uniform random action, εz-greedy repeats one for ``n ~ zeta(μ)``
+steps, ``P(n) ∝ n^{−μ}``; the ε coin is tossed only when no repeat runs. ``ε`` is SB3's linear
+schedule (``exploration_*``), and 1 before ``learning_starts``. Each env of a VecEnv has its
+own repeat, ended by the end of its episode.
 """
 
 from __future__ import annotations
@@ -35,9 +30,18 @@ DEFAULT_EZ_MU = 2.0
 DEFAULT_EZ_MAX_DURATION = 10_000
 
 
+def _check_zeta(mu: float, max_duration: int | None, prefix: str = "") -> tuple[float, int | None]:
+    mu = check_positive_float(mu, f"{prefix}mu")
+    if max_duration is None:
+        if mu <= 1.0:  # the uncapped law needs a finite normaliser
+            raise ValueError(f"{prefix}mu must be > 1 without {prefix}max_duration, got {mu}")
+        return mu, None
+    return mu, check_positive_int(max_duration, f"{prefix}max_duration")
+
+
 @functools.lru_cache(maxsize=16)
 def _zeta_cdf(mu: float, max_duration: int) -> np.ndarray:
-    """float64 ``(max_duration,)``: the CDF of ``zeta(μ)`` truncated to ``1..max_duration``."""
+    """The CDF of ``zeta(μ)`` truncated to ``1..max_duration``."""
     pmf = np.arange(1, max_duration + 1, dtype=np.float64) ** -mu
     cdf = np.cumsum(pmf)
     cdf /= cdf[-1]
@@ -71,14 +75,17 @@ def zeta_durations(
     numpy.ndarray
         int64 of shape ``size``.
     """
-    mu = check_positive_float(mu, "mu")
+    return _draw_zeta(rng, size, *_check_zeta(mu, max_duration))
+
+
+def _draw_zeta(
+    rng: np.random.Generator, size: int | tuple[int, ...], mu: float, max_duration: int | None
+) -> np.ndarray:
     if max_duration is None:
-        if mu <= 1.0:
-            raise ValueError(f"mu must be > 1 without max_duration, got {mu}")
         return np.asarray(rng.zipf(mu, size=size), dtype=np.int64)
-    cdf = _zeta_cdf(mu, check_positive_int(max_duration, "max_duration"))
+    # Inverse CDF: the first n whose CDF exceeds u.
     u = rng.random(size)
-    return np.searchsorted(cdf, u, side="right").astype(np.int64) + 1
+    return np.searchsorted(_zeta_cdf(mu, max_duration), u, side="right").astype(np.int64) + 1
 
 
 class EZGreedyDQN(DQN):
@@ -142,13 +149,7 @@ class EZGreedyDQN(DQN):
         ez_mu: float = DEFAULT_EZ_MU,
         ez_max_duration: int | None = DEFAULT_EZ_MAX_DURATION,
     ) -> None:
-        self.ez_mu = check_positive_float(ez_mu, "ez_mu")
-        if ez_max_duration is None:
-            if self.ez_mu <= 1.0:
-                raise ValueError(f"ez_mu must be > 1 without ez_max_duration, got {ez_mu}")
-            self.ez_max_duration: int | None = None
-        else:
-            self.ez_max_duration = check_positive_int(ez_max_duration, "ez_max_duration")
+        self.ez_mu, self.ez_max_duration = _check_zeta(ez_mu, ez_max_duration, "ez_")
         self.ez_rng = np.random.default_rng(check_seed(seed))
         self.ez_action = np.zeros(0, dtype=np.int64)
         self.ez_remaining = np.zeros(0, dtype=np.int64)
@@ -198,9 +199,7 @@ class EZGreedyDQN(DQN):
         action_noise: ActionNoise | None = None,
         n_envs: int = 1,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """εz-greedy's action for every env: the held action where a repeat runs, else a fresh
-        decision (a random option with probability ε, the Q-network's greedy action otherwise).
-        The executed action is the one stored in the replay buffer."""
+        """The held action where a repeat runs, else a fresh εz-greedy decision (also stored)."""
         if self.ez_remaining.shape != (n_envs,):
             self._ez_reset(n_envs)
         assert self._last_obs is not None, "self._last_obs was not set"
@@ -215,7 +214,7 @@ class EZGreedyDQN(DQN):
             if rows.size:
                 n_actions = int(self.action_space.n)  # type: ignore[attr-defined]
                 self.ez_action[rows] = self.ez_rng.integers(0, n_actions, size=rows.size)
-                durations = zeta_durations(self.ez_rng, rows.size, self.ez_mu, self.ez_max_duration)
+                durations = _draw_zeta(self.ez_rng, rows.size, self.ez_mu, self.ez_max_duration)
                 self.ez_remaining[rows] = durations - 1
         greedy_rows = np.flatnonzero(~held & ~explore)
         actions = self.ez_action.copy()
@@ -248,8 +247,7 @@ class EZGreedyDQN(DQN):
         tb_log_name: str = "run",
         progress_bar: bool = False,
     ) -> tuple[int, BaseCallback]:
-        """SB3's set-up; where it resets the envs (``reset_num_timesteps``, or a model loaded with
-        ``force_reset``) the repeats end, else (``reset_num_timesteps=False``) they continue."""
+        # Where SB3 resets the envs the repeats end; with reset_num_timesteps=False they go on.
         envs_reset = reset_num_timesteps or self._last_obs is None
         out = super()._setup_learn(
             total_timesteps, callback, reset_num_timesteps, tb_log_name, progress_bar

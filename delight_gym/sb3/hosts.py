@@ -1,14 +1,9 @@
-"""Stable-Baselines3 models as DE hosts: the adapters both the wrappers and the SB3 algorithms use.
+"""Stable-Baselines3 models as DE hosts, for the wrappers and the SB3 algorithms.
 
-* :class:`SB3PolicyHost` — an SB3 PPO or A2C (categorical policy): ``π`` from its distribution;
-* :class:`SB3QHost` — an SB3 DQN: greedy on its Q-values, or Boltzmann at a temperature;
-* :class:`SB3GaussianHost` — SB3 SAC (squashed Gaussian), PPO and A2C (Gaussian, clipped to
-  the box) on ``Box`` actions: the policy's own log-density, SB3's ``[-1, 1]`` rescaling undone;
-* :class:`SB3DeterministicHost` — SB3 TD3 and DDPG, with a stated truncated-Gaussian proposal.
-
-The discrete ones follow :class:`~delight_gym.de.hosts.Host`, the ``Box`` ones
-:class:`~delight_gym.de.engine_box.BoxHost`. An SB3 host's own choice is its policy's
-``predict(obs, deterministic=True)``. Stable-Baselines3 is never imported here: the model is given.
+:class:`SB3PolicyHost` (PPO, A2C) and :class:`SB3QHost` (DQN) follow
+:class:`~delight_gym.de.hosts.Host`; :class:`SB3GaussianHost` (SAC, PPO, A2C) and
+:class:`SB3DeterministicHost` (TD3, DDPG) follow :class:`~delight_gym.de.engine_box.BoxHost`.
+A host's own choice is ``policy.predict(obs, deterministic=True)``. SB3 is never imported here.
 """
 
 from __future__ import annotations
@@ -32,8 +27,7 @@ __all__ = [
 
 
 class SB3ModelHost:
-    """An SB3 model as a host, discrete or ``Box`` (the model is not pickled with it): the
-    base of this module's hosts."""
+    """Base of the SB3 hosts: holds the model (not pickled with the host)."""
 
     def __init__(self, model: Any) -> None:
         self.model: Any = model
@@ -48,14 +42,21 @@ class SB3ModelHost:
             )
         return self.model
 
+    def _predict(self, observations: Any) -> np.ndarray:
+        actions, _ = self._model().policy.predict(observations, deterministic=True)
+        return np.asarray(actions)
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["model"] = None
         return state
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({type(self.model).__name__})"
+
 
 class _SB3Host(SB3ModelHost):
-    """Shared parts of the Stable-Baselines3 hosts (the model is not pickled with them)."""
+    """A host with a Discrete action space."""
 
     def __init__(self, model: Any) -> None:
         from gymnasium import spaces
@@ -72,13 +73,11 @@ class _SB3Host(SB3ModelHost):
         return obs
 
     def act(self, observations: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        actions, _ = self._model().policy.predict(observations, deterministic=True)
-        return np.asarray(actions).reshape(len(probs))
+        return self._predict(observations).reshape(len(probs))
 
 
 class SB3PolicyHost(_SB3Host):
-    """A Stable-Baselines3 PPO / A2C model (categorical actor-critic policy) as a host:
-    ``π = model.policy.get_distribution(obs).distribution.probs``, its own choice the mode."""
+    """An SB3 PPO or A2C (categorical policy) as a host: ``π`` is its distribution's probs."""
 
     def __init__(self, model: Any) -> None:
         super().__init__(model)
@@ -96,21 +95,17 @@ class SB3PolicyHost(_SB3Host):
             dist = policy.get_distribution(self._obs_tensor(observations))
         return np.asarray(dist.distribution.probs.cpu().numpy(), dtype=np.float64)
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({type(self.model).__name__})"
-
 
 class SB3QHost(_SB3Host):
-    """A Stable-Baselines3 DQN as a host: greedy on its Q-values, or Boltzmann at ``temperature``.
+    """An SB3 DQN as a host: greedy on its Q-values, or Boltzmann at ``temperature``.
 
     Parameters
     ----------
     model : stable_baselines3.DQN
         Any model whose ``policy.q_net`` maps observations to ``(n, A)`` Q-values.
     temperature : float, optional
-        ``None`` (default): greedy host, ``π`` one-hot on the argmax (ties: the first maximal
-        index, as ``torch.argmax`` and DQN's ``predict``). ``τ > 0``: Boltzmann,
-        ``π = softmax(Q/τ)``; the deterministic choice stays the argmax.
+        ``None``: ``π`` one-hot on the argmax (first maximal index, as DQN's ``predict``);
+        ``τ > 0``: ``π = softmax(Q/τ)``. The deterministic choice is the argmax either way.
     """
 
     def __init__(self, model: Any, temperature: float | None = None) -> None:
@@ -122,7 +117,7 @@ class SB3QHost(_SB3Host):
         )
 
     def q_values(self, observations: np.ndarray) -> np.ndarray:
-        """The Q-network's values, float64 ``(n, A)``."""
+        """float64 ``(n, A)``."""
         import torch
 
         policy = self._model().policy
@@ -134,7 +129,7 @@ class SB3QHost(_SB3Host):
         q = self.q_values(observations)
         if self.temperature is None:
             return greedy_probs(q)
-        z = (q - q.max(axis=1, keepdims=True)) / self.temperature
+        z = (q - q.max(axis=1, keepdims=True)) / self.temperature  # shifted: no overflow
         e = np.exp(z)
         return np.asarray(e / e.sum(axis=1, keepdims=True))
 
@@ -143,31 +138,24 @@ class SB3QHost(_SB3Host):
 
 
 class _SB3BoxHost(SB3ModelHost):
-    """An SB3 model with a ``Box`` action space (the model is not pickled with the adapter)."""
+    """A host with a ``Box`` action space."""
 
     def __init__(self, model: Any) -> None:
         self.low, self.high = check_box_bounds(model.action_space, "host's action_space")
         super().__init__(model)
 
     def act(self, observations: Any) -> np.ndarray:
-        """``model.policy.predict(observations, deterministic=True)``, float64 ``(n, d)``."""
-        actions, _ = self._model().policy.predict(observations, deterministic=True)
-        return np.asarray(actions, dtype=np.float64).reshape(len(observations), -1)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({type(self.model).__name__})"
+        """The policy's deterministic action, float64 ``(n, d)``."""
+        return self._predict(observations).astype(np.float64).reshape(len(observations), -1)
 
 
 class SB3GaussianHost(_SB3BoxHost):
     """SB3 SAC, PPO or A2C on a ``Box`` action space as a stochastic host.
 
-    The policy's Gaussian ``N(μ(s), σ(s))`` over its internal action ``u``: SAC squashes it,
-    ``a = unscale(tanh u)`` (its ``policy.squash_output``), and the log-density of a candidate is
-    SB3's own ``log_prob`` of ``scale(a)`` (tanh Jacobian included) minus ``Σ log((high − low)/2)``;
-    PPO and A2C act in the environment's units and clip to the box, so a candidate's
-    log-density is the Gaussian's (the clipped law's atoms on the faces are not counted).
-    Draws use the caller's generator: ``u = μ + σ z``, ``z ~ N(0, I)`` (gSDE's noise: its
-    marginal Gaussian).
+    The policy's Gaussian ``N(μ(s), σ(s))`` over its internal action ``u``; SAC acts
+    ``unscale(tanh u)``, PPO and A2C ``clip(u)``. A candidate's log-density is SB3's
+    ``log_prob`` (for SAC of ``scale(a)``, tanh Jacobian included, in the env's units). Draws
+    ``u = μ + σ z`` use the caller's generator.
 
     Parameters
     ----------
@@ -204,7 +192,7 @@ class SB3GaussianHost(_SB3BoxHost):
         return np.clip(u, self.low, self.high)
 
     def log_weight(self, states: Any, host_actions: Any, candidates: Any) -> np.ndarray:
-        """SB3's log-density of each candidate ``(b, C, d)`` under its row's policy → ``(b, C)``."""
+        """SB3's log-density of each candidate ``(b, C, d)`` under its row's policy, ``(b, C)``."""
         import torch
 
         b, c, d = candidates.shape
@@ -217,7 +205,7 @@ class SB3GaussianHost(_SB3BoxHost):
             like = dist.distribution.mean
             log_p = dist.log_prob(torch.as_tensor(x, dtype=like.dtype, device=like.device))
         out = log_p.cpu().numpy().astype(np.float64).reshape(b, c)
-        if self.squashed:
+        if self.squashed:  # the density of a = unscale(tanh u), not of scale(a)
             out -= np.log((self.high - self.low) / 2.0).sum()
         return out
 
@@ -233,14 +221,13 @@ class SB3GaussianHost(_SB3BoxHost):
         return self._to_env_units(mean[:, None] + std[:, None] * z)
 
     def draw(self, observations: Any, rng: np.random.Generator) -> np.ndarray:
-        """One draw per row (what SB3's ``predict(deterministic=False)`` draws, from ``rng``)."""
+        """One draw per row (as ``predict(deterministic=False)``, from ``rng``)."""
         return np.asarray(self.sample(observations, None, 1, rng))[:, 0]
 
 
 class SB3DeterministicHost(_SB3BoxHost):
-    """SB3 TD3 or DDPG on a ``Box`` action space: its action ``μ(s)`` with the stated proposal
-    of :class:`~delight_gym.de.candidates.GaussianProposalHost` (truncated Gaussian noise of
-    standard deviation ``host_std·(high − low)``) as its density.
+    """SB3 TD3 or DDPG on a ``Box`` action space: its action ``μ(s)``, with a truncated
+    Gaussian proposal of std ``host_std·(high − low)`` as its density.
 
     Parameters
     ----------

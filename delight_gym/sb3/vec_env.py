@@ -1,12 +1,8 @@
 """Gymnasium 1.x vector envs as Stable-Baselines3 ``VecEnv``: :class:`SB3VecEnvAdapter`.
 
-SB3 trains on its own ``VecEnv`` API and does not accept Gymnasium vector envs; the adapter
-wraps any ``gymnasium.vector.VectorEnv`` (delight_gym's native vector envs, Gymnasium's
-``SyncVectorEnv`` / ``AsyncVectorEnv``) and gives SB3 what its ``DummyVecEnv`` gives: SB3's
-``step`` return, ``infos`` with ``"terminal_observation"`` and ``"TimeLimit.truncated"``,
-finished sub-envs restarted whatever the vector env's autoreset mode, and SB3's seeding (sub-env
-``i`` gets ``seed + i``, so the adapter equals a ``DummyVecEnv`` of the single envs seed for
-seed). The details (autoreset modes, attributes): ``docs/sb3.md``.
+The adapter gives SB3 what its ``DummyVecEnv`` gives (``infos`` with ``"terminal_observation"``
+and ``"TimeLimit.truncated"``, finished sub-envs restarted whatever the autoreset mode, sub-env
+``i`` seeded ``seed + i``), so it equals a ``DummyVecEnv`` of the single envs seed for seed.
 """
 
 from __future__ import annotations
@@ -39,10 +35,9 @@ class SB3VecEnvAdapter(VecEnv):
     Parameters
     ----------
     venv : gymnasium.vector.VectorEnv
-        E.g. ``gym.make_vec("DeepSea-v0", num_envs=8)``. Its ``single_observation_space`` /
-        ``single_action_space`` become the adapter's ``observation_space`` / ``action_space``
-        (SB3's convention), and its ``metadata["autoreset_mode"]`` (default ``NEXT_STEP``,
-        Gymnasium's) decides how finished sub-envs are restarted.
+        E.g. ``gym.make_vec("DeepSea-v0", num_envs=8)``. Its single spaces become the
+        adapter's spaces; its ``metadata["autoreset_mode"]`` (default ``NEXT_STEP``) decides
+        how finished sub-envs are restarted.
 
     Raises
     ------
@@ -50,14 +45,6 @@ class SB3VecEnvAdapter(VecEnv):
         ``venv`` is not a ``gymnasium.vector.VectorEnv``.
     ValueError
         Its ``metadata["autoreset_mode"]`` is not an ``AutoresetMode``.
-
-    Notes
-    -----
-    Shapes: ``step_async(actions)`` takes a batch of ``num_envs`` actions (``(num_envs,)`` for
-    ``Discrete``, ``(num_envs, *shape)`` for ``Box``); ``reset()`` and ``step_wait()`` return
-    observations batched as the vector env batches them (``(num_envs, *obs_shape)``),
-    ``rewards`` ``(num_envs,)`` float32 and ``dones`` ``(num_envs,)`` bool. An example:
-    :meth:`step_wait`.
     """
 
     def __init__(self, venv: VectorEnv) -> None:
@@ -74,24 +61,14 @@ class SB3VecEnvAdapter(VecEnv):
                 f'venv.metadata["autoreset_mode"] must be an AutoresetMode, got {mode!r}'
             ) from None
         self.venv = venv
-        # Gymnasium's own converter of vector infos (dict of masked arrays) to one dict per
-        # sub-env; ``final_obs`` / ``final_info`` become per-sub-env entries too.
+        # Gymnasium's converter of vector infos to one dict per sub-env.
         self._list_infos = DictInfoToList(venv)
         self._actions: np.ndarray | None = None
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
 
-    # ------------------------------------------------------------------ reset / step
     def reset(self) -> VecEnvObs:
-        """Reset every sub-env with the seeds of :meth:`seed` and options of ``set_options``.
-
-        Sub-env ``i`` gets ``self._seeds[i]`` (``None``: its generator is kept). The vector env
-        takes one ``options`` dict for all sub-envs, so per-sub-env options must be equal.
-
-        Returns
-        -------
-        VecEnvObs
-            The first observations, batched, shape ``(num_envs, *obs_shape)``.
-        """
+        """Reset every sub-env with the seeds of :meth:`seed` and options of ``set_options``
+        (equal for all sub-envs: a vector env takes one ``options`` dict)."""
         seeds = list(self._seeds)
         options = self._options
         if any(opt != options[0] for opt in options[1:]):
@@ -110,14 +87,8 @@ class SB3VecEnvAdapter(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
-        """Store ``actions`` (``num_envs`` actions) for :meth:`step_wait`.
-
-        Raises
-        ------
-        ValueError
-            Naming ``actions``, unless they hold one action of the action space's shape per
-            sub-env (``(num_envs, 1)`` is accepted for ``Discrete``, as SB3 stores them).
-        """
+        """Store one action per sub-env for :meth:`step_wait` (``(num_envs, 1)`` is accepted
+        for ``Discrete``, as SB3 stores them); ``ValueError`` otherwise."""
         arr = np.asarray(actions)
         shape = (self.num_envs, *(self.action_space.shape or ()))
         if arr.ndim == 0 or arr.shape[0] != self.num_envs or arr.size != int(np.prod(shape)):
@@ -127,18 +98,11 @@ class SB3VecEnvAdapter(VecEnv):
         self._actions = arr.reshape(shape)
 
     def step_wait(self) -> VecEnvStepReturn:
-        """Step every sub-env; finished ones are already restarted (see the class docstring).
-
-        Returns
-        -------
-        tuple
-            ``(obs, rewards, dones, infos)``: ``obs`` batched, ``rewards`` float32 and
-            ``dones`` bool of shape ``(num_envs,)``, ``infos`` a list of ``num_envs`` dicts.
+        """Step every sub-env: ``(obs, rewards, dones, infos)``, finished sub-envs restarted.
 
         Examples
         --------
-        A size-2 DeepSea: after two steps both episodes end; the terminal observation, all
-        zeros, is in ``infos`` and the returned observation is already the next episode's start.
+        A size-2 DeepSea ends after two steps; the returned observation is the next start.
 
         >>> import gymnasium as gym
         >>> import numpy as np
@@ -179,7 +143,7 @@ class SB3VecEnvAdapter(VecEnv):
                 else:
                     step_info = dict(info)
                 infos.append(step_info)
-        else:  # NEXT_STEP or DISABLED: restart the finished sub-envs now.
+        else:  # NEXT_STEP or DISABLED: restart the finished sub-envs now, as SB3 expects.
             infos = [dict(info) for info in list_infos]
             if dones.any():
                 space = self.venv.single_observation_space
@@ -198,23 +162,17 @@ class SB3VecEnvAdapter(VecEnv):
         return obs, np.asarray(rewards, dtype=np.float32), dones, infos
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Seed sub-env ``i`` with ``seed + i`` at the next :meth:`reset` (SB3's convention).
-
-        ``seed=None`` draws a base seed from fresh OS entropy (SB3's base class would use
-        numpy's global generator). Returns the ``num_envs`` seeds.
-        """
+        """Seed sub-env ``i`` with ``seed + i`` at the next :meth:`reset`; ``None``: a base seed
+        from OS entropy (not numpy's global generator, as SB3's base class). Returns the seeds."""
         if seed is None:
             seed = int(np.random.default_rng().integers(np.iinfo(np.uint32).max))
         return super().seed(seed)
 
     def close(self) -> None:
-        """Close the vector env."""
         self.venv.close()
 
-    # ------------------------------------------------------------------ attributes
-    def _per_sub_env(self) -> bool:
-        return callable(getattr(self.venv, "get_attr", None))
-
+    # A SyncVectorEnv's sub-envs are reached one by one (``envs``), an AsyncVectorEnv's all at
+    # once (``get_attr``/``set_attr``/``call``); a native vector env is one object for all.
     def _require_all(self, indices: VecEnvIndices, what: str) -> None:
         if sorted(self._get_indices(indices)) != list(range(self.num_envs)):
             raise ValueError(
@@ -227,12 +185,12 @@ class SB3VecEnvAdapter(VecEnv):
         idx = list(self._get_indices(indices))
         venv: Any = self.venv  # Sync/AsyncVectorEnv methods are not on VectorEnv
         envs = getattr(venv, "envs", None)
-        if envs is not None:  # SyncVectorEnv: the sub-envs themselves
+        if envs is not None:
             return [envs[i].get_wrapper_attr(attr_name) for i in idx]
-        if self._per_sub_env():  # AsyncVectorEnv: every sub-env's, all at once
+        if callable(getattr(venv, "get_attr", None)):
             values = venv.get_attr(attr_name)
             return [values[i] for i in idx]
-        value = getattr(self.venv, attr_name)
+        value = getattr(venv, attr_name)
         return [value for _ in idx]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
@@ -240,19 +198,18 @@ class SB3VecEnvAdapter(VecEnv):
         idx = set(self._get_indices(indices))
         venv: Any = self.venv
         envs = getattr(venv, "envs", None)
-        if envs is not None:  # SyncVectorEnv: the sub-envs themselves
+        if envs is not None:
             for i in sorted(idx):
                 envs[i].set_wrapper_attr(attr_name, value)
-            return
-        if self._per_sub_env():  # AsyncVectorEnv: one value per sub-env, all at once
+        elif callable(getattr(venv, "get_attr", None)):  # one value per sub-env
             current = venv.get_attr(attr_name) if len(idx) < self.num_envs else None
             values = [
                 value if current is None or i in idx else current[i] for i in range(self.num_envs)
             ]
             venv.set_attr(attr_name, values)
-            return
-        self._require_all(indices, "set_attr")
-        setattr(self.venv, attr_name, value)
+        else:
+            self._require_all(indices, "set_attr")
+            setattr(venv, attr_name, value)
 
     def env_method(
         self,
@@ -266,15 +223,14 @@ class SB3VecEnvAdapter(VecEnv):
         idx = list(self._get_indices(indices))
         venv: Any = self.venv
         envs = getattr(venv, "envs", None)
-        if envs is not None:  # SyncVectorEnv: the sub-envs themselves
+        if envs is not None:
             return [
                 envs[i].get_wrapper_attr(method_name)(*method_args, **method_kwargs) for i in idx
             ]
-        if callable(getattr(venv, "call", None)):  # AsyncVectorEnv: all at once
-            self._require_all(indices, "env_method")
-            return list(venv.call(method_name, *method_args, **method_kwargs))
         self._require_all(indices, "env_method")
-        result = getattr(self.venv, method_name)(*method_args, **method_kwargs)
+        if callable(getattr(venv, "call", None)):
+            return list(venv.call(method_name, *method_args, **method_kwargs))
+        result = getattr(venv, method_name)(*method_args, **method_kwargs)
         return [result for _ in idx]
 
     def env_is_wrapped(self, wrapper_class: type[Any], indices: VecEnvIndices = None) -> list[bool]:
