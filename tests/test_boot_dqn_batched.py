@@ -62,9 +62,9 @@ def _transitions(rows: dict[str, torch.Tensor]) -> Transitions:
 def test_batched_td_loss_and_gradients_equal_separate_ensembles() -> None:
     agent = _filled()
     idx = agent.sample()
+    names = ("states", "next", "actions", "rewards", "terminated")  # the replay's columns
     rows = {
-        name: getattr(agent, f"_{name}").gather(1, idx)
-        for name in ("states", "next", "actions", "rewards", "terminated")
+        name: buf.gather(1, idx) for name, buf in zip(names, agent._replay.values(), strict=True)
     }
     agent.optimizer.zero_grad()
     per_head = {name: agent._per_head(value) for name, value in rows.items()}

@@ -1,12 +1,9 @@
 """Fast Bernoulli-bandit agents, batched over seeds, with cost and memory flat in ``K``.
 
-Every agent acts on ``batch_size`` independent ``K``-armed Bernoulli bandits
-(:meth:`~BernoulliAgent.act` returns an arm per row, :meth:`~BernoulliAgent.update` feeds the
-rewards back), with ``Beta(prior_alpha, prior_beta)`` priors and one ``numpy.random.Generator``
-per agent. Untried arms share the prior, so they are one block opened in index order: a row's
-tried arms are ``0 … n_tried − 1``, and :meth:`BernoulliAgent.update` takes, per row, a tried
-arm or the next untried arm ``n_tried``. The dense agents of :mod:`delight_gym.agents.dense`
-accept any arm and are the reference; the documentation's Agents page gives the details.
+Untried arms share the prior, so they are one block opened in index order: a row's tried arms
+are ``0 … n_tried − 1``, and :meth:`BernoulliAgent.update` takes, per row, a tried arm or the
+next untried arm ``n_tried``. The dense agents of :mod:`delight_gym.agents.dense` accept any
+arm and are the reference.
 """
 
 from __future__ import annotations
@@ -51,37 +48,30 @@ __all__ = [
 _INITIAL_CAPACITY = 64
 
 
+def _widen(a: np.ndarray, width: int, fill: float) -> np.ndarray:
+    """``a`` ``(n, w)`` padded with ``fill`` to ``(n, width)``."""
+    out = np.full((a.shape[0], width), fill, dtype=a.dtype)
+    out[:, : a.shape[1]] = a
+    return out
+
+
 class BernoulliAgent(BetaBernoulliAgentBase):
     """Base class: Beta posteriors of the tried arms, the untried count, a generator and ``t``.
 
-    Parameters
-    ----------
-    batch_size
-        number of independent bandits (seeds) acted on at once.
-    num_arms
-        ``K`` (any size: memory grows with the arms tried, not with ``K``).
-    seed
-        seed of the agent's own ``numpy.random.Generator``.
-    prior_alpha, prior_beta
-        Beta prior of every arm (default ``Beta(1, 1)``).
+    The arguments are :class:`~delight_gym.agents.base.BetaBernoulliAgentBase`'s; memory grows
+    with the arms tried, not with ``K``.
 
     Attributes
     ----------
-    posterior
-        :class:`BetaBernoulliPosterior` over arms ``0 … capacity − 1``; columns at
-        or beyond a row's ``n_tried`` hold the prior.
-    n_tried
-        arms tried so far per row, shape ``(batch_size,)``.
-    pulls
-        pulls per arm, shape ``(batch_size, capacity)``.
-    t
-        completed rounds.
+    posterior : BetaBernoulliPosterior
+        Over arms ``0 … capacity − 1``; columns at or beyond a row's ``n_tried`` hold the prior.
+    n_tried : numpy.ndarray
+        Arms tried so far per row, ``(batch_size,)``.
     """
 
     initial_columns = _INITIAL_CAPACITY  # grown on demand by update()
 
     def reset(self, seed: SeedLike = None) -> None:
-        """Forget everything: prior posteriors, ``t = 0`` and a generator seeded by ``seed``."""
         super().reset(seed)
         self.n_tried = np.zeros(self.batch_size, dtype=np.int64)
         # The greedy host's tried arm and its posterior mean, kept up to date by update():
@@ -90,7 +80,6 @@ class BernoulliAgent(BetaBernoulliAgentBase):
         self._best_arm = np.zeros(self.batch_size, dtype=np.int64)
         self._best_mean = np.full(self.batch_size, -np.inf)
 
-    # -- state ----------------------------------------------------------------------------
     @property
     def width(self) -> int:
         """Columns in use: the largest ``n_tried`` of the batch."""
@@ -101,20 +90,15 @@ class BernoulliAgent(BetaBernoulliAgentBase):
         """Untried arms per row, ``K − n_tried``, shape ``(batch_size,)``."""
         return self.num_arms - self.n_tried
 
-    def _tried_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(alpha, beta, means, valid)`` of the tried columns, each ``(batch, width)``."""
+    def _tried_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(alpha, beta, valid)`` of the tried columns, each ``(batch, width)``."""
         w = self.width
-        alpha = self.posterior.alpha[:, :w]
-        beta = self.posterior.beta[:, :w]
         valid = np.arange(w) < self.n_tried[:, None]
-        return alpha, beta, alpha / (alpha + beta), valid
+        return self.posterior.alpha[:, :w], self.posterior.beta[:, :w], valid
 
     def _greedy(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Greedy host: ``(arm, baseline v, host_is_untried)`` per row.
-
-        The best tried arm (lowest index on ties) unless the untried block's prior mean is
-        strictly larger (the untried arms come after every tried arm in index order).
-        """
+        """Greedy host: ``(arm, baseline v, host_is_untried)`` per row: the best tried arm
+        (lowest index on ties) unless the untried block's prior mean is strictly larger."""
         best, best_mean = self._best_arm, self._best_mean
         fresh = (self.untried > 0) & (self.prior_mean > best_mean)
         arm = np.where(fresh, self.n_tried, best)
@@ -131,16 +115,11 @@ class BernoulliAgent(BetaBernoulliAgentBase):
         )
         bigger.alpha[:, : post.num_arms] = post.alpha
         bigger.beta[:, : post.num_arms] = post.beta
-        pulls = np.zeros((self.batch_size, capacity), dtype=np.int64)
-        pulls[:, : post.num_arms] = self.pulls
-        self.posterior, self.pulls = bigger, pulls
+        self.posterior, self.pulls = bigger, _widen(self.pulls, capacity, 0)
 
-    # -- interface ------------------------------------------------------------------------
     def update(self, actions: Any, rewards: Any) -> None:
-        """Feed back the arms played, shape ``(batch_size,)``, and their rewards in ``[0, 1]``.
-
-        Each row's arm must be a tried arm or the next untried arm ``n_tried`` of that row.
-        """
+        """Feed back the arms played, ``(batch_size,)``, each a tried arm or the next untried
+        arm ``n_tried`` of its row, and their rewards in ``[0, 1]``."""
         arms = check_action_batch(actions, self.batch_size, self.num_arms)
         if np.any(arms > self.n_tried):
             raise ValueError(
@@ -157,7 +136,7 @@ class BernoulliAgent(BetaBernoulliAgentBase):
         self._arms_updated(arms)
 
     def _arms_updated(self, arms: np.ndarray) -> None:
-        """Hook called by :meth:`update` after the posterior of ``arms`` (one per row) changed."""
+        """Hook: the posterior of ``arms`` (one per row) just changed."""
 
     def _track_best(self, arms: np.ndarray) -> None:
         """Bring the greedy host's ``(_best_arm, _best_mean)`` up to date after ``arms``."""
@@ -202,7 +181,7 @@ class ThompsonAgent(BernoulliAgent):
     name = "thompson"
 
     def act(self) -> np.ndarray:
-        alpha, beta, _, valid = self._tried_view()
+        alpha, beta, valid = self._tried_view()
         if alpha.shape[1]:
             samples = np.where(valid, self.rng.beta(alpha, beta), -np.inf)
             best = np.argmax(samples, axis=1)
@@ -223,14 +202,8 @@ class ThompsonAgent(BernoulliAgent):
 
 
 class EpsilonGreedyAgent(AnnealedSettings, BernoulliAgent):
-    """Annealed ε-greedy: with probability ``ε_t = M/(M+t)`` a uniformly random arm (any of the
-    ``K``, the greedy one included), otherwise the greedy arm.
-
-    Other Parameters
-    ----------------
-    half_life : float
-        ``M`` of the schedule (default 100, as for DE).
-    """
+    """Annealed ε-greedy: with probability ``ε_t = M/(M+t)`` (``half_life`` ``M``, default
+    100) a uniformly random arm of the ``K``, otherwise the greedy arm."""
 
     name = "egreedy"
 
@@ -253,7 +226,7 @@ class UCBAgent(BernoulliAgent):
     name = "ucb"
 
     def act(self) -> np.ndarray:
-        alpha, _, _, valid = self._tried_view()
+        alpha, _, valid = self._tried_view()
         n = self.pulls[:, : alpha.shape[1]]
         with np.errstate(divide="ignore", invalid="ignore"):
             index = (alpha - self.prior_alpha) / n + np.sqrt(2.0 * np.log(max(self.t, 1)) / n)
@@ -266,24 +239,18 @@ class DelightAgent(DelightSettings, BernoulliAgent):
     """Delight-gated exploration (Algorithm 1) with a greedy host and exact Beta EI.
 
     Host: the greedy arm (lowest index on ties); baseline ``v = max_a m_a``; every other arm
-    has surprisal exactly ``L``. The decision is :func:`delight_gym.de.rule.delight_rule` over the
-    tried arms and the untried block (see the module docstring).
-
-    After each :meth:`act`, ``last_info`` holds ``epsilon``, ``explored`` (override drawn),
-    ``overridden`` (explored with a non-empty gate), ``gate_size`` (arms in the gate, untried
-    ones included) and ``gate_empty`` per row.
+    has surprisal exactly ``L``. ``last_info`` is
+    :func:`~delight_gym.agents.base.delight_step_info`'s (``gate_size`` counts untried arms).
 
     Other Parameters
     ----------------
     half_life, gate_price, surprisal_cap : float
-        ``M`` in ``ε_t = M/(M+t)``, ``λ`` and ``L``: the keywords of
-        :class:`~delight_gym.agents.base.DelightSettings` (defaults 100, 0.1, 10).
+        ``M``, ``λ`` and ``L`` (defaults 100, 0.1, 10).
     """
 
     name = "delight"
 
     def reset(self, seed: SeedLike = None) -> None:
-        """Forget everything (see :meth:`BernoulliAgent.reset`); no arm can reach the gate."""
         super().reset(seed)
         # Per tried arm, the largest baseline v at which Scarf's bound still lets it reach
         # the gate (-inf for untried columns), refreshed for the arm each update changes.
@@ -291,30 +258,22 @@ class DelightAgent(DelightSettings, BernoulliAgent):
 
     def _arms_updated(self, arms: np.ndarray) -> None:
         if self._reach.shape[1] < self.posterior.num_arms:
-            grown = np.full(self.posterior.alpha.shape, -np.inf)
-            grown[:, : self._reach.shape[1]] = self._reach
-            self._reach = grown
+            self._reach = _widen(self._reach, self.posterior.num_arms, -np.inf)
         a = self.posterior.alpha[self._rows, arms]
         b = self.posterior.beta[self._rows, arms]
         self._reach[self._rows, arms] = self._scarf_reach(a, b)
 
     def _scarf_reach(self, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
-        """The baseline up to which an arm ``Beta(alpha, beta)`` may be in the gate, shape ``(n,)``.
-
-        Scarf's bound ``EI <= (sqrt(Var + d^2) - d)/2`` (``d = v - m``; the largest EI of any
-        law with that mean and variance) reaches ``c = λ/L`` exactly when
-        ``d <= Var/(4c) - c``, so ``L·EI >= λ`` needs ``v <= m + max(Var/(4c) - c, 0)``
-        (``d <= 0`` always qualifies). The value returned is enlarged by ``1e-9`` relative
-        and absolute, far above its rounding error: an arm with ``v`` above it is outside
-        the gate for certain.
-        """
-        total = alpha + beta
-        mean = alpha / total
-        var = mean * (beta / total) / (total + 1.0)
+        """The baseline up to which an arm ``Beta(alpha, beta)`` may be in the gate."""
+        # Scarf's bound EI <= (sqrt(Var + d²) - d)/2, d = v - m, reaches c = λ/L exactly when
+        # d <= Var/(4c) - c. The 1e-9 margin is far above rounding: past it, surely outside.
         if self.gate_price == 0.0:
             return np.full(alpha.shape, np.inf)
         if np.isinf(self.gate_price):
             return np.full(alpha.shape, -np.inf)  # the gate is always empty
+        total = alpha + beta
+        mean = alpha / total
+        var = mean * (beta / total) / (total + 1.0)
         c = self.gate_price / self.surprisal_cap
         reach = mean + np.maximum(var / (4.0 * c) - c, 0.0)
         return reach + 1e-9 * (1.0 + np.abs(reach))
@@ -322,29 +281,11 @@ class DelightAgent(DelightSettings, BernoulliAgent):
     def _candidates(
         self, rows: np.ndarray, host_arm: np.ndarray, host_fresh: np.ndarray, baseline: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The host's tried arm and the tried arms of ``rows`` whose delight may reach λ,
-        compacted.
-
-        Parameters
-        ----------
-        rows : numpy.ndarray
-            The batch rows to evaluate, int64 ``(r,)``.
-        host_arm, host_fresh, baseline : numpy.ndarray
-            The greedy host's arm, whether it is untried, and ``v``, for those rows, ``(r,)``.
-
-        Returns
-        -------
-        tuple of numpy.ndarray
-            ``(cols, present, ei)``, each ``(r, c)``: the arm of each compacted column
-            (ascending within a row), whether the column is in use, and the exact EI of the
-            non-host candidates (0 for the host, whose surprisal is 0). Every arm whose delight
-            can reach λ is a column: an arm is left out only when a bound puts ``L·EI`` below
-            λ (such an arm is outside the gate and the greedy host gives it probability 0, so
-            leaving it out changes nothing). Scarf's bound screens the arms, as a threshold on
-            ``v`` kept per arm (:meth:`_scarf_reach`); then
-            :func:`~delight_gym.posteriors.beta.beta_ei_flat` skips the arms whose density
-            bound is below ``λ/L``.
-        """
+        """``(cols, present, ei)``, each ``(r, c)``: the host's tried arm and the tried arms of
+        ``rows`` whose delight may reach λ, compacted (ascending arm per row), whether each
+        column is used, and their exact EI (0 for the host, whose surprisal is 0)."""
+        # An arm is left out only when a bound puts L·EI below λ: it is outside the gate and
+        # the greedy host gives it probability 0, so leaving it out changes nothing.
         w = int(self.n_tried[rows].max()) if rows.size else 0
         keep = self._reach[rows, :w] >= baseline[:, None]
         tried_host = np.flatnonzero(~host_fresh)
@@ -377,8 +318,8 @@ class DelightAgent(DelightSettings, BernoulliAgent):
         columns_of: dict[str, np.ndarray] = {}  # the exploring rows' column multiplicities
 
         def decide(rows: np.ndarray) -> tuple[DelightDecision, np.ndarray]:
-            """The rule over the exploring rows' columns: candidate tried arms, the first
-            untried arm, the other untried arms (the last two both play arm ``n_tried``)."""
+            # Columns: candidate tried arms, the first untried arm, the other untried arms
+            # (weighted by multiplicity; the last two both play arm n_tried).
             cols, present, cand_ei = self._candidates(
                 rows, host_arm[rows], host_fresh[rows], baseline[rows]
             )
@@ -428,9 +369,6 @@ BANDIT_AGENTS: dict[str, type[BernoulliAgent]] = agent_registry(
 def make_bandit_agent(
     name: str, batch_size: int, num_arms: int, *, seed: SeedLike = None, **kwargs: Any
 ) -> BernoulliAgent:
-    """Build a fast Bernoulli agent by name: ``delight, thompson, egreedy, greedy, ucb``.
-
-    Keyword arguments an agent does not take (``gate_price`` for Thompson sampling, say) are
-    an error, so a typo never goes unnoticed.
-    """
+    """Build a fast Bernoulli agent by name: ``delight, thompson, egreedy, greedy, ucb``
+    (a keyword the agent does not take is a ``TypeError``)."""
     return build_agent(BANDIT_AGENTS, name, batch_size, num_arms, seed=seed, **kwargs)

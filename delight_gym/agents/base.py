@@ -1,15 +1,9 @@
-"""Bases shared by the agents, their DE settings and their name registries.
+"""Bases shared by the agents: their DE settings, Bernoulli and torch bases, name registries.
 
-:class:`AnnealedSettings` and :class:`DelightSettings` give an agent its
-:class:`~delight_gym.de.options.DelightOptions` (``delight``, checked once there) from the
-keywords it uses, refusing the others; :func:`delight_step_info` is the one layout of a DE
-agent's ``last_info``.
-
-:class:`BetaBernoulliAgentBase` holds what every Bernoulli agent has, fast
-(:mod:`delight_gym.agents.bandits`) or dense reference (:mod:`delight_gym.agents.dense`): the
-checked sizes, a :class:`~delight_gym.posteriors.beta.BetaBernoulliPosterior`, the agent's own
-generator, ``t``, the pull counts and ``last_info`` (none of the fast agents' shortcuts, so
-the dense agents stay an independent reference).
+:class:`AnnealedSettings` and :class:`DelightSettings` build an agent's
+:class:`~delight_gym.de.options.DelightOptions` from the keywords it uses and refuse the
+others. :class:`BetaBernoulliAgentBase` has none of the fast agents' shortcuts, so the dense
+agents stay an independent reference.
 """
 
 from __future__ import annotations
@@ -42,15 +36,9 @@ _OPTION_KEYWORDS = ("half_life", "gate_price", "surprisal_cap")
 class AnnealedSettings:
     """An agent's schedule ``ε_t = M/(M + t)``: the keyword ``half_life`` (``M``, default 100).
 
-    A cooperative mixin, put before the agent's base class (``class EpsilonGreedyAgent(
-    AnnealedSettings, BernoulliAgent)``). It takes the keywords of :data:`options_used` into
-    :attr:`delight` (:class:`~delight_gym.de.options.DelightOptions` checks them and names a
-    bad one), refuses DE's other keywords with a ``TypeError`` and passes the rest on.
-
-    Attributes
-    ----------
-    delight : DelightOptions
-    half_life : float
+    A mixin put before the agent's base class. It takes the keywords of :data:`options_used`
+    into :attr:`delight` (a :class:`~delight_gym.de.options.DelightOptions`), refuses DE's
+    other keywords with a ``TypeError`` and passes the rest on.
     """
 
     #: The DE keywords this agent takes; the others are refused.
@@ -67,38 +55,20 @@ class AnnealedSettings:
 
     @property
     def half_life(self) -> float:
-        """``M`` (``delight.half_life``)."""
+        """``M``."""
         return self.delight.half_life
 
 
 class DelightSettings(AnnealedSettings, DelightOptionsView):
     """A DE agent's settings: ``gate_price`` ``λ`` (default 0.1), ``surprisal_cap`` ``L``
-    (default 10) and ``half_life`` ``M`` (default 100), in :attr:`delight`; :meth:`decide`
-    applies the rule with them (:func:`~delight_gym.de.rule.apply_delight_rule`).
-
-    Attributes
-    ----------
-    delight : DelightOptions
-    gate_price, surprisal_cap, half_life : float
-        Read from :attr:`delight`.
-    """
+    (default 10) and ``half_life`` ``M`` (default 100), in :attr:`delight`."""
 
     options_used: ClassVar[tuple[str, ...]] = _OPTION_KEYWORDS
 
     def decide(
         self, host_probs: Any, expected_improvement: Any, epsilon: Any, *, multiplicity: Any = None
     ) -> DelightDecision:
-        """The rule with these options (the caller builds and checks the inputs).
-
-        Parameters
-        ----------
-        host_probs, expected_improvement : numpy.ndarray or torch.Tensor
-            ``(..., A)``, as for :func:`~delight_gym.de.rule.delight_rule`.
-        epsilon : float or array
-            ``ε``, a scalar or ``(...)``.
-        multiplicity : numpy.ndarray or torch.Tensor, optional
-            ``(..., A)`` column counts (see :func:`~delight_gym.de.rule.delight_rule`).
-        """
+        """:func:`~delight_gym.de.rule.delight_rule` with these options (inputs unchecked)."""
         return apply_delight_rule(
             self.delight, host_probs, expected_improvement, epsilon, multiplicity=multiplicity
         )
@@ -116,19 +86,14 @@ class BetaBernoulliAgentBase:
     seed : int or sequence of int, optional
         Seed of the agent's own ``numpy.random.Generator``.
     prior_alpha, prior_beta : float
-        Beta prior of every arm (default ``Beta(1, 1)``); the posterior checks them.
+        Beta prior of every arm (default ``Beta(1, 1)``).
 
     Attributes
     ----------
-    posterior : BetaBernoulliPosterior
-        ``initial_columns`` columns (all ``K`` arms when it is ``None``).
     pulls : numpy.ndarray
         int64 ``(batch_size, posterior.num_arms)``: pulls per arm.
     t : int
         Completed rounds.
-    rng : numpy.random.Generator
-    last_info : dict
-        Diagnostics of the last :meth:`act`.
     """
 
     name: ClassVar[str] = "base"
@@ -183,27 +148,22 @@ class BetaBernoulliAgentBase:
 
 
 class TorchPosteriorAgent:
-    """Base of the torch agents (linear, MDP): they live where their batched ``posterior`` lives.
-
-    A subclass builds ``self.posterior`` (a torch posterior with ``batch_size``, ``device`` and
-    ``dtype``) first thing in its constructor; these properties read them from it.
-    """
+    """Base of the torch agents (linear, MDP): ``batch_size``, ``device`` and ``dtype`` are
+    their ``posterior``'s, which a subclass builds first thing."""
 
     posterior: Any
 
     @property
     def batch_size(self) -> int:
-        """Independent rows (seeds), the posterior's ``batch_size``."""
+        """Independent rows (seeds)."""
         return int(self.posterior.batch_size)
 
     @property
     def device(self) -> Any:
-        """The posterior's ``torch.device``."""
         return self.posterior.device
 
     @property
     def dtype(self) -> Any:
-        """The posterior's ``torch.dtype``."""
         return self.posterior.dtype
 
 
@@ -217,8 +177,7 @@ def agent_registry(*classes: type[AgentT]) -> dict[str, type[AgentT]]:
 
 def build_agent(registry: dict[str, type[AgentT]], name: str, *args: Any, **kwargs: Any) -> AgentT:
     """``registry[name](*args, **kwargs)``; ``ValueError`` naming the choices for an unknown
-    ``name``. Keyword arguments the agent does not take (``gate_price`` for Thompson sampling,
-    say) are a ``TypeError`` naming the keyword, so a typo never goes unnoticed."""
+    ``name`` (a keyword the agent does not take is its ``TypeError``)."""
     if name not in registry:
         raise ValueError(f"agent must be one of {sorted(registry)}, got {name!r}")
     return registry[name](*args, **kwargs)
@@ -227,25 +186,9 @@ def build_agent(registry: dict[str, type[AgentT]], name: str, *args: Any, **kwar
 def delight_step_info(
     epsilon: Any, explored: Any, gate_empty: Any, gate_size: Any
 ) -> dict[str, Any]:
-    """A DE agent's ``last_info`` after one act, all per row ``(batch,)`` but ``epsilon``.
-
-    Parameters
-    ----------
-    epsilon : float
-        ``ε_t`` of the act.
-    explored : bool array or tensor
-        The override was drawn (``u1 < ε``), whether or not the gate was empty.
-    gate_empty : bool array or tensor
-        The gate was empty (``False`` on rows that did not explore).
-    gate_size : int array or tensor
-        Actions in the gate (``-1`` where an agent evaluates the gate only on exploring rows).
-
-    Returns
-    -------
-    dict
-        ``epsilon``, ``explored``, ``overridden`` (``explored & ~gate_empty``: the override
-        replaced the host), ``gate_size`` and ``gate_empty``.
-    """
+    """A DE agent's ``last_info`` after one act: ``epsilon``, and per row ``explored`` (the
+    override was drawn, ``u1 < ε``), ``overridden`` (and the gate was non-empty), ``gate_size``
+    (``-1`` where the gate was not evaluated) and ``gate_empty``."""
     return {
         "epsilon": epsilon,
         "explored": explored,

@@ -1,15 +1,11 @@
 """Bootstrapped DQN with randomized priors for many seeds at once, in plain torch.
 
-:class:`SeedBatchedBootDQN` runs ``S`` independent copies of bsuite's ``boot_dqn`` (Osband,
-Aslanides & Cassirer, *Randomized Prior Functions for Deep Reinforcement Learning*) on a
-vector env of ``S`` seeds with tabular (state-index) observations, such as
+:class:`SeedBatchedBootDQN` runs ``S`` independent copies of bsuite's ``boot_dqn`` ("Randomized
+Prior Functions for Deep Reinforcement Learning", Osband, Aslanides & Cassirer) on a vector env
+of ``S`` seeds with one-hot observations, such as
 :class:`~delight_gym.envs.deep_sea.DeepSeaVectorEnv`. The ``S × K`` heads are one
-:class:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork`; seed ``s``'s heads, rows
-``s·K … (s+1)·K − 1``, train on its own replay samples by the ensemble's TD step
-(:func:`~delight_gym.posteriors.ensemble_td.ensemble_td_step`, one batch per head), so one
-batched step serves every seed, on a CPU or a GPU. The SB3 algorithm
-:class:`~delight_gym.sb3.BootstrappedDQN` is the one to use for a single env; this class is
-the throughput path (one process, one device, many seeds).
+:class:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork`, so one batched TD step
+serves every seed. For a single env use :class:`~delight_gym.sb3.BootstrappedDQN`.
 """
 
 from __future__ import annotations
@@ -36,16 +32,19 @@ from delight_gym.posteriors.ensemble_td import ensemble_td_step
 
 __all__ = ["SeedBatchedBootDQN", "one_hot_states"]
 
+#: The replay's columns (named as the fields of ``Transitions``) and their dtypes.
+_REPLAY = {
+    "observations": torch.int64,
+    "next_observations": torch.int64,
+    "actions": torch.int64,
+    "rewards": torch.float32,
+    "terminated": torch.float32,
+}
+
 
 def one_hot_states(observations: Any) -> np.ndarray:
     """Row indices of one-hot observations: ``(S, *shape)`` → int64 ``(S,)``, ``-1`` where a
-    row is all zero (DeepSea's terminal observation).
-
-    Raises
-    ------
-    ValueError
-        If a row is not one-hot or all zero.
-    """
+    row is all zero (DeepSea's terminal observation); ``ValueError`` for any other row."""
     x = np.asarray(observations)
     idx = one_hot_indices(x.reshape(x.shape[0], -1))
     if idx is None:
@@ -56,24 +55,18 @@ def one_hot_states(observations: Any) -> np.ndarray:
 class SeedBatchedBootDQN:
     """bsuite's bootstrapped DQN with randomized priors for ``S`` seeds, batched.
 
-    The defaults are :data:`~delight_gym.posteriors.boot_dqn_defaults.BOOT_DQN_DEFAULTS`.
-
     Parameters
     ----------
-    num_seeds : int
-        ``S``, independent agents (one per sub-env of the vector env).
-    num_states : int
-        Size of the tabular observation (DeepSea: ``N²``).
-    num_actions : int
-        ``A``.
+    num_seeds, num_states, num_actions : int
+        ``S`` independent agents (one per sub-env), the one-hot observation's size (DeepSea:
+        ``N²``) and ``A``.
     num_heads, hidden_sizes, prior_scale, learning_rate, gamma :
         ``K`` heads per seed and their MLPs and prior scale; Adam's step size; the discount.
     batch_size, buffer_size, learning_starts, target_update_period :
         Per seed: transitions in each gradient step; replay capacity; transitions before the
         first gradient step (``>= 0``); gradient steps between target copies.
     seed : int, default 0
-        Seeds the initial weights, replay samples and heads drawn (one CPU generator: a CPU
-        and a GPU run draw the same numbers).
+        Seeds the weights, replay samples and heads (one CPU generator: CPU and GPU runs agree).
     device : str or torch.device, optional
         Where the heads and the replay live (default: CPU).
     """
@@ -119,11 +112,7 @@ class SeedBatchedBootDQN:
         self.device = dev
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=float(learning_rate))
         s, cap = self.num_seeds, self.buffer_size
-        self._states = torch.zeros(s, cap, dtype=torch.int64, device=dev)
-        self._next = torch.zeros(s, cap, dtype=torch.int64, device=dev)
-        self._actions = torch.zeros(s, cap, dtype=torch.int64, device=dev)
-        self._rewards = torch.zeros(s, cap, dtype=torch.float32, device=dev)
-        self._terminated = torch.zeros(s, cap, dtype=torch.float32, device=dev)
+        self._replay = {k: torch.zeros(s, cap, dtype=t, device=dev) for k, t in _REPLAY.items()}
         self.stored = 0  # transitions per seed so far (all seeds step together)
         self.gradient_steps = 0
         self.active_head = torch.zeros(s, dtype=torch.int64)
@@ -155,15 +144,12 @@ class SeedBatchedBootDQN:
     def observe(
         self, states: Any, actions: Any, rewards: Any, next_states: Any, terminated: Any
     ) -> None:
-        """Store one transition per seed (``next_states`` ``-1`` where terminal) and take one
-        gradient step once ``learning_starts`` transitions are stored."""
-        i = self.stored % self.buffer_size
-        dev = self.device
-        self._states[:, i] = torch.as_tensor(states, dtype=torch.int64).to(dev)
-        self._next[:, i] = torch.as_tensor(next_states, dtype=torch.int64).to(dev)
-        self._actions[:, i] = torch.as_tensor(actions, dtype=torch.int64).to(dev)
-        self._rewards[:, i] = torch.as_tensor(rewards, dtype=torch.float32).to(dev)
-        self._terminated[:, i] = torch.as_tensor(terminated, dtype=torch.float32).to(dev)
+        """Store one transition per seed (``next_states`` ``-1`` where terminal), then one
+        gradient step once ``learning_starts`` are stored."""
+        i = self.stored % self.buffer_size  # a ring buffer, the same slot for every seed
+        step = (states, next_states, actions, rewards, terminated)
+        for (key, dtype), value in zip(_REPLAY.items(), step, strict=True):
+            self._replay[key][:, i] = torch.as_tensor(value, dtype=dtype).to(self.device)
         self.stored += 1
         if self.stored >= max(self.learning_starts, 1):
             self.td_step()
@@ -175,26 +161,14 @@ class SeedBatchedBootDQN:
         return idx.to(self.device)
 
     def replay_batch(self, idx: torch.Tensor) -> Transitions:
-        """The stored transitions at replay indices ``idx`` ``(S, B)``, one batch per head:
-        ``(S·K, B)`` rows, no masks."""
-
-        def rows(buffer: torch.Tensor) -> torch.Tensor:
-            return self._per_head(buffer.gather(1, idx))
-
-        return Transitions(
-            observations=rows(self._states),
-            next_observations=rows(self._next),
-            actions=rows(self._actions),
-            rewards=rows(self._rewards),
-            terminated=rows(self._terminated),
-            masks=None,
-        )
+        """The transitions at replay indices ``idx`` ``(S, B)``, one ``(S·K, B)`` batch per head."""
+        rows = {k: self._per_head(buffer.gather(1, idx)) for k, buffer in self._replay.items()}
+        return Transitions(**rows, masks=None)
 
     def td_step(self, idx: torch.Tensor | None = None) -> torch.Tensor:
         """One Adam step of every head on its seed's replay sample ``idx`` (default
-        :meth:`sample`); the target networks are copied every ``target_update_period`` steps.
-        Returns the loss before the step. The loss is the ensemble's (squared, no clipping),
-        and one Adam over all heads takes the steps separate Adams would."""
+        :meth:`sample`), targets copied every ``target_update_period`` steps; the loss before
+        it. One Adam over all heads takes the steps separate Adams would."""
         batch = self.replay_batch(self.sample() if idx is None else idx)
         stats = ensemble_td_step(self.network, self.optimizer, batch, self.gamma)
         self.gradient_steps += 1
@@ -209,19 +183,9 @@ class SeedBatchedBootDQN:
         *,
         seed: int | None = None,
     ) -> None:
-        """Act, step, learn and draw new heads on a vector env of ``S`` sub-envs with tabular
-        one-hot observations and same-step autoreset, until ``on_step`` returns False.
-
-        Parameters
-        ----------
-        env : gymnasium.vector.VectorEnv
-            ``num_envs == S``.
-        on_step : callable
-            ``on_step(terminated, truncated, infos) -> keep_going``, called after each step
-            is learned from and before the ended episodes' new heads are drawn.
-        seed : int, optional
-            Passed to ``env.reset`` (sub-env ``i`` gets ``seed + i``).
-        """
+        """Act, step, learn and draw new heads on a vector env of ``S`` sub-envs (one-hot
+        observations, same-step autoreset) until ``on_step(terminated, truncated, infos)``,
+        called after each step is learned from, returns False; ``seed`` goes to ``env.reset``."""
         obs, _ = env.reset(seed=seed)
         states = one_hot_states(obs)
         going = True
@@ -240,24 +204,9 @@ class SeedBatchedBootDQN:
             states = next_states
 
     def play(self, env: Any, episodes: int, *, seed: int | None = None) -> np.ndarray:
-        """Play ``episodes`` episodes per seed on a vector env of ``S`` sub-envs with tabular
-        one-hot observations and same-step autoreset (DeepSea's vector env), learning online.
-
-        Parameters
-        ----------
-        env : gymnasium.vector.VectorEnv
-            ``num_envs == S``; ``infos`` carry ``bad_episode`` (DeepSea's).
-        episodes : int
-            Episodes per seed (DeepSea's episodes all last ``N`` steps, so the seeds finish
-            together).
-        seed : int, optional
-            Passed to ``env.reset`` (sub-env ``i`` gets ``seed + i``).
-
-        Returns
-        -------
-        numpy.ndarray
-            bool ``(S, episodes)``: each episode's ``bad_episode`` flag.
-        """
+        """Play ``episodes`` episodes per seed as :meth:`run_online` on an env whose ``infos``
+        carry ``bad_episode`` (DeepSea's), learning online; returns the flags, bool
+        ``(S, episodes)``."""
         episodes = check_positive_int(episodes, "episodes")
         if env.num_envs != self.num_seeds:
             raise ValueError(f"env must have num_envs == {self.num_seeds}, got {env.num_envs}")

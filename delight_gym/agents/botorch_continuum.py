@@ -1,12 +1,9 @@
 """Bayesian optimisation as users run it, on the continuum bandits: BoTorch's fitted GP.
 
-Each round a ``SingleTaskGP`` (BoTorch's defaults: Matérn-5/2 ARD kernel, its priors,
-standardised outcomes) is fitted to every reward so far with ``fit_gpytorch_mll``, and the next
-action maximises an analytic acquisition function with ``optimize_acqf`` over ``[0, 1]^d``:
-``UpperConfidenceBound`` with GP-UCB's ``β_t`` (:func:`~delight_gym.agents.continuum.srinivas_beta`,
-the schedule the ``ucb`` agent uses) or ``LogExpectedImprovement`` over the best observed reward.
-The first ``2(d + 1)`` actions are uniform (BoTorch's tutorials start from ``2(d + 1)`` random
-points). Needs the optional ``continuum`` extra (``pip install 'delight-gym[continuum]'``).
+Each round a ``SingleTaskGP`` (BoTorch's defaults) is fitted to every reward so far, and the
+next action maximises ``UpperConfidenceBound`` (GP-UCB's ``β_t``) or ``LogExpectedImprovement``
+with ``optimize_acqf`` over ``[0, 1]^d``; the first ``2(d + 1)`` actions are uniform, as in
+BoTorch's tutorials. Needs the ``continuum`` extra (``pip install 'delight-gym[continuum]'``).
 """
 
 from __future__ import annotations
@@ -88,11 +85,9 @@ def run_botorch(
     """Per-round pseudo-regret and first action coordinates, each ``(seeds, horizon)``, of a
     BoTorch agent, and the seconds taken.
 
-    Instance ``i`` is :class:`~delight_gym.envs.continuum.ContinuumBanditEnv` reset with seed
-    ``seed + i``, widths scaled by ``√d`` as in
-    :func:`~delight_gym.experiments.continuum.run_continuum`: the same instances the other
-    agents play. ``num_restarts`` and ``raw_samples`` are ``optimize_acqf``'s (the values of
-    BoTorch's tutorials); ``pool_size`` is the ``|D|`` of UCB's ``β_t``.
+    Instance ``i`` is the :class:`~delight_gym.envs.continuum.ContinuumBanditEnv` the other
+    agents play (seed ``seed + i``, widths scaled by ``√d``). ``num_restarts`` and
+    ``raw_samples`` are ``optimize_acqf``'s; ``pool_size`` is the ``|D|`` of UCB's ``β_t``.
     """
     _require_botorch()
     from botorch.optim import optimize_acqf

@@ -1,11 +1,9 @@
 """Contextual-bandit agents on learned posteriors, batched over seeds (torch, any device).
 
-Each round every row (seed) sees its ``K`` arms' inputs ``(batch, K, input_dim)``, plays one
-arm and observes its reward. The posterior is ``linfull``, ``neurallinear`` or ``ensemble``
-(per arm or shared); agents are named ``RULE-POSTERIOR`` with ``delight`` (DE, greedy host,
-EI of the mean reward, ``λ = gate_price·reward_scale``), ``thompson`` or ``greedy``, plus
-``egreedy`` and ``uniform``. Row ``i`` of an agent with ``seed = s`` draws only from its own
-generator seeded ``s + i``: a batch equals per-seed agents of batch 1.
+Each round every row (seed) sees its ``K`` arms' inputs ``(batch, K, input_dim)`` and plays
+one arm. Agents are ``RULE-POSTERIOR`` (rules ``delight``, ``thompson``, ``greedy``; posteriors
+``linfull``, ``neurallinear``, ``ensemble``), ``egreedy`` and ``uniform``. Row ``i`` draws only
+from its own generator, so a batch equals per-seed agents of batch 1.
 """
 
 from __future__ import annotations
@@ -53,40 +51,24 @@ _SALT = 0x5EED_C0DE
 
 
 def row_generators(seed: int, batch: int) -> list[torch.Generator]:
-    """``batch`` CPU generators, row ``i`` seeded from ``[seed + i, salt]`` (so the rows of a
-    batch with ``seed = s`` are the agents of batch 1 with seeds ``s, s + 1, …``)."""
-    gens = []
-    for i in range(batch):
-        g = torch.Generator()
-        g.manual_seed(torch_seed([seed + i, _SALT]))
-        gens.append(g)
-    return gens
+    """``batch`` CPU generators, row ``i`` seeded from ``[seed + i, salt]``."""
+    return [torch.Generator().manual_seed(torch_seed([seed + i, _SALT])) for i in range(batch)]
 
 
 def _build_posterior(
-    kind: str,
-    batch: int,
-    groups: int,
-    input_dim: int,
-    generators: list[torch.Generator],
-    device: Any,
-    options: dict[str, Any],
+    kind: str, sizes: tuple[int, int, int], gens: list, device: Any, kw: dict[str, Any]
 ) -> Any:
+    """The ``kind`` posterior of ``sizes`` ``(batch, groups, input_dim)``."""
     if kind == "linfull":
         from delight_gym.posteriors.linfull import LinFullPosterior
 
-        return LinFullPosterior(batch, groups, input_dim, device=device, **options)
+        return LinFullPosterior(*sizes, device=device, **kw)
+    cls: Any
     if kind == "neurallinear":
-        from delight_gym.posteriors.neural_linear import NeuralLinearPosterior
-
-        return NeuralLinearPosterior(
-            batch, groups, input_dim, generators=generators, device=device, **options
-        )
-    from delight_gym.posteriors.bandit_ensemble import BanditEnsemblePosterior
-
-    return BanditEnsemblePosterior(
-        batch, groups, input_dim, generators=generators, device=device, **options
-    )
+        from delight_gym.posteriors.neural_linear import NeuralLinearPosterior as cls
+    else:
+        from delight_gym.posteriors.bandit_ensemble import BanditEnsemblePosterior as cls
+    return cls(*sizes, generators=gens, device=device, **kw)
 
 
 class ContextualAgent:
@@ -105,19 +87,16 @@ class ContextualAgent:
     device : torch.device or str, optional
     nl_settings : str, default "example"
         A name from :data:`~delight_gym.posteriors.neural_linear.NEURAL_LINEAR_SETTINGS`: the
-        ``neurallinear`` posterior's keywords (``posterior_options`` override them).
+        ``neurallinear`` posterior's defaults.
     **posterior_options
         Keywords of the posterior (``lambda_prior``, ``hidden_sizes``, ``dtype``, …).
 
     Attributes
     ----------
-    posterior : LinFullPosterior, NeuralLinearPosterior, BanditEnsemblePosterior or None
-    generators : list of torch.Generator
     t : int
         Completed rounds.
     overrides : torch.Tensor
-        int64 ``(B,)``: rounds where DE's override fired with a non-empty gate (zeros for the
-        other rules).
+        int64 ``(B,)``: rounds where DE's override fired with a non-empty gate.
     """
 
     name: ClassVar[str] = "base"
@@ -154,7 +133,6 @@ class ContextualAgent:
         self.per_arm = check_flag(per_arm, "per_arm")
         self.seed = check_nonnegative_int(seed, "seed")
         self.generators = row_generators(self.seed, self.batch)
-        groups = self.num_arms if self.per_arm else 1
         if posterior is None:
             if posterior_options:
                 raise TypeError(f"unexpected keyword arguments {sorted(posterior_options)}")
@@ -166,14 +144,9 @@ class ContextualAgent:
                 raise ValueError(
                     f"posterior must be one of {CONTEXTUAL_POSTERIORS}, got {posterior!r}"
                 )
+            sizes = (self.batch, self.num_arms if self.per_arm else 1, self.input_dim)
             self.posterior = _build_posterior(
-                posterior,
-                self.batch,
-                groups,
-                self.input_dim,
-                self.generators,
-                device,
-                posterior_options,
+                posterior, sizes, self.generators, device, posterior_options
             )
             self.device = self.posterior.device
             self.dtype = self.posterior.dtype
@@ -182,11 +155,9 @@ class ContextualAgent:
         self.t = 0
         self.overrides = torch.zeros(self.batch, dtype=torch.int64, device=self.device)
 
-    # -- checks --------------------------------------------------------------------------------
-
     def _check_round_fits(self) -> None:
-        """Refuse sizes whose per-round tensors would not fit: a round holds the ``(B, K, d)``
-        inputs (a few copies) and, for a network posterior, its ``(B, K, width)`` activations."""
+        # A round holds a few copies of the (B, K, d) inputs and, for a network posterior,
+        # its (B, K, width) activations.
         network = getattr(self.posterior, "network", None)
         width = max(network.sizes[1:-1]) if network is not None else 0
         itemsize = torch.empty(0, dtype=self.dtype).element_size()
@@ -210,7 +181,7 @@ class ContextualAgent:
         return x
 
     def _uniforms(self, count: int) -> torch.Tensor:
-        """``(B, count)`` uniforms, row ``i`` from its own generator (float64, on the device)."""
+        """float64 ``(B, count)`` uniforms, row ``i`` from its own generator."""
         draws = [torch.rand(count, generator=g, dtype=torch.float64) for g in self.generators]
         return torch.stack(draws).to(self.device)
 
@@ -218,21 +189,8 @@ class ContextualAgent:
         draws = [torch.randint(self.num_arms, (1,), generator=g) for g in self.generators]
         return torch.cat(draws).to(self.device)
 
-    # -- acting --------------------------------------------------------------------------------
-
     def act(self, inputs: Any) -> torch.Tensor:
-        """One arm per row.
-
-        Parameters
-        ----------
-        inputs : torch.Tensor
-            float ``(B, K, input_dim)``: every arm's input this round.
-
-        Returns
-        -------
-        torch.Tensor
-            int64 ``(B,)`` arms in ``[0, K)``.
-        """
+        """One arm per row, int64 ``(B,)``, from every arm's input, float ``(B, K, input_dim)``."""
         return self._act(self._check_inputs(inputs))
 
     def _act(self, x: torch.Tensor) -> torch.Tensor:
@@ -242,17 +200,8 @@ class ContextualAgent:
         return torch.argmax(self.posterior.mean(x, validate=False), dim=-1)
 
     def update(self, inputs: Any, actions: Any, rewards: Any) -> None:
-        """Feed back the rewards of the arms played.
-
-        Parameters
-        ----------
-        inputs : torch.Tensor
-            float ``(B, K, input_dim)``: the inputs the arms were chosen on.
-        actions : torch.Tensor
-            int ``(B,)`` in ``[0, K)``.
-        rewards : torch.Tensor
-            float ``(B,)``, finite.
-        """
+        """Feed back the finite ``rewards`` ``(B,)`` of the ``actions`` ``(B,)`` played on
+        ``inputs`` ``(B, K, input_dim)``."""
         x = self._check_inputs(inputs)
         a = torch.as_tensor(actions, device=self.device)
         if a.is_floating_point() or a.dtype == torch.bool:
@@ -300,13 +249,8 @@ class ContextualThompsonAgent(ContextualAgent):
 
 
 class ContextualEpsilonGreedyAgent(ContextualAgent):
-    """Annealed ε-greedy: a uniform arm with probability ``ε_t = M/(M + t)``, else greedy.
-
-    Parameters
-    ----------
-    half_life : float, default 100
-        ``M > 0``.
-    """
+    """Annealed ε-greedy: a uniform arm with probability ``ε_t = M/(M + t)`` (``half_life``
+    ``M``, default 100), else greedy."""
 
     name = "egreedy"
 
@@ -331,27 +275,11 @@ class ContextualUniformAgent(ContextualAgent):
 
 
 class ContextualDelightAgent(DelightSettings, ContextualAgent):
-    """Delight-gated exploration (Algorithm 1) with a greedy host on the posterior mean.
-
-    Baseline ``v = max_a`` posterior mean; EI of each arm's mean reward under the posterior;
-    the gate and the override are evaluated only on the rows that explore
-    (:func:`~delight_gym.de.rule.sample_acting_on_explore_rows`). ``gate_price`` arrives here
-    already multiplied by ``reward_scale`` (:func:`make_contextual_agent`); the keywords
-    ``half_life``, ``gate_price``, ``surprisal_cap`` are those of
-    :class:`~delight_gym.agents.base.DelightSettings`.
-
-    Attributes
-    ----------
-    half_life, gate_price, surprisal_cap : float
-        ``M``, ``λ`` (reward units), ``L``.
-    """
+    """Delight-gated exploration (Algorithm 1) with a greedy host on the posterior mean:
+    baseline ``v = max_a`` posterior mean, EI of each arm's mean reward; ``gate_price`` ``λ``
+    is in reward units (:func:`make_contextual_agent` scales it)."""
 
     name = "delight"
-
-    @property
-    def _ei_floor(self) -> float:
-        """``λ/L``: an arm with a smaller EI is outside the gate whatever its surprisal."""
-        return self.gate_price / self.surprisal_cap
 
     def _act(self, x: torch.Tensor) -> torch.Tensor:
         pred = self.posterior.predictive(x, validate=False)
@@ -360,11 +288,12 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
         baseline = mean[self._rows, host_arm]
         eps = epsilon_schedule(self.t, self.half_life)
         u = self._uniforms(2)
+        ei_floor = self.gate_price / self.surprisal_cap  # smaller EI: outside the gate anyway
 
         def decide(rows: torch.Tensor) -> Any:
             host = torch.zeros((rows.shape[0], self.num_arms), dtype=mean.dtype, device=self.device)
             host[torch.arange(rows.shape[0], device=self.device), host_arm[rows]] = 1.0
-            ei = pred.expected_improvement(baseline[rows], rows, at_least=self._ei_floor)
+            ei = pred.expected_improvement(baseline[rows], rows, at_least=ei_floor)
             return self.decide(host, ei.to(mean.dtype), eps)
 
         draw = sample_acting_on_explore_rows((u[:, 0], u[:, 1]), eps, decide, host_actions=host_arm)
@@ -402,26 +331,16 @@ def make_contextual_agent(
     Parameters
     ----------
     name : str
-        ``RULE-POSTERIOR`` (``delight-linfull``, ``thompson-neurallinear``, …), ``egreedy``
-        or ``uniform``.
-    batch, num_arms, input_dim : int
-        ``B``, ``K``, ``d``.
-    per_arm : bool
-        One model per arm or one shared model.
-    seed : int
-        Row ``i`` is seeded from ``seed + i``.
-    device : torch.device or str, optional
+        ``RULE-POSTERIOR`` (``delight-linfull``, …), ``egreedy`` or ``uniform``.
+    batch, num_arms, input_dim, per_arm, seed, device :
+        As for :class:`ContextualAgent`.
     reward_scale : float, default 1.0
         The mean reward's range: DE's price is ``λ = gate_price · reward_scale``.
     half_life, gate_price, surprisal_cap : float
-        ``M``, ``λ`` per unit of ``reward_scale``, ``L`` (the paper's 100, 0.1, 10); only DE
-        uses the last two, ``delight`` and ``egreedy`` the first.
+        ``M`` (``delight``, ``egreedy``), ``λ`` per unit of ``reward_scale`` and ``L``
+        (``delight``); the paper's 100, 0.1, 10.
     **posterior_kwargs
         Keywords of the posterior (``egreedy``: LinFull's).
-
-    Returns
-    -------
-    ContextualAgent
 
     Raises
     ------
@@ -431,21 +350,15 @@ def make_contextual_agent(
     if name not in CONTEXTUAL_AGENTS:
         raise ValueError(f"name must be one of {CONTEXTUAL_AGENTS}, got {name!r}")
     scale = check_positive_float(reward_scale, "reward_scale")
+    sizes = (batch, num_arms, input_dim)
     common: dict[str, Any] = {"per_arm": per_arm, "seed": seed, "device": device}
     if name == "uniform":
         if posterior_kwargs:
             raise TypeError(f"uniform takes no posterior keywords, got {sorted(posterior_kwargs)}")
-        return ContextualUniformAgent(batch, num_arms, input_dim, posterior=None, **common)
+        return ContextualUniformAgent(*sizes, posterior=None, **common)
     if name == "egreedy":
-        return ContextualEpsilonGreedyAgent(
-            batch,
-            num_arms,
-            input_dim,
-            posterior="linfull",
-            half_life=half_life,
-            **common,
-            **posterior_kwargs,
-        )
+        common.update(posterior="linfull", half_life=half_life)
+        return ContextualEpsilonGreedyAgent(*sizes, **common, **posterior_kwargs)
     rule, posterior = name.split("-", 1)
     cls = _RULES[rule]
     if cls is ContextualDelightAgent:

@@ -52,10 +52,8 @@ DEFAULT_UCB_DELTA = 0.1
 
 
 def srinivas_beta(t: Any, num_points: int, delta: float = 0.1) -> Any:
-    """GP-UCB's ``β_t = 2 log(|D| t² π² / (6δ))`` for a finite decision set ``D``.
-
-    Theorem 1 of "Gaussian Process Optimization in the Bandit Setting" (Srinivas, Krause,
-    Kakade & Seeger): with this schedule the regret bound holds with probability ``≥ 1 − δ``.
+    """GP-UCB's ``β_t = 2 log(|D| t² π² / (6δ))`` for a finite decision set ``D`` (Theorem 1
+    of Srinivas et al.).
 
     Parameters
     ----------
@@ -70,10 +68,13 @@ def srinivas_beta(t: Any, num_points: int, delta: float = 0.1) -> Any:
     d = check_positive_float(delta, "delta")
     if d >= 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
-    arr = np.asarray(t, dtype=np.float64)
-    if not np.all(arr >= 1):
+    if not np.all(np.asarray(t, dtype=np.float64) >= 1):
         raise ValueError(f"t must be >= 1, got {t}")
-    return 2.0 * np.log(n * arr**2 * math.pi**2 / (6.0 * d))
+    return _srinivas_beta(t, n, d)
+
+
+def _srinivas_beta(t: Any, n: int, d: float) -> Any:
+    return 2.0 * np.log(n * np.asarray(t, dtype=np.float64) ** 2 * math.pi**2 / (6.0 * d))
 
 
 def srinivas_beta_continuous(
@@ -82,8 +83,7 @@ def srinivas_beta_continuous(
     """GP-UCB's ``β_t`` for a compact ``D ⊂ [0, r]^d`` (Theorem 2 of Srinivas et al.).
 
     ``β_t = 2 log(2t²π²/(3δ)) + 2d log(t² d b r √(log(4da/δ)))``, where ``a, b`` bound the
-    kernel's derivatives (``P(sup |∂f/∂x_j| > L) ≤ a e^{−(L/b)²}``). Offered for reference:
-    the agents maximise over a finite pool and use :func:`srinivas_beta`.
+    kernel's derivatives (``P(sup |∂f/∂x_j| > L) ≤ a e^{−(L/b)²}``). For reference only.
     """
     dd = check_positive_int(dim, "dim")
     for name, value in (("delta", delta), ("a", a), ("b", b), ("r", r)):
@@ -103,7 +103,6 @@ class _Pool:
         self.points = np.zeros((0, 0, 0))
 
     def propose(self, states: Any, host_actions: Any, n: int, rng: Any) -> np.ndarray:
-        """The pool of rows ``states`` (their indices)."""
         return self.points[np.asarray(states)]
 
 
@@ -111,13 +110,11 @@ class ContinuumAgent:
     """One agent of :data:`CONTINUUM_AGENTS` for ``B`` independent continuum bandits.
 
     Each round's pool (:meth:`pool`): the incumbent (the best posterior mean of the previous
-    pool), ``num_posterior`` posterior argmaxes (each the best of the other points under one
-    draw), ``num_local`` Gaussian steps around the incumbent, uniform points for the rest.
-    ``greedy`` plays its best posterior mean, ``thompson`` the best of one draw, ``ucb`` the best
-    ``mean + √β_t·std``, ``egreedy`` a uniform action with probability ``ε_t = M/(M + t)``,
-    ``uniform`` a uniform action; ``delight`` is greedy with candidate-set DE on the pool
-    (:class:`~delight_gym.de.candidates.CandidateDelight`): EI over the posterior mean of the
-    host's action, surprisal under the local step's Gaussian around it.
+    pool), ``num_posterior`` posterior argmaxes, ``num_local`` Gaussian steps around the
+    incumbent, uniform points for the rest. ``greedy`` plays its best posterior mean,
+    ``thompson`` the best of one draw, ``ucb`` the best ``mean + √β_t·std``, ``egreedy`` a
+    uniform action with probability ``ε_t``, ``uniform`` a uniform action; ``delight`` is greedy
+    with candidate-set DE on the pool (surprisal under the local step's Gaussian).
 
     Parameters
     ----------
@@ -126,17 +123,14 @@ class ContinuumAgent:
     batch_size, dim, seed : int
         ``B`` seeds, the action dimension ``d``; ``seed`` seeds both generators.
     num_candidates, num_local, num_posterior : int, default 64, 24, 8
-        The pool's size (every agent's budget, the incumbent included), its local steps and its
-        posterior argmaxes (``num_candidates − 1 − num_local − num_posterior ≥ 0`` uniform).
+        The pool's size (the incumbent included), its local steps and posterior argmaxes.
     local_std : float, default 0.05
         Per-coordinate std of a local step (clipped to the box) and of ``delight``'s host density.
     num_features, lengthscale, prior_std, noise :
-        The posterior's (:class:`~delight_gym.posteriors.rff.RFFPosterior`); these and the
-        pool's are every agent's (``uniform`` builds both and plays neither).
+        The :class:`~delight_gym.posteriors.rff.RFFPosterior`'s.
     half_life, gate_price, surprisal_cap, ucb_delta : float, optional
-        ``M`` (``delight``, ``egreedy``), ``λ`` and ``L`` (``delight``), GP-UCB's ``δ`` (``ucb``;
-        0.1, :func:`srinivas_beta` with ``|D| = num_candidates``); the rule's defaults otherwise.
-        One passed to an agent that does not use it is a ``TypeError`` naming it.
+        ``M`` (``delight``, ``egreedy``), ``λ`` and ``L`` (``delight``), GP-UCB's ``δ`` (``ucb``,
+        0.1); the rule's defaults otherwise. Another agent refuses them (``TypeError``).
     """
 
     def __init__(
@@ -205,8 +199,7 @@ class ContinuumAgent:
         self.incumbent = self.rng.random((self.batch_size, self.dim))
         self.t = 0
         self.override_count = np.zeros(self.batch_size, dtype=np.int64)
-        #: Per round: the share of rows that explored, that overrode, and the overrides that
-        #: went to a uniform, local or posterior-argmax member of the pool (``delight`` only).
+        # delight only: per row, rounds explored and overridden; overrides per pool part.
         self.explored_count = np.zeros(self.batch_size, dtype=np.int64)
         self.override_sources = np.zeros(3, dtype=np.int64)
         self.delight: CandidateDelight | None = None
@@ -240,7 +233,7 @@ class ContinuumAgent:
         return torch.as_tensor(points, dtype=self.posterior.dtype)
 
     def _padded(self, rows: np.ndarray, points: np.ndarray) -> torch.Tensor:
-        """``points`` ``(r, m, d)`` of ``rows`` as a ``(B, m, d)`` tensor (zeros elsewhere)."""
+        """``points`` ``(r, m, d)`` of ``rows`` as a ``(B, m, d)`` tensor, zeros elsewhere."""
         full = np.zeros((self.batch_size, *points.shape[1:]))
         full[rows] = points
         return self._tensor(full)
@@ -256,7 +249,7 @@ class ContinuumAgent:
 
     def pool(self) -> np.ndarray:
         """This round's pool ``(B, num_candidates, d)``: the incumbent, the posterior argmaxes,
-        the local steps, the uniform points (in that column order)."""
+        the local steps, the uniform points."""
         b, d = self.batch_size, self.dim
         steps = self.rng.standard_normal((b, self.num_local, d)) * self.local_std
         local = np.clip(self.incumbent[:, None] + steps, 0.0, 1.0)
@@ -281,7 +274,7 @@ class ContinuumAgent:
         rows = np.arange(b)
         if self.name == "ucb":
             mean, std = self.posterior.predictive(x)
-            beta = float(srinivas_beta(self.t + 1, self.num_candidates, self.ucb_delta))
+            beta = float(_srinivas_beta(self.t + 1, self.num_candidates, self.ucb_delta))
             scores = mean + math.sqrt(beta) * std
         else:
             mean = self.posterior.mean(x)
@@ -301,8 +294,8 @@ class ContinuumAgent:
         return best
 
     def _count_sources(self, decision: Any, pool: np.ndarray) -> None:
-        """Add each override's pool member kind (uniform, local, posterior argmax) to
-        :attr:`override_sources`; an override back to the host's action counts as none."""
+        """Count each override's pool part (uniform, local, posterior argmax); one back to the
+        host's action counts as none."""
         over = decision.overridden
         if not over.any():
             return

@@ -1,15 +1,9 @@
-"""Dense reference Bernoulli-bandit agents: every arm, every step.
+"""Dense reference Bernoulli-bandit agents: every arm, every step, as Algorithm 1 is written.
 
-These agents keep a ``(batch, K)`` posterior and evaluate every arm at every step, exactly as
-Algorithm 1 is written, and accept any arm in :meth:`DenseBernoulliAgent.update`. They are a
-deliberate second implementation of the agents of :mod:`delight_gym.agents.bandits`, kept
-simple on purpose: the slow reference the fast agents are tested and benchmarked against, so
-they must not share the fast paths (untried-arm blocks, pruning, the explore-rows draw). Code
-that looks repeated between the two modules is this reference, not a copy to factor out.
-
-Use them for small ``K`` or for arm-for-arm equality with the paper's code. Batching, priors,
-the generator, the time index (``t = 0`` on the first decision, ``ε_0 = 1``) and tie-breaking
-(lowest index) are as for the fast agents.
+A deliberate second implementation of :mod:`delight_gym.agents.bandits`, the slow reference
+the fast agents are tested and benchmarked against: code that looks repeated between the two
+modules is this reference, not a copy to factor out. They accept any arm in ``update``; the
+rest (batching, priors, ``t``, lowest-index ties) is as for the fast agents.
 """
 
 from __future__ import annotations
@@ -44,19 +38,7 @@ __all__ = [
 
 class DenseBernoulliAgent(BetaBernoulliAgentBase):
     """Base class: a ``(batch, K)`` Beta–Bernoulli posterior (every arm), a generator and a
-    round counter (see :class:`~delight_gym.agents.base.BetaBernoulliAgentBase`).
-
-    Parameters
-    ----------
-    batch_size
-        number of independent bandits (seeds) acted on at once.
-    num_arms
-        ``K``.
-    seed
-        seed of the agent's own ``numpy.random.Generator`` (an int or a sequence of ints).
-    prior_alpha, prior_beta
-        Beta prior of every arm (default ``Beta(1, 1)``).
-    """
+    round counter, with :class:`~delight_gym.agents.base.BetaBernoulliAgentBase`'s arguments."""
 
     def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
         """Feed back the arms played, shape ``(batch_size,)``, and their rewards in ``[0, 1]``."""
@@ -104,8 +86,7 @@ class DenseEpsilonGreedyAgent(AnnealedSettings, DenseBernoulliAgent):
 
 class DenseUCBAgent(DenseBernoulliAgent):
     """UCB1 (Auer et al., 2002): play every arm once (lowest index first), then
-    ``argmax_a  S_a/n_a + sqrt(2 ln t / n_a)`` with empirical means and ``t`` total pulls.
-    The prior is not used for the index (it only feeds the shared posterior object)."""
+    ``argmax_a  S_a/n_a + sqrt(2 ln t / n_a)``; the prior is not used."""
 
     name = "ucb"
 
@@ -121,28 +102,15 @@ class DenseUCBAgent(DenseBernoulliAgent):
 
 
 class DenseDelightAgent(DelightSettings, DenseBernoulliAgent):
-    """Delight-gated exploration (Algorithm 1) with a greedy host and exact Beta EI.
-
-    Host: the greedy arm ``argmax_a m_a`` (lowest index on ties); baseline ``v = max_a m_a``;
-    every other arm has surprisal exactly ``L``. The rule itself is :func:`delight_rule`.
-
-    After each :meth:`act`, ``last_info`` holds ``epsilon``, ``explored`` (override drawn),
-    ``overridden`` (explored and the gate non-empty), ``gate_size`` and ``gate_empty`` per row.
+    """Delight-gated exploration (Algorithm 1) with a greedy host and exact Beta EI, as
+    :class:`~delight_gym.agents.bandits.DelightAgent` (the same keywords).
 
     Parameters
     ----------
     prune : bool
-        skip the EI evaluation of arms that provably cannot pass the gate (default
-        ``True``). Exact: an untried arm's EI is the prior's EI, computed once per row; a
-        tried arm with mean ``m < v`` has ``EI ≤ Var/(v − m)`` (the second-moment bound),
-        so when ``L·Var/(v − m) < λ`` its delight is below the price and its EI is
-        reported as 0. ``prune=False`` evaluates EI for every arm at every step (the dense
-        reference); both give identical actions.
-
-    Other Parameters
-    ----------------
-    half_life, gate_price, surprisal_cap : float
-        As for :class:`~delight_gym.agents.bandits.DelightAgent`.
+        Skip the EI of arms that provably cannot pass the gate (default ``True``; the
+        actions are identical): an untried arm's EI is the prior's, once per row; a tried arm
+        with ``L·Var/(v − m) < λ`` (``EI ≤ Var/(v − m)``) gets EI 0.
     """
 
     name = "delight"
@@ -152,7 +120,7 @@ class DenseDelightAgent(DelightSettings, DenseBernoulliAgent):
         super().__init__(*args, **kwargs)
 
     def expected_improvement(self, means: np.ndarray, baseline: np.ndarray) -> np.ndarray:
-        """EI of every arm over ``baseline`` (shape ``(batch,)``), pruned as documented."""
+        """EI of every arm over ``baseline`` ``(batch,)``, pruned as documented."""
         post = self.posterior
         if not self.prune:
             return beta_expected_improvement(post.alpha, post.beta, baseline[:, None])
@@ -194,6 +162,5 @@ DENSE_BANDIT_AGENTS: dict[str, type[DenseBernoulliAgent]] = agent_registry(
 def make_dense_bandit_agent(
     name: str, batch_size: int, num_arms: int, *, seed: SeedLike = None, **kwargs: Any
 ) -> DenseBernoulliAgent:
-    """The dense reference of :func:`~delight_gym.agents.bandits.make_bandit_agent`: the same
-    names and arguments (and ``prune`` for ``delight``)."""
+    """The dense :func:`~delight_gym.agents.bandits.make_bandit_agent` (and ``prune``)."""
     return build_agent(DENSE_BANDIT_AGENTS, name, batch_size, num_arms, seed=seed, **kwargs)

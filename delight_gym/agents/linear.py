@@ -1,15 +1,8 @@
 """Linear–Gaussian bandit agents in torch, batched over seeds (CPU or GPU).
 
 Every agent keeps a :class:`~delight_gym.posteriors.linear.LinearGaussianPosterior` over the
-reward parameter θ of a batch of linear bandits (prior ``θ ~ N(0, I/η)``, known noise ``σ``)
-and one ``torch.Generator`` on the posterior's device. :meth:`LinearAgent.act` takes the arm
-features of every row, shape ``(batch, K, D)``, and returns one arm per row;
-:meth:`LinearAgent.update` feeds back the rewards of those arms.
-
-Agents: ``greedy`` (largest posterior mean, lowest index on ties), ``delight`` (DE with that
-greedy host and the Gaussian EI of ``f(a) = φ(a)ᵀθ``), ``thompson`` (exact linear Thompson
-sampling), ``egreedy`` (annealed ε-greedy, uniform over all ``K`` arms) and ``ucb`` (Bayes-UCB,
-Kaufmann, Cappé and Garivier 2012). ``t`` counts completed rounds (``ε_0 = 1``).
+reward parameter θ of a batch of linear bandits and one ``torch.Generator``;
+:meth:`LinearAgent.act` takes the arm features ``(batch, K, D)`` and returns one arm per row.
 """
 
 from __future__ import annotations
@@ -49,20 +42,13 @@ class LinearAgent(TorchPosteriorAgent):
 
     Parameters
     ----------
-    batch_size : int
-        number of independent bandits (seeds).
-    num_arms : int
-        ``K``.
-    dim : int
-        feature dimension ``D``.
+    batch_size, num_arms, dim : int
+        Independent bandits (seeds), ``K`` and the feature dimension ``D``.
     seed : SeedLike
-        seed of the agent's generator.
+        Seed of the agent's generator.
     **posterior_options
-        keywords of the posterior,
-        :class:`~delight_gym.posteriors.linear.LinearGaussianPosterior`, which documents and
-        checks them: ``noise`` (known reward noise ``σ > 0``, default 1),
-        ``prior_precision`` (``η`` of the prior ``θ ~ N(0, I/η)``, default 1, as the env's
-        θ*), ``device`` and ``dtype`` (float64 default).
+        Keywords of :class:`~delight_gym.posteriors.linear.LinearGaussianPosterior`:
+        ``noise`` ``σ``, ``prior_precision`` ``η``, ``device``, ``dtype``.
     """
 
     name: ClassVar[str] = "base"
@@ -164,7 +150,7 @@ class LinearEpsilonGreedyAgent(AnnealedSettings, LinearAgent):
 
 
 class LinearUCBAgent(LinearAgent):
-    """Bayes-UCB: ``φᵀμ + Φ⁻¹(1 − 1/(t+2))·s(a)`` (the ``1 − 1/(t+2)`` posterior quantile)."""
+    """Bayes-UCB (Kaufmann, Cappé & Garivier): ``φᵀμ + Φ⁻¹(1 − 1/(t+2))·s(a)``."""
 
     name = "ucb"
 
@@ -177,17 +163,13 @@ class LinearUCBAgent(LinearAgent):
 
 
 class LinearDelightAgent(DelightSettings, LinearAgent):
-    """Delight-gated exploration with a greedy host and Gaussian EI of ``f(a) = φ(a)ᵀθ``.
-
-    ``gate_rounds`` (per row) counts the rounds where the override fired with a non-empty gate.
-    In float32, an EI that underflows to 0 is correctly outside the gate for any ``λ/L`` above
-    float32's smallest normal (``~1e-38``).
+    """Delight-gated exploration with a greedy host and Gaussian EI of ``f(a) = φ(a)ᵀθ``;
+    ``gate_rounds`` counts, per row, the rounds the override fired with a non-empty gate.
 
     Other Parameters
     ----------------
     half_life, gate_price, surprisal_cap : float
-        ``M``, ``λ``, ``L`` (defaults 100, 0.1, 10 — the
-        Bernoulli values, transferred unchanged as in the paper).
+        ``M``, ``λ``, ``L`` (defaults 100, 0.1, 10, the Bernoulli values).
     """
 
     name = "delight"

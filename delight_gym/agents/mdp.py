@@ -1,12 +1,9 @@
 """Tabular MDP agents (DeepSea and other finite-horizon MDPs) in torch, batched over seeds.
 
-Every agent treats its environment as an unknown tabular MDP (``S`` states, ``A`` actions, a
-known horizon ``H``) with a :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`, and
-does not use DeepSea's layered structure. A batch is driven by ``agent.begin_episode()``, then
-per step ``h``: ``actions = agent.act(states, h)``, step the environments,
-``agent.observe(states, actions, rewards, next_states, h)``. Agents: ``psrl``, ``delight``
-(DE: a Boltzmann host over the posterior-mean plan, EI from the exact posterior-mean ``Q``),
-``egreedy`` and ``greedy``; one ``torch.Generator`` per seed. Details: the Agents docs page.
+Every agent treats its environment as an unknown tabular MDP with a
+:class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`. Per episode:
+``agent.begin_episode()``, then per step ``h``: ``actions = agent.act(states, h)``, step the
+environments, ``agent.observe(states, actions, rewards, next_states, h)``.
 """
 
 from __future__ import annotations
@@ -17,9 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from delight_gym._checks import (
-    check_positive_float,
-)
+from delight_gym._checks import check_positive_float
 from delight_gym.agents.base import (
     AnnealedSettings,
     DelightSettings,
@@ -35,10 +30,7 @@ from delight_gym.de.rule import (
     sample_acting_on_explore_rows,
     sample_categorical,
 )
-from delight_gym.posteriors.tabular import (
-    DEFAULT_STICK_TOLERANCE,
-    TabularMDPPosterior,
-)
+from delight_gym.posteriors.tabular import DEFAULT_STICK_TOLERANCE, TabularMDPPosterior
 
 __all__ = [
     "DEFAULT_TEMPERATURE",
@@ -59,28 +51,16 @@ DEFAULT_TEMPERATURE = 0.01
 class MDPAgent(TorchPosteriorAgent):
     """Base class: a tabular posterior, per-seed generators and the episode clock.
 
-    The agent's sizes and priors are the posterior's arguments, passed on unchanged to
-    :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`, which documents and checks
-    them.
-
     Parameters
     ----------
     *sizes : int
-        ``batch_size`` (``B``, independent environments, i.e. seeds), ``num_states``
-        (``S``), ``num_actions`` (``A``) and ``horizon`` (``H``, the known episode length),
-        in this order, or by these names as keywords.
+        ``batch_size`` (``B``, seeds), ``num_states`` (``S``), ``num_actions`` (``A``) and
+        ``horizon`` (``H``), in this order, or by these names as keywords.
     seed : SeedLike
-        seed of the ``B`` per-row generators.
+        Seed of the ``B`` per-row generators.
     **posterior_options
-        the posterior's other keywords: its priors ``transition_prior``,
-        ``reward_model``, ``reward_range``, ``reward_prior``, ``reward_noise`` (defaults
-        ``α0 = 0.1/S``, Beta(1, 1) rewards on ``[0, 1]``), and ``device``, ``dtype`` (where
-        and in which precision the posterior and plans live; float64 default).
-
-    Attributes
-    ----------
-    num_states, num_actions, horizon
-        ``S``, ``A``, ``H`` as the posterior checked them.
+        The posterior's other keywords (priors, ``device``, ``dtype``), passed to
+        :class:`~delight_gym.posteriors.tabular.TabularMDPPosterior`.
     """
 
     name: ClassVar[str] = "base"
@@ -113,8 +93,6 @@ class MDPAgent(TorchPosteriorAgent):
 
     def _reset_stats(self) -> None:
         pass
-
-    # ----------------------------------------------------------------------------------------
 
     def begin_episode(self) -> None:
         """Freeze this episode's plan (and draw the rows' uniforms)."""
@@ -149,11 +127,7 @@ class MDPAgent(TorchPosteriorAgent):
 
     def act(self, states: Any, h: int) -> torch.Tensor:
         """One action per row for ``states`` (int ``(B,)``) at step ``h``; int64 ``(B,)``."""
-        s = self._check_step(h, states)
-        self._states = s
-        actions = self._act(s, int(h))
-        self._actions = actions
-        return actions
+        return self._act(self._check_step(h, states), int(h))
 
     def _act(self, s: torch.Tensor, h: int) -> torch.Tensor:
         raise NotImplementedError
@@ -163,19 +137,9 @@ class MDPAgent(TorchPosteriorAgent):
         return self.q_plan[h][self._rows, s]
 
     def observe(self, states: Any, actions: Any, rewards: Any, next_states: Any, h: int) -> None:
-        """Update the posterior with the step-``h`` transitions of every row.
-
-        Parameters
-        ----------
-        states, actions
-            int ``(B,)``, as passed to / returned by :meth:`act`.
-        rewards
-            float ``(B,)``.
-        next_states
-            int ``(B,)``; ignored (may be ``None``) at ``h = H - 1``.
-        h : int
-            the current step.
-        """
+        """Update the posterior with the step-``h`` transitions of every row, int ``(B,)``
+        ``states``, ``actions``, ``next_states`` (ignored, may be ``None``, at ``h = H - 1``)
+        and float ``rewards``."""
         self._check_step(h, states)
         last = int(h) == self.horizon - 1
         if not last and next_states is None:
@@ -188,14 +152,9 @@ class MDPAgent(TorchPosteriorAgent):
 
 
 class PSRLAgent(MDPAgent):
-    """Posterior sampling for RL: plan one posterior sample per episode, act greedily in it.
-
-    Parameters
-    ----------
-    sampler, stick_tolerance
-        how transition rows are drawn (see
-        :meth:`~delight_gym.posteriors.tabular.TabularMDPPosterior.sample_model`).
-    """
+    """Posterior sampling for RL: plan one posterior sample per episode, act greedily in it;
+    ``sampler`` and ``stick_tolerance`` are
+    :meth:`~delight_gym.posteriors.tabular.TabularMDPPosterior.sample_model`'s."""
 
     name = "psrl"
     uses_uniforms = False
@@ -244,7 +203,7 @@ class _HostAgent(AnnealedSettings, MDPAgent):
         return float(epsilon_schedule(t, self.half_life))
 
     def host_probs(self, q: torch.Tensor) -> torch.Tensor:
-        """``softmax(q/τ)`` over the last axis."""
+        """``softmax(q/τ)``."""
         return torch.softmax(q / self.temperature, dim=-1)
 
 
@@ -278,12 +237,10 @@ class MDPEpsilonGreedyAgent(_HostAgent):
 class MDPDelightAgent(DelightSettings, _HostAgent):
     """Delight-gated exploration with a frozen Boltzmann host and the posterior-mean evaluator.
 
-    Diagnostics (per row, int64 ``(B,)``): ``explore_count`` (decisions with ``u1 < ε``),
-    ``override_count`` (those where the gate was non-empty, i.e. the override replaced the host),
-    ``gate_size_total`` (sum of gate sizes over exploring decisions). ``last_info`` holds the last
-    decision's ``epsilon``, ``explored``, ``overridden``, ``gate_size`` (-1 on non-exploring rows),
-    ``gate_empty`` (as :func:`~delight_gym.agents.base.delight_step_info` lays them out),
-    ``q_post`` and ``expected_improvement`` (NaN on non-exploring rows).
+    Per-row int64 counts: ``explore_count`` (decisions with ``u1 < ε``), ``override_count``
+    (those with a non-empty gate), ``gate_size_total``. ``last_info`` is
+    :func:`~delight_gym.agents.base.delight_step_info`'s plus ``q_post`` and
+    ``expected_improvement`` (NaN on non-exploring rows).
 
     Other Parameters
     ----------------
@@ -304,7 +261,7 @@ class MDPDelightAgent(DelightSettings, _HostAgent):
         self.gate_size_total = zeros.clone()
 
     def posterior_q(self, rows: torch.Tensor, states: torch.Tensor, h: int) -> torch.Tensor:
-        """``Q_post_h(s, ·)`` of the current posterior mean for the given rows, ``(rows, A)``."""
+        """``Q_post_h(s, ·)`` of the current posterior mean for ``rows``, ``(rows, A)``."""
         assert self.q_plan is not None
         if h == 0:
             # Nothing was observed since the plan froze: the posterior mean is the plan's.
@@ -326,7 +283,7 @@ class MDPDelightAgent(DelightSettings, _HostAgent):
         ei_all = torch.full_like(q_plan, float("nan"))
 
         def decide(rows: torch.Tensor) -> DelightDecision:
-            """The rule on the exploring rows, with the re-planned evaluator ``Q_post``."""
+            # The exploring rows re-plan Q_post; EI is its gain over the host's planned value.
             q_post = self.posterior_q(rows, s, h)
             host_r = host[rows]
             v_plan = (host_r * q_plan[rows]).sum(dim=-1, keepdim=True)
@@ -354,16 +311,13 @@ class MDPDelightAgent(DelightSettings, _HostAgent):
         return draw.actions
 
 
-MDP_AGENTS: tuple[str, ...] = ("psrl", "delight", "egreedy", "greedy")
-
 _CLASSES: dict[str, type[MDPAgent]] = agent_registry(
     PSRLAgent, MDPDelightAgent, MDPEpsilonGreedyAgent, MDPGreedyAgent
 )
+MDP_AGENTS: tuple[str, ...] = tuple(_CLASSES)  # psrl, delight, egreedy, greedy
 
 
 def make_mdp_agent(name: str, *sizes: int, **kwargs: Any) -> MDPAgent:
-    """Build a tabular MDP agent by name: ``psrl, delight, egreedy, greedy``.
-
-    ``sizes`` (``batch_size, num_states, num_actions, horizon``) and ``kwargs`` go to the
-    agent's constructor (see :class:`MDPAgent`)."""
+    """Build a tabular MDP agent by name (``psrl, delight, egreedy, greedy``) with
+    :class:`MDPAgent`'s arguments."""
     return build_agent(_CLASSES, name, *sizes, **kwargs)
