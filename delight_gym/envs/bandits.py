@@ -71,10 +71,9 @@ class _BernoulliParameters(BanditMeans):
 class BernoulliBanditEnv(_BernoulliParameters, OneStepBanditEnv[np.int64]):
     """A ``K``-armed Bernoulli bandit: arm ``a`` pays 1 with probability ``means[a]``, else 0.
 
-    The instance, the arm means, is drawn i.i.d. ``U(0, 1)`` (``self.np_random.random(K)``) at
-    the first :meth:`reset` and kept for the env's life (a later ``reset(seed=...)`` reseeds
-    the rewards only), unless ``means`` fixes it; ``reset(options={"resample": True})`` draws
-    a new one. ``T`` pulls on one instance are ``T`` one-step episodes.
+    The arm means are drawn i.i.d. ``U(0, 1)`` at the first :meth:`reset` and kept (a later
+    ``reset(seed=...)`` reseeds the rewards only) unless ``means`` fixes them;
+    ``reset(options={"resample": True})`` draws new ones.
 
     - Action space: ``Discrete(K)`` (a ``ValueError`` naming ``action`` outside it).
     - Observation space: ``Discrete(1)``, always ``0`` (a bandit has no state).
@@ -125,14 +124,9 @@ class BernoulliBanditVectorEnv(_BernoulliParameters, OneStepBanditVectorEnv):  #
     """``num_envs`` independent Bernoulli bandits, stepped together without subprocesses.
 
     Sub-env ``i`` behaves exactly like a :class:`BernoulliBanditEnv` reset with seed
-    ``seed + i`` (its means and one uniform per step from its own generator, in the single
-    env's order). ``action_space`` is ``MultiDiscrete([K] * num_envs)``,
-    ``observation_space`` ``MultiDiscrete([1] * num_envs)``. Autoreset is ``SAME_STEP``: every
-    step is a pull, ``final_obs`` / ``final_info`` carry the terminal step, and the pull's
-    float64 infos (``expected_reward``, ``optimal_expected_reward``, ``regret``) are also at
-    the top level. ``means`` may be ``(num_envs, K)`` or ``(K,)`` shared by all;
-    ``reset(options={"resample": mask})`` redraws the sub-envs in ``mask`` (a bool or a bool
-    array ``(num_envs,)``).
+    ``seed + i``. Spaces are batched (``MultiDiscrete``); autoreset is ``SAME_STEP``, infos
+    float64 ``(num_envs,)`` arrays. ``means`` may be ``(num_envs, K)`` or ``(K,)`` shared by
+    all; ``reset(options={"resample": mask})`` redraws the sub-envs in ``mask``.
 
     >>> import numpy as np
     >>> from delight_gym.envs import BernoulliBanditVectorEnv

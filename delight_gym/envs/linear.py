@@ -157,11 +157,9 @@ class _LinearBanditParameters(FeatureBanditInstance):
 class LinearBanditEnv(_LinearBanditParameters, GaussianBanditEnv):
     """A ``K``-armed linear-Gaussian bandit: arm ``a`` pays ``φ(a)ᵀθ* + σ·N(0, 1)``.
 
-    The instance, the features ``Φ`` (a row ``φ(a) ∈ R^D`` per arm) and ``θ*``, is drawn at
-    the first :meth:`reset`, features first: ``φ(a) ~ N(0, I_D / D)``
-    (``standard_normal((K, D)) / sqrt(D)``), then ``θ* ~ N(0, I_D)``. It is kept for the env's
-    life; ``features`` / ``theta`` fix their part, and ``reset(options={"resample": True})``
-    redraws the parts not given.
+    The instance is drawn at the first :meth:`reset` and kept: the features ``φ(a) ~ N(0, I_D /
+    D)``, then ``θ* ~ N(0, I_D)``; ``features`` / ``theta`` fix their part, and
+    ``reset(options={"resample": True})`` redraws the parts not given.
 
     - Action space: ``Discrete(K)`` (a ``ValueError`` naming ``action`` outside it).
     - Observation space: ``Box(-F, F, (K, D), float32)``, ``F`` the largest float32: the
@@ -227,12 +225,8 @@ class LinearBanditEnv(_LinearBanditParameters, GaussianBanditEnv):
 class LinearBanditVectorEnv(_LinearBanditParameters, GaussianBanditVectorEnv):  # type: ignore[misc]
     """``num_envs`` independent linear bandits, stepped together without subprocesses.
 
-    Sub-env ``i`` behaves exactly like a :class:`LinearBanditEnv` reset with seed ``seed + i``
-    (its features, then ``θ*``, and one normal per step from its own generator, in the single
-    env's order). ``action_space`` is ``MultiDiscrete([K] * num_envs)``,
-    ``observation_space`` ``Box(-F, F, (num_envs, K, D), float32)``. Autoreset is
-    ``SAME_STEP`` (never a new instance): ``final_obs`` / ``final_info`` carry the terminal
-    step, and the pull's float64 infos are also at the top level. ``features`` may be
+    Sub-env ``i`` behaves exactly like a :class:`LinearBanditEnv` reset with seed ``seed + i``.
+    Spaces are batched; autoreset is ``SAME_STEP`` (never a new instance). ``features`` may be
     ``(num_envs, K, D)`` or ``(K, D)`` shared by all, ``theta`` ``(num_envs, D)`` or ``(D,)``;
     ``reset(options={"resample": mask})`` redraws the sub-envs in ``mask``.
 

@@ -27,45 +27,22 @@ class EnvEntry:
     nondeterministic: bool = False
 
 
+def _with_vector(env_id: str, module: str, name: str, **kwargs: Any) -> EnvEntry:
+    """The entry of ``<name>Env`` and its native ``<name>VectorEnv`` in ``envs.<module>``."""
+    path = f"delight_gym.envs.{module}:{name}"
+    return EnvEntry(env_id, f"{path}Env", f"{path}VectorEnv", kwargs)
+
+
 _ENV_TABLE: tuple[EnvEntry, ...] = (
-    EnvEntry(
-        id="BernoulliBandit-v0",
-        entry_point="delight_gym.envs.bandits:BernoulliBanditEnv",
-        vector_entry_point="delight_gym.envs.bandits:BernoulliBanditVectorEnv",
-    ),
-    EnvEntry(
-        id="LinearBandit-v0",
-        entry_point="delight_gym.envs.linear:LinearBanditEnv",
-        vector_entry_point="delight_gym.envs.linear:LinearBanditVectorEnv",
-    ),
-    EnvEntry(
-        id="WheelBandit-v0",
-        entry_point="delight_gym.envs.wheel:WheelBanditEnv",
-        vector_entry_point="delight_gym.envs.wheel:WheelBanditVectorEnv",
-    ),
-    EnvEntry(
-        id="NeuralBandit-v0",
-        entry_point="delight_gym.envs.neural:NeuralBanditEnv",
-        vector_entry_point="delight_gym.envs.neural:NeuralBanditVectorEnv",
-    ),
-    EnvEntry(
-        id="ContinuumBandit-v0",
-        entry_point="delight_gym.envs.continuum:ContinuumBanditEnv",
-        vector_entry_point="delight_gym.envs.continuum:ContinuumBanditVectorEnv",
-    ),
-    EnvEntry(id="PandoraBoxes-v0", entry_point="delight_gym.envs.pandora:PandoraBoxesEnv"),
-    EnvEntry(id="Reservoir-v0", entry_point="delight_gym.envs.reservoir:ReservoirEnv"),
-    EnvEntry(
-        id="DeepSea-v0",
-        entry_point="delight_gym.envs.deep_sea:DeepSeaEnv",
-        vector_entry_point="delight_gym.envs.deep_sea:DeepSeaVectorEnv",
-    ),
-    EnvEntry(
-        id="DeepSeaStochastic-v0",
-        entry_point="delight_gym.envs.deep_sea:DeepSeaEnv",
-        vector_entry_point="delight_gym.envs.deep_sea:DeepSeaVectorEnv",
-        kwargs={"deterministic": False},
-    ),
+    _with_vector("BernoulliBandit-v0", "bandits", "BernoulliBandit"),
+    _with_vector("LinearBandit-v0", "linear", "LinearBandit"),
+    _with_vector("WheelBandit-v0", "wheel", "WheelBandit"),
+    _with_vector("NeuralBandit-v0", "neural", "NeuralBandit"),
+    _with_vector("ContinuumBandit-v0", "continuum", "ContinuumBandit"),
+    EnvEntry("PandoraBoxes-v0", "delight_gym.envs.pandora:PandoraBoxesEnv"),
+    EnvEntry("Reservoir-v0", "delight_gym.envs.reservoir:ReservoirEnv"),
+    _with_vector("DeepSea-v0", "deep_sea", "DeepSea"),
+    _with_vector("DeepSeaStochastic-v0", "deep_sea", "DeepSea", deterministic=False),
 )
 
 #: The ids of every environment delight_gym registers.
