@@ -63,9 +63,8 @@ class PosteriorAdapter:
 
     def absorb_rows(self, update: Callable[..., None], *rows: Any) -> None:
         """``update(*rows)`` at once when the posterior has a row per observation, else one
-        observation row at a time, in order."""
+        observation row at a time, in order (the caller has checked ``row_map``)."""
         n = len(rows[0])
-        self.row_map(n)
         if self.posterior.batch_size == n:
             update(*rows)
         else:

@@ -47,7 +47,7 @@ class BetaBernoulliPosterior:
     Attributes
     ----------
     alpha, beta : numpy.ndarray
-        float64 ``(B, K)``: the priors plus each arm's summed rewards and ``1 - reward``.
+        float64 ``(B, K)``: the priors plus each arm's summed ``r`` and ``1 - r``.
 
     Examples
     --------
@@ -81,21 +81,9 @@ class BetaBernoulliPosterior:
         self.beta.fill(self.prior_beta)
 
     def update(self, actions: Any, rewards: Any) -> None:
-        """Conjugate update with one observation per row.
-
-        Parameters
-        ----------
-        actions : array_like of int
-            ``(B,)`` in ``[0, K)``.
-        rewards : array_like of float
-            ``(B,)`` in ``[0, 1]``.
-
-        Raises
-        ------
-        TypeError, ValueError
-            On non-integer actions or non-numeric rewards; on a shape other than ``(B,)``, an
-            action out of range or a reward outside ``[0, 1]``.
-        """
+        """Conjugate update with one observation per row: integer ``actions`` ``(B,)`` in
+        ``[0, K)`` and ``rewards`` ``(B,)`` in ``[0, 1]`` (``TypeError``/``ValueError``
+        naming the argument otherwise)."""
         act = np.asarray(actions)
         if act.dtype == np.bool_ or not np.issubdtype(act.dtype, np.integer):
             raise TypeError(f"actions must be an integer array, got dtype {act.dtype}")

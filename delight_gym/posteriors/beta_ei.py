@@ -296,8 +296,7 @@ def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
     ValueError, TypeError
         Naming the argument that is not finite, positive, numeric or broadcastable.
     FloatingPointError, RuntimeError
-        Where no finite value forms or the continued fraction does not converge (parameters
-        beyond ``[1e-50, 1e50]``).
+        Only for parameters beyond ``[1e-50, 1e50]``, where no finite value forms.
 
     Examples
     --------
@@ -317,16 +316,9 @@ def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
 def beta_ei_flat(
     a: np.ndarray, b: np.ndarray, x: np.ndarray, *, skip_below: float = 0.0
 ) -> np.ndarray:
-    """:func:`beta_expected_improvement` for equal-length 1-D float64 arrays, unvalidated.
-
-    Parameters
-    ----------
-    a, b, x : numpy.ndarray
-        ``alpha``, ``beta`` and ``v``, float64 ``(n,)``.
-    skip_below : float, default 0.0
-        Elements that :func:`beta_ei_upper_bound` proves to have ``EI < skip_below`` (with
-        a ``1e-9`` relative margin) may be returned as 0; every other element is exact.
-    """
+    """:func:`beta_expected_improvement` for equal-length 1-D float64 arrays ``alpha``,
+    ``beta``, ``v``, unvalidated; elements that :func:`beta_ei_upper_bound` proves to have
+    ``EI < skip_below`` (with a ``1e-9`` relative margin) may be returned as 0."""
     out = np.zeros(a.size)
     below = x <= 0.0
     if below.any():

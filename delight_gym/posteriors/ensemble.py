@@ -58,20 +58,9 @@ __all__ = [
 
 
 def ensemble_expected_improvement(head_values: Any, baseline: Any) -> Any:
-    """Exact EI of an ensemble's empirical posterior, ``(1/K) Σ_k (Q_k(s, a) − v_s)^+``.
-
-    Parameters
-    ----------
-    head_values : numpy.ndarray or torch.Tensor
-        ``(K, ..., A)``: every head's value of every action.
-    baseline : numpy.ndarray or torch.Tensor
-        ``(...)``: the baseline ``v_s`` of every row (same type as ``head_values``).
-
-    Returns
-    -------
-    numpy.ndarray or torch.Tensor
-        ``(..., A)``, non-negative, the type, dtype and device of ``head_values``.
-    """
+    """Exact EI of an ensemble's empirical posterior, ``(1/K) Σ_k (Q_k(s, a) − v_s)^+``, from
+    ``head_values`` ``(K, ..., A)`` and ``baseline`` ``(...)`` (arrays or tensors alike):
+    ``(..., A)``, in the type, dtype and device of ``head_values``."""
     gap = head_values - baseline[None, ..., None]
     if isinstance(gap, torch.Tensor):
         return gap.clamp_min(0.0).mean(dim=0)
@@ -81,22 +70,9 @@ def ensemble_expected_improvement(head_values: Any, baseline: Any) -> Any:
 def ensemble_values(
     head_values: Any, host_probs: Any, baseline: str = "host"
 ) -> tuple[Any, Any, Any]:
-    """The heads' mean, the baseline ``v_s`` (:func:`~delight_gym.de.posterior.host_baseline`)
-    and the exact EI: what one DE decision needs from an ensemble's head values.
-
-    Parameters
-    ----------
-    head_values : numpy.ndarray or torch.Tensor
-        ``(K, n, A)``.
-    host_probs : numpy.ndarray or torch.Tensor
-        ``(n, A)``, same type as ``head_values`` (unused for ``baseline="max"``).
-    baseline : {"host", "max"}, default "host"
-
-    Returns
-    -------
-    tuple
-        ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``.
-    """
+    """What one DE decision needs from head values ``(K, n, A)`` and ``host_probs`` ``(n, A)``
+    of the same type: the heads' mean ``(n, A)``, the baseline ``v_s`` ``(n,)``
+    (:func:`~delight_gym.de.posterior.host_baseline`) and the exact EI ``(n, A)``."""
     means = head_values.mean(0)
     base = host_baseline(means, host_probs, baseline)
     return means, base, ensemble_expected_improvement(head_values, base)
@@ -116,15 +92,12 @@ class EnsembleQPosterior:
         The actions, or their number ``A``.
     gamma, learning_rate, batch_size, buffer_size :
         The discount; Adam's step size; transitions per gradient step; replay capacity.
-    learning_starts, sgd_period : int
-        Transitions given to :meth:`update` before the first gradient step, and per step.
-    target_update_period : int
-        Gradient steps between copies of the trainable heads into the targets.
+    learning_starts, sgd_period, target_update_period : int
+        Transitions before the first gradient step, and per step; steps per target copy.
     mask_prob : float
         A transition's probability of being in a head's bootstrap sample, in ``(0, 1]``.
-    device : torch.device or str, default "cpu"
-    seed : int, optional
-        Seed of the CPU ``torch.Generator`` (initial weights, replay samples, masks).
+    device, seed :
+        Where the heads live; the seed of the posterior's CPU ``torch.Generator``.
     **network_options
         :class:`EnsembleQNetwork`'s ``num_heads``, ``hidden_sizes``, ``prior_scale``,
         ``encoding``.
@@ -241,21 +214,9 @@ class EnsembleQPosterior:
     def evaluate(
         self, observations: Any, host_probs: Any, baseline: str = "host"
     ) -> PosteriorValues:
-        """Means, baseline and EI computed on :attr:`device`, copied to the host once.
-
-        Parameters
-        ----------
-        observations : array_like
-            ``(n, ...)``.
-        host_probs : array_like
-            float ``(n, A)``, each row a distribution; may be ``None`` for ``baseline="max"``.
-        baseline : {"host", "max"}, default "host"
-
-        Returns
-        -------
-        PosteriorValues
-            float64 ``mean (n, A)``, ``baseline (n,)``, ``expected_improvement (n, A)``.
-        """
+        """Float64 means ``(n, A)``, baseline ``(n,)`` and EI ``(n, A)`` computed on
+        :attr:`device`, copied to the host once; ``host_probs`` ``(n, A)`` holds a
+        distribution per row (``None`` allowed for ``baseline="max"``)."""
         if baseline not in BASELINES:
             raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
         q = self.head_values_tensor(observations).double()
@@ -277,17 +238,8 @@ class EnsembleQPosterior:
 
     def td_step(self, batch: Transitions, *, check: bool = True) -> TDStepStats:
         """One Adam step of every head on a batch of transitions (as
-        :meth:`EnsembleQNetwork.check_transitions` takes it), with the posterior's ``gamma``.
-
-        A batch that fails its checks raises before anything changes; ``check=False`` skips
-        them, for data checked where it came in (on a GPU they cost a host sync per step).
-        The targets are not touched: call :meth:`update_target` (:meth:`update` does).
-
-        Returns
-        -------
-        TDStepStats
-            The loss before the step and the TD targets' std (0-d tensors on :attr:`device`).
-        """
+        :meth:`EnsembleQNetwork.check_transitions` takes it, checked unless ``check=False``):
+        the loss before the step and the TD targets' std. The targets are not copied."""
         return self._step(self.network.prepare(batch, check=check))
 
     def _step(self, batch: Transitions) -> TDStepStats:
@@ -308,22 +260,9 @@ class EnsembleQPosterior:
     ) -> None:
         """Store ``n`` transitions and take the gradient steps they are due.
 
-        Parameters
-        ----------
-        observations, next_observations : array_like
-            ``(n, ...)``; ``next_observations`` is the real next observation (the final one
-            for an episode that ended).
-        actions, rewards : array_like
-            int ``(n,)`` in ``[0, A)``; finite float ``(n,)``.
-        terminated : array_like
-            bool or 0/1 ``(n,)``: ``True`` where the episode ended without truncation.
-        truncated : array_like, optional
-            Ignored: a truncated transition bootstraps like any other.
-
-        Raises
-        ------
-        ValueError, TypeError
-            As :meth:`EnsembleQNetwork.check_transitions`; a refused update changes nothing.
+        ``next_observations`` is the real next observation (the final one of an ended
+        episode); ``truncated`` is ignored (a truncated transition bootstraps like any other).
+        Bad input raises as :meth:`EnsembleQNetwork.check_transitions`, changing nothing.
         """
         dev = self.device
         net = self.network

@@ -204,7 +204,7 @@ def gaussian_expected_improvement(
     ------
     ValueError, TypeError
         On a non-finite or non-numeric input, a negative ``std``, shapes that do not
-        broadcast, or tensors on different devices (naming the argument).
+        broadcast, or tensors on different devices.
 
     Examples
     --------

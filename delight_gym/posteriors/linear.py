@@ -43,22 +43,10 @@ def _as_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device) 
 
 
 def cholesky_rank_one_update(factor: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """Upper-triangular square root of ``U Uᵀ + x xᵀ`` from ``U``, in ``O(D²)`` per row.
-
-    Parameters
-    ----------
-    factor : torch.Tensor
-        ``U``, shape ``(B, D, D)``, upper triangular with a positive diagonal.
-    x : torch.Tensor
-        Shape ``(B, D)``, same dtype and device.
-
-    Returns
-    -------
-    torch.Tensor
-        ``U' = U M``, shape ``(B, D, D)``, exactly upper triangular with a positive diagonal,
-        where ``M Mᵀ = I + p pᵀ``, ``p = U⁻¹x`` (method C1 of Gill, Golub, Murray & Saunders,
-        "Methods for modifying matrix factorizations", in reversed order). Not validated.
-    """
+    """Upper-triangular ``U'`` with positive diagonal and ``U'U'ᵀ = U Uᵀ + x xᵀ``, from ``U``
+    ``(B, D, D)`` (same) and ``x`` ``(B, D)``, in ``O(D²)`` per row; not validated."""
+    # U' = U M with M Mᵀ = I + p pᵀ, p = U⁻¹x: method C1 of Gill, Golub, Murray & Saunders,
+    # "Methods for modifying matrix factorizations", in reversed order.
     p = torch.linalg.solve_triangular(factor, x.unsqueeze(-1), upper=True).squeeze(-1)
     # s_j = 1 + Σ_{i >= j} p_i² and s_{j+1} (with s_D = 1); (B, D) tensors, cheap to flip.
     s = 1.0 + torch.flip(torch.cumsum(torch.flip(p * p, (-1,)), dim=-1), (-1,))
@@ -74,8 +62,7 @@ def cholesky_rank_one_update(factor: torch.Tensor, x: torch.Tensor) -> torch.Ten
 class LinearGaussianPosterior:
     """Gaussian posteriors of a batch of Bayesian linear regressions (one per seed).
 
-    Row ``i``: prior ``θ_i ~ N(0, I/prior_precision)``, observations ``y = φᵀθ_i + N(0, σ²)``;
-    each update is a rank-one update of the triangular precision factor, ``O(B·D²)``.
+    Row ``i``: prior ``θ_i ~ N(0, I/prior_precision)``, observations ``y = φᵀθ_i + N(0, σ²)``.
 
     Parameters
     ----------
@@ -92,10 +79,9 @@ class LinearGaussianPosterior:
     ----------
     num_updates : int
         Observations absorbed per row since the last :meth:`reset`.
-    precision_factor : torch.Tensor
-        ``(B, D, D)`` upper-triangular ``U``, ``U Uᵀ = ηI + ΦᵀΦ/σ²`` (read-only by convention).
-    weighted_targets : torch.Tensor
-        ``(B, D)``: ``b = Φᵀy/σ²`` (read-only by convention).
+    precision_factor, weighted_targets : torch.Tensor
+        Upper-triangular ``U`` ``(B, D, D)``, ``U Uᵀ = ηI + ΦᵀΦ/σ²``, and ``b = Φᵀy/σ²``
+        ``(B, D)`` (read-only by convention).
     """
 
     def __init__(
@@ -128,22 +114,9 @@ class LinearGaussianPosterior:
         self.num_updates = 0
 
     def update(self, features: Any, rewards: Any, *, validate: bool = True) -> None:
-        """Absorb one observation per row: ``rewards[i] = features[i]ᵀθ_i + noise``.
-
-        Parameters
-        ----------
-        features : torch.Tensor or array_like
-            ``(B, D)``, finite.
-        rewards : torch.Tensor or array_like
-            ``(B,)``, finite.
-        validate : bool, default True
-            Check them (``False``: valid tensors of the posterior's device and dtype).
-
-        Raises
-        ------
-        ValueError, TypeError
-            On a wrong shape, a non-finite entry or a non-numeric argument.
-        """
+        """Absorb one observation per row, ``rewards[i] = features[i]ᵀθ_i + noise``, for finite
+        ``features`` ``(B, D)`` and ``rewards`` ``(B,)`` (``validate=False``: trusted tensors
+        of the posterior's device and dtype); ``ValueError``/``TypeError`` naming the argument."""
         if validate:
             phi = self._checked(features, "features", (self.batch_size, self.dim))
             y = self._checked(rewards, "rewards", (self.batch_size,))
@@ -193,19 +166,8 @@ class LinearGaussianPosterior:
     def predictive(
         self, features: Any, *, validate: bool = True
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Posterior mean and standard deviation of ``f(a) = φ(a)ᵀθ`` (no observation noise).
-
-        Parameters
-        ----------
-        features : torch.Tensor or array_like
-            ``(B, K, D)``: the features of ``K`` actions in each row.
-        validate : bool, default True
-
-        Returns
-        -------
-        (torch.Tensor, torch.Tensor)
-            ``mean`` and ``std``, each ``(B, K)``; ``std = ‖U⁻¹φ(a)‖ >= 0``.
-        """
+        """Posterior mean and standard deviation ``‖U⁻¹φ(a)‖``, each ``(B, K)``, of
+        ``f(a) = φ(a)ᵀθ`` (no observation noise) for ``(B, K, D)`` features."""
         phi = (
             self._checked(features, "features", (self.batch_size, None, self.dim))
             if validate
@@ -216,18 +178,8 @@ class LinearGaussianPosterior:
         return mu.squeeze(-1), torch.linalg.vector_norm(white, dim=-2)
 
     def sample(self, generator: torch.Generator) -> torch.Tensor:
-        """One Thompson draw per row, ``θ = μ + U⁻ᵀ ξ`` with ``ξ ~ N(0, I)``.
-
-        Parameters
-        ----------
-        generator : torch.Generator
-            On the posterior's device (``TypeError``/``ValueError`` otherwise).
-
-        Returns
-        -------
-        torch.Tensor
-            ``(B, D)``.
-        """
+        """One Thompson draw per row, ``θ = μ + U⁻ᵀ ξ`` with ``ξ ~ N(0, I)`` from ``generator``
+        (on the posterior's device): ``(B, D)``."""
         if not isinstance(generator, torch.Generator):
             raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
         if check_device(generator.device, "generator.device") != self.device:

@@ -46,6 +46,8 @@ __all__ = [
 DEFAULT_LAMBDA_PRIOR = 0.25
 DEFAULT_A0 = 6.0
 DEFAULT_B0 = 6.0
+#: LinFullPosterior's statistics, in the order :meth:`LinFullPosterior._commit` stores them.
+_STATS = ("gram", "moment", "sum_squares", "count", "loc", "whitener", "shape", "rate")
 
 
 def check_prior_shape(value: Any, name: str = "a0") -> float:
@@ -80,13 +82,8 @@ class StudentTPredictive:
     """The Student-t posterior of the mean reward of ``K`` actions in ``B`` rows: its location,
     and its scale and degrees of freedom computed on demand for the rows asked.
 
-    Parameters
-    ----------
-    mean : torch.Tensor
-        ``(B, K)`` location.
-    spread : callable
-        ``spread(rows) -> (scale, dof)``, each ``(r, K)``, for int64 ``rows`` ``(r,)`` (all
-        rows for ``None``).
+    ``mean`` is the ``(B, K)`` location; ``spread(rows) -> (scale, dof)``, each ``(r, K)``,
+    for int64 ``rows`` ``(r,)`` (all rows for ``None``).
     """
 
     def __init__(
@@ -213,16 +210,9 @@ class LinFullPosterior(BatchedBanditPosterior):
 
     def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
         """Absorb observations: row ``i`` saw ``targets[i]`` for ``inputs[i]`` in model
-        ``groups[i]``.
-
-        Parameters
-        ----------
-        inputs, groups, targets : torch.Tensor
-            ``(B, d)``, int ``(B,)`` in ``[0, G)`` and finite ``(B,)`` (one observation per
-            row), or ``(B, n, d)``, ``(B, n)``, ``(B, n)``.
-        validate : bool, default True
-            Check them (``False``: tensors of the right dtype, device and 3-D/2-D shapes).
-        """
+        ``groups[i]``; ``(B, d)``, int ``(B,)`` in ``[0, G)`` and finite ``(B,)`` tensors (one
+        per row) or ``(B, n, d)``, ``(B, n)``, ``(B, n)`` (``validate=False``: trusted 3-D/2-D
+        tensors of the posterior's dtype and device)."""
         if validate:
             x, g, y = self.check_observations(inputs, groups, targets)
             self.check_magnitudes(x, y)
@@ -277,21 +267,14 @@ class LinFullPosterior(BatchedBanditPosterior):
     def refit(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
         """:meth:`reset`, then :meth:`update` with all ``(B, n, d)`` observations (a refused
         update leaves the posterior as it was)."""
-        state = self._state()
+        state = {name: getattr(self, name) for name in _STATS}  # reset makes new tensors
         self.reset()
         try:
             self.update(inputs, groups, targets, validate=validate)
         except ValueError:
-            self._set_state(state)
+            for name, value in state.items():
+                setattr(self, name, value)
             raise
-
-    def _state(self) -> dict[str, torch.Tensor]:
-        names = ("gram", "moment", "sum_squares", "count", "loc", "whitener", "shape", "rate")
-        return {name: getattr(self, name) for name in names}
-
-    def _set_state(self, state: dict[str, torch.Tensor]) -> None:
-        for name, value in state.items():
-            setattr(self, name, value)
 
     def _commit(self, idx: Any, stats: tuple[torch.Tensor, ...]) -> None:
         """Refactorise the models at ``idx`` from their new sums and store both, unless
@@ -315,14 +298,8 @@ class LinFullPosterior(BatchedBanditPosterior):
         solved = (white, loc, rate)
         if bool((info != 0).any()) or not all(bool(torch.isfinite(t).all()) for t in solved):
             raise ValueError(f"inputs: the posterior's factorisation {why}")
-        self.gram[idx] = gram
-        self.moment[idx] = moment
-        self.sum_squares[idx] = sum_squares
-        self.count[idx] = count
-        self.whitener[idx] = white
-        self.loc[idx] = loc
-        self.shape[idx] = shape
-        self.rate[idx] = rate
+        for name, value in zip(_STATS, (*stats, loc, white, shape, rate), strict=True):
+            getattr(self, name)[idx] = value
 
     def _arm_groups(self, num_arms: int) -> bool:
         """Whether arm ``k`` uses model ``k`` (``G = K``) rather than model 0 (``G = 1``)."""
@@ -341,26 +318,12 @@ class LinFullPosterior(BatchedBanditPosterior):
         return (z @ weights[:, 0, :, None])[..., 0]
 
     def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:
-        """The Student-t posterior of the mean reward ``f(a) = x̃_aᵀw_{g(a)}`` of every arm.
-
-        Parameters
-        ----------
-        inputs : torch.Tensor
-            ``(B, K, d)``: arm ``a``'s input (model ``a`` when ``G = K``, else model 0).
-        validate : bool, default True
-
-        Returns
-        -------
-        StudentTPredictive
-            ``(B, K)`` mean; scale and degrees of freedom (``2a``) on demand.
-        """
+        """The Student-t posterior of the mean reward ``f(a) = x̃_aᵀw_{g(a)}`` of every arm, for
+        ``(B, K, d)`` inputs (arm ``a`` uses model ``a`` when ``G = K``, else model 0)."""
         x = self.check_inputs(inputs) if validate else inputs
         z = self.design(x)
-        per_arm = self._arm_groups(z.shape[1])
-        if per_arm:
-            mean = (z * self.loc).sum(-1)
-        else:
-            mean = (z @ self.loc[:, 0, :, None])[..., 0]
+        mean = self._values(z, self.loc)
+        per_arm = self.num_groups != 1  # _values checked that G is 1 or K
 
         def spread(rows: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
             idx: Any = slice(None) if rows is None else rows
@@ -385,22 +348,13 @@ class LinFullPosterior(BatchedBanditPosterior):
         return self._values(self.design(x), self.loc)
 
     def sample_weights(self, generators: Sequence[torch.Generator]) -> torch.Tensor:
-        """One posterior draw per model: ``σ² ~ IG(a, b)``, ``w ~ N(μ, σ²Λ⁻¹)``.
-
-        Parameters
-        ----------
-        generators : sequence of torch.Generator
-            ``B`` CPU generators, one per row.
-
-        Returns
-        -------
-        torch.Tensor
-            ``(B, G, D)``.
-        """
+        """One posterior draw per model, ``σ² ~ IG(a, b)``, ``w ~ N(μ, σ²Λ⁻¹)``, row ``i``
+        from ``generators[i]`` (``B`` CPU generators): ``(B, G, D)``."""
         gens = check_generators(generators, self.batch_size)
         shape = self.shape.to("cpu", torch.float64)
         gammas, normals = [], []
         for i, gen in enumerate(gens):
+            # 1/σ² ~ Gamma(a, 1)/b; drawn in float64 on the CPU, per row's generator.
             gammas.append(torch._standard_gamma(shape[i], generator=gen))
             normals.append(
                 torch.randn((self.num_groups, self.dim), generator=gen, dtype=torch.float64)

@@ -158,9 +158,8 @@ class TabularMDPPosterior:
     def _check_index(
         self, x: Any, name: str, upper: int, allow_missing: bool = False
     ) -> torch.Tensor:
-        t = x if isinstance(x, torch.Tensor) and x.device == self.device else None
-        if t is None:
-            t = torch.as_tensor(x, device=self.device)
+        on_device = isinstance(x, torch.Tensor) and x.device == self.device
+        t = x if on_device else torch.as_tensor(x, device=self.device)
         if t.shape != (self.batch_size,) or t.dtype not in (torch.int32, torch.int64):
             raise ValueError(
                 f"{name} must be an integer tensor of shape ({self.batch_size},), "
@@ -179,17 +178,9 @@ class TabularMDPPosterior:
         rewards: Any,
         next_states: Any | None = None,
     ) -> None:
-        """Record one transition per seed.
-
-        Parameters
-        ----------
-        states, actions
-            int ``(B,)``.
-        rewards
-            float ``(B,)`` (inside ``reward_range`` for the Beta model).
-        next_states : optional
-            int ``(B,)``; ``None`` or ``-1`` entries record no successor (an episode's end).
-        """
+        """Record one transition per seed: int ``states``, ``actions`` and ``next_states``
+        (``None`` or ``-1`` entries: no successor) and float ``rewards`` (inside
+        ``reward_range`` for the Beta model), each ``(B,)``."""
         s = self._check_index(states, "states", self.num_states)
         a = self._check_index(actions, "actions", self.num_actions)
         r = torch.as_tensor(rewards, dtype=self.dtype, device=self.device)
@@ -318,8 +309,8 @@ class TabularMDPPosterior:
         Parameters
         ----------
         generator : GeneratorLike
-            A ``torch.Generator`` for all rows, or one per row (row ``i`` then uses only
-            ``generator[i]``, so a seed's draw does not depend on the other seeds).
+            A ``torch.Generator`` for all rows, or one per row (so a seed's draw does not
+            depend on the other seeds).
         rows : torch.Tensor, optional
             Seed rows to sample (default: all).
         sampler : {"auto", "sparse", "dense"}
@@ -327,10 +318,6 @@ class TabularMDPPosterior:
             exceeds ``S/4``.
         stick_tolerance : float
             Leftover mass at which the stick-breaking series stops.
-
-        Returns
-        -------
-        TabularModel
         """
         tol = check_positive_float(stick_tolerance, "stick_tolerance")
         if not tol < 1.0:
@@ -485,17 +472,12 @@ class TabularMDPAdapter(PosteriorAdapter):
         terminated: np.ndarray,
         truncated: np.ndarray | None = None,
     ) -> None:
-        """Record one transition per row at its current step, then advance the steps.
+        """Record one transition per row at its current step, then advance the steps (to 0
+        where the episode terminated or was truncated).
 
-        ``next_observations`` of terminated rows and of rows at step ``H − 1`` are not
-        recorded and may be blank (all zeros). A row's step goes back to 0 where it terminated
-        or was truncated. Everything is checked before anything is recorded.
-
-        Raises
-        ------
-        ValueError
-            On a batch of the wrong size, observations that are not states, actions outside
-            ``[0, A)``, rewards the posterior refuses, or a row already ``H`` steps in.
+        ``next_observations`` of terminated rows and of rows at step ``H − 1`` may be blank
+        (all zeros). Everything is checked first: ``ValueError`` on a batch of the wrong size,
+        bad observations, actions or rewards, or a row already ``H`` steps in.
         """
         s = self._states(observations, "observations")
         b = self.posterior.batch_size

@@ -38,24 +38,30 @@ def standard_gamma(shape: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return torch._standard_gamma(shape, generator=gen)
 
 
+def _beta_reward(posterior: Any, x: torch.Tensor, y: torch.Tensor, a: Any, b: Any) -> Any:
+    """A Beta draw ``x/(x + y)`` from Gamma draws, rescaled to the reward range."""
+    low, high = posterior.reward_range
+    total = x + y
+    # Both Gammas can underflow for tiny shapes; the Beta's mean is the right fallback.
+    ratio = torch.where(total > 0, x / torch.where(total > 0, total, 1.0), a / (a + b))
+    return low + (high - low) * ratio
+
+
+def _normal_reward(posterior: Any, rows: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+    """The posterior mean reward of ``rows`` plus standard ``noise`` scaled by its std."""
+    s0 = posterior.reward_prior[1]
+    prec = 1.0 / s0**2 + posterior.reward_n[rows] / posterior.reward_noise**2
+    return posterior.mean_reward(rows) + noise.view_as(prec) / prec.sqrt()
+
+
 def _sample_reward(posterior: Any, i: int, gen: torch.Generator) -> torch.Tensor:
     if posterior.reward_model == "beta":
-        low, high = posterior.reward_range
-        x = standard_gamma(posterior.reward_a[i], gen)
-        y = standard_gamma(posterior.reward_b[i], gen)
-        total = x + y
-        # Both Gammas can underflow for tiny shapes; the Beta's mean is the right fallback.
-        ratio = torch.where(
-            total > 0,
-            x / torch.where(total > 0, total, 1.0),
-            posterior.reward_a[i] / (posterior.reward_a[i] + posterior.reward_b[i]),
-        )
-        return low + (high - low) * ratio
-    mean = posterior.mean_reward(torch.arange(i, i + 1, device=posterior.device))[0]
-    s0 = posterior.reward_prior[1]
-    prec = 1.0 / s0**2 + posterior.reward_n[i] / posterior.reward_noise**2
-    noise = torch.randn(mean.shape, generator=gen, dtype=posterior.dtype, device=posterior.device)
-    return mean + noise / prec.sqrt()
+        a, b = posterior.reward_a[i], posterior.reward_b[i]
+        return _beta_reward(posterior, standard_gamma(a, gen), standard_gamma(b, gen), a, b)
+    rows = torch.arange(i, i + 1, device=posterior.device)
+    shape = (posterior.num_states, posterior.num_actions)
+    noise = torch.randn(shape, generator=gen, dtype=posterior.dtype, device=posterior.device)
+    return _normal_reward(posterior, rows, noise)[0]
 
 
 def _sample_dense_row(
@@ -109,18 +115,12 @@ def sample_sparse(
     gam = torch.stack(gammas)
     off = 0
     if beta:
-        low, high = posterior.reward_range
         ra, rb = posterior.reward_a[idx].reshape(b, -1), posterior.reward_b[idx].reshape(b, -1)
         x, y = gam[:, :pairs], gam[:, pairs : 2 * pairs]
-        total = x + y
-        # Both Gammas can underflow for tiny shapes; the Beta's mean is the fallback.
-        ratio = torch.where(total > 0, x / torch.where(total > 0, total, 1.0), ra / (ra + rb))
-        reward = (low + (high - low) * ratio).view(b, n_states, n_actions)
+        reward = _beta_reward(posterior, x, y, ra, rb).view(b, n_states, n_actions)
         off = 2 * pairs
     else:
-        s0 = posterior.reward_prior[1]
-        prec = 1.0 / s0**2 + posterior.reward_n[idx] / posterior.reward_noise**2
-        reward = posterior.mean_reward(idx) + torch.stack(noises).view_as(prec) / prec.sqrt()
+        reward = _normal_reward(posterior, idx, torch.stack(noises))
     # The posterior Dirichlet splits as (observed counts, prior mass c): Gamma draws of each
     # give the observed successors' weights and the fraction `frac` left to the DP part.
     g_obs = gam[:, off : off + pairs * k_slots].view(b, n_states, n_actions, k_slots)

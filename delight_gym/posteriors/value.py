@@ -119,17 +119,9 @@ class TabularValuePosterior:
         terminated: np.ndarray,
         truncated: np.ndarray | None = None,
     ) -> None:
-        """Absorb ``n`` transitions in row order, all checked first.
-
-        ``next_observations`` of terminated rows are not used and may be blank (all zeros);
-        ``truncated`` is ignored (a truncated transition bootstraps like any other).
-
-        Raises
-        ------
-        ValueError
-            On observations that are not states, actions that are not ``n`` integers in
-            ``[0, A)``, or rewards that are not finite.
-        """
+        """Absorb ``n`` transitions in row order, all checked first (``ValueError`` naming the
+        argument); ``next_observations`` of terminated rows may be blank (all zeros) and
+        ``truncated`` is ignored (a truncated transition bootstraps like any other)."""
         s = self.encoder(observations, "observations")
         n = s.shape[0]
         term = np.asarray(terminated, dtype=bool).reshape(n)
