@@ -226,7 +226,7 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
         assert self._means is not None
         self._optimal = self._means.max(axis=1)
         if self._last_actions is not None:
-            self._last_actions[resample] = -1
+            self._last_actions[resample] = -1  # render: "no pull yet" on a new instance
 
     @property
     def optimal_expected_reward(self) -> NDArray[np.float64]:
@@ -368,11 +368,6 @@ class ContextualBanditEnv(GaussianBanditEnv):
 
     Subclasses implement :meth:`_draw_context` (setting ``_means``, ``_optimal``, ``_obs``).
     """
-
-    @property
-    def reward_scale(self) -> float:
-        """Width of an interval holding every mean reward (set by each family)."""
-        raise NotImplementedError
 
     def _draw_context(self) -> None:
         raise NotImplementedError

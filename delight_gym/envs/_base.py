@@ -121,7 +121,7 @@ def instance_array(
     if num_envs is None:
         ok = arr.ndim == len(core)
     else:
-        if arr.ndim == len(core):
+        if arr.ndim == len(core):  # one part shared by every sub-env
             arr = np.broadcast_to(arr, (num_envs, *arr.shape))
         ok = arr.ndim == len(core) + 1 and arr.shape[0] == num_envs
         expected += f" or (num_envs, {axes}) = ({num_envs}, {axes})"

@@ -94,19 +94,8 @@ def max_of_bumps(
 ) -> NDArray[np.float64]:
     """``f(x) = max_j h_j exp(−‖x − c_j‖² / (2 w_j²))``, broadcast over leading axes.
 
-    Parameters
-    ----------
-    x : NDArray[np.float64]
-        ``(..., d)`` points.
-    centers : NDArray[np.float64]
-        ``(..., J, d)`` bump centres (broadcast against ``x``'s leading axes).
-    heights, widths : NDArray[np.float64]
-        ``(..., J)`` heights and widths (``> 0``).
-
-    Returns
-    -------
-    NDArray[np.float64]
-        ``(...)``.
+    ``x`` is ``(..., d)``, ``centers`` ``(..., J, d)`` (broadcast against ``x``'s leading
+    axes), ``heights`` and ``widths`` ``(..., J)`` (``> 0``); the result is ``(...)``.
     """
     # Elementwise, summed over the last axis: a batched instance gives bit-identical values.
     sq = np.sum((x[..., None, :] - centers) ** 2, axis=-1)
@@ -119,10 +108,8 @@ def basin_volume(width: float, dim: int, level: float) -> float:
 
     Parameters
     ----------
-    width : float
-        ``w > 0``.
-    dim : int
-        ``d ≥ 1``.
+    width, dim : float, int
+        ``w > 0`` and ``d ≥ 1``.
     level : float
         In ``(0, 1)``, the share of the bump's height.
     """
@@ -219,6 +206,7 @@ def _check_sizes(num_envs: int | None, num_bumps: int, dim: int, drawn: bool) ->
     if num_envs is not None:
         what = f"num_envs={num_envs}, {what}"
     check_would_fit(_instance_bytes(num_envs, num_bumps, dim, drawn), what)
+    # Each bump's 16 candidates are compared with every centre placed before it.
     work = 8 * num_bumps * (num_bumps + 1) * (dim + 8)
     if drawn and work > MAX_PLACEMENT_WORK:
         raise ValueError(

@@ -203,11 +203,7 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
             self._mapping = bsuite_mapping(given[0], n)
         elif not self._randomize_actions:
             self._mapping = np.ones((n, n), dtype=np.int64)
-        self._row = 0
-        self._column = 0
-        self._bad_episode = False
-        self._found_treasure = False
-        self._denoised_return = 0.0
+        self._clear_episode()
         self._has_reset = False
 
     @property
@@ -237,12 +233,13 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
         self._mapping_seed = draw_mapping_seed(self.np_random)
         self._mapping = bsuite_mapping(self._mapping_seed, self._size)
 
-    def _start_episode(self) -> NDArray[np.float32]:
-        self._row = 0
-        self._column = 0
-        self._bad_episode = False
-        self._found_treasure = False
+    def _clear_episode(self) -> None:
+        self._row, self._column = 0, 0
+        self._bad_episode = self._found_treasure = False
         self._denoised_return = 0.0
+
+    def _start_episode(self) -> NDArray[np.float32]:
+        self._clear_episode()
         return one_hot(self._size, 0, 0)
 
     def step(self, action: Any) -> tuple[NDArray[np.float32], float, bool, bool, dict[str, Any]]:

@@ -83,6 +83,7 @@ class LazyBernoulliBanditVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore
         self._apply_seeds(self._per_env_seeds(seed))
         self._has_reset = True
         rngs = self._generators()
+        # The largest of K uniforms is U^(1/K) ~ Beta(K, 1): one draw per sub-env.
         self._best = np.array([rng.random() ** (1.0 / self.num_arms) for rng in rngs])
         self._revealed = [{} for _ in range(self.num_envs)]
         self._best_found = np.zeros(self.num_envs, dtype=bool)

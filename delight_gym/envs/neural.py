@@ -83,6 +83,7 @@ def check_neural_fits(num_arms: int, dim: int, context_dim: int, num_envs: int =
     """Refuse, before anything is allocated, a neural bandit that would not fit in memory."""
     nbytes = neural_bandit_nbytes(num_arms, dim, context_dim, num_envs)
     envs = max(num_envs, 1)
+    # Bytes per arm and sub-env, rounded up (-(-a // b) is the ceiling of a / b).
     check_bandit_fits(
         num_envs,
         num_arms,
@@ -148,6 +149,8 @@ class _NeuralParameters(FeatureBanditInstance):
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """A new instance from a generator spawned from ``rng``: ``φ`` ``(K, dim)``, then ``θ``
         ``(D,)``, and the arms' part of ``xᵀθ``, ``φ(a)ᵀθ_φ`` ``(K,)``."""
+        # A spawned child draws the instance: the env's own stream (contexts, noise) then does
+        # not depend on K or dim.
         spawned = rng.spawn(1)[0]
         features = draw_unit_sphere(spawned, (self.num_arms, self.dim))
         theta = draw_unit_sphere(spawned, (self.input_dim,))

@@ -161,7 +161,7 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
     def _observation(self) -> NDArray[np.float32]:
         obs = np.zeros((self.num_boxes, 3), dtype=np.float32)
         obs[:, 0] = self._opened
-        obs[:, 1] = np.where(self._opened, self._values, 0.0)
+        obs[:, 1] = np.where(self._opened, self._values, 0.0)  # values hidden until opened
         obs[:, 2] = self._costs
         return obs
 

@@ -58,14 +58,13 @@ def wheel_means(
     delta : float
         The radius from which the quadrant's arm pays ``mean_large``.
     mean_safe, mean_other, mean_large : float
-        Mean of the safe arm (4), of the quadrant arms (0-3) and of the quadrant's arm when
-        ``‖x‖ >= delta``.
+        Mean of the safe arm (4), of the other arms, and of the quadrant's arm (0 for
+        ``x₁ > 0, x₂ > 0``, 1 for ``x₁ > 0, x₂ <= 0``, 2 for ``x₁ <= 0, x₂ > 0``, else 3).
 
     Returns
     -------
     numpy.ndarray
-        ``(..., 5)`` float64 means; the quadrant's arm is 0 for ``x₁ > 0, x₂ > 0``, 1 for
-        ``x₁ > 0, x₂ <= 0``, 2 for ``x₁ <= 0, x₂ > 0``, else 3.
+        ``(..., 5)`` float64 means.
     """
     contexts = check_finite_array(contexts, "contexts")
     if contexts.ndim == 0 or contexts.shape[-1] != 2:

@@ -174,6 +174,7 @@ class DelightPandoraAgent(_BoxAgent):
         logits = np.append(-self.surprisal, 0.0)  # stop is the host's favourite
         self.host = np.exp(logits - logits.max())
         self.host /= self.host.sum()
+        # Just above the largest surprisal, so that rounding never caps a box's ℓ_a.
         self.surprisal_cap = float(self.surprisal.max()) * (1.0 + 1e-12)
         self.reservation = (
             reservation_index(stats.beta(self.alphas, self.betas), self.surprisal, self.gate_price)

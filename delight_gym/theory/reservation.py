@@ -168,10 +168,10 @@ def reservation_index(prior: Any, surprisal: Any, gate_price: Any) -> Any:
     scale_b = np.broadcast_to(np.asarray(scale, dtype=np.float64), shape)
     loc_b = np.broadcast_to(np.asarray(loc, dtype=np.float64), shape)
     c = cost / scale_b  # the equation in standard units u = (z − loc)/scale: g_std(u) = c
-    if name == "uniform":
+    if name == "uniform":  # g_std(u) = (1 − u)²/2 on [0, 1] and 1/2 − u below 0
         u = np.where(c >= 0.5, 0.5 - c, 1.0 - np.sqrt(2.0 * np.minimum(c, 0.5)))
         return _out(np.where(solve, loc_b + scale_b * u, out))
-    if name == "expon":
+    if name == "expon":  # g_std(u) = exp(−u) for u ≥ 0 and 1 − u below 0
         with np.errstate(divide="ignore"):
             u = np.where(c >= 1.0, 1.0 - c, -np.log(np.minimum(c, 1.0)))
         return _out(np.where(solve, loc_b + scale_b * u, out))

@@ -290,16 +290,7 @@ def reservoir_rates(
         slope_top = (
             fit_slope([grid[j] for j in top], [means[j] for j in top]) if len(top) > 1 else np.nan
         )
-        out.append(
-            ReservoirRates(
-                label,
-                float(tail_exponent),
-                grid,
-                tuple(means),
-                tuple(ses),
-                fit_slope(grid, means),
-                slope_top,
-                predicted,
-            )
-        )
+        slope = fit_slope(grid, means)
+        row = (tuple(means), tuple(ses), slope, slope_top, predicted)
+        out.append(ReservoirRates(label, float(tail_exponent), grid, *row))
     return out
