@@ -402,10 +402,8 @@ def check_would_fit(
         The bytes needed, or every buffer's bytes by name (:func:`array_bytes`); the sum counts.
     what : str
         The arguments that decide the size (``"num_heads=1000000000000"``).
-    device : torch.device or str, default "cpu"
-        Where the buffers live (:func:`memory_size`).
-    share : float, default 1.0
-        The share of the device's memory the buffers may take.
+    device, share : torch.device or str, float
+        Where the buffers live (:func:`memory_size`), and the share of its memory they may take.
 
     Raises
     ------

@@ -66,14 +66,12 @@ def _first_occurrences(candidates: Array) -> Array:
         if xp is np:
             order = np.argsort(candidates, axis=-1, kind="stable")
             ranked = np.take_along_axis(candidates, order, axis=-1)
-        else:
-            ranked, order = xp.sort(candidates, dim=-1, stable=True)
-        if xp is np:
             first = np.ones(ranked.shape, dtype=bool)
             first[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
             out = np.empty_like(first)
             np.put_along_axis(out, order, first, axis=-1)
             return out
+        ranked, order = xp.sort(candidates, dim=-1, stable=True)
         first = xp.ones_like(ranked, dtype=xp.bool)
         first[:, 1:] = ranked[:, 1:] != ranked[:, :-1]
         return xp.empty_like(first).scatter_(-1, order, first)

@@ -410,16 +410,10 @@ class Commitment:
                 gate, host[rows], _ei_rows(expected_improvement, rows), eps_free[rows], dur
             )
             captured.append(od)
-            flat = (len(rows), -1)
+            per_option = (od.override, od.delight, od.surprisal, od.gate)
+            q, chi, ell, in_gate = (x.reshape(len(rows), -1) for x in per_option)  # (r, A·D)
             as_rule = DelightDecision(
-                od.host,
-                od.probs,
-                od.override.reshape(flat),
-                od.delight.reshape(flat),
-                od.surprisal.reshape(flat),
-                od.gate.reshape(flat),
-                od.gate_empty,
-                od.epsilon,
+                od.host, od.probs, q, chi, ell, in_gate, od.gate_empty, od.epsilon
             )
             return as_rule, np.broadcast_to(columns_row, (len(rows), columns_row.size))
 

@@ -247,13 +247,6 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
     def _batch(self, observation: Any, name: str) -> tuple[np.ndarray, bool]:
         return observation_batch(observation, self.observation_space, name, f" at t = {self.t}")
 
-    def _transition_batch(self, obs: Any, next_obs: Any) -> tuple[np.ndarray, np.ndarray]:
-        batch, _ = self._batch(obs, "obs")
-        nxt, _ = self._batch(next_obs, "next_obs")
-        if len(nxt) != len(batch):
-            raise ValueError(f"next_obs holds {len(nxt)} observations, obs holds {len(batch)}")
-        return batch, nxt
-
     def predict(
         self,
         observation: Any,
@@ -342,7 +335,9 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
         (SB3's ``terminal_observation``). The ``Discrete`` engine passes ``truncated`` to an
         ``update`` that takes it; the ``Box`` engine only checks it.
         """
-        batch, nxt = self._transition_batch(obs, next_obs)
+        batch, nxt = self._batch(obs, "obs")[0], self._batch(next_obs, "next_obs")[0]
+        if len(nxt) != len(batch):
+            raise ValueError(f"next_obs holds {len(nxt)} observations, obs holds {len(batch)}")
         self._learn(ObservedTransition(batch, action, reward, nxt, terminated, truncated))
         # _learn checked the flags (one 0/1 or bool per row): no second check here
         ended = np.asarray(terminated, dtype=bool).reshape(-1) | np.asarray(
