@@ -1,8 +1,7 @@
 """Agents: DE and the baselines the paper compares with, batched over seeds.
 
-Every public name of :mod:`delight_gym.agents.bandits` (its ``__all__``) is re-exported here.
-The torch-based tabular MDP agents (``agents.mdp``) and contextual-bandit agents
-(``agents.contextual``) are imported on first use of their names.
+Re-exports :mod:`delight_gym.agents.bandits`; the torch-based MDP and contextual agents are
+imported on first use of their names.
 """
 
 from typing import TYPE_CHECKING

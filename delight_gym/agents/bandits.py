@@ -190,7 +190,7 @@ class ThompsonAgent(BernoulliAgent):
             best = np.zeros(self.batch_size, dtype=np.int64)
             best_sample = np.full(self.batch_size, -np.inf)
         u = self.untried
-        power = self.rng.random(self.batch_size) ** (1.0 / np.maximum(u, 1))
+        power = self.rng.random(self.batch_size) ** (1.0 / np.maximum(u, 1))  # max of u uniforms
         if self.prior_alpha == 1.0 and self.prior_beta == 1.0:
             fresh_max = power
         else:
@@ -228,7 +228,7 @@ class UCBAgent(BernoulliAgent):
     def act(self) -> np.ndarray:
         alpha, _, valid = self._tried_view()
         n = self.pulls[:, : alpha.shape[1]]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # n = 0 columns are masked below
             index = (alpha - self.prior_alpha) / n + np.sqrt(2.0 * np.log(max(self.t, 1)) / n)
         index = np.where(valid, index, -np.inf)
         best = np.argmax(index, axis=1) if index.shape[1] else np.zeros(self.batch_size, int)
@@ -301,6 +301,7 @@ class DelightAgent(DelightSettings, BernoulliAgent):
                 baseline[r_idx[need]],
                 skip_below=self.gate_price / self.surprisal_cap,
             )
+        # Compact: the j-th kept arm of a row goes to column j (pos) of that row.
         counts = np.bincount(r_idx, minlength=rows.size)
         c = int(counts.max()) if counts.size else 0
         pos = np.arange(r_idx.size) - (np.cumsum(counts) - counts)[r_idx]
@@ -354,7 +355,7 @@ class DelightAgent(DelightSettings, BernoulliAgent):
         gate_size = np.full(self.batch_size, -1, dtype=np.int64)
         gate_empty = np.zeros(self.batch_size, dtype=bool)
         if draw.decision is not None:
-            gate = draw.decision.gate * columns_of["multiplicity"]
+            gate = draw.decision.gate * columns_of["multiplicity"]  # every untried arm counts
             gate_size[draw.rows] = gate.sum(axis=1).astype(np.int64)
             gate_empty[draw.rows] = draw.decision.gate_empty
         self.last_info = delight_step_info(eps, draw.explored, gate_empty, gate_size)

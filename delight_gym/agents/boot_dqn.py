@@ -98,8 +98,8 @@ class SeedBatchedBootDQN:
         self.target_update_period = check_positive_int(target_update_period, "target_update_period")
         self.gamma = check_probability(gamma, "gamma")
         check_positive_float(learning_rate, "learning_rate")
-        self.generator = torch.Generator()
-        self.generator.manual_seed(torch_seed(check_nonnegative_int(seed, "seed")))
+        seed = check_nonnegative_int(seed, "seed")
+        self.generator = torch.Generator().manual_seed(torch_seed(seed))
         dev = check_device(device)
         self.network = EnsembleQNetwork(
             spaces.Discrete(check_positive_int(num_states, "num_states")),
@@ -125,7 +125,7 @@ class SeedBatchedBootDQN:
         self.active_head = torch.where(mask, draw, self.active_head)
 
     def _per_head(self, x: torch.Tensor) -> torch.Tensor:
-        """``(S, ...)`` → ``(S·K, ...)``: each seed's rows for each of its heads."""
+        """``(S, ...)`` → ``(S·K, ...)``: each seed's rows once per head."""
         return x.repeat_interleave(self.num_heads, dim=0)
 
     @torch.no_grad()
@@ -151,7 +151,7 @@ class SeedBatchedBootDQN:
         for (key, dtype), value in zip(_REPLAY.items(), step, strict=True):
             self._replay[key][:, i] = torch.as_tensor(value, dtype=dtype).to(self.device)
         self.stored += 1
-        if self.stored >= max(self.learning_starts, 1):
+        if self.stored >= max(self.learning_starts, 1):  # a sample needs one stored step
             self.td_step()
 
     def sample(self) -> torch.Tensor:
@@ -193,7 +193,8 @@ class SeedBatchedBootDQN:
             actions = self.act(states)
             obs, rewards, terminated, truncated, infos = env.step(actions)
             terminated, truncated = np.asarray(terminated), np.asarray(truncated)
-            next_states = one_hot_states(obs)
+            next_states = one_hot_states(obs)  # where an episode ended: the next one's start
+            # -1: a terminal state, not bootstrapped from
             self.observe(
                 states, actions, rewards, np.where(terminated, -1, next_states), terminated
             )

@@ -29,15 +29,6 @@ __all__ = ["BOTORCH_AGENTS", "botorch_acquisition", "run_botorch"]
 BOTORCH_AGENTS = ("botorch-ucb", "botorch-logei")
 
 
-def _require_botorch() -> None:
-    try:
-        import botorch  # noqa: F401
-    except ImportError:  # pragma: no cover - the extra is installed where this runs
-        raise ImportError(
-            "the BoTorch baselines need BoTorch: pip install 'delight-gym[continuum]'"
-        ) from None
-
-
 def fit_gp(x: torch.Tensor, y: torch.Tensor) -> Any:
     """A ``SingleTaskGP`` on ``x`` ``(n, d)`` and ``y`` ``(n, 1)``, fitted by
     ``fit_gpytorch_mll`` (BoTorch's defaults throughout)."""
@@ -89,8 +80,12 @@ def run_botorch(
     agents play (seed ``seed + i``, widths scaled by ``√d``). ``num_restarts`` and
     ``raw_samples`` are ``optimize_acqf``'s; ``pool_size`` is the ``|D|`` of UCB's ``β_t``.
     """
-    _require_botorch()
-    from botorch.optim import optimize_acqf
+    try:
+        from botorch.optim import optimize_acqf
+    except ImportError:  # pragma: no cover - the extra is installed where this runs
+        raise ImportError(
+            "the BoTorch baselines need BoTorch: pip install 'delight-gym[continuum]'"
+        ) from None
 
     from delight_gym.envs.continuum import ContinuumBanditEnv
 

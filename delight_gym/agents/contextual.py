@@ -84,7 +84,6 @@ class ContextualAgent:
         Row ``i`` draws from a generator seeded from ``seed + i`` (:func:`row_generators`).
     posterior : str or None
         One of :data:`CONTEXTUAL_POSTERIORS` (``None``: no posterior, for ``uniform``).
-    device : torch.device or str, optional
     nl_settings : str, default "example"
         A name from :data:`~delight_gym.posteriors.neural_linear.NEURAL_LINEAR_SETTINGS`: the
         ``neurallinear`` posterior's defaults.
@@ -93,8 +92,6 @@ class ContextualAgent:
 
     Attributes
     ----------
-    t : int
-        Completed rounds.
     overrides : torch.Tensor
         int64 ``(B,)``: rounds where DE's override fired with a non-empty gate.
     """
@@ -218,7 +215,7 @@ class ContextualAgent:
             raise ValueError("rewards must be finite (no NaN or inf)")
         a = a.long()
         if self.posterior is not None:
-            groups = a if self.per_arm else torch.zeros_like(a)
+            groups = a if self.per_arm else torch.zeros_like(a)  # one shared model: group 0
             self.posterior.update(x[self._rows, a], groups, r)
         self.t += 1
 

@@ -109,12 +109,10 @@ class _Pool:
 class ContinuumAgent:
     """One agent of :data:`CONTINUUM_AGENTS` for ``B`` independent continuum bandits.
 
-    Each round's pool (:meth:`pool`): the incumbent (the best posterior mean of the previous
-    pool), ``num_posterior`` posterior argmaxes, ``num_local`` Gaussian steps around the
-    incumbent, uniform points for the rest. ``greedy`` plays its best posterior mean,
-    ``thompson`` the best of one draw, ``ucb`` the best ``mean + √β_t·std``, ``egreedy`` a
-    uniform action with probability ``ε_t``, ``uniform`` a uniform action; ``delight`` is greedy
-    with candidate-set DE on the pool (surprisal under the local step's Gaussian).
+    ``greedy`` plays the best posterior mean of this round's :meth:`pool`, ``thompson`` the best
+    of one draw, ``ucb`` the best ``mean + √β_t·std``, ``egreedy`` a uniform action with
+    probability ``ε_t``, ``uniform`` a uniform action; ``delight`` is greedy with candidate-set
+    DE on the pool (surprisal under the local step's Gaussian).
 
     Parameters
     ----------
@@ -123,7 +121,8 @@ class ContinuumAgent:
     batch_size, dim, seed : int
         ``B`` seeds, the action dimension ``d``; ``seed`` seeds both generators.
     num_candidates, num_local, num_posterior : int, default 64, 24, 8
-        The pool's size (the incumbent included), its local steps and posterior argmaxes.
+        The pool's size (the incumbent included), its local steps around the incumbent and its
+        posterior argmaxes; the rest is uniform.
     local_std : float, default 0.05
         Per-coordinate std of a local step (clipped to the box) and of ``delight``'s host density.
     num_features, lengthscale, prior_std, noise :
@@ -232,24 +231,20 @@ class ContinuumAgent:
     def _tensor(self, points: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(points, dtype=self.posterior.dtype)
 
-    def _padded(self, rows: np.ndarray, points: np.ndarray) -> torch.Tensor:
-        """``points`` ``(r, m, d)`` of ``rows`` as a ``(B, m, d)`` tensor, zeros elsewhere."""
-        full = np.zeros((self.batch_size, *points.shape[1:]))
-        full[rows] = points
-        return self._tensor(full)
-
     def _expected_improvement(self, states: Any, candidates: Any) -> np.ndarray:
         """EI of ``candidates`` ``(r, C, d)`` over the posterior mean of column 0 (the host's);
         ``states`` are the rows' indices."""
         rows = np.asarray(states)
-        x = self._padded(rows, candidates)
+        full = np.zeros((self.batch_size, *candidates.shape[1:]))  # the posterior scores all B rows
+        full[rows] = candidates
+        x = self._tensor(full)
         baseline = self.posterior.mean(x[:, :1])[:, 0]
         ei = self.posterior.expected_improvement(x, baseline)
         return ei.numpy()[rows]
 
     def pool(self) -> np.ndarray:
-        """This round's pool ``(B, num_candidates, d)``: the incumbent, the posterior argmaxes,
-        the local steps, the uniform points."""
+        """This round's pool ``(B, num_candidates, d)``: the incumbent (the best posterior mean
+        of the last pool), the posterior argmaxes, the local steps, the uniform points."""
         b, d = self.batch_size, self.dim
         steps = self.rng.standard_normal((b, self.num_local, d)) * self.local_std
         local = np.clip(self.incumbent[:, None] + steps, 0.0, 1.0)
@@ -257,7 +252,7 @@ class ContinuumAgent:
         scored = np.concatenate([local, uniform], axis=1)
         parts = [self.incumbent[:, None]]
         if self.num_posterior:
-            if scored.shape[1] == 0:
+            if scored.shape[1] == 0:  # no other point to draw over: the incumbent
                 scored = self.incumbent[:, None]
             draws = self.posterior.sample_function(self.num_posterior)(self._tensor(scored))
             best = draws.argmax(dim=-1).numpy()  # (B, S)
@@ -299,6 +294,8 @@ class ContinuumAgent:
         over = decision.overridden
         if not over.any():
             return
+        # The first pool column equal to the played action; columns are ordered incumbent,
+        # posterior argmaxes, local steps, uniform points (see pool()).
         played = decision.actions[over][:, None]
         hit = np.all(pool[over] == played, axis=-1)  # (r, C)
         column = np.argmax(hit, axis=1)
@@ -312,8 +309,5 @@ class ContinuumAgent:
 
     def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
         """Absorb one round: ``actions`` ``(B, d)``, ``rewards`` ``(B,)``."""
-        self.posterior.update(
-            self._tensor(actions)[:, None],
-            self._tensor(rewards)[:, None],
-        )
+        self.posterior.update(self._tensor(actions)[:, None], self._tensor(rewards)[:, None])
         self.t += 1

@@ -95,7 +95,7 @@ class DenseUCBAgent(DenseBernoulliAgent):
         untried = n == 0
         post = self.posterior
         successes = post.alpha - post.prior_alpha
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # untried arms are set to inf
             index = successes / n + np.sqrt(2.0 * np.log(max(self.t, 1)) / n)
         index = np.where(untried, np.inf, index)
         return np.argmax(index, axis=-1)

@@ -73,8 +73,7 @@ class LinearAgent(TorchPosteriorAgent):
     def reset(self, seed: SeedLike = None) -> None:
         """Forget everything: prior posterior, ``t = 0``, a generator seeded by ``seed``."""
         self.posterior.reset()
-        self.generator = torch.Generator(device=self.device)
-        self.generator.manual_seed(torch_seed(seed))
+        self.generator = torch.Generator(device=self.device).manual_seed(torch_seed(seed))
         self.t = 0
         self.gate_rounds = torch.zeros(self.batch_size, dtype=torch.int64, device=self.device)
         self.last_info = {}
@@ -93,6 +92,9 @@ class LinearAgent(TorchPosteriorAgent):
 
     def act(self, features: Any) -> torch.Tensor:
         """Choose one arm per row given features ``(batch, K, D)``; int64 tensor ``(batch,)``."""
+        return self._act(self._check_features(features))
+
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
     def update(self, actions: Any, rewards: Any) -> None:
@@ -117,8 +119,7 @@ class LinearGreedyAgent(LinearAgent):
 
     name = "greedy"
 
-    def act(self, features: Any) -> torch.Tensor:
-        x = self._check_features(features)
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
         return self._greedy(torch.einsum("bkd,bd->bk", x, self.posterior.mean()))
 
 
@@ -127,8 +128,7 @@ class LinearThompsonAgent(LinearAgent):
 
     name = "thompson"
 
-    def act(self, features: Any) -> torch.Tensor:
-        x = self._check_features(features)
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
         theta = self.posterior.sample(self.generator)
         return torch.argmax(torch.einsum("bkd,bd->bk", x, theta), dim=-1)
 
@@ -138,8 +138,7 @@ class LinearEpsilonGreedyAgent(AnnealedSettings, LinearAgent):
 
     name = "egreedy"
 
-    def act(self, features: Any) -> torch.Tensor:
-        x = self._check_features(features)
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
         eps = epsilon_schedule(self.t, self.half_life)
         u = torch.rand(self.batch_size, generator=self.generator, device=self.device)
         random_arm = torch.randint(
@@ -154,8 +153,7 @@ class LinearUCBAgent(LinearAgent):
 
     name = "ucb"
 
-    def act(self, features: Any) -> torch.Tensor:
-        x = self._check_features(features)
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
         mean, std = self.posterior.predictive(x)
         level = torch.tensor(1.0 - 1.0 / (self.t + 2), dtype=self.dtype, device=self.device)
         z = torch.special.ndtri(level)
@@ -174,8 +172,7 @@ class LinearDelightAgent(DelightSettings, LinearAgent):
 
     name = "delight"
 
-    def act(self, features: Any) -> torch.Tensor:
-        x = self._check_features(features)
+    def _act(self, x: torch.Tensor) -> torch.Tensor:
         mean, std = self.posterior.predictive(x)
         host_arm = self._greedy(mean)
         baseline = mean[self._rows, host_arm]
@@ -185,7 +182,7 @@ class LinearDelightAgent(DelightSettings, LinearAgent):
         decision = self.decide(host, ei, epsilon_schedule(self.t, self.half_life))
         actions, explored = sample_acting(decision, self.generator)
         self.last_info = delight_step_info(
-            float(decision.epsilon.flatten()[0]),
+            float(decision.epsilon.flatten()[0]),  # one ε for every row
             explored,
             decision.gate_empty,
             decision.gate.sum(dim=-1),

@@ -101,16 +101,13 @@ class MDPAgent(TorchPosteriorAgent):
                 f"begin_episode() called in the middle of an episode (step {self.step})"
             )
         self.q_plan = self._plan()
-        if self.uses_uniforms:
-            self._uniforms = torch.stack(
-                [
-                    torch.rand(
-                        (self.horizon, 2), generator=g, dtype=torch.float64, device=self.device
-                    )
-                    for g in self.generators
-                ],
-                dim=1,
-            )  # (H, B, 2)
+        if self.uses_uniforms:  # each row's two uniforms per step, drawn up front: (H, B, 2)
+            shape, f64 = (self.horizon, 2), torch.float64
+            draws = [
+                torch.rand(shape, generator=g, dtype=f64, device=self.device)
+                for g in self.generators
+            ]
+            self._uniforms = torch.stack(draws, dim=1)
         self.step = 0
 
     def _plan(self) -> torch.Tensor:
@@ -228,6 +225,7 @@ class MDPEpsilonGreedyAgent(_HostAgent):
         u = self._uniforms[h]
         eps = self._epsilon()
         greedy = torch.argmax(self._q_plan_at(s, h), dim=-1)
+        # A uniform action from the row's second uniform (clamped against rounding up to A).
         uniform = torch.clamp((u[:, 1] * self.num_actions).long(), max=self.num_actions - 1)
         explored = u[:, 0] < eps
         self.last_info = {"epsilon": eps, "explored": explored}

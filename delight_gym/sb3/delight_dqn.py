@@ -36,20 +36,19 @@ class DelightDQN(DelightExplorerMixin[DiscreteDelightWrapper], DQN):
     Parameters
     ----------
     policy, env, learning_rate, buffer_size, learning_starts, batch_size, tau, gamma :
-        As for :class:`stable_baselines3.DQN`, with its defaults.
+        As for :class:`stable_baselines3.DQN`, with its defaults (but no ``exploration_*``).
     train_freq, gradient_steps, replay_buffer_class, replay_buffer_kwargs, n_steps :
         As for DQN.
     optimize_memory_usage, target_update_interval, max_grad_norm, stats_window_size :
         As for DQN.
     tensorboard_log, policy_kwargs, verbose, device, _init_setup_model :
-        As for DQN (its ``exploration_*`` are not taken: DE replaces ε-greedy).
+        As for DQN.
     seed : int, optional
         Seeds SB3 (as for DQN), DE's generator and the default ensemble posterior.
     delight : DelightOptions or dict, optional
         DE's options (:class:`~delight_gym.de.options.DelightOptions`; the clock counts steps).
     posterior : ValuePosterior, optional
-        Default: tabular for a Discrete/one-hot observation space, else an
-        :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (trained from the buffer).
+        Default: tabular for a Discrete/one-hot observation space, else an ensemble.
     posterior_kwargs : dict, optional
         The default posterior's arguments (``gamma``, ``device``, ``seed``: this DQN's).
     host_temperature : float, optional
@@ -154,7 +153,7 @@ class DelightDQN(DelightExplorerMixin[DiscreteDelightWrapper], DQN):
         assert self._last_obs is not None, "self._last_obs was not set"
         actions, _ = self._de().predict(self._last_obs, deterministic=False)
         actions = np.asarray(actions, dtype=np.int64).reshape(n_envs)
-        return actions, actions
+        return actions, actions  # (executed, stored): the same action
 
     def _transition_stored(self, transition: StoredTransition) -> None:
         """Advance DE's clock (an ensemble trains from the buffer), or feed the posterior the
@@ -163,7 +162,7 @@ class DelightDQN(DelightExplorerMixin[DiscreteDelightWrapper], DQN):
         if self.trains_posterior:
             self._de().advance(len(dones), dones)
             return
-        reward = (
+        reward = (  # the posterior learns from the env's own rewards, not VecNormalize's
             self._vec_normalize_env.get_original_reward()
             if self._vec_normalize_env is not None
             else transition.rewards

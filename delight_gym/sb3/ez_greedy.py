@@ -56,24 +56,15 @@ def zeta_durations(
     mu: float = DEFAULT_EZ_MU,
     max_duration: int | None = DEFAULT_EZ_MAX_DURATION,
 ) -> np.ndarray:
-    """Durations ``n ≥ 1`` with ``P(n) ∝ n^{−μ}``, optionally truncated to ``n ≤ max_duration``.
+    """int64 durations ``n ≥ 1`` of shape ``size``, drawn from ``rng`` with ``P(n) ∝ n^{−μ}``.
 
     Parameters
     ----------
-    rng : numpy.random.Generator
-        The only source of randomness.
-    size : int or tuple of int
-        Output shape.
     mu : float, default 2.0
         ``μ > 0`` (``μ > 1`` when uncapped, so that the law is a distribution).
     max_duration : int or None, default 10 000
         The cap (the law is renormalised on ``1..max_duration``); ``None``: the zeta law itself
-        (``scipy.stats.zipf(μ)``), drawn by ``rng.zipf``.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 of shape ``size``.
+        (``scipy.stats.zipf(μ)``).
     """
     return _draw_zeta(rng, size, *_check_zeta(mu, max_duration))
 
@@ -89,7 +80,7 @@ def _draw_zeta(
 
 
 class EZGreedyDQN(DQN):
-    """DQN acting by εz-greedy (see the module docstring).
+    """DQN acting by εz-greedy.
 
     Parameters
     ----------
@@ -200,7 +191,7 @@ class EZGreedyDQN(DQN):
         n_envs: int = 1,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The held action where a repeat runs, else a fresh εz-greedy decision (also stored)."""
-        if self.ez_remaining.shape != (n_envs,):
+        if self.ez_remaining.shape != (n_envs,):  # the first call (or a new env count)
             self._ez_reset(n_envs)
         assert self._last_obs is not None, "self._last_obs was not set"
         held = self.ez_remaining > 0
@@ -221,7 +212,7 @@ class EZGreedyDQN(DQN):
         if greedy_rows.size:
             greedy, _ = self.policy.predict(self._last_obs, deterministic=True)
             actions[greedy_rows] = np.asarray(greedy, dtype=np.int64).reshape(n_envs)[greedy_rows]
-        self.ez_remaining[held] -= 1
+        self.ez_remaining[held] -= 1  # a held step uses up one repeat
         return actions, actions.copy()
 
     def _store_transition(
@@ -233,7 +224,7 @@ class EZGreedyDQN(DQN):
         dones: np.ndarray,
         infos: list[dict[str, Any]],
     ) -> None:
-        """DQN's storage, then the end of the repeat of every env whose episode finished."""
+        # A finished episode ends its env's repeat.
         super()._store_transition(replay_buffer, buffer_action, new_obs, reward, dones, infos)
         done = np.asarray(dones, dtype=bool).reshape(-1)
         if self.ez_remaining.shape == done.shape:

@@ -199,7 +199,7 @@ class SB3GaussianHost(_SB3BoxHost):
         obs = np.repeat(np.asarray(states), c, axis=0)
         x = candidates.reshape(b * c, d)
         if self.squashed:
-            x = np.clip(2.0 * (x - self.low) / (self.high - self.low) - 1.0, -1.0, 1.0)
+            x = np.clip(2.0 * (x - self.low) / (self.high - self.low) - 1.0, -1.0, 1.0)  # scale(a)
         with torch.no_grad():
             dist = self._distribution(obs)
             like = dist.distribution.mean
@@ -243,13 +243,10 @@ class SB3DeterministicHost(_SB3BoxHost):
         self.proposal = GaussianProposalHost(model.action_space, host_std)
 
     def draw(self, observations: Any, rng: np.random.Generator) -> np.ndarray:
-        """The host's own action ``μ(s)`` (the proposal's centre)."""
-        return self.act(observations)
+        return self.act(observations)  # deterministic: the proposal's centre
 
     def log_weight(self, states: Any, host_actions: Any, candidates: Any) -> np.ndarray:
-        """The proposal's log-density around ``host_actions``, ``(b, C)``."""
         return self.proposal.log_weight(states, host_actions, candidates)
 
     def sample(self, states: Any, host_actions: Any, n: int, rng: np.random.Generator) -> Any:
-        """``n`` proposal draws around ``host_actions``, ``(b, n, d)``."""
         return self.proposal.sample(states, host_actions, n, rng)

@@ -134,7 +134,7 @@ class SB3VecEnvAdapter(VecEnv):
         truncated = np.asarray(truncated, dtype=np.bool_)
         dones = terminated | truncated
         infos: list[dict[str, Any]] = []
-        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:  # already restarted: move final_*
             for i, info in enumerate(list_infos):
                 if dones[i]:
                     step_info = dict(info.get("final_info", {}))
