@@ -1,13 +1,11 @@
 """Results store: cells saved atomically, ``summary.csv`` and ``curves.csv``, and run records.
 
-A *cell* is one (agent, setting, seed batch) triple (see :mod:`delight_gym.experiments.specs`;
-the sweep runner is :mod:`delight_gym.experiments.runner`). Each finished cell is written to
-``<out>/cells/<key>.npz`` through a temporary file and an atomic rename, so a sweep killed at
-any moment leaves only complete cells behind (a ``cells/*.tmp`` left by ``SIGKILL`` is never
-read); re-running the same command loads them. The key hashes everything that determines the
-cell's numbers. A cell file that cannot be read is reported with a :class:`DamagedCellWarning`
-and recomputed. Each output folder's :data:`RUN_RECORD` names the settings of the results it
-holds (:func:`claim_folder`), so that a run with other settings does not overwrite them.
+Each finished cell (agent, setting, seed batch; :mod:`delight_gym.experiments.specs`) is
+written to ``<out>/cells/<key>.npz`` through a temporary file and an atomic rename, so a sweep
+killed at any moment leaves only complete cells (a ``cells/*.tmp`` left by ``SIGKILL`` is never
+read). A cell file that cannot be read is reported with a :class:`DamagedCellWarning` and
+recomputed. Each output folder's :data:`RUN_RECORD` names the settings of its results
+(:func:`claim_folder`), so that a run with other settings does not overwrite them.
 """
 
 from __future__ import annotations
@@ -50,23 +48,17 @@ __all__ = [
 
 SUMMARY_TAIL = ["horizon", "seeds", "regret_mean", "regret_se", "seconds"]
 
-#: Per-seed arrays a cell function may return besides ``cumulative`` and ``overrides``.
-#: ``first_success``: the 1-based episode (or round) of the first success, 0 if none (the
-#: DeepSea runs: the first episode that found the treasure). When every row of a summary has
-#: it, ``summary.csv`` gains the columns ``found_fraction`` (seeds with a success) and
-#: ``first_success_median`` (median over those seeds; empty if none).
-#: ``solve_episode`` and ``solved``: bsuite's solve episode of each seed's run (for an unsolved
-#: run, the episode it stopped at) and whether it was solved (the ``deepsea-bsuite`` runs). When
-#: every row has both, ``summary.csv`` gains ``solved_fraction``, ``solve_episode_median``
-#: (median over seeds, unsolved runs counted as never solved: ``inf`` unless more than half are
-#: solved), ``solve_episodes`` (per seed, space-separated, ``>E`` for a run unsolved after ``E``
-#: episodes) and ``overrides_total``.
-#: ``eval_return`` and ``first_flag`` (with ``solved``): the control runs' deterministic return
-#: after training and first training step at the goal (0 if never). When every row has
-#: ``eval_return``, ``summary.csv`` gains ``solved`` (seeds whose return beat the task's
-#: threshold), ``steps_to_flag_median`` (over the seeds that reached the goal in training;
-#: empty if none), ``return_mean`` and ``return_se``.
-#: ``furthest``: the control runs' largest position reached in training (stored, not summarised).
+#: Per-seed arrays a run function may return besides ``cumulative`` and ``overrides``; when
+#: every row of a summary has them, ``summary.csv`` gains columns:
+#: ``first_success`` (1-based episode or round of the first success, 0 if none; DeepSea):
+#: ``found_fraction`` and ``first_success_median`` (over the seeds with one).
+#: ``solve_episode`` and ``solved`` (bsuite's solve episode, for an unsolved run where it
+#: stopped): ``solved_fraction``, ``solve_episode_median`` (unsolved counted as never),
+#: ``solve_episodes`` (per seed, ``>E`` for a run unsolved after ``E``) and ``overrides_total``.
+#: ``eval_return`` and ``first_flag`` (with ``solved``; the control runs' final deterministic
+#: return and first step at the goal, 0 if never): ``solved`` (seeds above the threshold),
+#: ``steps_to_flag_median``, ``return_mean`` and ``return_se``.
+#: ``furthest``: the control runs' furthest position in training (stored, not summarised).
 OPTIONAL_PER_SEED = (
     "first_success",
     "solve_episode",
@@ -146,16 +138,12 @@ def mean_se(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def summary_frame(
     rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[str], *, metric: str = "regret"
 ) -> pd.DataFrame:
-    """Build ``summary.csv`` rows: ``experiment, agent, <settings>, horizon, seeds, ...``.
+    """Build ``summary.csv``: ``experiment, agent, <settings>, horizon, seeds, ...``.
 
-    ``metric`` names the curve's value (``regret_mean``, ``regret_se``; the control families:
-    ``solved``, the fraction of seeds solved at the last checkpoint).
-
-    Each row must hold ``experiment``, ``agent``, the settings, ``horizon``, ``seconds`` and
-    ``final_regret`` (array of per-seed cumulative regret at the horizon). If every row also
-    holds ``first_success`` (see :data:`OPTIONAL_PER_SEED`), the success columns are added; if
-    every row holds ``solve_episode`` and ``solved``, the solve columns (and the total of
-    ``overrides``).
+    Each row holds ``experiment``, ``agent``, the settings, ``horizon``, ``seconds`` and
+    ``final_regret`` (per-seed cumulative regret at the horizon), and maybe the arrays of
+    :data:`OPTIONAL_PER_SEED`. ``metric`` names the curve's value (``regret_mean``,
+    ``regret_se``; the control families: ``solved``).
     """
     import pandas as pd  # here, not at the top: a pool worker imports this module, not pandas
 
@@ -209,9 +197,8 @@ def summary_frame(
 
 
 def parse_solve_episodes(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """Read back a ``solve_episodes`` cell of ``summary.csv``: the per-seed episodes (int64
-    ``(seeds,)``; for an unsolved run the episode it stopped at) and solved flags (bool
-    ``(seeds,)``). ``parse_solve_episodes("20 >1124")`` is ``([20, 1124], [True, False])``."""
+    """Read back a ``solve_episodes`` cell of ``summary.csv``: the per-seed episodes (int64) and
+    solved flags. ``parse_solve_episodes("20 >1124")`` is ``([20, 1124], [True, False])``."""
     if not isinstance(text, str) or not text.split():
         raise ValueError(f"text must hold space-separated solve episodes, got {text!r}")
     parts = text.split()
@@ -223,12 +210,10 @@ def parse_solve_episodes(text: str) -> tuple[np.ndarray, np.ndarray]:
 def curves_frame(
     rows: Sequence[Mapping[str, Any]], setting_columns: Sequence[str], *, metric: str = "regret"
 ) -> pd.DataFrame:
-    """Build ``curves.csv``: one row per (agent, setting, t) with mean ± s.e. of the curve
-    (``regret_mean``, ``regret_se``; another ``metric`` renames them).
-
-    Each row must hold ``experiment``, ``agent``, the settings and ``cumulative`` (array of
-    shape ``(seeds, T)``). ``t`` runs from 1 to ``T``, or is the row's ``t`` (checkpoints).
-    """
+    """Build ``curves.csv``: one row per (agent, setting, t), the curve's mean ± s.e.
+    (``regret_mean``, ``regret_se``, named after ``metric``), from rows holding
+    ``experiment``, ``agent``, the settings and ``cumulative`` ``(seeds, T)``; ``t`` runs from 1
+    to ``T`` or is the row's ``t`` (checkpoints)."""
     import pandas as pd
 
     frames = []
@@ -289,8 +274,7 @@ def prepare_folder(folder: Path) -> None:
 
 
 def run_record(spec: ExperimentSpec) -> dict[str, object]:
-    """What determines the results a folder holds: the sweep's experiment, family, agents,
-    settings, horizon, seeds, base seed and batch size (as JSON would read it back)."""
+    """What determines the results a folder holds (as JSON would read it back)."""
     record = {
         "experiment": spec.name,
         "family": spec.family.name,

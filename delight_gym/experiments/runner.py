@@ -1,14 +1,11 @@
-"""Sweep runner: execute an :class:`~delight_gym.experiments.specs.ExperimentSpec`'s cells,
-save each finished cell atomically, resume, and combine the results tables.
+"""Sweep runner: run an :class:`~delight_gym.experiments.specs.ExperimentSpec`'s cells, store
+each finished one atomically, resume, and write ``summary.csv`` and ``curves.csv``.
 
-:func:`run_experiment` expands the spec into cells (agent × setting × seed batch), loads the
-cells already stored under ``<cache>/cells``, runs the others in this process, on local worker
-processes (started only once the work left is worth ``serial_seconds`` of CPU time) or on Ray,
-and writes ``summary.csv`` and ``curves.csv`` into ``out``. Only this process (the driver)
-writes cell files, so every backend stores the same files. A sweep killed at any moment and
-re-run with the same arguments recomputes nothing that finished; a cell file that cannot be
-read back is recomputed with a :class:`DamagedCellWarning`. Details: the documentation's
-"Results files, resume, Ray" page.
+:func:`run_experiment` loads the cells already stored under ``<cache>/cells`` and runs the
+others in this process, on local worker processes (once the work left is worth
+``serial_seconds`` of CPU) or on Ray. Only this process writes cell files, so every backend
+stores the same files; a sweep killed at any moment recomputes nothing that finished, and a
+cell file that cannot be read back is recomputed with a :class:`DamagedCellWarning`.
 """
 
 from __future__ import annotations
@@ -59,10 +56,8 @@ Backend = Literal["local", "ray"]
 BACKENDS: tuple[str, ...] = ("local", "ray")
 
 #: Estimated CPU seconds of work left from which ``backend="local"`` with ``jobs > 1`` starts
-#: worker processes for the cells left (see the module docstring). A worker costs about a
-#: second of CPU to start (more where a cell imports SciPy or torch), and on two busy cores
-#: two processes each compute slower: measured on 2 cores, a 3 CPU-second sweep ran faster in
-#: one process than with a worker.
+#: worker processes. A worker costs about a second of CPU to start (more with SciPy or torch):
+#: on 2 cores a 3 CPU-second sweep ran faster in one process than with a worker.
 SERIAL_SECONDS = 10.0
 
 #: ``(cell, output)`` handler called by the backends for each finished cell.
@@ -81,21 +76,14 @@ class ExperimentResult:
 
     Attributes
     ----------
-    spec
-        the spec that was run.
-    summary
-        the ``summary.csv`` frame.
-    curves
-        the ``curves.csv`` frame.
+    spec, summary, curves
+        the spec that was run; the ``summary.csv`` and ``curves.csv`` frames.
     rows
-        one dict per (agent, setting): ``experiment``, ``agent``, the setting
-        columns, ``setting`` (the agent's whole setting, defaults filled in), ``horizon``,
-        ``seconds``, ``cumulative`` (all seeds in seed order, shape ``(seeds, horizon)``),
-        ``final_regret`` and ``overrides`` (DE's override counts, ``(seeds,)``).
-    computed
-        keys of the cells computed by this call, in completion order.
-    loaded
-        keys of the cells loaded from earlier runs.
+        one dict per (agent, setting): ``experiment``, ``agent``, the setting columns,
+        ``setting`` (defaults filled in), ``horizon``, ``seconds``, ``cumulative`` (seeds in
+        seed order, ``(seeds, horizon)``), ``final_regret`` and ``overrides`` ``(seeds,)``.
+    computed, loaded
+        keys of the cells computed by this call (in completion order), and of those loaded.
     seconds
         wall-clock time of the call.
     """
@@ -125,50 +113,44 @@ def _compute_cell(
     seed: int,
     label: str,
 ) -> dict[str, Any]:
-    """Run one cell (in a worker or in-process) on one torch thread and return plain arrays.
-
-    ``setting`` holds the cell's setting and its family's fixed keywords; the run function
-    gets every argument by keyword. One thread: a torch cell's numbers then do not depend on
-    the machine's cores, ``OMP_NUM_THREADS`` or the backend (CPU reductions on several
-    threads sum in another order).
-    """
-    threads = _MathThreads()
-    threads.limit()
-    try:
-        result = fn(agent=agent, horizon=horizon, seeds=seeds, seed=seed, **setting)
-        output: dict[str, Any] = {"seconds": float(result.seconds)}
-        columns = horizon
-        times = getattr(result, "t", None)
-        if times is not None:  # a curve at checkpoints (the control families)
-            times = np.asarray(times, dtype=np.int64)
-            if times.ndim != 1 or times.size == 0 or np.any(np.diff(times) <= 0):
-                raise ValueError(f"cell function returned t {times}, expected increasing steps")
-            output["t"], columns = times, times.size
-        cumulative = np.asarray(result.cumulative, dtype=float)
-        if cumulative.shape != (seeds, columns):
-            raise ValueError(
-                f"cell function returned cumulative of shape {cumulative.shape}, "
-                f"expected (seeds, {'len(t)' if times is not None else 'horizon'}) = "
-                f"{(seeds, columns)}"
-            )
-        output["cumulative"] = cumulative
-        for name in ("overrides", *OPTIONAL_PER_SEED):
-            value = getattr(result, name, None)
-            if value is None and name == "overrides":
-                value = np.zeros(seeds, dtype=np.int64)
-            if value is not None:
-                value = np.asarray(value)
-                if value.shape != (seeds,):
-                    raise ValueError(
-                        f"cell function returned {name} of shape {value.shape}, expected "
-                        f"(seeds,) = {(seeds,)}"
-                    )
-                output[name] = value
-        return output
-    except Exception as exc:
-        raise CellError(f"cell {label} failed: {type(exc).__name__}: {exc}") from exc
-    finally:
-        threads.restore()
+    """Run one cell (in a worker or in-process) and return plain arrays; ``setting`` holds the
+    cell's setting and its family's fixed keywords, all passed by keyword."""
+    # One torch thread: a cell's numbers then do not depend on the cores, OMP_NUM_THREADS or
+    # the backend (CPU reductions on several threads sum in another order).
+    with _one_math_thread():
+        try:
+            result = fn(agent=agent, horizon=horizon, seeds=seeds, seed=seed, **setting)
+            output: dict[str, Any] = {"seconds": float(result.seconds)}
+            columns = horizon
+            times = getattr(result, "t", None)
+            if times is not None:  # a curve at checkpoints (the control families)
+                times = np.asarray(times, dtype=np.int64)
+                if times.ndim != 1 or times.size == 0 or np.any(np.diff(times) <= 0):
+                    raise ValueError(f"cell function returned t {times}, expected increasing steps")
+                output["t"], columns = times, times.size
+            cumulative = np.asarray(result.cumulative, dtype=float)
+            if cumulative.shape != (seeds, columns):
+                raise ValueError(
+                    f"cell function returned cumulative of shape {cumulative.shape}, "
+                    f"expected (seeds, {'len(t)' if times is not None else 'horizon'}) = "
+                    f"{(seeds, columns)}"
+                )
+            output["cumulative"] = cumulative
+            for name in ("overrides", *OPTIONAL_PER_SEED):
+                value = getattr(result, name, None)
+                if value is None and name == "overrides":
+                    value = np.zeros(seeds, dtype=np.int64)
+                if value is not None:
+                    value = np.asarray(value)
+                    if value.shape != (seeds,):
+                        raise ValueError(
+                            f"cell function returned {name} of shape {value.shape}, expected "
+                            f"(seeds,) = {(seeds,)}"
+                        )
+                    output[name] = value
+            return output
+        except Exception as exc:
+            raise CellError(f"cell {label} failed: {type(exc).__name__}: {exc}") from exc
 
 
 def _call_args(cell: Cell) -> tuple[Any, ...]:
@@ -186,12 +168,10 @@ def _cost(cell: Cell) -> float:
 def _run_local(
     pending: Sequence[Cell], jobs: int, finish: _Finish, bar: Any, serial_seconds: float
 ) -> None:
-    """Run the cells in this process, cheapest first. As soon as the work left is estimated at
-    ``serial_seconds`` of CPU or more (``0``: at once) and two or more cells are left,
-    ``jobs - 1`` worker processes start and take the longest cells left, one at a time each,
-    while this process goes on with the cheapest: ``jobs`` processes compute, and the
-    workers' start-up overlaps this process's work. The estimate scales the CPU time of the
-    cells done here by the cells' relative costs (:func:`_cost`)."""
+    """Run the cells in this process, cheapest first; once the work left is estimated at
+    ``serial_seconds`` of CPU or more (the CPU time of the cells done here scaled by
+    :func:`_cost`) and two or more cells are left, ``jobs - 1`` workers start and take the
+    longest cells left, one each at a time, their start-up overlapping this process's work."""
     # This process takes from the front, workers from the back; jobs=1: the spec's order.
     queue = sorted(pending, key=_cost) if jobs > 1 else list(pending)
     start = time.process_time()
@@ -227,49 +207,35 @@ def _run_local(
         executor.shutdown(wait=True)
 
 
-class _MathThreads:
-    """Torch on one thread for one cell, as in the workers
-    (:func:`delight_gym._workers.spawn_pool`; torch's small batched kernels also slow down ~4×
-    when two processes each run two threads on two cores). :meth:`limit` sets torch's thread
-    count to 1 or, if torch is not imported yet (a cell imports it), ``OMP_NUM_THREADS=1`` for
-    its import, so that a cell that never uses torch does not import it; :meth:`restore`
-    puts back what it found (a torch imported meanwhile gets the number of cores this process
-    may use)."""
-
-    def __init__(self) -> None:
-        self.active = False
-        self.threads: int | None = None
-        self.env: str | None = None
-
-    def limit(self) -> None:
-        if self.active:
-            return
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            self.threads = int(torch.get_num_threads())
-            torch.set_num_threads(1)
-        else:
-            self.env = os.environ.get("OMP_NUM_THREADS")
-            os.environ["OMP_NUM_THREADS"] = "1"
-        self.active = True
-
-    def restore(self) -> None:
-        if not self.active:
-            return
-        self.active = False
-        if self.threads is None:  # torch was not imported: OMP_NUM_THREADS was set
-            if self.env is None:
+@contextlib.contextmanager
+def _one_math_thread() -> Iterator[None]:
+    """Torch on one thread for one cell, as in the pool's workers; if torch is not imported
+    yet, ``OMP_NUM_THREADS=1`` for its import, so that a cell without torch does not import
+    it."""
+    torch = sys.modules.get("torch")
+    threads = env = None
+    if torch is not None:
+        threads = int(torch.get_num_threads())
+        torch.set_num_threads(1)
+    else:
+        env = os.environ.get("OMP_NUM_THREADS")
+        os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        yield
+    finally:
+        if threads is None:  # torch was not imported: OMP_NUM_THREADS was set
+            if env is None:
                 os.environ.pop("OMP_NUM_THREADS", None)
             else:
-                os.environ["OMP_NUM_THREADS"] = self.env
+                os.environ["OMP_NUM_THREADS"] = env
         torch = sys.modules.get("torch")
         if torch is not None:
-            if self.threads is not None:
-                torch.set_num_threads(self.threads)
-            else:
-                env = self.env or ""
+            if threads is not None:
+                torch.set_num_threads(threads)
+            else:  # imported by the cell: give it the cores this process may use
+                text = env or ""
                 torch.set_num_threads(
-                    int(env) if env.isdigit() and int(env) > 0 else default_jobs()
+                    int(text) if text.isdigit() and int(text) > 0 else default_jobs()
                 )
 
 
@@ -289,9 +255,8 @@ def _pool_result(future: Future[dict[str, Any]]) -> dict[str, Any]:
 def ray_session(jobs: int | None = None) -> Iterator[Any]:
     """Yield the ``ray`` module with Ray initialised; shut it down after if this started it.
 
-    If Ray is already initialised (say by the caller's ``ray.init(...)``) it is used as is.
-    Otherwise ``ray.init()`` connects to the cluster named by ``RAY_ADDRESS`` or, if that is
-    unset, starts a local instance with ``jobs`` CPUs (all cores when ``jobs`` is None).
+    A Ray already initialised is used as is; otherwise ``ray.init()`` connects to
+    ``RAY_ADDRESS`` or starts a local instance with ``jobs`` CPUs (all cores if ``None``).
     """
     try:
         import ray
@@ -336,8 +301,8 @@ def _run_ray(pending: Sequence[Cell], jobs: int | None, finish: _Finish) -> None
 
 
 def _load_checked(store: Path, cell: Cell) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:
-    """The stored cell, or ``None`` if it is missing or damaged (then with a warning): a file
-    :func:`load_cell` cannot read, or whose arrays do not have the cell's shapes."""
+    """The stored cell, or ``None`` if missing or damaged (unreadable, or arrays not of the
+    cell's shapes; then with a warning)."""
     found = load_cell(store, cell.key)
     if found is None:
         return None
@@ -371,16 +336,14 @@ def _combine(
         by_group.setdefault((cell.agent, repr(sorted(cell.setting.items()))), []).append(cell)
     rows = []
     for cells in by_group.values():
-        cells.sort(key=lambda c: c.batch)
-        first = cells[0]
+        first = cells[0]  # spec.cells() lists each group's cells in seed order
         parts = [stored[c.key] for c in cells]
-        cumulative = np.concatenate([arrays["cumulative"] for arrays, _ in parts], axis=0)
-        overrides = np.concatenate([arrays["overrides"] for arrays, _ in parts], axis=0)
-        extras = {
+        joined = {  # every cell has cumulative and overrides (checked when stored or loaded)
             name: np.concatenate([arrays[name] for arrays, _ in parts], axis=0)
-            for name in OPTIONAL_PER_SEED
+            for name in ("cumulative", "overrides", *OPTIONAL_PER_SEED)
             if all(name in arrays for arrays, _ in parts)
         }
+        cumulative = joined.pop("cumulative")
         row: dict[str, Any] = {"experiment": spec.name, "agent": first.agent}
         row.update({c: first.setting.get(c, np.nan) for c in spec.setting_columns})
         row.update(
@@ -390,8 +353,8 @@ def _combine(
             cumulative=cumulative,
             final_regret=cumulative[:, -1],
             t=parts[0][0].get("t"),
-            overrides=overrides,
-            **extras,
+            overrides=joined.pop("overrides"),
+            **joined,
         )
         rows.append(row)
     return rows
@@ -417,28 +380,25 @@ def run_experiment(
     out : Path | str
         folder for ``summary.csv`` and ``curves.csv``.
     jobs : int | None
-        processes computing at once, this one included (default: all cores for
-        ``local``; for ``ray``, no limit on the tasks in flight). ``1`` runs every cell in
-        this process, without a pool.
-        Whatever runs them, the same cells give the same numbers.
+        processes computing at once, this one included (default: all cores for ``local``;
+        no limit for ``ray``); ``1``: every cell in this process. Whatever runs them, the
+        same cells give the same numbers.
     backend : Backend | str
         ``"local"`` (this process or a process pool) or ``"ray"``.
     progress : bool
         show a tqdm bar (one step per cell, the postfix names the cell).
     cache : Path | str | None
-        folder whose ``cells/`` holds the cell files (default ``out``); sweeps that
-        share cells (the same agent, setting, horizon and seed batch) can share it.
+        folder whose ``cells/`` holds the cell files (default ``out``); sweeps that share
+        cells can share it.
     write : bool
         write ``summary.csv`` and ``curves.csv`` (otherwise only return them).
     serial_seconds : float
-        ``local`` with ``jobs > 1``: estimated CPU seconds of work left from
-        which ``jobs - 1`` workers start (``0``: at once; ``inf``: never; see the module
-        docstring).
+        ``local`` with ``jobs > 1``: estimated CPU seconds of work left from which
+        ``jobs - 1`` workers start (``0``: at once; ``inf``: never).
 
     Returns
     -------
     ExperimentResult
-        An :class:`ExperimentResult`.
 
     Raises
     ------

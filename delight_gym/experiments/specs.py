@@ -1,15 +1,12 @@
 """The paper's experiments as data: one small spec per figure (bsuite-sweep style).
 
-An :class:`ExperimentSpec` says *what* to run — the experiment :class:`family
-<delight_gym.experiments.families.base.Family>`, agents, a list of settings (dicts with keys such
-as ``arms``, ``half_life``, ``gate_price``), seeds, horizon and the setting columns of the
-results tables. The sweep runner (:mod:`delight_gym.experiments.runner`) executes its cells
-(``agent × setting × seed batch``, :meth:`ExperimentSpec.cells`); :mod:`.figures` draws them.
-A setting reaches an agent only through the parameters that agent takes, and every setting is
-checked once, when the spec is built. Environment instance ``i`` is always seeded
-``seed + i`` whatever the batching; an agent's own draws are seeded per batch, so results are
-reproducible for a given ``batch_size``. Details: the documentation's "Results files, resume,
-Ray" page.
+An :class:`ExperimentSpec` says *what* to run: a :class:`family
+<delight_gym.experiments.families.base.Family>`, agents, settings (dicts such as
+``{"arms": 100, "gate_price": 0.1}``, checked once, when the spec is built; an agent gets only
+the parameters it takes), seeds, horizon and the tables' setting columns. The runner
+(:mod:`delight_gym.experiments.runner`) executes its cells (``agent × setting × seed batch``).
+Instance ``i`` is seeded ``seed + i`` whatever the batching; an agent's own draws are seeded
+per batch, so results are reproducible for a given ``batch_size``.
 """
 
 from __future__ import annotations
@@ -65,21 +62,14 @@ class Cell:
     ----------
     experiment
         name of the spec it comes from (not part of the key).
-    family
-        the experiment family (its cell function runs the cell).
-    agent
-        agent name.
+    family, agent
+        the experiment family (its run function runs the cell) and the agent's name.
     setting
-        keyword arguments of the cell function besides ``seed`` (``arms``, the
-        agent's parameters), restricted to what the agent takes.
+        the run function's keywords besides ``seed`` (``arms``, the agent's parameters).
     horizon
         rounds.
-    batch
-        batch index ``j``.
-    seeds
-        instances in this batch.
-    seed
-        base seed of this batch (``spec.seed + j·batch_size``).
+    batch, seeds, seed
+        batch index ``j``, instances in it, its base seed ``spec.seed + j·batch_size``.
     """
 
     experiment: str
@@ -92,12 +82,9 @@ class Cell:
     seed: int
 
     def key_spec(self) -> dict[str, Any]:
-        """Everything that determines the cell's numbers (the experiment name does not).
-
-        The package version is part of it, so cells computed by another release (whose random
-        streams may differ) are recomputed rather than mixed in; so is the cell function's
-        ``module:function`` and the family's fixed keywords, if any.
-        """
+        """Everything that determines the cell's numbers (not the experiment name): with the
+        package version, so that another release's cells (whose random streams may differ)
+        are recomputed, the run function's ``module:function`` and the fixed keywords."""
         spec = {
             "version": __version__,
             "cell": self.family.cell_path,
@@ -135,12 +122,12 @@ class ExperimentSpec:
     agents
         agent names (from ``family.agents``).
     settings
-        dicts whose keys are the family's instance keys (``arms``) or agent parameters
-        (``half_life``, ...), each checked with :meth:`Family.check_setting
+        dicts of the family's instance keys (``arms``) and agent parameters (``half_life``),
+        each checked with :meth:`Family.check_setting
         <delight_gym.experiments.families.base.Family.check_setting>`.
     setting_columns
-        the setting keys reported as columns of ``summary.csv`` and
-        ``curves.csv`` (empty where an agent does not take the parameter).
+        the setting keys that are columns of ``summary.csv`` and ``curves.csv`` (empty where
+        an agent does not take the parameter).
     horizon
         rounds per run.
     seeds, seed
@@ -218,9 +205,8 @@ class ExperimentSpec:
     def for_family(
         cls, family: Family, name: str, settings: Iterable[Mapping[str, Any]], **fields: Any
     ) -> ExperimentSpec:
-        """A spec of ``family`` with the family's defaults (its default agents, its instance
-        keys as the setting columns, its horizon, seeds and batch size); ``fields`` override
-        them."""
+        """A spec of ``family`` with its defaults (agents, instance keys as setting columns,
+        horizon, seeds, batch size); ``fields`` override them."""
         fields.setdefault("agents", family.default_agents)
         fields.setdefault("setting_columns", family.instance_keys)
         fields.setdefault("horizon", family.horizon)
@@ -286,21 +272,14 @@ class FigureSpec:
 
     Attributes
     ----------
-    name
-        figure name (``delight-gym reproduce NAME``).
-    title
-        figure title.
-    full
-        the paper-scale experiment.
-    quick
-        a small version (10 seeds, fewer settings).
-    plot
-        name of the drawing function in :mod:`delight_gym.experiments.figures`.
-    plot_options
-        keyword arguments for it.
+    name, title
+        figure name (``delight-gym reproduce NAME``) and title.
+    full, quick
+        the paper-scale experiment and a small version (10 seeds, fewer settings).
+    plot, plot_options
+        name of the drawing function in :mod:`delight_gym.experiments.figures`, its keywords.
     paper
-        whether it is one of the paper's figures (``reproduce all`` runs those); the others,
-        beyond the paper, run only by name.
+        one of the paper's figures (``reproduce all`` runs those; the others only by name).
     """
 
     name: str
@@ -331,8 +310,7 @@ def _figure(
 ) -> FigureSpec:
     """A figure of ``family``: the full sweep over ``settings`` (the family's defaults, changed
     by ``spec``) and the quick one over ``quick_settings`` with 10 seeds (changed by
-    ``quick``), drawn by ``plot`` with ``plot_options``; ``paper=False`` for one beyond the
-    paper."""
+    ``quick``), drawn by ``plot`` with ``plot_options``."""
     full = ExperimentSpec.for_family(family, name, settings, **(spec or {}))
     small = full.replace(settings=tuple(quick_settings), **{"seeds": 10, **(quick or {})})
     return FigureSpec(name, title, full, small, plot, plot_options, paper)
