@@ -1,10 +1,8 @@
 """bsuite's DeepSea experiments, reported as bsuite reports them: runs, scores and the figure.
 
-From the output folders of ``delight-gym run bsuite-deep-sea`` (or
-``bsuite-deep-sea-stochastic``), :func:`runs_table` lists one row per run (agent, size, seed,
-solve episode, episodes played), :func:`scores_table` gives each agent's bsuite score and
-:func:`plot_solve_scaling` draws bsuite's scaling plot (solve episode against ``N`` on a log
-scale, with the ``2^N`` line of a dithering agent)::
+From the output folders of ``delight-gym run bsuite-deep-sea`` (or ``-stochastic``):
+:func:`runs_table` (one row per run), :func:`scores_table` (each agent's bsuite score) and
+:func:`plot_solve_scaling` (bsuite's scaling plot)::
 
     python -m delight_gym.experiments.bsuite_report deep_sea results/bsuite/* --out docs/results
 """
@@ -37,15 +35,14 @@ def runs_table(summaries: Iterable[tuple[pd.DataFrame, int]]) -> pd.DataFrame:
     Parameters
     ----------
     summaries : iterable of (pandas.DataFrame, int)
-        ``summary.csv`` tables (columns ``agent``, ``size``, ``solve_episodes``) each with the
-        first seed of its sweep (``--seed``; a row's runs have seeds ``seed, seed + 1, …``).
+        ``summary.csv`` tables (columns ``agent``, ``size``, ``solve_episodes``), each with the
+        first seed of its sweep (``--seed``).
 
     Returns
     -------
     pandas.DataFrame
         Columns :data:`RUN_COLUMNS`, sorted by agent, size and seed; ``solve_episode`` is
-        empty (``<NA>``) for an unsolved run, ``episodes_run`` the episodes it played (a run
-        stops at its solve episode, or at its budget ``min(2**N + 100, 10 000)``).
+        ``<NA>`` for an unsolved run, ``episodes_run`` the episodes it played.
     """
     rows = []
     for summary, first_seed in summaries:
@@ -56,26 +53,16 @@ def runs_table(summaries: Iterable[tuple[pd.DataFrame, int]]) -> pd.DataFrame:
             episodes, solved = parse_solve_episodes(str(row["solve_episodes"]))
             seeds = range(int(first_seed), int(first_seed) + len(episodes))
             for seed, episode, done in zip(seeds, episodes, solved, strict=True):
-                rows.append(
-                    {
-                        "agent": str(row["agent"]),
-                        "size": int(row["size"]),
-                        "seed": seed,
-                        "solve_episode": int(episode) if done else None,
-                        "episodes_run": int(episode),
-                    }
-                )
+                solve = int(episode) if done else None
+                rows.append((str(row["agent"]), int(row["size"]), seed, solve, int(episode)))
     table = pd.DataFrame(rows, columns=RUN_COLUMNS)
     table["solve_episode"] = table["solve_episode"].astype("Int64")
     return table.sort_values(["agent", "size", "seed"], ignore_index=True)
 
 
 def scores_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
-    """Each agent's bsuite score: the fraction of its runs solved before ``2**N + 100``.
-
-    ``runs_complete`` says whether the agent has a run at every size of bsuite's sweep; a score
-    over fewer sizes is not bsuite's score (the missing sizes are listed in ``sizes_missing``).
-    """
+    """Each agent's bsuite score (the fraction of its runs solved before ``2**N + 100``);
+    ``runs_complete``: a run at every size of bsuite's sweep (else ``sizes_missing``)."""
     if experiment not in BSUITE_EXPERIMENTS:
         raise ValueError(f"experiment must be one of {sorted(BSUITE_EXPERIMENTS)}")
     sizes = BSUITE_EXPERIMENTS[experiment].sizes
@@ -101,9 +88,8 @@ def scores_table(runs: pd.DataFrame, experiment: str) -> pd.DataFrame:
 
 
 def plot_solve_scaling(runs: pd.DataFrame, path: Path, *, title: str = "") -> None:
-    """bsuite's scaling plot: each run's solve episode against ``N`` (log scale), unsolved runs
-    as crosses at the episodes they played (drawn under the solves, so a solve at the budget
-    shows), and the ``2^N`` line; saved as ``path`` (.png/.pdf)."""
+    """bsuite's scaling plot, saved as ``path`` (.png/.pdf): each run's solve episode against
+    ``N`` (log scale; unsolved: a cross at the episodes it played) and the ``2^N`` line."""
     from delight_gym.plotting import new_figure, save_figure
 
     fig, axes = new_figure(figsize=(6.0, 4.0), layout="constrained")
@@ -114,13 +100,9 @@ def plot_solve_scaling(runs: pd.DataFrame, path: Path, *, title: str = "") -> No
         colour = f"C{i}"
         solved = group[group["solve_episode"].notna()]
         unsolved = group[group["solve_episode"].isna()]
-        ax.scatter(
-            solved["size"],
-            solved["solve_episode"].astype(float),
-            color=colour,
-            label=agent,
-            zorder=3,
-        )
+        episodes = solved["solve_episode"].astype(float)
+        # zorder: the solves above the crosses, so that a solve at the budget shows
+        ax.scatter(solved["size"], episodes, color=colour, label=agent, zorder=3)
         ax.scatter(unsolved["size"], unsolved["episodes_run"], color=colour, marker="x")
     ax.set_yscale("log")
     ax.set_xlabel("size N")

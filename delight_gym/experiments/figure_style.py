@@ -1,9 +1,6 @@
-"""How the agents look in every figure of :mod:`delight_gym.experiments.figures`.
-
-Each agent's label, colour and line style come from its record in
-:mod:`delight_gym.experiments.families`, its marker from its place among every family's agents;
-:func:`agent_style` turns them into matplotlib keywords, :func:`figure_legend` puts one legend
-beside the axes and :func:`log_ticks` labels a log axis in plain numbers.
+"""How the agents look in every figure: label, colour and line style from each agent's family
+record, marker from its place among every family's agents (:func:`agent_style`); one legend
+beside the axes (:func:`figure_legend`); log axes in plain numbers (:func:`log_ticks`).
 """
 
 from __future__ import annotations
@@ -56,14 +53,12 @@ def agent_style(
     linestyles: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Matplotlib line keywords of agent ``name``: ``color``, ``linestyle``, ``marker``,
-    ``linewidth``, ``markersize`` and ``zorder``.
-
-    Colours and line styles come from ``colors`` and ``linestyles`` (defaults
-    :data:`AGENT_COLORS`, :data:`AGENT_LINESTYLES`; an agent they do not name gets matplotlib's
-    colour cycle and a solid line), the marker from :data:`AGENT_MARKERS`. A solid line is wide
-    and drawn below; a dashed or dotted one (the host-only ablation) narrow and on top, so that
-    two agents with the same numbers show as a wide line with a narrow dashed one inside it.
+    ``linewidth``, ``markersize`` and ``zorder``, from ``colors`` and ``linestyles`` (defaults
+    :data:`AGENT_COLORS`, :data:`AGENT_LINESTYLES`; else matplotlib's cycle, solid) and
+    :data:`AGENT_MARKERS`.
     """
+    # A solid line is wide and below, a dashed one (the host-only ablation) narrow and on top:
+    # two agents with the same numbers show as a wide line with a narrow one inside it.
     colors = AGENT_COLORS if colors is None else colors
     linestyles = AGENT_LINESTYLES if linestyles is None else linestyles
     linestyle = linestyles.get(name, "-")
@@ -81,8 +76,7 @@ def agent_style(
 
 
 def figure_legend(fig: Any, axes: Iterable[Any]) -> None:
-    """One legend for the figure, right of the axes: each label once, the agents in record
-    order (DE first), other labels after them."""
+    """One legend right of the axes: each label once, agents in record order, others after."""
     entries: dict[str, Any] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
@@ -94,8 +88,8 @@ def figure_legend(fig: Any, axes: Iterable[Any]) -> None:
 
 
 def log_ticks(ax: Any, values: Iterable[float]) -> None:
-    """A log axis labelled at the data's values in plain numbers (``10``, ``0.01``), no minor
-    labels (matplotlib's ``2×10⁰ 3×10⁰ ...`` overlap on a short decade)."""
+    """A log x axis labelled at the data's values in plain numbers (``10``, ``0.01``), without
+    minor labels (matplotlib's ``2×10⁰ 3×10⁰ ...`` overlap on a short decade)."""
     ticks = sorted({float(v) for v in values})
     ax.set_xscale("log")
     ax.set_xticks(ticks, labels=[f"{v:g}" for v in ticks])

@@ -1,13 +1,10 @@
 """The paper's figures, drawn from the results tables (``summary.csv`` / ``curves.csv``).
 
-Every drawing function has the signature ``plot(summary, curves, path_stem, *, title,
-**options)``, writes ``path_stem.png`` and ``path_stem.pdf`` and returns their paths, so a
+Every drawing function is ``plot(summary, curves, path_stem, *, title, **options)``, writes
+``path_stem.png`` and ``.pdf`` and returns their paths, so a
 :class:`~delight_gym.experiments.specs.FigureSpec` names its function and options as data and
-:func:`make_figure` draws it. All figures show the mean ± 1 standard error over seeds. Each
-agent's label, colour and line style come from its record in
-:mod:`delight_gym.experiments.families`, its marker from its place among every family's agents
-(:data:`AGENT_MARKERS`); figures are made and saved by :mod:`delight_gym.plotting`. How
-:func:`agent_style` keeps coinciding lines visible: the "Results files" docs page.
+:func:`make_figure` draws it. The figures show the mean ± 1 standard error over seeds, each
+agent in its style (:mod:`delight_gym.experiments.figure_style`).
 """
 
 from __future__ import annotations
@@ -77,23 +74,19 @@ def plot_curves(
     title : str
         figure title.
     panel_label : str | None
-        name shown in panel titles (default ``setting_column``; ``""``: the
-        titles show the values alone).
-    agent_labels : Mapping[str, str] | None
-        legend label per agent name (default :data:`AGENT_LABELS`).
-    agent_colors : Mapping[str, str] | None
-        line colour per agent name (default :data:`AGENT_COLORS`).
+        name in panel titles (default ``setting_column``; ``""``: the values alone).
+    agent_labels, agent_colors, agent_linestyles : Mapping[str, str] | None
+        per agent name (defaults :data:`AGENT_LABELS`, :data:`AGENT_COLORS`,
+        :data:`AGENT_LINESTYLES`).
     xlabel : str
         label of the time axis.
-    agent_linestyles : Mapping[str, str] | None
-        line style per agent name (default :data:`AGENT_LINESTYLES`).
     metric, ylabel : str
         the curve's columns (``metric_mean``, ``metric_se``) and its axis label.
 
     Returns
     -------
     list[Path]
-        The paths of the ``path_stem.png`` and ``path_stem.pdf`` it writes.
+        The ``path_stem.png`` and ``path_stem.pdf`` it writes.
     """
     mean_col, se_col = f"{metric}_mean", f"{metric}_se"
     labels = AGENT_LABELS if agent_labels is None else agent_labels
@@ -143,27 +136,15 @@ def _horizon_label(summary: pd.DataFrame, unit: str | None = None) -> str:
     return f"cumulative regret at T={int(horizons[0])}"
 
 
-def _mean_band(ax: Any, x: Any, mean: Any, se: Any, **style: Any) -> Any:
-    """Line with markers, ±1 s.e. error bars and a light band of the same colour."""
-    x, mean, se = (np.asarray(v, dtype=float) for v in (x, mean, se))
-    se = np.nan_to_num(se)
-    style = {"marker": "o", "markersize": 5, **style}
-    bars = ax.errorbar(x, mean, yerr=se, capsize=3, **style)
-    color = bars[0].get_color()
-    ax.fill_between(x, mean - se, mean + se, color=color, alpha=0.15, linewidth=0, zorder=1)
-    return color
-
-
 def _agent_band(ax: Any, rows: pd.DataFrame, x: str, name: str) -> None:
-    """Agent ``name``'s regret mean ± 1 s.e. against column ``x`` of ``rows``, in its style."""
-    _mean_band(
-        ax,
-        rows[x],
-        rows["regret_mean"],
-        rows["regret_se"],
-        label=AGENT_LABELS.get(name, name),
-        **agent_style(name),
-    )
+    """Agent ``name``'s regret mean against column ``x`` of ``rows``, in its style: markers,
+    ±1 s.e. error bars and a light band of the same colour."""
+    xs, mean, se = (np.asarray(rows[c], dtype=float) for c in (x, "regret_mean", "regret_se"))
+    se = np.nan_to_num(se)
+    style = {"marker": "o", "markersize": 5, **agent_style(name)}
+    bars = ax.errorbar(xs, mean, yerr=se, capsize=3, label=AGENT_LABELS.get(name, name), **style)
+    color = bars[0].get_color()
+    ax.fill_between(xs, mean - se, mean + se, color=color, alpha=0.15, linewidth=0, zorder=1)
 
 
 def plot_regret_curves(
@@ -176,9 +157,8 @@ def plot_regret_curves(
     panel_label: str = "K",
     xlabel: str = "t",
 ) -> list[Path]:
-    """Cumulative regret vs ``t`` (``bernoulli-curves``), one panel per value of ``panel``.
-
-    ``xlabel`` names the time axis (rounds for bandits, episodes for DeepSea)."""
+    """Cumulative regret vs ``t`` (``bernoulli-curves``), one panel per value of ``panel``;
+    ``xlabel`` names the time axis."""
     return plot_curves(
         curves, panel, path_stem, title=title, panel_label=panel_label, xlabel=xlabel
     )
@@ -196,22 +176,18 @@ def plot_tune(
 ) -> list[Path]:
     """Sensitivity of DE to ``M`` and ``λ`` (``bernoulli-tune``, ``linear-tune``).
 
-    One row of panels per ``K`` (its own regret scale): left, regret vs ``M`` at
-    ``λ = gate_price``; right, regret vs ``λ`` at ``M = half_life``; both log-x, DE's line
-    mean ± 1 s.e. Each baseline agent (Thompson sampling dashed, greedy dotted by default) is a
-    horizontal line with a ±1 s.e. band. Every agent has its colour and marker of every other
-    figure (:func:`agent_style`); one legend, right of the panels.
+    One row of panels per ``K``: regret vs ``M`` at ``λ = gate_price`` (left) and vs ``λ`` at
+    ``M = half_life`` (right), log-x, DE mean ± 1 s.e.; each baseline agent is a horizontal
+    line with a ±1 s.e. band.
 
     Parameters
     ----------
     summary : pd.DataFrame
         a ``summary.csv`` frame with columns ``arms, half_life, gate_price``.
     curves, path_stem, title : pd.DataFrame | None, Path, str
-        as :func:`plot_regret_panels` (the drawing functions' uniform signature).
-    half_life : float
-        the ``M`` of the ``λ`` sweep.
-    gate_price : float
-        the ``λ`` of the ``M`` sweep.
+        as :func:`plot_regret_panels`.
+    half_life, gate_price : float
+        the ``M`` of the ``λ`` sweep, the ``λ`` of the ``M`` sweep.
     baselines : Sequence[tuple[str, str]]
         ``(agent, line style)`` of the horizontal lines.
     """
@@ -274,16 +250,11 @@ def plot_bsuite_deep_sea(
 ) -> list[Path]:
     """``deepsea-bsuite``: episodes to solve vs DeepSea size, and each agent's bsuite score.
 
-    Left: each run's solve episode (small dots; an unsolved run is an ``x`` at the episode it
-    stopped at; the agents are spread a little along ``N`` and take the colours of the bars)
-    and the median over seeds (line, unsolved runs counted as never solved, so a
-    size with half or more unsolved has no median point) against ``N`` on a log scale, with two
-    dashed references: ``2^N`` (bsuite's pass line is ``2^N + 100``; dithering needs
-    ``~2^N`` episodes) and the ``N³`` learning-time trend Osband et al. (2018, "Randomized prior
-    functions", Fig. 6) report for bootstrapped DQN with priors, anchored at the BootDQN median
-    of the smallest size it has (the paper gives the exponent, not the constant). Right: each
-    agent's score, the fraction of its (size, seed) runs solved within ``2^N + 100`` episodes
-    (:func:`~delight_gym.experiments.scores.deep_sea_score`).
+    Left, against ``N`` on a log scale: each run's solve episode (dots; unsolved: an ``x`` at
+    the episode it stopped at), the median over seeds (unsolved runs count as never solved),
+    ``2^N`` (dithering) and the ``N³`` trend of "Randomized Prior Functions for Deep
+    Reinforcement Learning" (Fig. 6) anchored at BootDQN's smallest median. Right: each agent's
+    bsuite score (:func:`~delight_gym.experiments.scores.deep_sea_score`).
 
     Parameters
     ----------
@@ -291,10 +262,9 @@ def plot_bsuite_deep_sea(
         a ``summary.csv`` frame with the solve columns (``size``, ``solve_episodes``,
         ``solve_episode_median``).
     curves, path_stem, title : pd.DataFrame | None, Path, str
-        as :func:`plot_regret_panels` (the drawing functions' uniform signature).
+        as :func:`plot_regret_panels`.
     agent_labels : Mapping[str, str] | None
-        legend labels (default :data:`AGENT_LABELS` with
-        :data:`BSUITE_TABULAR_LABELS`).
+        legend labels (default :data:`AGENT_LABELS` with :data:`BSUITE_TABULAR_LABELS`).
     """
     from delight_gym.experiments.results import parse_solve_episodes
     from delight_gym.experiments.scores import DeepSeaSolve, deep_sea_score
@@ -331,13 +301,8 @@ def plot_bsuite_deep_sea(
         )
         scores.append(deep_sea_score(pairs))
     grid_n = np.linspace(min(sizes), max(sizes), 50)
-    ax.plot(
-        grid_n,
-        2.0**grid_n,
-        "k--",
-        linewidth=1,
-        label="$2^N$ (dithering; bsuite passes < $2^N$+100)",
-    )
+    label = "$2^N$ (dithering; bsuite passes < $2^N$+100)"
+    ax.plot(grid_n, 2.0**grid_n, "k--", linewidth=1, label=label)
     boot = summary[summary["agent"] == "boot_dqn"].sort_values("size")
     boot = boot[np.isfinite(boot["solve_episode_median"].astype(float))]
     if len(boot):
@@ -360,11 +325,7 @@ def plot_bsuite_deep_sea(
     ax.grid(alpha=0.3, which="both")
     ax.legend(frameon=False, fontsize=7, loc="upper left")  # agents: the colours of the bars
     y = np.arange(len(agents))
-    bars.barh(
-        y,
-        scores,
-        color=[AGENT_COLORS.get(a, "#7f7f7f") for a in agents],
-    )
+    bars.barh(y, scores, color=[AGENT_COLORS.get(a, "#7f7f7f") for a in agents])
     for yi, score in zip(y, scores, strict=True):
         bars.text(min(score + 0.02, 0.9), yi, f"{score:.2f}", va="center", fontsize=8)
     bars.set_yticks(y, [labels.get(a, a) for a in agents], fontsize=7)
@@ -399,9 +360,8 @@ def plot_regret_panels(
     horizon_unit: str | None = None,
 ) -> list[Path]:
     """Final regret vs a setting, one line per agent (mean ± 1 s.e.), one panel per value of
-    ``panel`` (``neural-width``: one per reward function; ``bernoulli-arms``: one panel, as
-    :func:`plot_final_regret`), optionally as a ratio to one agent's regret on the same
-    setting (``wheel``: relative to ``uniform``, the Deep Bayesian Bandits Showdown's metric).
+    ``panel``, optionally as a ratio to one agent's regret on the same setting (``wheel``:
+    relative to ``uniform``, the Deep Bayesian Bandits Showdown's metric).
 
     Parameters
     ----------
@@ -409,25 +369,21 @@ def plot_regret_panels(
         a ``summary.csv`` frame with columns ``x`` and ``panel``; its setting columns are
         those between ``agent`` and ``horizon``.
     curves : pd.DataFrame | None
-        unused (uniform signature).
+        unused.
     path_stem : Path
         output path without extension.
     title : str
         figure title.
-    x : str
-        the setting column on the horizontal axis.
-    xlabel : str
-        its label.
+    x, xlabel : str
+        the setting column on the horizontal axis, and its label.
     panel : str | None
         the setting column whose values make the panels (default: one panel).
     log_x, log_y : bool
         logarithmic horizontal, vertical axis.
     relative_to : str | None
-        an agent name: every agent's mean and s.e. are divided by that agent's mean on the
-        same setting (:func:`~delight_gym.experiments.contextual.relative_to_uniform`).
+        an agent whose mean on the same setting divides every agent's mean and s.e.
     horizon_unit : str | None
-        what the horizon counts, for the axis label (``"episodes"``; default: rounds,
-        labelled ``T``).
+        what the horizon counts, for the axis label (default rounds, labelled ``T``).
     """
     ylabel = _horizon_label(summary, horizon_unit)
     if relative_to is not None:
@@ -466,8 +422,7 @@ def plot_regret_panels(
 
 
 #: Final regret vs a setting in one panel (``bernoulli-arms``, ``linear-dim``,
-#: ``deepsea-regret``): :func:`plot_regret_panels` with its defaults ``panel=None``,
-#: ``log_y=False`` and no ratio.
+#: ``deepsea-regret``): :func:`plot_regret_panels` with its defaults.
 plot_final_regret = plot_regret_panels
 
 
@@ -511,10 +466,8 @@ _PLOTTERS: dict[str, Callable[..., list[Path]]] = {
 def make_figure(
     figure: FigureSpec, summary: pd.DataFrame, curves: pd.DataFrame, out: Path | str
 ) -> list[Path]:
-    """Draw ``figure`` into ``out/<figure.name>.png`` and ``.pdf``; returns the paths.
-
-    A second title line gives the number of seeds (when all rows share one).
-    """
+    """Draw ``figure`` into ``out/<figure.name>.png`` and ``.pdf``; returns the paths. A second
+    title line gives the number of seeds (when all rows share one)."""
     if figure.plot not in _PLOTTERS:
         raise ValueError(f"figure.plot must be one of {sorted(_PLOTTERS)}, got {figure.plot!r}")
     plot = _PLOTTERS[figure.plot]
