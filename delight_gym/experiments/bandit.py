@@ -1,15 +1,9 @@
 """Run bandit agents on batches of Bernoulli bandit instances and measure pseudo-regret.
 
-Seeding (so that every number can be reproduced one seed at a time):
-
-* seed ``i`` of a run with base ``seed`` plays the ``BernoulliBandit-v0`` instance drawn by
-  ``reset(seed=seed + i)`` (Gymnasium's vector convention); every agent therefore faces the
-  same instances (common random numbers), which makes agent comparisons paired;
-* the agent's own generator is seeded with ``[seed, 2026]``, independent of the environment's
-  streams.
-
-Regret is cumulative pseudo-regret, ``Σ_t (max_a μ_a − μ_{A_t})``, computed from the
-environment's ``info`` (expected rewards), never from the noisy rewards.
+Seed ``i`` of a run with base ``seed`` plays the ``BernoulliBandit-v0`` instance of
+``reset(seed=seed + i)``, so every agent faces the same instances (paired comparisons); the
+agent's own generator is seeded with ``[seed, AGENT_SEED_SALT]``. Regret is pseudo-regret,
+``Σ_t (max_a μ_a − μ_{A_t})``, from the env's ``info``, never from the noisy rewards.
 """
 
 from __future__ import annotations
@@ -49,19 +43,15 @@ class BanditResult:
 
     Attributes
     ----------
-    agent
-        agent name.
-    num_arms
-        ``K``.
-    regret
-        per-step pseudo-regret, shape ``(seeds, horizon)``.
-    actions
-        arms played, shape ``(seeds, horizon)``.
+    agent, num_arms
+        agent name, ``K``.
+    regret, actions
+        per-step pseudo-regret and arms played, ``(seeds, horizon)``.
     seconds
         wall-clock time of the run.
     overrides
-        rounds where the DE override fired with a non-empty gate, shape
-        ``(seeds,)`` (zeros for other agents).
+        rounds where DE's override fired with a non-empty gate, ``(seeds,)`` (zeros for
+        the other agents).
     """
 
     agent: str
@@ -96,12 +86,8 @@ def run_bernoulli(
     ----------
     agent : str
         ``delight``, ``thompson``, ``egreedy``, ``greedy`` or ``ucb``.
-    arms : int
-        ``K ≥ 1``.
-    horizon : int
-        ``T ≥ 1`` rounds.
-    seeds : int
-        number of independent instances (run as one batch).
+    arms, horizon, seeds : int
+        ``K``, rounds ``T`` and independent instances (one batch).
     seed : int
         base seed; instance ``i`` uses environment seed ``seed + i``.
     means : np.ndarray | None
@@ -109,21 +95,19 @@ def run_bernoulli(
     callback : Callable[[int], object] | None
         called with the number of rounds just completed (for progress bars).
     dense : bool
-        use the dense reference agents of :mod:`delight_gym.agents.dense` (every arm,
-        every step) instead of the fast ones.
+        use the dense reference agents of :mod:`delight_gym.agents.dense` instead.
     env : str
-        ``"eager"`` (``BernoulliBanditVectorEnv``: all ``K`` means drawn at reset,
-        instance ``i`` exactly that of ``BernoulliBandit-v0`` with seed ``seed + i``),
-        ``"lazy"`` (:class:`~delight_gym.envs.lazy.LazyBernoulliBanditVectorEnv`: the same
-        instances in distribution, memory independent of ``K``) or ``"auto"`` (lazy above
-        ``LAZY_ARMS_THRESHOLD`` arms, eager otherwise).
+        ``"eager"`` (all ``K`` means drawn at reset, instance ``i`` exactly
+        ``BernoulliBandit-v0``'s with seed ``seed + i``), ``"lazy"``
+        (:class:`~delight_gym.envs.lazy.LazyBernoulliBanditVectorEnv`: the same instances in
+        distribution, memory independent of ``K``) or ``"auto"`` (lazy above
+        :data:`LAZY_ARMS_THRESHOLD` arms).
     **agent_kwargs
         passed to the agent (``half_life``, ``gate_price``, ...).
 
     Returns
     -------
     BanditResult
-        A :class:`BanditResult`.
     """
     num_arms = check_positive_int(arms, "arms")
     horizon, seeds, seed = check_batch_run(horizon, seeds, seed)
@@ -159,9 +143,8 @@ def run_bernoulli(
 def check_batch_run(
     horizon: int, seeds: int, seed: int, *, horizon_name: str = "horizon"
 ) -> tuple[int, int, int]:
-    """The sizes every batched run checks: ``horizon`` (rounds or episodes, named
-    ``horizon_name`` in errors) and ``seeds`` positive, the base ``seed`` non-negative.
-    Returns them as ``int``; raises ``TypeError``/``ValueError`` naming the bad one."""
+    """``horizon`` (named ``horizon_name`` in errors) and ``seeds`` positive, ``seed``
+    non-negative, as ints; a ``TypeError``/``ValueError`` naming the bad one."""
     return (
         check_positive_int(horizon, horizon_name),
         check_positive_int(seeds, "seeds"),
@@ -177,11 +160,10 @@ def play_rounds(
     *,
     action_dtype: type[np.generic] = np.int64,
 ) -> tuple[np.ndarray, np.ndarray, float]:
-    """``horizon`` rounds of a batch of ``seeds`` bandits: each ``play()`` acts, steps the
-    environments, updates the agent and returns the actions to record ``(seeds,)`` (arms, or
-    a continuous action's first coordinate with ``action_dtype=np.float64``) and the step's
-    info (its ``"regret"`` recorded); ``callback(1)`` after each. Returns the per-round
-    pseudo-regret and actions, ``(seeds, horizon)``, and the seconds the rounds took."""
+    """``horizon`` rounds of a batch of ``seeds`` bandits: each ``play()`` acts, steps, learns
+    and returns the actions to record ``(seeds,)`` and the step's info (with ``"regret"``);
+    ``callback(1)`` after each. Returns the per-round regret and actions ``(seeds, horizon)``
+    and the seconds the rounds took."""
     regret = np.empty((seeds, horizon))
     actions = np.empty((seeds, horizon), dtype=action_dtype)
     start = time.perf_counter()

@@ -1,12 +1,10 @@
 """Run contextual-bandit agents on batches of ``WheelBandit-v0`` / ``NeuralBandit-v0``.
 
-Seeding as for the other bandit runs: instance ``i`` of a run with base ``seed`` is the env
-reset with ``seed + i``, so every agent faces the same instances and contexts; the agent's row
-``i`` is seeded from ``seed + i`` too (its own salted generator). Regret is cumulative
-pseudo-regret under each round's context. DE's gate price is ``gate_price × reward_scale`` of
-the env (0.1 × the width of the mean-reward range by default). :func:`relative_to_uniform` is
-the showdown's metric: each agent's cumulative regret divided by uniform play's. torch and
-the agents are imported when a run starts, so the metric and the figures import light.
+Instance ``i`` of a run with base ``seed`` is the env reset with ``seed + i`` (every agent
+faces the same instances and contexts); the agent's row ``i`` is seeded from ``seed + i`` too,
+through its own salted generator. Regret is pseudo-regret under each round's context. DE's gate
+price is ``gate_price × reward_scale`` of the env. :func:`relative_to_uniform` is the
+showdown's metric. torch and the agents are imported when a run starts.
 """
 
 from __future__ import annotations
@@ -32,8 +30,8 @@ __all__ = ["relative_to_uniform", "run_contextual", "run_neural", "run_wheel"]
 
 
 def _inputs(obs: np.ndarray, num_arms: int, per_arm: bool) -> torch.Tensor:
-    """The agents' ``(batch, K, d)`` inputs from the vector env's observation: the wheel's
-    ``(batch, 2)`` context repeated for every arm, or the neural bandit's rows as they are."""
+    """The agents' ``(batch, K, d)`` inputs: the wheel's context repeated for every arm, or the
+    neural bandit's rows as they are."""
     import torch
 
     x = torch.from_numpy(obs)
@@ -64,8 +62,8 @@ def run_contextual(
     horizon : int
         Rounds ``T``.
     per_arm : bool
-        One model per arm on the context (the wheel, whose observation is the context) or
-        one shared model on every arm's row (the neural bandit).
+        One model per arm on the context (the wheel) or one shared model on every arm's row
+        (the neural bandit).
     seed : int
         Sub-env ``i`` and the agent's row ``i`` are seeded from ``seed + i``.
     device : str or torch.device, optional
@@ -79,8 +77,7 @@ def run_contextual(
     Returns
     -------
     BanditResult
-        Per-round pseudo-regret and actions ``(seeds, T)``, the seconds spent and DE's
-        override rounds per seed (zeros for the other agents).
+        With DE's override rounds per seed (zeros for the other agents).
     """
     import torch
 
@@ -131,12 +128,8 @@ def _split(kwargs: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def run_wheel(agent: str, delta: float, horizon: int, seeds: int, **kwargs: Any) -> BanditResult:
-    """:func:`run_contextual` on ``seeds`` wheel bandits (one model per arm on the context).
-
-    ``delta`` and the keywords of :data:`WHEEL_ENV_KEYS` go to
-    :class:`~delight_gym.envs.contextual.WheelBanditVectorEnv` (its defaults otherwise);
-    ``seed``, ``device``, ``callback`` and the agent's keywords to :func:`run_contextual`.
-    """
+    """:func:`run_contextual` on ``seeds`` wheel bandits: ``delta`` and :data:`WHEEL_ENV_KEYS`
+    go to :class:`~delight_gym.envs.contextual.WheelBanditVectorEnv`, the rest to the run."""
     env_kwargs = _split(kwargs, WHEEL_ENV_KEYS)
     envs = WheelBanditVectorEnv(check_positive_int(seeds, "seeds"), delta=delta, **env_kwargs)
     return run_contextual(agent, envs, horizon, per_arm=True, **kwargs)
@@ -145,13 +138,9 @@ def run_wheel(agent: str, delta: float, horizon: int, seeds: int, **kwargs: Any)
 def run_neural(
     agent: str, arms: int, reward: str, horizon: int, seeds: int, **kwargs: Any
 ) -> BanditResult:
-    """:func:`run_contextual` on ``seeds`` neural bandits (one shared model on the arms' rows).
-
-    ``arms`` (the env's ``num_arms``), ``reward`` and the keywords of :data:`NEURAL_ENV_KEYS`
-    go to :class:`~delight_gym.envs.contextual.NeuralBanditVectorEnv` (its defaults
-    otherwise); ``seed``, ``device``, ``callback`` and the agent's keywords to
-    :func:`run_contextual`.
-    """
+    """:func:`run_contextual` on ``seeds`` neural bandits: ``arms``, ``reward`` and
+    :data:`NEURAL_ENV_KEYS` go to :class:`~delight_gym.envs.contextual.NeuralBanditVectorEnv`,
+    the rest to the run."""
     env_kwargs = _split(kwargs, NEURAL_ENV_KEYS)
     envs = NeuralBanditVectorEnv(
         check_positive_int(seeds, "seeds"), num_arms=arms, reward=reward, **env_kwargs
@@ -178,9 +167,8 @@ def relative_to_uniform(
     Returns
     -------
     pandas.DataFrame
-        ``agent``, the setting columns, ``relative_regret`` and ``relative_se`` (the ratio's
-        standard error, the agent's s.e. over the baseline's mean; the baseline's own
-        uncertainty is ignored); rows of settings without the baseline are dropped.
+        ``agent``, the setting columns, ``relative_regret`` and ``relative_se`` (the agent's
+        s.e. over the baseline's mean); settings without the baseline are dropped.
     """
     base = summary[summary["agent"] == baseline][[*setting_columns, "regret_mean"]]
     base = base.rename(columns={"regret_mean": "_baseline"})

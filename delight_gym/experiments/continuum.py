@@ -1,12 +1,10 @@
 """Continuum-armed bandits: one agent of :mod:`delight_gym.agents.continuum` on a batch of
 :class:`~delight_gym.envs.continuum.ContinuumBanditVectorEnv` instances (one per seed).
 
-:func:`run_continuum` plays ``horizon`` rounds and returns the per-round pseudo-regret.
 Widths are given at ``d = 1`` and scaled by ``√d`` (:func:`scaled_widths`), so that a bump
-covers the same share of the cube's diameter at every ``d``; the posterior's lengthscale is the
-scaled needle width and the local step's per-coordinate standard deviation half the unscaled
-one, the same for every agent. Instance ``i`` is seeded ``seed + i``; the agent draws from its
-own generators, seeded from ``seed`` and a fixed salt, so two agents see the same instances.
+covers the same share of the cube's diameter at every ``d``. Instance ``i`` is seeded
+``seed + i``; the agent draws from its own generators, seeded from ``seed`` and a salt, so
+every agent sees the same instances.
 """
 
 from __future__ import annotations
@@ -37,16 +35,14 @@ FOUND_REGRET = 0.4
 
 
 def scaled_widths(dim: int, needle_width: float, bump_width: float) -> tuple[float, float]:
-    """``(needle_width·√d, bump_width·√d)``: the widths at dimension ``d`` of widths given at
-    ``d = 1``."""
+    """``(needle_width·√d, bump_width·√d)``: widths given at ``d = 1``, at dimension ``d``."""
     root = math.sqrt(dim)
     return needle_width * root, bump_width * root
 
 
 def needle_found(regret: np.ndarray, last: float = 0.1) -> np.ndarray:
-    """bool ``(seeds,)``: the mean regret of the last ``last`` share of rounds is below
-    :data:`FOUND_REGRET` (the agent ended in the needle's basin), from per-round regret
-    ``(seeds, horizon)``."""
+    """bool ``(seeds,)``: whether the mean of per-round ``regret`` ``(seeds, horizon)`` over the
+    last ``last`` share of rounds is below :data:`FOUND_REGRET` (ended in the needle's basin)."""
     k = max(1, round(last * regret.shape[1]))
     return np.asarray(regret[:, -k:].mean(axis=1) < FOUND_REGRET)
 
@@ -70,15 +66,15 @@ def run_continuum(
     Parameters
     ----------
     agent : str
-        One of :data:`~delight_gym.agents.continuum.CONTINUUM_AGENTS`, or of
+        One of :data:`~delight_gym.agents.continuum.CONTINUUM_AGENTS` or
         :data:`~delight_gym.agents.botorch_continuum.BOTORCH_AGENTS` (BoTorch's fitted GP,
-        :func:`~delight_gym.agents.botorch_continuum.run_botorch`, which takes its own keywords).
+        :func:`~delight_gym.agents.botorch_continuum.run_botorch`, with its own keywords).
     dim, horizon, seeds : int
         ``d``, ``T`` and the number of instances.
     seed : int
         Instance ``i`` is seeded ``seed + i``.
     needle_width, bump_width : float
-        Widths at ``d = 1``; the env gets them times ``√d`` (:func:`scaled_widths`).
+        Widths at ``d = 1``; the env gets them times ``√d``.
     num_bumps, noise :
         The environment's (:class:`~delight_gym.envs.continuum.ContinuumBanditEnv`).
     diagnostics : dict, optional
@@ -86,7 +82,8 @@ def run_continuum(
         (overrides to a uniform, local, posterior-argmax pool member).
     **agent_kwargs
         Keywords of :class:`~delight_gym.agents.continuum.ContinuumAgent`; ``lengthscale``
-        defaults to the scaled needle width, ``local_std`` to half of ``needle_width``.
+        defaults to the scaled needle width, ``local_std`` to half of ``needle_width`` (the
+        same for every agent).
 
     Returns
     -------

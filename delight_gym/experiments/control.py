@@ -1,13 +1,12 @@
 """SB3 hosts on classic control: the run function of the control families.
 
-:func:`run_control` trains one agent per seed for ``horizon`` environment steps, records the
-first training step that reached the goal (an episode that terminated rather than truncated;
-MountainCar's flag) and evaluates the deterministic policy every ``eval_every`` steps on
-``eval_episodes`` fresh episodes (reset seeds ``10**6, 10**6 + 1, …``), the last time after
-training. A seed is *solved* at a checkpoint when its mean return there exceeds the task's
-threshold (:data:`~delight_gym.experiments.families.control.TASKS`). The evaluations do not
-change training: a deterministic ``predict`` draws no random numbers. Run it through the
-runner: ``delight-gym run mountain-car-continuous`` (or ``pendulum``, ``mountain-car``).
+:func:`run_control` trains one agent per seed for ``horizon`` steps, records the first training
+step that reached the goal (an episode that terminated rather than truncated) and evaluates the
+deterministic policy every ``eval_every`` steps on ``eval_episodes`` fresh episodes (reset
+seeds ``10**6, 10**6 + 1, …``), the last time after training. A seed is *solved* at a
+checkpoint when its mean return there exceeds the task's threshold
+(:data:`~delight_gym.experiments.families.control.TASKS`). The evaluations do not change
+training: a deterministic ``predict`` draws no random numbers.
 """
 
 from __future__ import annotations
@@ -90,23 +89,29 @@ def make_agent(agent: str, env: Any, seed: int) -> Any:
     import delight_gym.sb3 as ours  # each name imported on first use
 
     common: dict[str, Any] = {"seed": seed, "device": "cpu", "verbose": 0}
+    # The Discrete engine has no heads' spread: dqn_dec's λ is in reward units.
+    discrete_de = {k: v for k, v in COMMITTED_DE.items() if k != "value_scale"}
+    plain: dict[str, tuple[Any, dict[str, Any]]] = {  # agent: (algorithm or its name, keywords)
+        "sac": (SAC, {}),
+        "sac_de": ("DelightSAC", {}),
+        "sac_dec": ("DelightSAC", {"delight": COMMITTED_DE}),
+        "td3": (TD3, {}),
+        "td3_de": ("DelightTD3", {}),
+        "td3_dec": ("DelightTD3", {"delight": COMMITTED_DE}),
+        "sac_zoo": (SAC, ZOO_SAC),
+        "dqn": (DQN, {}),
+        "bootdqn": ("BootstrappedDQN", {}),
+        "dqn_de": ("DelightDQN", {}),
+        "dqn_dec": ("DelightDQN", {"delight": discrete_de}),
+    }
+    if agent in plain:
+        algorithm, options = plain[agent]
+        if isinstance(algorithm, str):
+            algorithm = getattr(ours, algorithm)
+        return algorithm("MlpPolicy", env, **options, **common)
     if agent in CONTINUOUS_AGENTS:
         d = env.action_space.shape[0]
         seq_len = env.spec.max_episode_steps
-    if agent == "sac":
-        return SAC("MlpPolicy", env, **common)
-    if agent == "sac_de":
-        return ours.DelightSAC("MlpPolicy", env, **common)
-    if agent == "sac_dec":
-        return ours.DelightSAC("MlpPolicy", env, delight=COMMITTED_DE, **common)
-    if agent == "td3_dec":
-        return ours.DelightTD3("MlpPolicy", env, delight=COMMITTED_DE, **common)
-    if agent == "td3":
-        return TD3("MlpPolicy", env, **common)
-    if agent == "td3_de":
-        return ours.DelightTD3("MlpPolicy", env, **common)
-    if agent == "sac_zoo":
-        return SAC("MlpPolicy", env, **ZOO_SAC, **common)
     if agent == "td3_zoo":
         noise = OrnsteinUhlenbeckActionNoise(np.zeros(d), 0.5 * np.ones(d))
         return TD3("MlpPolicy", env, action_noise=noise, **common)
@@ -119,15 +124,6 @@ def make_agent(agent: str, env: Any, seed: int) -> Any:
         rng = np.random.default_rng(seed)
         noise = _pink().PinkActionNoise(PINK_TD3_SIGMA, seq_len, d, rng=rng)
         return TD3("MlpPolicy", env, action_noise=noise, **common)
-    if agent == "dqn":
-        return DQN("MlpPolicy", env, **common)
-    if agent == "bootdqn":
-        return ours.BootstrappedDQN("MlpPolicy", env, **common)
-    if agent == "dqn_de":
-        return ours.DelightDQN("MlpPolicy", env, **common)
-    if agent == "dqn_dec":  # the Discrete engine has no heads' spread: λ in reward units
-        options = {k: v for k, v in COMMITTED_DE.items() if k != "value_scale"}
-        return ours.DelightDQN("MlpPolicy", env, delight=options, **common)
     if agent == "dqn_ez":
         try:
             from delight_gym.sb3.ez_greedy import EZGreedyDQN
@@ -163,10 +159,9 @@ class ControlRun:
 
     Attributes
     ----------
-    t
-        the checkpoints (training steps), the last one ``steps``.
-    returns
-        mean deterministic return at each checkpoint.
+    t, returns
+        the checkpoints (training steps, the last one ``steps``) and the mean deterministic
+        return at each.
     first_flag
         first training step whose episode terminated (the goal), 0 if none.
     eval_returns
@@ -174,8 +169,7 @@ class ControlRun:
     seconds
         wall-clock time.
     furthest
-        the largest first observation coordinate seen in training (the car's position on
-        both MountainCars).
+        the largest first observation coordinate seen in training (a MountainCar's position).
     overridden
         DE's overrides so far at each checkpoint (0 for agents without DE).
     """
@@ -192,8 +186,8 @@ class ControlRun:
 def train_and_evaluate(
     task: str, agent: str, seed: int, *, steps: int, eval_every: int, eval_episodes: int
 ) -> ControlRun:
-    """Train ``agent`` on ``task`` for ``steps`` steps (seed ``seed``), evaluating at the
-    checkpoints ``eval_every, 2·eval_every, …`` and after training."""
+    """Train ``agent`` on ``task`` for ``steps`` steps (seed ``seed``), evaluating at
+    ``eval_every, 2·eval_every, …`` and after training."""
     import gymnasium as gym
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -202,8 +196,6 @@ def train_and_evaluate(
     returns: list[float] = []
 
     class Monitor(BaseCallback):
-        """First goal step; the checkpoint evaluations before the last (after training)."""
-
         def __init__(self) -> None:
             super().__init__()
             self.flag = 0
@@ -249,21 +241,14 @@ class ControlResult:
     ----------
     t
         the checkpoints (training steps).
-    cumulative
-        1.0 where a seed is solved at a checkpoint, ``(seeds, len(t))``.
-    returns
-        mean deterministic return at each checkpoint, ``(seeds, len(t))``.
-    eval_return, first_flag, solved
-        per seed, ``(seeds,)``: the final mean return, the first goal step (0 if
-        none), whether the final return beats the threshold.
+    cumulative, returns, overridden
+        ``(seeds, len(t))``: 1.0 where a seed is solved at a checkpoint; the mean
+        deterministic return there; DE's overrides so far.
+    eval_return, first_flag, solved, furthest, overrides
+        per seed: the final mean return, the first goal step (0 if none), whether the final
+        return beats the threshold, the furthest position in training, DE's overrides.
     seconds
         wall-clock time of the runs.
-    furthest
-        per seed: the furthest position reached in training (see :class:`ControlRun`).
-    overrides
-        per seed: DE's overrides in training (0 without DE).
-    overridden
-        DE's overrides so far at each checkpoint, ``(seeds, len(t))``.
     """
 
     t: np.ndarray

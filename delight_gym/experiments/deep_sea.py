@@ -71,10 +71,9 @@ class DeepSeaAgentResult:
         per-episode regret, ``(seeds, episodes)``.
     seconds
         wall-clock time.
-    overrides
-        DE's gated overrides per seed (zeros for the other agents), ``(seeds,)``.
-    first_success
-        1-based episode of each seed's first treasure, 0 if never, ``(seeds,)``.
+    overrides, first_success
+        per seed: DE's gated overrides (zeros for the other agents), the 1-based episode of
+        the first treasure (0 if never).
     """
 
     regret: np.ndarray
@@ -162,10 +161,8 @@ def play_deep_sea(
     **agent_kwargs: Any,
 ) -> Any:
     """Play tabular ``agent`` on ``seeds`` DeepSea instances of size ``N`` (reset with ``seed``)
-    until ``episode_done(final_info)`` of a finished episode is false; returns the agent.
-
-    The episode loop of :func:`run_deep_sea_agent` and of the bsuite families' tabular runs.
-    """
+    until ``episode_done(final_info)`` of a finished episode is false; returns the agent. The
+    episode loop of :func:`run_deep_sea_agent` and of the bsuite families' tabular runs."""
     envs = DeepSeaVectorEnv(
         num_envs=seeds, size=size, deterministic=deterministic, mapping_seed=mapping_seed
     )
@@ -214,11 +211,8 @@ def run_deep_sea_agent(
     progress: bool = False,
     **agent_kwargs: Any,
 ) -> DeepSeaAgentResult:
-    """Run one agent for ``horizon`` episodes on ``seeds`` DeepSea instances of size ``N``.
-
-    The ``deepsea`` family's run function; the arguments are :func:`run_deep_sea`'s
-    (``horizon`` its ``episodes``), for one agent.
-    """
+    """The ``deepsea`` family's run function: :func:`run_deep_sea` for one agent (``horizon``
+    its ``episodes``)."""
     if agent not in MDP_AGENTS:
         raise ValueError(f"agents must be among {list(MDP_AGENTS)}, got {agent!r}")
     n = check_positive_int(size, "size")

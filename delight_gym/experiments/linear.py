@@ -1,9 +1,7 @@
 """Run linear-bandit agents on batches of ``LinearBandit-v0`` instances (pseudo-regret).
 
-Seeding as for the Bernoulli runs: instance ``i`` of a run with base ``seed`` is the
-``LinearBandit-v0`` instance of ``reset(seed=seed + i)`` (features ~ N(0, I/D), θ* ~ N(0, I)),
-so all agents face the same instances; the agent's torch generator is seeded from
-``[seed, AGENT_SEED_SALT]``. Regret is ``Σ_t (max_a φ(a)ᵀθ* − φ(A_t)ᵀθ*)``.
+Seeding as for the Bernoulli runs (:mod:`delight_gym.experiments.bandit`); regret is
+``Σ_t (max_a φ(a)ᵀθ* − φ(A_t)ᵀθ*)``.
 """
 
 from __future__ import annotations
@@ -61,8 +59,6 @@ def run_linear(
     Returns
     -------
     BanditResult
-        A :class:`~delight_gym.experiments.bandit.BanditResult`; ``overrides`` holds, per
-        seed, the rounds where DE's override fired with a non-empty gate (zeros otherwise).
     """
     num_arms = check_positive_int(arms, "arms")
     dim = check_positive_int(dim, "dim")

@@ -64,15 +64,8 @@ def is_logged_episode(episode: int) -> bool:
 
 def bsuite_logged_episodes(max_episode: int) -> np.ndarray:
     """All logged episodes ``≤ max_episode``, increasing (int64)."""
-    max_episode = check_positive_int(max_episode, "max_episode")
-    found: set[int] = set()
-    decade = 1
-    while decade <= max_episode:
-        for r in _RATIO_TENTHS:
-            if (decade * r) % 10 == 0 and decade * r // 10 <= max_episode:
-                found.add(decade * r // 10)
-        decade *= 10
-    return np.array(sorted(found), dtype=np.int64)
+    last = check_positive_int(max_episode, "max_episode")
+    return np.array([e for e in range(1, last + 1) if is_logged_episode(e)], dtype=np.int64)
 
 
 class BsuiteExperiment(NamedTuple):
@@ -100,12 +93,9 @@ BSUITE_EXPERIMENTS = {
 
 
 class DeepSeaSolve(NamedTuple):
-    """Outcome of one run under bsuite's rule.
-
-    ``solved``: the running bad fraction dropped below the threshold at a logged episode within
-    the budget; ``episode``: that episode, or the last logged episode seen if unsolved;
-    ``finished``: solved, or ran to ``num_episodes`` (bsuite's ``finished`` column).
-    """
+    """Outcome of one run under bsuite's rule: ``solved`` (the running bad fraction dropped
+    below the threshold at a logged episode within the budget), ``episode`` (that episode, or
+    the last logged one if unsolved), ``finished`` (solved, or ran to ``num_episodes``)."""
 
     solved: bool
     episode: int
@@ -120,10 +110,10 @@ class SolveTracker:
     threshold : float
         A logged episode with running bad fraction ``< threshold`` solves the run.
     num_episodes : int
-        bsuite's budget; episodes after it are ignored (bsuite filters ``episode ≤ num_episodes``).
+        bsuite's budget; episodes after it are ignored.
     logged : {"bsuite", "every"}
-        Test the fraction at bsuite's logged episodes (the rule that produced the published
-        scores) or after every episode.
+        Test the fraction at bsuite's logged episodes (as the published scores) or after
+        every episode.
     first_episode : int
         Episodes before this one are never tested (``deep_sea_stochastic``: 100).
     """
@@ -181,13 +171,13 @@ def solve_episode(
     logged: str = "bsuite",
     first_episode: int = 1,
 ) -> DeepSeaSolve:
-    """bsuite's solve episode of one run from its per-episode bad flags (in order).
+    """bsuite's solve episode of one run from its per-episode bad flags.
 
     Parameters
     ----------
-    bad_flags : iterable of bool, shape ``(episodes,)``
+    bad_flags : iterable of bool
         ``bad_flags[i]``: episode ``i + 1`` was bad.
-    threshold, num_episodes, logged, first_episode :
+    threshold, num_episodes, logged, first_episode
         As for :class:`SolveTracker`.
     """
     flags = np.asarray(list(bad_flags) if not isinstance(bad_flags, np.ndarray) else bad_flags)
@@ -215,10 +205,8 @@ def deep_sea_passes(
 def deep_sea_episode_budget(
     size: int, *, forgiveness: float = BSUITE_FORGIVENESS, cap: int = BSUITE_NUM_EPISODES
 ) -> int:
-    """Episodes a run needs to settle pass/fail: ``min(2**size + forgiveness, cap)``.
-
-    A run not solved by then cannot pass, so a sweep may stop it there.
-    """
+    """Episodes a run needs to settle pass/fail, ``min(2**size + forgiveness, cap)``: a run
+    not solved by then cannot pass."""
     size = check_positive_int(size, "size")
     cap = check_positive_int(cap, "cap")
     return int(min(2**size + int(np.ceil(forgiveness)), cap))
@@ -229,11 +217,8 @@ def deep_sea_score(
     *,
     forgiveness: float = BSUITE_FORGIVENESS,
 ) -> float:
-    """bsuite's ``score``: the fraction of runs ``(size, solve)`` that pass.
-
-    bsuite has one run per size (``mapping_seed=42``); with several seeds per size, pass every
-    ``(size, solve)`` pair and the score is the fraction of all runs that pass.
-    """
+    """bsuite's ``score``: the fraction of runs ``(size, solve)`` that pass (bsuite has one run
+    per size; with several seeds, pass every pair)."""
     pairs = list(solves.items() if isinstance(solves, Mapping) else solves)
     if not pairs:
         raise ValueError("solves must not be empty")
