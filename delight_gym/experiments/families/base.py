@@ -1,11 +1,8 @@
-"""What every experiment family is made of: :class:`Family`, :class:`Agent`, :class:`Parameter`.
-
-Also the records two or more families share: the DE rule's three parameters
-(:data:`DE_PARAMETERS`), the number of arms :data:`ARMS`, the agent records of the paper's
-bandit and DeepSea families and of uniform play. A :class:`Parameter`'s ``check`` is the one
-the agents' constructors call, so whatever ``delight-gym run`` accepts the agents accept. This
-module imports nothing of the runner: a family names its run function as ``"module:function"``
-(imported when a cell runs) and its report reads a :class:`SweepOutcome`.
+"""What every experiment family is made of: :class:`Family`, :class:`Agent`, :class:`Parameter`,
+and the records several families share (:data:`DE_PARAMETERS`, :data:`ARMS`, the paper's
+agents). A :class:`Parameter`'s ``check`` is the one the agents' constructors call, so whatever
+``delight-gym run`` accepts the agents accept. Nothing here imports the runner: a family names
+its run function as ``"module:function"`` and its report reads a :class:`SweepOutcome`.
 """
 
 from __future__ import annotations
@@ -44,6 +41,7 @@ __all__ = [
     "Parameter",
     "SettingError",
     "SweepOutcome",
+    "lazy_check",
     "one_torch_thread",
     "resolve_function",
 ]
@@ -64,16 +62,14 @@ class Parameter:
     Attributes
     ----------
     name
-        the keyword of the cell function and of the agents (``gate_price``).
+        the keyword of the run function and of the agents (``gate_price``).
     kind
         ``int``, ``float`` or ``str`` (how the command line parses it).
     check
-        ``check(value, name) -> number``: the :mod:`delight_gym._checks` function the
-        agents call on the same argument; raises ``ValueError``/``TypeError`` naming
-        ``name`` and returns the value as ``kind``.
+        ``check(value, name) -> value as kind``, the check the agents make on the same
+        argument; raises ``ValueError``/``TypeError`` naming ``name``.
     default
-        agent parameters: the value a setting that leaves it out gets (and the
-        command line's default).
+        agent parameters: the value of a setting that leaves it out (the CLI's default).
     sweep
         instance parameters: the values ``delight-gym run`` sweeps by default.
     symbol
@@ -107,7 +103,7 @@ class Parameter:
         return f"{self.short}={shown}"
 
 
-#: ``M`` of ``ε_t = M/(M + t)``: positive and finite (``check_positive_float``, as the agents).
+#: ``M`` of ``ε_t = M/(M + t)``: positive and finite, as the agents.
 HALF_LIFE = Parameter(
     "half_life",
     float,
@@ -145,13 +141,9 @@ class Agent:
     Attributes
     ----------
     name
-        the name the family's cell function (and ``--agents``) takes.
-    label
-        legend label (default ``name``).
-    color
-        line colour (default: matplotlib's cycle).
-    linestyle
-        line style (default solid).
+        the name the family's run function (and ``--agents``) takes.
+    label, color, linestyle
+        legend label (default ``name``), line colour (default matplotlib's cycle), style.
     parameters
         the tunable settings the agent takes (its constructor's keywords).
     """
@@ -203,9 +195,15 @@ def resolve_function(path: str) -> Callable[..., Any]:
     return fn
 
 
+def lazy_check(path: str) -> Callable[[Any, str], Any]:
+    """A :attr:`Parameter.check` that imports the check ``"module:function"`` when a value is
+    checked (so that importing a family imports neither torch nor the environments)."""
+    return lambda value, name: resolve_function(path)(value, name)
+
+
 @dataclass(frozen=True)
 class Family:
-    """One kind of experiment: its cell function, agents, parameters and command-line defaults.
+    """One kind of experiment: its run function, agents, parameters and command-line defaults.
 
     Attributes
     ----------
@@ -219,7 +217,7 @@ class Family:
         ``(seeds, horizon)``, ``seconds`` and optionally ``overrides`` and the per-seed
         columns of :data:`~delight_gym.experiments.results.OPTIONAL_PER_SEED`.
     agents, instance
-        the agents the cell function runs; the setting keys every agent gets (``arms``), in order.
+        the agents the run function runs; the setting keys every agent gets (``arms``), in order.
     default_agents
         what ``run`` runs without ``--agents``.
     horizon, horizon_option
@@ -312,15 +310,14 @@ class Family:
         raise ValueError(f"agents: unknown {name!r}; choose from {list(self.agent_names)}")
 
     def check_setting(self, setting: Mapping[str, Any]) -> dict[str, Any]:
-        """Check a setting (every instance key present, every value valid) and return it with
-        each value as its parameter's ``kind``.
+        """A setting checked (every instance key present, every value valid), each value as
+        its parameter's ``kind``.
 
         Raises
         ------
         SettingError
-            a value its parameter refuses (the message is the check's, naming
-            the key); ``ValueError`` for an unknown or a missing key; ``TypeError`` for a
-            value that is not a number of the right kind.
+            a value its parameter refuses (the check's message, naming the key); a
+            ``ValueError`` for an unknown or missing key, a ``TypeError`` for a wrong kind.
         """
         bad = sorted(set(setting) - set(self._parameters))
         if bad:
@@ -335,16 +332,13 @@ class Family:
         for key, value in setting.items():
             try:
                 out[key] = self._parameters[key].check(value, key)
-            except TypeError:
-                raise
             except ValueError as exc:
                 raise SettingError(key, str(exc)) from None
         return out
 
     def restrict(self, agent: str, setting: Mapping[str, Any]) -> dict[str, Any]:
-        """The cell-function keywords of a checked ``setting`` for ``agent``: the instance keys,
-        then the agent's parameters (defaults filled in), so that a cell's keywords name every
-        number that determines it."""
+        """The run-function keywords of a checked ``setting`` for ``agent``: the instance keys,
+        then the agent's parameters with defaults filled in (so a cell's key names them all)."""
         out = {k: setting[k] for k in self.instance_keys}
         for p in self.agent(agent).parameters:
             out[p.name] = setting.get(p.name, p.default)
@@ -361,10 +355,7 @@ BANDIT_AGENTS = (DELIGHT, THOMPSON, EGREEDY, GREEDY, UCB)
 
 @contextlib.contextmanager
 def one_torch_thread() -> Iterator[None]:
-    """Run the block with torch on one thread, then restore the thread count.
-
-    The runner runs every cell this way; a run function does not need to.
-    """
+    """Run the block with torch on one thread, as the runner runs every cell."""
     import torch
 
     threads = torch.get_num_threads()

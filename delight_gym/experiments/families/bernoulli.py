@@ -1,8 +1,5 @@
-"""The ``bernoulli`` family: K-armed Bernoulli bandits, means ~ U(0, 1) per instance.
-
-Its run function is :func:`~delight_gym.experiments.bandit.run_bernoulli` (imported when a cell
-runs, so that importing the family imports neither torch nor the environments).
-"""
+"""The ``bernoulli`` family: K-armed Bernoulli bandits, means ~ U(0, 1) per instance; its run
+function is :func:`~delight_gym.experiments.bandit.run_bernoulli`."""
 
 from __future__ import annotations
 
@@ -20,9 +17,8 @@ _MAX_ARMS = 2**63 - 1
 
 
 def _check_bernoulli_arms(value: Any, name: str) -> int:
-    """``--arms`` of ``bernoulli``: a positive int the int64 actions can hold (above
-    :data:`~delight_gym.experiments.bandit.LAZY_ARMS_THRESHOLD` the env draws means lazily, so
-    memory does not grow with ``K``)."""
+    """``--arms`` of ``bernoulli``: a positive int the int64 actions can hold (memory does not
+    grow with ``K``: the env draws many arms' means lazily)."""
     k = check_positive_int(value, name)
     if k > _MAX_ARMS:
         raise ValueError(f"{name} must be <= {_MAX_ARMS} (int64 actions), got {k}")

@@ -1,9 +1,9 @@
-"""The contextual families with learned posteriors: ``wheel`` and ``neural-width``.
+"""The contextual families with learned posteriors: ``wheel`` (the Deep Bayesian Bandits
+Showdown's wheel bandit) and ``neural-width`` (many persistent arms with nonlinear means).
 
-``wheel`` is the Deep Bayesian Bandits Showdown's wheel bandit, ``neural-width`` many persistent
-arms with nonlinear means. Both take the same agents (three rules × three learned posteriors,
-annealed ε-greedy, uniform play); their run functions are
-:func:`~delight_gym.experiments.contextual.run_wheel` and ``run_neural``.
+Both take the same agents (three rules × three learned posteriors, annealed ε-greedy, uniform
+play); their run functions are :func:`~delight_gym.experiments.contextual.run_wheel` and
+``run_neural``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from delight_gym.experiments.families.base import (
     Family,
     Parameter,
     SweepOutcome,
+    lazy_check,
 )
 
 __all__ = [
@@ -37,12 +38,6 @@ __all__ = [
 ]
 
 
-def _check_nl_settings(value: Any, name: str) -> str:
-    from delight_gym.posteriors.neural_linear import neural_linear_settings
-
-    return neural_linear_settings(value, name)
-
-
 #: Which NeuralLinear settings the ``*-neurallinear`` agents use: the Showdown's public example
 #: or its paper's (:data:`~delight_gym.posteriors.neural_linear.NEURAL_LINEAR_SETTINGS`); the
 #: ``wheel`` family defaults to the paper's (:data:`WHEEL_NL_SETTINGS`), which come closest to
@@ -50,7 +45,7 @@ def _check_nl_settings(value: Any, name: str) -> str:
 NL_SETTINGS = Parameter(
     "nl_settings",
     str,
-    _check_nl_settings,
+    lazy_check("delight_gym.posteriors.neural_linear:neural_linear_settings"),
     default="example",
     symbol="NL",
     help="NeuralLinear's settings: example (the Showdown's public example_main.py) or paper "
@@ -78,24 +73,9 @@ def uniform_relative_report(result: SweepOutcome) -> list[str]:
     return lines
 
 
-def _check_neural_reward(value: Any, name: str) -> str:
-    from delight_gym.envs.contextual import check_neural_reward
-
-    return check_neural_reward(value, name)
-
-
-def _check_neural_arms(value: Any, name: str) -> int:
-    """``--arms`` of ``neural-width``: a positive count whose smallest run fits in memory
-    (:func:`~delight_gym.envs.neural.check_neural_arms`, imported when a value is checked)."""
-    from delight_gym.envs.neural import check_neural_arms
-
-    return check_neural_arms(value, name)
-
-
 def _contextual_agents(nl_settings: Parameter) -> tuple[Agent, ...]:
-    """``RULE-POSTERIOR`` for the three rules and the three learned posteriors (the
-    NeuralLinear ones taking ``nl_settings``), then the paper's annealed ε-greedy and uniform
-    play (the names of :data:`~delight_gym.agents.contextual.CONTEXTUAL_AGENTS`)."""
+    """``RULE-POSTERIOR`` for the three rules and learned posteriors (the NeuralLinear ones
+    taking ``nl_settings``), then annealed ε-greedy and uniform play."""
     posteriors = {"linfull": "LinFull", "neurallinear": "NeuralLinear", "ensemble": "ensemble"}
     colors = {
         "delight": ("#d62728", "#e377c2", "#8c564b"),
@@ -127,9 +107,8 @@ _CONTEXTUAL_NAMES = tuple(a.name for a in _contextual_agents(NL_SETTINGS))
 def _contextual_family(
     nl_settings: Parameter, instance: tuple[Parameter, ...], noise: float, **fields: Any
 ) -> Family:
-    """A contextual family: the agents of :func:`_contextual_agents` (all run by default),
-    ``instance`` then the reward noise σ (swept over ``noise`` alone), every seed in one
-    batch; ``fields`` are the rest of its :class:`Family` record."""
+    """A contextual family: every agent of :func:`_contextual_agents` by default, ``instance``
+    then the noise σ (swept over ``noise``), every seed in one batch, ``fields``."""
     sigma = Parameter(
         "noise", float, check_nonnegative_float, sweep=(noise,), symbol="σ", help="noise σ"
     )
@@ -171,11 +150,16 @@ WHEEL = _contextual_family(
 NEURAL_WIDTH = _contextual_family(
     NL_SETTINGS,
     (
-        dataclasses.replace(ARMS, check=_check_neural_arms, sweep=(10, 100, 1000)),
+        # a positive count whose smallest run fits in memory
+        dataclasses.replace(
+            ARMS,
+            check=lazy_check("delight_gym.envs.neural:check_neural_arms"),
+            sweep=(10, 100, 1000),
+        ),
         Parameter(
             "reward",
             str,
-            _check_neural_reward,
+            lazy_check("delight_gym.envs.contextual:check_neural_reward"),
             sweep=("quadratic", "cosine"),
             symbol="h",
             help="mean-reward functions h (quadratic: 10 s², cosine: cos(3 s))",

@@ -1,11 +1,10 @@
 """The control families (beyond the paper): SB3 hosts on gymnasium's classic control tasks.
 
-``mountain-car-continuous`` (``MountainCarContinuous-v0``) and ``pendulum`` (``Pendulum-v1``)
-run SAC and TD3 with and without DE against the published anchors (the RL Zoo's tuned SAC and
-OU-noise TD3, pink noise); ``mountain-car`` (``MountainCar-v0``) runs DQN hosts (DQN,
-bootstrapped DQN, DQN + DE, ez-greedy DQN). One cell is one seed's training run; its curve is
-"solved" (deterministic return above the task's threshold) at each checkpoint. The run
-function is :func:`~delight_gym.experiments.control.run_control`, imported when a cell runs.
+``mountain-car-continuous`` and ``pendulum`` run SAC and TD3 with and without DE against the
+published anchors (the RL Zoo's tuned SAC and OU-noise TD3, pink noise); ``mountain-car`` runs
+DQN hosts. One cell is one seed's training run, "solved" at a checkpoint when its deterministic
+return beats the task's threshold. The run function is
+:func:`~delight_gym.experiments.control.run_control`.
 """
 
 from __future__ import annotations

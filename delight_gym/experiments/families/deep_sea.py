@@ -1,8 +1,5 @@
-"""The ``deepsea`` family: bsuite's deterministic DeepSea, the tabular agents' default priors.
-
-Its run function is :func:`~delight_gym.experiments.deep_sea.run_deep_sea_agent` (imported when
-a cell runs): one agent's curves and per-seed counts.
-"""
+"""The ``deepsea`` family: bsuite's deterministic DeepSea, the tabular agents' default priors;
+its run function is :func:`~delight_gym.experiments.deep_sea.run_deep_sea_agent`."""
 
 from __future__ import annotations
 

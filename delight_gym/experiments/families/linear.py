@@ -1,8 +1,7 @@
 """The ``linear`` family: linear-Gaussian bandits, φ(a) ~ N(0, I/D), θ* ~ N(0, I), noise σ.
 
-Its run function is :func:`~delight_gym.experiments.linear.run_linear` (imported when a cell
-runs);
-after a ``run`` its report sets DE's selected-override rounds against the paper's budget.
+Its run function is :func:`~delight_gym.experiments.linear.run_linear`; after a ``run`` its
+report sets DE's selected-override rounds against the paper's budget.
 """
 
 from __future__ import annotations
@@ -30,16 +29,16 @@ _LINEAR_MIN_BYTES_PER_ARM = 46
 
 
 def _check_linear_arms(value: Any, name: str) -> int:
-    """``--arms`` of ``linear``: a positive count whose smallest run (one seed, ``dim = 1``)
-    fits in memory; the env checks the full size again."""
+    """``--arms`` of ``linear``: a positive count whose smallest run fits in memory (the env
+    checks the full size)."""
     k = check_positive_int(value, name)
     check_would_fit(k * _LINEAR_MIN_BYTES_PER_ARM, f"{name}={k} (one seed, dim=1)")
     return k
 
 
 def _check_linear_dim(value: Any, name: str) -> int:
-    """``--dim`` of ``linear``: a positive count whose smallest run fits in memory: one seed's
-    posterior holds a ``D x D`` float64 precision factor."""
+    """``--dim`` of ``linear``: a positive count whose smallest run (a ``D x D`` float64
+    posterior) fits in memory."""
     d = check_positive_int(value, name)
     check_would_fit(8 * d * d, f"{name}={d} (one seed's D x D float64 posterior)")
     return d
