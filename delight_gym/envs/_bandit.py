@@ -10,7 +10,6 @@ from typing import Any, ClassVar, cast
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
-from gymnasium.vector import AutoresetMode
 from numpy.typing import NDArray
 
 from delight_gym._checks import check_action_batch, check_would_fit
@@ -96,11 +95,7 @@ class BanditEnv(BanditKeywords, InstanceEnv[ObsT]):
 class BanditVectorEnv(BanditKeywords, InstanceVectorEnv):  # type: ignore[misc]
     """A native vector bandit env: :class:`BanditEnv`'s rendering, ``SAME_STEP`` autoreset."""
 
-    metadata: dict[str, Any] = {  # noqa: RUF012 (Gymnasium reads it from the class)
-        "render_modes": ["ansi"],
-        "render_fps": 4,
-        "autoreset_mode": AutoresetMode.SAME_STEP,
-    }
+    metadata: dict[str, Any] = {**BanditEnv.metadata, **InstanceVectorEnv.metadata}  # noqa: RUF012
     _not_drawn = "the bandit instances are drawn at the first reset(); call reset()"
 
 
