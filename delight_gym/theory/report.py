@@ -20,6 +20,7 @@ _COLORS = {
     "delight ε=0.1": "#ff7f0e",
     "delight annealed": "#7f7f7f",
 }
+_MARKERS = {"marker": "o", "markersize": 3, "capsize": 2}
 
 
 def plot_reservoir_rates(rates: Sequence[ReservoirRates], path_stem: Path) -> list[Path]:
@@ -33,17 +34,8 @@ def plot_reservoir_rates(rates: Sequence[ReservoirRates], path_stem: Path) -> li
         for r in panel:
             t = np.asarray(r.horizons, dtype=float)
             mean, se = np.asarray(r.regret_mean), np.asarray(r.regret_se)
-            color = _COLORS.get(r.agent)
-            ax.errorbar(
-                t,
-                mean,
-                yerr=se,
-                marker="o",
-                markersize=3,
-                capsize=2,
-                color=color,
-                label=f"{r.agent} (slope {r.slope_top:.2f})",
-            )
+            label = f"{r.agent} (slope {r.slope_top:.2f})"
+            ax.errorbar(t, mean, yerr=se, color=_COLORS.get(r.agent), label=label, **_MARKERS)
         pred = panel[0].predicted
         t = np.asarray(panel[0].horizons, dtype=float)
         anchor = panel[0].regret_mean[-1]
