@@ -49,7 +49,6 @@ _INITIAL_CAPACITY = 64
 
 
 def _widen(a: np.ndarray, width: int, fill: float) -> np.ndarray:
-    """``a`` ``(n, w)`` padded with ``fill`` to ``(n, width)``."""
     out = np.full((a.shape[0], width), fill, dtype=a.dtype)
     out[:, : a.shape[1]] = a
     return out

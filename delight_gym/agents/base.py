@@ -79,10 +79,8 @@ class BetaBernoulliAgentBase:
 
     Parameters
     ----------
-    batch_size : int
-        Number of independent bandits (seeds) acted on at once.
-    num_arms : int
-        ``K``.
+    batch_size, num_arms : int
+        Independent bandits (seeds) acted on at once, and their arms ``K``.
     seed : int or sequence of int, optional
         Seed of the agent's own ``numpy.random.Generator``.
     prior_alpha, prior_beta : float

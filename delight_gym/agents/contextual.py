@@ -58,7 +58,6 @@ def row_generators(seed: int, batch: int) -> list[torch.Generator]:
 def _build_posterior(
     kind: str, sizes: tuple[int, int, int], gens: list, device: Any, kw: dict[str, Any]
 ) -> Any:
-    """The ``kind`` posterior of ``sizes`` ``(batch, groups, input_dim)``."""
     if kind == "linfull":
         from delight_gym.posteriors.linfull import LinFullPosterior
 

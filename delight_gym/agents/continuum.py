@@ -59,10 +59,8 @@ def srinivas_beta(t: Any, num_points: int, delta: float = 0.1) -> Any:
     ----------
     t : int or array_like
         The round, ``t ≥ 1`` (the first decision is ``t = 1``).
-    num_points : int
-        ``|D| ≥ 1``.
-    delta : float
-        ``δ`` in ``(0, 1)``.
+    num_points, delta : int, float
+        ``|D| ≥ 1`` and ``δ`` in ``(0, 1)``.
     """
     n = check_positive_int(num_points, "num_points")
     d = check_positive_float(delta, "delta")

@@ -220,7 +220,6 @@ class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
 
     @classmethod
     def _sb3_class(cls) -> type:
-        """The SB3 class this algorithm extends."""
         return next(c for c in cls.__mro__ if c.__module__.startswith("stable_baselines3"))
 
     def _keep_delight_config(self, **config: Any) -> None:
@@ -247,7 +246,6 @@ class DelightExplorerMixin(DelightAlgorithmMixin, Generic[EngineT]):
         return {**defaults, **(cfg["posterior_kwargs"] or {})}
 
     def _make_delight(self) -> EngineT:
-        """The engine, from ``_delight_config``."""
         raise NotImplementedError
 
     def _setup_model(self) -> None:

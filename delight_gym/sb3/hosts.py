@@ -56,8 +56,6 @@ class SB3ModelHost:
 
 
 class _SB3Host(SB3ModelHost):
-    """A host with a Discrete action space."""
-
     def __init__(self, model: Any) -> None:
         from gymnasium import spaces
 
@@ -138,8 +136,6 @@ class SB3QHost(_SB3Host):
 
 
 class _SB3BoxHost(SB3ModelHost):
-    """A host with a ``Box`` action space."""
-
     def __init__(self, model: Any) -> None:
         self.low, self.high = check_box_bounds(model.action_space, "host's action_space")
         super().__init__(model)
