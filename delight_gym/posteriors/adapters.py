@@ -25,7 +25,7 @@ def split_values(mean: Any, baseline: Any, expected_improvement: Any) -> Posteri
     """:class:`PosteriorValues` from device tensors ``(n, A)``, ``(n,)``, ``(n, A)``, in one
     host copy."""
     torch = _torch()
-    a = mean.shape[-1]
+    a = mean.shape[-1]  # one concatenated copy to the host instead of three
     both = to_numpy(torch.cat([mean, expected_improvement, baseline[:, None]], dim=-1))
     return PosteriorValues(both[:, :a], both[:, 2 * a], both[:, a : 2 * a])
 

@@ -172,6 +172,7 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
         """The values of one head per row, drawn uniformly from its own generator: ``(B, K)``."""
         gens = check_generators(generators, self.batch_size)
         x = self.check_inputs(inputs) if validate else inputs.to(self.dtype)
+        # One head per row from that row's generator; row b's head h is model b·H + h.
         heads = torch.cat([torch.randint(self.num_heads, (1,), generator=g) for g in gens])
         models = (torch.arange(self.batch_size) * self.num_heads + heads).to(self.device)
         cols = self._columns(x.shape[1])

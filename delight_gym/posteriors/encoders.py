@@ -48,6 +48,7 @@ class OneHotEncoder:
                 f"got {arr.shape}"
             )
         flat = arr.reshape(arr.shape[0], self.num_states)
+        # argmax finds each row's first nonzero entry; a one-hot row has one, equal to 1.
         nonzero = np.count_nonzero(flat, axis=1)
         idx = np.argmax(flat != 0, axis=1)
         valid = (nonzero == 1) & (flat[np.arange(flat.shape[0]), idx] == 1)

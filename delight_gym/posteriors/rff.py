@@ -309,6 +309,7 @@ class RFFPosterior:
             dtype=STATS_DTYPE,
             device=self.device,
         )
+        # U⁻ᵀξ has covariance U⁻ᵀU⁻¹ = Λ⁻¹, the posterior's.
         offset = torch.linalg.solve_triangular(self.precision_factor.mT, xi, upper=False)
         draws = self.weight_mean.unsqueeze(-2) + offset.mT
         return draws[:, 0] if num_samples is None else draws

@@ -256,11 +256,13 @@ class TabularMDPPosterior:
         m0, s0 = self.reward_prior
         n = self._select(rows, self.reward_n)
         total = self._select(rows, self.reward_sum)
+        # Conjugate Normal mean: the precision-weighted prior mean and reward sum.
         prec0, noise_prec = 1.0 / s0**2, 1.0 / self.reward_noise**2
         return (m0 * prec0 + total * noise_prec) / (prec0 + n * noise_prec)
 
     def mean_model(self, rows: torch.Tensor | None = None) -> TabularModel:
         """The posterior-mean MDP in sparse form (optionally only the given seed rows)."""
+        # Dirichlet mean: counts/(c + n) on the seen successors, c/(c + n) spread uniformly.
         c = self.num_states * self.transition_prior
         denom = c + self._select(rows, self.visits)
         return TabularModel(

@@ -94,6 +94,7 @@ class TabularValuePosterior:
         return self._std(self.counts[s])
 
     def _std(self, counts: np.ndarray) -> np.ndarray:
+        # The prior's precision plus 1/σ² per absorbed TD target.
         precision = 1.0 / self.prior_std**2 + counts / self.noise_std**2
         return np.asarray(1.0 / np.sqrt(precision))
 
