@@ -89,10 +89,6 @@ class MDPAgent(TorchPosteriorAgent):
         self._scratch: torch.Tensor | None = None
         self._uniforms: torch.Tensor | None = None
         self.last_info: dict[str, Any] = {}
-        self._reset_stats()
-
-    def _reset_stats(self) -> None:
-        pass
 
     def begin_episode(self) -> None:
         """Freeze this episode's plan (and draw the rows' uniforms)."""
@@ -252,7 +248,8 @@ class MDPDelightAgent(DelightSettings, _HostAgent):
 
     name = "delight"
 
-    def _reset_stats(self) -> None:
+    def reset(self, seed: SeedLike = None) -> None:
+        super().reset(seed)
         zeros = torch.zeros(self.batch_size, dtype=torch.int64, device=self.device)
         self.explore_count = zeros.clone()
         self.override_count = zeros.clone()
