@@ -167,6 +167,7 @@ class BsuitePlan:
         if episodes is not None:
             budget = min(budget, check_positive_int(episodes, "episodes"))
         name = "deep_sea" if deterministic else "deep_sea_stochastic"
+        # A budget shorter than the rule's first tested episode could never be scored.
         first = BSUITE_EXPERIMENTS[name].first_episode
         if budget < first:
             raise ValueError(
@@ -268,7 +269,7 @@ class SolveState:
         """Record one finished episode; returns whether the run should go on."""
         self.bad.append(bool(bad))
         self.regret.append(float(regret))
-        solved = self.tracker.update(bool(bad))
+        solved = self.tracker.update(bool(bad))  # before the budget test: the last one counts
         if len(self.bad) >= self.budget:
             return False
         return not (self.early_stop and solved)
@@ -336,6 +337,7 @@ def _run_tabular(plan: BsuitePlan, kwargs: dict[str, Any]) -> SolveState:
     from delight_gym.experiments.deep_sea import play_deep_sea
 
     state = plan.solve_state()
+    # The tabular agents run as a batch of one sub-env, on the run's own instance.
     mdp = play_deep_sea(
         plan.agent,
         plan.size,

@@ -303,6 +303,7 @@ def record_differences(old: Mapping[str, object], new: Mapping[str, object]) -> 
             for name in dict.fromkeys(k for s in settings for k in s):
                 taken = {s.get(name) for s in settings}
                 ordered = sorted(taken, key=lambda v: (not isinstance(v, (int, float)), str(v)))
+                # All numbers: numeric order (9,10,100), not text order (10,100,9).
                 numbers = sorted(v for v in taken if isinstance(v, (int, float)))
                 if len(numbers) == len(taken):
                     ordered = list(numbers)

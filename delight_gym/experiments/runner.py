@@ -184,7 +184,7 @@ def _run_local(
             for future in [f for f in in_flight if f.done()]:
                 finish(in_flight.pop(future), _pool_result(future))
             if executor is None and jobs > 1 and len(queue) > 1:
-                spent = time.process_time() - start
+                spent = time.process_time() - start  # NaN until one cell is done: no estimate
                 left = spent * sum(map(_cost, queue)) / done_cost if done_cost > 0 else float("nan")
                 if serial_seconds == 0 or left >= serial_seconds:
                     workers = min(jobs - 1, len(queue) - 1)
@@ -307,6 +307,7 @@ def _load_checked(store: Path, cell: Cell) -> tuple[dict[str, np.ndarray], dict[
     if found is None:
         return None
     arrays, meta = found
+    # Checkpointed curves (the control families) have len(t) columns, the others one per step.
     columns = arrays["t"].shape[0] if "t" in arrays else cell.horizon
     shapes = {"cumulative": (cell.seeds, columns), "overrides": (cell.seeds,)}
     shapes.update({name: (cell.seeds,) for name in OPTIONAL_PER_SEED if name in arrays})

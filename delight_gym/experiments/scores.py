@@ -58,6 +58,7 @@ def is_logged_episode(episode: int) -> bool:
     """Whether bsuite's logging wrapper writes a row after episode ``episode`` (≥ 1)."""
     if episode < 1:
         return False
+    # Logged: episode = decade · r / 10 for a ratio r of the episode's own decade (10^k).
     decade = 10 ** (len(str(int(episode))) - 1)
     return any((decade * r) % 10 == 0 and decade * r // 10 == episode for r in _RATIO_TENTHS)
 
@@ -147,6 +148,7 @@ class SolveTracker:
         self.episodes += 1
         self.bad += int(check_flag(bad_episode, "bad_episode"))
         e = self.episodes
+        # The running fraction counts every episode but is tested only at logged ones.
         if self.solved_at is None and self.first_episode <= e <= self.num_episodes:
             if self.logged == "every" or is_logged_episode(e):
                 self.last_logged = e

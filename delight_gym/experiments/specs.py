@@ -192,6 +192,7 @@ class ExperimentSpec:
                 if pair in groups:
                     continue
                 groups.append(pair)
+                # Two settings that the tables would show as one row are refused.
                 row = (agent, *(pair[1].get(c) for c in self.setting_columns))
                 if row in rows:
                     raise ValueError(
