@@ -410,6 +410,29 @@ def test_buffer_samples_its_masks_with_the_transitions() -> None:
     assert got.masks.dtype == torch.bool
 
 
+def test_buffer_keeps_one_hot_columns_and_training_on_them_is_bitwise_the_same() -> None:
+    """On one-hot observations the buffer keeps each stored row's column (a sample carries
+    them, ``None`` where a row is not one-hot) and the heads train on them exactly as on the
+    encoded rows."""
+    env = gym.make("DeepSea-v0", size=6)
+    models = [BootstrappedDQN("MlpPolicy", env, seed=4, **SMALL) for _ in range(2)]
+    models[1].replay_buffer.one_hot_codes = None  # the encoding path
+    for model in models:
+        model.learn(200)
+    buf = models[0].replay_buffer
+    got = buf.sample(32)
+    for rows, idx in ((got.observations, got.observation_indices),
+                      (got.next_observations, got.next_observation_indices)):  # fmt: skip
+        flat = rows.reshape(32, -1)
+        want = torch.where(flat.sum(1) > 0, flat.argmax(1), -1)
+        assert idx is not None and torch.equal(idx, want)
+    assert models[1].replay_buffer.sample(8).observation_indices is None
+    for a, b in zip(*(m.policy.state_dict().values() for m in models), strict=True):
+        assert torch.equal(a, b)
+    buf.one_hot_codes[: buf.pos, :, 0] = -2  # a row that is not one-hot: no columns
+    assert buf.sample(8).observation_indices is None
+
+
 def test_load_without_env(tmp_path) -> None:
     """``BootstrappedDQN.load(path)`` with no env, as ``DQN.load(path)``: same greedy and
     exploring actions as the saved model."""

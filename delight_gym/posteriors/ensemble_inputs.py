@@ -9,6 +9,7 @@ once, where data comes in; the TD step trusts what they return.
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -176,7 +177,7 @@ class EnsembleInputs:
         return f"{name} must lie in [{self.obs_start}, {self.obs_start + self.input_dim})"
 
     def _check_box_shape(self, shape: tuple[int, ...], name: str) -> None:
-        if int(np.prod(shape[1:])) != self.input_dim:
+        if math.prod(shape[1:]) != self.input_dim:
             raise ValueError(
                 f"{name} must have shape (n, {', '.join(map(str, self.obs_shape))}), got {shape}"
             )
@@ -343,6 +344,8 @@ def _dtype_kind(x: Any) -> str:
 def _cast(x: Any, dtype: str) -> Any:
     """``x`` (array or tensor) as ``"int64"`` or ``"float32"`` (no copy if it already is)."""
     if isinstance(x, np.ndarray):
+        if x.dtype == dtype:
+            return x
         with np.errstate(over="ignore"):  # beyond float32's range: inf, refused by the caller
             return x.astype(dtype, copy=False)
     return x.to(getattr(torch, dtype))

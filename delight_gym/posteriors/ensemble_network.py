@@ -183,20 +183,20 @@ class EnsembleQNetwork(nn.Module):
     def update_target(self) -> None:
         """Copy the trainable layers into the target networks (a hard update)."""
         k = self.num_heads
-        for (w, b), (fw, fb) in zip(self.trainable_layers(), self.frozen_layers(), strict=True):
+        frozen = self.frozen_layers()
+        for (w, b), (fw, fb) in zip(self.trainable_layers(), frozen, strict=True):
             fw[:k].copy_(w)
             fb[:k].copy_(b)
         if self.tables is not None and self.tables.current(fw):
-            self.tables.refresh_target(self.frozen_layers(), k)
+            self.tables.refresh_target(frozen, k)
 
     def tables_for(self, inputs: torch.Tensor) -> StateTables | None:
         """The state tables, refreshed if stale, when ``inputs`` are one batch of states
         ``(n,)`` shared by every head; else ``None`` (the networks run)."""
         if self.tables is None or inputs.dtype != torch.int64 or inputs.ndim != 1:
             return None
-        frozen = self.frozen_layers()
-        if not self.tables.current(frozen[0][0]):
-            self.tables.refresh(frozen, self.num_heads, self.prior_scale)
+        if not self.tables.current(self._buffers["frozen_weights_0"]):  # type: ignore[arg-type]
+            self.tables.refresh(self.frozen_layers(), self.num_heads, self.prior_scale)
         return self.tables
 
     # -- inputs ----------------------------------------------------------------------------------

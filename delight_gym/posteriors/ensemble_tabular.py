@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 
 if TYPE_CHECKING:
@@ -67,8 +68,9 @@ class StateTables:
         self.target_max = torch.empty(0)
         # Rows of ``target`` kept current: on the CPU only the next states looked up so far
         # (a target update recomputes those alone; a new one is computed when first looked
-        # up), elsewhere every row (no host synchronisation per look-up).
-        self._kept = torch.empty(0, dtype=torch.bool)
+        # up), a numpy array (cheaper to index per batch); elsewhere every row, a tensor (no
+        # host synchronisation per look-up).
+        self._kept: np.ndarray | torch.Tensor = np.zeros(0, dtype=bool)
         self._target_layers: Layers = []
 
     def _inputs(self, rows: torch.Tensor) -> torch.Tensor:
@@ -90,16 +92,16 @@ class StateTables:
             self.target_max = self.target[..., 0].clone()
             if device.type != "cpu":
                 self._kept = torch.ones(self.num_states + 1, dtype=torch.bool, device=device)
-            elif self._kept.shape != (self.num_states + 1,) or self._kept.device != device:
-                self._kept = torch.zeros(self.num_states + 1, dtype=torch.bool, device=device)
+            elif not isinstance(self._kept, np.ndarray) or len(self._kept) != self.num_states + 1:
+                self._kept = np.zeros(self.num_states + 1, dtype=bool)
         self.refresh_target(frozen, num_heads)
 
     def refresh_target(self, frozen: Layers, num_heads: int) -> None:
         """Recompute the target table's kept rows (after every target update)."""
         k = num_heads
         self._target_layers = [(w[:k], b[:k]) for w, b in frozen]
-        if self._kept.device.type == "cpu":
-            self._compute_targets(self._kept.nonzero()[:, 0])
+        if isinstance(self._kept, np.ndarray):
+            self._compute_targets(torch.from_numpy(np.flatnonzero(self._kept)))
         else:  # every row, without a host synchronisation
             self._compute_targets(torch.arange(self.num_states + 1, device=self._kept.device))
 
@@ -117,10 +119,12 @@ class StateTables:
         """Table rows ``(B,)`` of next states ``xn`` ``(B,)``, their targets current (rows not
         kept so far are computed now, and kept from now on)."""
         rows = self.rows(xn)
-        if self._kept.device.type == "cpu" and not bool(self._kept[rows].all()):
-            new = torch.unique(rows[~self._kept[rows]])
-            self._kept[new] = True
-            self._compute_targets(new)
+        if isinstance(self._kept, np.ndarray):
+            missing = ~self._kept[rows.numpy()]
+            if missing.any():
+                new = torch.unique(rows[torch.from_numpy(missing)])
+                self._kept[new.numpy()] = True
+                self._compute_targets(new)
         return rows
 
     def current(self, like: torch.Tensor) -> bool:
@@ -184,7 +188,7 @@ class StateTables:
             rows = self.rows(x)  # (B,) in [0, S]; S is the all-zero row (the bias alone)
             # distinct (U,) ascending (an all-zero row last); where (B,): each row's place in it
             distinct, where = torch.unique(rows, sorted=True, return_inverse=True)
-            blank = bool(distinct[-1] == s)
+            blank = int(distinct[-1]) == s
             h = w0.index_select(1, distinct.clamp_max(s - 1)) + b0  # (K, U, out)
             if blank:
                 h[:, -1] = b0[:, 0]

@@ -38,7 +38,9 @@ from delight_gym.de.posterior import PosteriorValues
 from delight_gym.de.rule import epsilon_schedule, greedy_probs
 from delight_gym.de.stats import DelightStats
 from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS, check_replay_options
-from delight_gym.posteriors.ensemble import EnsembleQPosterior, ensemble_values
+from delight_gym.posteriors.ensemble import EnsembleQPosterior, TDStepStats, ensemble_values
+from delight_gym.posteriors.ensemble_inputs import Transitions
+from delight_gym.posteriors.ensemble_td import ensemble_td_step
 from delight_gym.sb3.base import (
     DelightAlgorithmMixin,
     Prediction,
@@ -205,6 +207,8 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
             )
         super()._setup_model()
         self.num_heads, self.mask_prob = self.replay_buffer.num_heads, self.replay_buffer.mask_prob
+        if self.ensemble.network.encoding == "one_hot":  # sampled batches come encoded
+            self.replay_buffer.keep_one_hot_codes()
         if (
             self.n_envs > 1
             and self.episode_heads is not None
@@ -433,6 +437,32 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
             self.episodes += int(done.sum())
             assert self.episode_heads is not None
             self.episode_heads[done] = self._draw_heads(int(done.sum()))
+
+    def _ensemble_td_step(
+        self, ensemble: EnsembleQPosterior, batch_size: int, step: int, period: int
+    ) -> TDStepStats:
+        """The base class's TD step; a sample whose one-hot columns the buffer kept trains on
+        them as they are (the same batch as its encoding, which it skips)."""
+        batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)
+        x, xn, masks = batch.observation_indices, batch.next_observation_indices, batch.masks
+        if x is None or xn is None:
+            observations = batch.observations, batch.next_observations
+            given = Transitions(*observations, batch.actions, batch.rewards, batch.dones, masks)
+            stats = ensemble.td_step(given, check=False)  # checked as the env handed them over
+        else:
+            b, dev = len(batch.actions), ensemble.device
+            encoded = Transitions(
+                x.to(dev),
+                xn.to(dev),
+                batch.actions.to(dev).reshape(b).long(),
+                batch.rewards.to(dev).reshape(b).float(),
+                batch.dones.to(dev).reshape(b).float(),
+                None if masks is None else masks.to(dev).float(),
+            )
+            stats = ensemble_td_step(ensemble.network, ensemble.optimizer, encoded, ensemble.gamma)
+        if step % period == 0:
+            ensemble.update_target()
+        return stats
 
     def train(self, gradient_steps: int, batch_size: int = 128) -> None:
         """``gradient_steps`` Adam steps of every head; hard target updates every

@@ -26,6 +26,7 @@ from delight_gym.posteriors.ensemble import (
     DEFAULT_PRIOR_SCALE,
     EnsembleQPosterior,
 )
+from delight_gym.posteriors.ensemble_inputs import one_hot_indices
 
 __all__ = [
     "BootstrapReplayBuffer",
@@ -51,6 +52,10 @@ class BootstrapReplayBufferSamples(NamedTuple):
         SB3's n-step field (unused).
     masks : torch.Tensor or None
         bool ``(B, K)``: which heads train on each transition (``None`` without masking).
+    observation_indices, next_observation_indices : torch.Tensor or None
+        int64 ``(B,)``: each one-hot observation's column (``-1`` for an all-zero row), when
+        the buffer keeps them (:meth:`BootstrapReplayBuffer.keep_one_hot_codes`) and every
+        sampled row is one-hot; else ``None``.
     """
 
     observations: torch.Tensor
@@ -60,6 +65,8 @@ class BootstrapReplayBufferSamples(NamedTuple):
     rewards: torch.Tensor
     discounts: torch.Tensor | None = None
     masks: torch.Tensor | None = None
+    observation_indices: torch.Tensor | None = None
+    next_observation_indices: torch.Tensor | None = None
 
 
 class BootstrapReplayBuffer(ReplayBuffer):
@@ -132,6 +139,32 @@ class BootstrapReplayBuffer(ReplayBuffer):
         if self.mask_prob < 1:
             shape = (self.buffer_size, self.n_envs, self.num_heads)
             self.masks = spawn_rng(seed, 2).random(shape) < self.mask_prob
+        self.one_hot_codes: np.ndarray | None = None
+
+    def keep_one_hot_codes(self) -> None:
+        """From now on keep, per stored step, the one-hot column of its observation and next
+        one (``-2``: not one-hot), so that samples carry them and a look-up ensemble need not
+        encode its replay batches again (encoding checks every entry of every row)."""
+        if self.one_hot_codes is None:
+            self.one_hot_codes = np.full((self.buffer_size, self.n_envs, 2), -2, np.int64)
+
+    def add(
+        self,
+        obs: np.ndarray,
+        next_obs: np.ndarray,
+        action: np.ndarray,
+        reward: np.ndarray,
+        done: np.ndarray,
+        infos: list[dict[str, Any]],
+    ) -> None:
+        pos = self.pos
+        super().add(obs, next_obs, action, reward, done, infos)
+        codes = getattr(self, "one_hot_codes", None)  # absent from buffers pickled before
+        if codes is not None:  # encoded as stored (the buffer's dtype), as sampling reads them
+            for j, rows in enumerate((self.observations[pos], self.next_observations[pos])):
+                flat = rows.reshape(self.n_envs, -1).astype(np.float32, copy=False)
+                idx = one_hot_indices(flat)
+                codes[pos, :, j] = -2 if idx is None else idx
 
     def sample(  # type: ignore[override]
         self, batch_size: int, env: VecNormalize | None = None
@@ -157,7 +190,15 @@ class BootstrapReplayBuffer(ReplayBuffer):
         )
         obs, actions, next_obs, dones, rewards = map(self.to_torch, data)
         masks = None if self.masks is None else self.to_torch(self.masks[batch_inds, env_inds])
-        return BootstrapReplayBufferSamples(obs, actions, next_obs, dones, rewards, masks=masks)
+        codes = getattr(self, "one_hot_codes", None)
+        indices: list[Any] = [None, None]
+        if codes is not None and env is None:  # normalised observations are not one-hot
+            rows = codes[batch_inds, env_inds]  # (B, 2)
+            if bool((rows >= -1).all()):
+                indices = [self.to_torch(rows[:, 0]), self.to_torch(rows[:, 1])]
+        return BootstrapReplayBufferSamples(
+            obs, actions, next_obs, dones, rewards, None, masks, *indices
+        )
 
 
 class BootstrappedDQNPolicy(BasePolicy):
