@@ -223,6 +223,22 @@ def test_a_callable_policy_gives_the_same_step_as_its_actions() -> None:
     np.testing.assert_array_equal(_numpy(fixed.values(*query)), _numpy(policy.values(*query)))
 
 
+@pytest.mark.parametrize("with_masks", [False, True])
+def test_an_unchecked_update_is_the_checked_one(with_masks: bool) -> None:
+    """``check=False`` (data checked where it came in) takes bitwise the same step."""
+    checked, trusted = _ensemble(), _ensemble()
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        masks = rng.integers(0, 2, size=(12, 4)).astype(np.float32) if with_masks else None
+        batch = _batch(rng, masks=masks)
+        a, b = checked.update(batch), trusted.update(batch, check=False)
+        assert float(a.loss) == float(b.loss) and float(a.target_std) == float(b.target_std)
+    for x, y in zip(checked.online.parameters(), trusted.online.parameters(), strict=True):
+        np.testing.assert_array_equal(_numpy(x.detach()), _numpy(y.detach()))
+    with pytest.raises(ValueError, match="rewards"):  # the magnitude guard stays
+        trusted.update(_batch(rng)._replace(rewards=np.full(12, 1e30)), check=False)
+
+
 def test_the_prior_never_changes_and_is_not_trained() -> None:
     ens = _ensemble(mask_prob=0.5)
     before = [p.clone() for p in ens.prior.parameters()]

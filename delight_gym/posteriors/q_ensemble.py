@@ -417,16 +417,44 @@ class ContinuousQEnsemble:
             sq = sq * batch.masks.T
         return TDStepStats(sq.mean(dim=1).sum(), y.std() if y.numel() > 1 else y.new_zeros(()))
 
-    def update(self, batch: ContinuousTransitions) -> TDStepStats:
+    def _convert(self, batch: ContinuousTransitions) -> ContinuousTransitions:
+        """:meth:`check_batch`'s result for data checked where it came in (the rewards'
+        magnitude, a numeric guard, is still checked)."""
+        n = len(batch.rewards)
+
+        def tensor(x: Any, *shape: int) -> torch.Tensor:
+            return torch.as_tensor(x).to(**self._like).reshape(*shape)
+
+        rew = tensor(batch.rewards, n)
+        why = _WHY.format(dtype=self.dtype) + " (rescale the rewards)"
+        check_magnitude(rew, "rewards", self.magnitude, why=why)
+        nxt = tensor(batch.next_observations, n, self.obs_dim)
+        next_actions = batch.next_actions
+        if callable(next_actions):
+            with torch.no_grad():
+                next_actions = next_actions(nxt)
+        return ContinuousTransitions(
+            tensor(batch.observations, n, self.obs_dim),
+            tensor(batch.actions, n, self.act_dim),
+            rew,
+            nxt,
+            tensor(batch.dones, n),
+            tensor(next_actions, n, self.act_dim),
+            None if batch.masks is None else tensor(batch.masks, n, self.num_heads),
+        )
+
+    def update(self, batch: ContinuousTransitions, *, check: bool = True) -> TDStepStats:
         """One Adam step of every head on ``batch``, then a Polyak step of every target:
-        ``θ_target ← (1 − τ) θ_target + τ θ``. A batch that fails its checks changes nothing.
+        ``θ_target ← (1 − τ) θ_target + τ θ``. A batch that fails its checks changes nothing;
+        ``check=False`` skips them (but not the rewards' magnitude), for data checked where
+        it came in (an SB3 replay buffer's).
 
         Returns
         -------
         TDStepStats
             The loss before the step and the TD targets' std (0-d tensors, no graph).
         """
-        checked = self.check_batch(batch)
+        checked = self.check_batch(batch) if check else self._convert(batch)
         if checked.masks is None and self.mask_prob < 1:
             draw = torch.rand((len(checked.rewards), self.num_heads), generator=self.generator)
             checked = checked._replace(masks=(draw < self.mask_prob).to(**self._like))

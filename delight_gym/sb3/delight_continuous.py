@@ -37,7 +37,7 @@ from delight_gym._checks import (
 from delight_gym.de.engine_box import DEFAULT_CANDIDATES, ContinuousDelightWrapper
 from delight_gym.de.hosts import BoxHost
 from delight_gym.de.options import DelightOptions
-from delight_gym.posteriors.q_ensemble import ContinuousTransitions
+from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble, ContinuousTransitions
 from delight_gym.sb3.base import DelightExplorerMixin, StoredTransition
 from delight_gym.sb3.hosts import DEFAULT_HOST_STD, SB3DeterministicHost, SB3GaussianHost
 
@@ -204,9 +204,12 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
         """Posterior TD steps (:meth:`_posterior_steps` of SB3's), each on its own replay
         sample, with next actions from the actor; a posterior without ``update`` is left as
         given."""
-        update = getattr(self._de().posterior, "update", None)
+        posterior = self._de().posterior
+        update = getattr(posterior, "update", None)
         if update is None:
             return
+        # The replay data were checked as the env handed them over; the actions are clamped.
+        trusted = {"check": False} if isinstance(posterior, ContinuousQEnsemble) else {}
         for _ in range(self._posterior_steps(gradient_steps)):
             data = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
             with torch.no_grad():
@@ -219,7 +222,8 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
                     data.next_observations,
                     data.dones,
                     next_actions,
-                )
+                ),
+                **trusted,
             )
 
 
