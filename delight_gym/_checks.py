@@ -16,6 +16,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+try:
+    import resource
+except ImportError:  # pragma: no cover - not a POSIX system
+    resource = None  # type: ignore[assignment]
+
 from delight_gym._arrays import is_torch
 
 if TYPE_CHECKING:
@@ -102,14 +107,27 @@ def _as_real(value: Any, name: str) -> float:
     return out
 
 
-def check_positive_float(value: Any, name: str, *, allow_inf: bool = False) -> float:
-    """``value`` as a ``float`` if it is ``> 0`` (and finite unless ``allow_inf``)."""
-    return _check_float_above(value, name, allow_inf=allow_inf, strict=True)
+def check_positive_float(
+    value: Any, name: str, *, allow_inf: bool = False, normal: bool = False
+) -> float:
+    """``value`` as a ``float`` if it is ``> 0`` (and finite unless ``allow_inf``; at least
+    float64's smallest normal number if ``normal``: a scale whose reciprocal stays finite)."""
+    out = _check_float_above(value, name, allow_inf=allow_inf, strict=True)
+    if normal and out < _SMALLEST_NORMAL:
+        raise ValueError(
+            f"{name} must be at least {_SMALLEST_NORMAL:.3g} (the smallest normal float64), "
+            f"got {value}"
+        )
+    return out
 
 
 def check_nonnegative_float(value: Any, name: str, *, allow_inf: bool = False) -> float:
     """``value`` as a ``float`` if it is ``>= 0`` (and finite unless ``allow_inf``)."""
     return _check_float_above(value, name, allow_inf=allow_inf, strict=False)
+
+
+#: float64's smallest normal number, the least ``check_positive_float(..., normal=True)``.
+_SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
 
 
 def _check_float_above(value: Any, name: str, *, allow_inf: bool, strict: bool) -> float:
@@ -162,7 +180,7 @@ def check_unit_interval_array(value: Any, name: str) -> np.ndarray:
 
 
 def check_box_bounds(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """float64 ``(low, high)`` of a 1-D ``Box`` with finite bounds and ``high > low``; a
+    """float64 ``(low, high)`` of a 1-D ``Box`` with finite bounds and range, ``high > low``; a
     ``TypeError`` (not a ``Box``) or ``ValueError`` (shape, bounds) naming ``name`` otherwise."""
     from gymnasium import spaces
 
@@ -176,8 +194,10 @@ def check_box_bounds(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
             "an integer Box would truncate every action: use a Discrete or MultiDiscrete space"
         )
     low, high = space.low.astype(np.float64), space.high.astype(np.float64)
-    if not (np.isfinite(low).all() and np.isfinite(high).all()):
-        raise ValueError(f"{name} must have finite bounds, got low={low} high={high}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        width = high - low
+    if not np.isfinite(width).all():  # finite bounds, and a range that does not overflow
+        raise ValueError(f"{name} must have finite bounds and range, got low={low} high={high}")
     if not (high > low).all():
         raise ValueError(f"{name} must have high > low in every coordinate")
     return low, high
@@ -351,15 +371,23 @@ def format_bytes(nbytes: float) -> str:
 
 
 def memory_size(device: Any = "cpu") -> int | None:
-    """Total memory of ``device`` in bytes (RAM for ``"cpu"``, the GPU's for CUDA; ``None``:
-    torch's default device), or ``None`` where it cannot be told (then nothing is refused)."""
+    """Total memory of ``device`` in bytes (``"cpu"``: RAM, or the soft ``RLIMIT_AS`` if lower;
+    CUDA: the GPU's; ``None``: torch's default device), or ``None`` where it cannot be told
+    (then nothing is refused)."""
     if device is None:
         torch = sys.modules.get("torch")
         device = torch.get_default_device() if torch is not None else "cpu"
     if isinstance(device, str):
         kind, _, number = device.partition(":")
-        return _memory_size(kind, int(number) if number.isdigit() else None)
-    return _memory_size(str(device.type), device.index)
+        size = _memory_size(kind, int(number) if number.isdigit() else None)
+    else:
+        kind, size = str(device.type), _memory_size(str(device.type), device.index)
+    if kind == "cpu" and size is not None and resource is not None:
+        # The soft address-space limit (read each call: it may be set after import).
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            size = min(size, int(soft))
+    return size
 
 
 @functools.lru_cache(maxsize=16)

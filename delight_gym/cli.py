@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, TypeVar
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym._version import __version__
-from delight_gym.cli_limits import cell_sizes, check_control, check_fits, curve_sizes
+from delight_gym.cli_limits import (
+    cell_sizes,
+    check_control,
+    check_fits,
+    check_ranges,
+    curve_sizes,
+)
+from delight_gym.de.options import DelightOptions
 from delight_gym.experiments.families import FAMILIES, Family, SettingError
 from delight_gym.experiments.families.control import TASKS as CONTROL_TASKS
 from delight_gym.experiments.results import (
@@ -62,6 +69,8 @@ examples:
 #: :mod:`delight_gym.theory`) and ``all`` (the paper's figures,
 #: :data:`~delight_gym.experiments.specs.PAPER_FIGURES`).
 FIGURE_NAMES = (*FIGURES, "theory", "all")
+#: The DE settings ``run`` checks with :class:`~delight_gym.de.options.DelightOptions`.
+_DE_SETTINGS = ("half_life", "gate_price", "surprisal_cap")
 
 
 def _checked(check: Callable[[object, str], T], option: str) -> Callable[[str], T]:
@@ -83,13 +92,13 @@ def _checked(check: Callable[[object, str], T], option: str) -> Callable[[str], 
 
 def _comma_list(cast: Callable[[str], T], name: str) -> Callable[[str], list[T]]:
     def parse(text: str) -> list[T]:
+        items = [x.strip() for x in text.split(",")]
+        if not all(items):  # "1,,2" is a typo, not the list [1, 2]
+            raise argparse.ArgumentTypeError(f"{name}: empty item in {text!r}")
         try:
-            values = [cast(x) for x in text.split(",") if x.strip()]
+            return [cast(x) for x in items]
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name}: cannot parse {text!r}") from None
-        if not values:
-            raise argparse.ArgumentTypeError(f"{name}: empty list")
-        return values
 
     return parse
 
@@ -393,12 +402,8 @@ def _run_spec(
     DE options; a setting the family refuses ends the command naming its option."""
     instances = setting_grid(**{p.name: getattr(args, p.name) for p in family.instance})
     tuning = {p.name: getattr(args, p.name) for p in family.agent_parameters}
-    for instance in instances:
-        check_fits(parser, cell_sizes(family, args, instance))
-    if family.name in CONTROL_TASKS:
-        check_control(parser, args)
     try:
-        return ExperimentSpec.for_family(
+        spec = ExperimentSpec.for_family(
             family,
             family.name,
             [{**instance, **tuning} for instance in instances],
@@ -410,6 +415,19 @@ def _run_spec(
         )
     except SettingError as exc:
         parser.error(f"{family.parameters[exc.key].option}: {exc}")
+    for param in family.agent_parameters:  # DE's settings as DE checks them (normal floats)
+        if param.name in _DE_SETTINGS:
+            try:
+                DelightOptions(**{param.name: tuning[param.name]})
+            except (TypeError, ValueError) as exc:
+                parser.error(f"{param.option}: {exc}")
+    # after the family's own checks (which name the option), the cells' ranges and sizes
+    for instance in instances:
+        check_ranges(parser, family, args, instance)
+        check_fits(parser, cell_sizes(family, args, instance))
+    if family.name in CONTROL_TASKS:
+        check_control(parser, args)
+    return spec
 
 
 def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -27,7 +27,13 @@ from delight_gym._checks import (
 )
 from delight_gym.de import proposers as candidates_proposers
 from delight_gym.de.proposers import *  # noqa: F403 - re-exported: its __all__
-from delight_gym.de.proposers import Array, CandidateHost, CandidateProposer, space_bounds
+from delight_gym.de.proposers import (
+    Array,
+    CandidateHost,
+    CandidateProposer,
+    check_posterior_calls,
+    space_bounds,
+)
 from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
@@ -281,7 +287,7 @@ class CandidateDelight:
             raise TypeError(
                 f"expected_improvement must be callable, got {type(expected_improvement).__name__}"
             )
-        self.half_life = check_positive_float(half_life, "half_life")
+        self.half_life = check_positive_float(half_life, "half_life", normal=True)
         self.gate_price, self.surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
         if isinstance(proposals, str | bytes) or not isinstance(proposals, Sequence):
             raise TypeError(
@@ -291,10 +297,14 @@ class CandidateDelight:
         if not proposals:
             raise ValueError("proposals must hold at least one (proposer, n) pair")
         self.proposals: list[tuple[CandidateProposer, int]] = []
+        calls = 0  # posterior samples per decision: one Python call each
         for i, pair in enumerate(proposals):
             if not (isinstance(pair, tuple) and len(pair) == 2 and hasattr(pair[0], "propose")):
                 raise TypeError(f"proposals[{i}] must be a (proposer, n) pair, got {pair!r}")
-            self.proposals.append((pair[0], check_positive_int(pair[1], f"proposals[{i}] n")))
+            n = check_positive_int(pair[1], f"proposals[{i}] n")
+            if hasattr(pair[0], "n_random"):
+                calls = check_posterior_calls(calls + n, f"proposals[{i}] n")
+            self.proposals.append((pair[0], n))
         self.size = 1 + sum(n for _, n in self.proposals)
         self.row_bytes = candidate_row_bytes(self.size, self.low.size, self.proposals)
         budgets = ", ".join(f"proposals[{i}] n={n}" for i, (_, n) in enumerate(self.proposals))

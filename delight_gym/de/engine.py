@@ -14,6 +14,7 @@ import io
 import os
 import pickle
 import zipfile
+import zlib
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -37,6 +38,11 @@ __all__ = [
 ]
 
 _ENGINE_FILE, _MODEL_FILE, _MODEL_CLASS_FILE = "engine.pkl", "model.zip", "model_class.txt"
+_PARTS = (_ENGINE_FILE, _MODEL_FILE, _MODEL_CLASS_FILE)
+_UNREADABLE = (zipfile.BadZipFile, EOFError, zlib.error)
+#: What a damaged or foreign save raises while unpickled or loaded (never OSError or MemoryError).
+_DAMAGED: tuple[type[Exception], ...] = (*_UNREADABLE, pickle.UnpicklingError, ImportError)
+_DAMAGED += (AttributeError, LookupError, TypeError, ValueError, RuntimeError)
 
 
 class ValueAct(NamedTuple):
@@ -97,9 +103,12 @@ def unpack_vec_env_step(
 def observation_batch(
     observation: Any, space: Any, name: str, where: str
 ) -> tuple[np.ndarray, bool]:
-    """``(batch (n, ...), single)``; ValueError naming ``name`` (and ``where``, e.g.
-    ``" at t = 7"``) on a wrong shape or a non-finite value."""
+    """``(batch (n, ...), single)``; TypeError naming ``name`` on a dtype that is not numeric,
+    ValueError (naming ``where`` too, e.g. ``" at t = 7"``) on a wrong shape or a non-finite
+    value."""
     obs = np.asarray(observation)
+    if obs.dtype.kind not in "biuf":  # strings or objects would fail inside the host
+        raise TypeError(f"{name} must be numbers, got dtype {obs.dtype}")
     check_all_finite(obs, name, where=where)
     if isinstance(space, spaces.Discrete):
         if obs.ndim == 0:
@@ -403,24 +412,40 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
         Raises
         ------
         ValueError
-            Naming ``path`` when it is not such a file (truncated, or missing a part).
+            Naming ``path`` and the part that is missing, damaged or refers to what cannot be
+            imported (the model's class must be a stable_baselines3 ``BaseAlgorithm``).
         """
         try:
             with zipfile.ZipFile(path) as archive:
-                names = set(archive.namelist())
-                if _ENGINE_FILE not in names:
-                    raise ValueError(f"{path} is not a saved DE engine: no {_ENGINE_FILE}")
-                engine = pickle.loads(archive.read(_ENGINE_FILE))
-                model_bytes = archive.read(_MODEL_FILE) if _MODEL_FILE in names else None
-                model_class = (
-                    archive.read(_MODEL_CLASS_FILE).decode() if model_bytes is not None else ""
-                )
-        except (zipfile.BadZipFile, EOFError, pickle.UnpicklingError) as exc:
+                parts = {n: archive.read(n) for n in _PARTS if n in archive.namelist()}
+        except _UNREADABLE as exc:
             raise ValueError(f"{path} is not a readable saved DE engine: {exc}") from None
+        if _ENGINE_FILE not in parts:
+            raise ValueError(f"{path} is not a saved DE engine: no {_ENGINE_FILE}")
+        try:
+            engine = pickle.loads(parts[_ENGINE_FILE])
+        except _DAMAGED as exc:  # a missing module, class or field, or damaged bytes
+            raise ValueError(f"{path}: its {_ENGINE_FILE} cannot be loaded: {exc!r}") from None
         if not isinstance(engine, DelightEngine):
             raise ValueError(f"{path} holds a {type(engine).__name__}, not a DE engine")
-        if model_bytes is not None:
-            module, _, qualname = model_class.partition(":")
-            algorithm = getattr(importlib.import_module(module), qualname)
-            engine.host.model = algorithm.load(io.BytesIO(model_bytes), device=device)
+        if not isinstance(getattr(engine, "rng", None), np.random.Generator):
+            raise ValueError(f"{path}: its engine's rng is not a numpy Generator")
+        if _MODEL_FILE in parts:
+            name = parts.get(_MODEL_CLASS_FILE, b"").decode(errors="replace")
+            module, _, qualname = name.partition(":")
+            try:
+                algorithm = getattr(importlib.import_module(module), qualname)
+            except (ImportError, AttributeError, ValueError, TypeError):
+                algorithm = None
+            from stable_baselines3.common.base_class import BaseAlgorithm
+
+            if not (isinstance(algorithm, type) and issubclass(algorithm, BaseAlgorithm)):
+                raise ValueError(
+                    f"{path}: its {_MODEL_CLASS_FILE} names {name!r}, not an importable "
+                    "stable_baselines3 algorithm"
+                )
+            try:
+                engine.host.model = algorithm.load(io.BytesIO(parts[_MODEL_FILE]), device=device)
+            except _DAMAGED as exc:
+                raise ValueError(f"{path}: its {_MODEL_FILE} is damaged: {exc!r}") from None
         return engine

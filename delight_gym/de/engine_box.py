@@ -34,6 +34,7 @@ from delight_gym.de.decide import scaled_expected_improvement
 from delight_gym.de.engine import DelightEngine, ObservedTransition, row_vector
 from delight_gym.de.hosts import BoxHost, checked_actions, make_host
 from delight_gym.de.options import DelightOptions
+from delight_gym.de.proposers import check_posterior_calls
 from delight_gym.de.rule import Gate, sample_categorical
 
 __all__ = ["DEFAULT_CANDIDATES", "ContinuousDelightWrapper", "check_observation_space"]
@@ -135,6 +136,7 @@ class ContinuousDelightWrapper(DelightEngine):
             candidate_row_bytes(1 + n_host + n_posterior, self.low.size, proposers),
             f"n_host={n_host}, n_posterior={n_posterior}",
         )
+        check_posterior_calls(n_posterior, "n_posterior")
         kwargs = self._default_posterior_kwargs(posterior, posterior_kwargs, seed)
         if kwargs is not None:
             from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble

@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from delight_gym._checks import check_box_bounds, check_positive_float, host_view
-from delight_gym.de.proposers import DEFAULT_HOST_STD, GaussianProposalHost
+from delight_gym.de.proposers import DEFAULT_HOST_STD, GaussianProposalHost, checked_actions
 
 __all__ = [
     "BoxHost",
@@ -41,32 +41,6 @@ class Host(Protocol):
     def act(self, observations: np.ndarray, probs: np.ndarray) -> np.ndarray:
         """The host's own deterministic actions ``(n,)`` (``probs`` are :meth:`probs`' output)."""
         ...
-
-
-def checked_actions(value: Any, n: int, low: np.ndarray, high: np.ndarray, name: str) -> Any:
-    """``value`` as float64 ``(n, d)`` actions (``(d,)`` accepted for ``n = 1``, nothing else
-    reshaped), finite and inside ``[low, high]``; ValueError or TypeError naming ``name``."""
-    view = host_view(value)
-    kind = view.dtype.kind if isinstance(view, np.ndarray) else "f"
-    if kind not in "iuf":
-        raise TypeError(f"{name} must give real-valued actions, got dtype {view.dtype}")
-    try:
-        arr = np.asarray(view, dtype=np.float64)
-    except (TypeError, ValueError, RuntimeError):
-        raise TypeError(f"{name} must give numeric actions") from None
-    d = low.size
-    if n == 1 and arr.shape == (d,):
-        arr = arr[None]
-    if arr.shape != (n, d):
-        raise ValueError(
-            f"{name} must give actions of shape ({n}, {d}) (one row per observation), got "
-            f"{arr.shape}"
-        )
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} gave non-finite actions")
-    if (arr < low).any() or (arr > high).any():
-        raise ValueError(f"{name} gave actions outside the action space [{low}, {high}]")
-    return arr
 
 
 @runtime_checkable

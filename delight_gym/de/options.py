@@ -10,8 +10,6 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from delight_gym._checks import check_positive_float, check_probability
 from delight_gym.de.commitment import check_durations
 from delight_gym.de.posterior import BASELINES
@@ -36,8 +34,6 @@ HOSTS = ("head", "mean")
 _CLOCK_ALIASES = {"steps": "step", "episodes": "episode"}
 #: The values of ``value_scale`` that are not a number.
 _SCALE_MODES = ("auto", "spread")
-#: The smallest ``value_scale``: float64's smallest normal number.
-_SMALLEST_SCALE = float(np.finfo(np.float64).tiny)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,7 +84,7 @@ class DelightOptions:
         gate_price, surprisal_cap = check_gate_settings(self.gate_price, self.surprisal_cap)
         set_(self, "gate_price", gate_price)
         set_(self, "surprisal_cap", surprisal_cap)
-        set_(self, "half_life", check_positive_float(self.half_life, "half_life"))
+        set_(self, "half_life", check_positive_float(self.half_life, "half_life", normal=True))
         if self.baseline not in BASELINES:
             raise ValueError(f"baseline must be one of {BASELINES}, got {self.baseline!r}")
         if self.value_scale not in _SCALE_MODES:
@@ -97,13 +93,8 @@ class DelightOptions:
                     "value_scale must be a positive float, 'auto' or 'spread', got "
                     f"{self.value_scale!r}"
                 )
-            scale = check_positive_float(self.value_scale, "value_scale")
-            if scale < _SMALLEST_SCALE:
-                raise ValueError(
-                    f"value_scale must be at least {_SMALLEST_SCALE:.3g} (the smallest normal "
-                    f"float64; EI is divided by it), got {self.value_scale!r}"
-                )
-            set_(self, "value_scale", scale)
+            scale = check_positive_float(self.value_scale, "value_scale", normal=True)
+            set_(self, "value_scale", scale)  # normal: EI is divided by it
         if self.clock is not None:
             clock = _CLOCK_ALIASES.get(self.clock, self.clock)
             if clock not in CLOCKS:

@@ -135,9 +135,10 @@ def evaluate_posterior(
 ) -> PosteriorValues:
     """Means, baseline and EI of ``n`` rows in one call, as float64 :class:`PosteriorValues`.
 
-    Uses ``posterior.evaluate`` when defined (a GPU posterior copies to the host once), else
-    ``mean``, :func:`host_baseline` and ``expected_improvement``. Only the means' shape is
-    checked here; the caller checks ``host_probs`` (float64 ``(n, A)``) and the EI.
+    Uses ``posterior.evaluate_unchecked`` or ``posterior.evaluate`` when defined (a GPU
+    posterior copies to the host once), else ``mean``, :func:`host_baseline` and
+    ``expected_improvement``. Only the means' shape is checked here; the caller checks
+    ``host_probs`` (float64 ``(n, A)``) and the EI.
 
     Raises
     ------
@@ -146,7 +147,10 @@ def evaluate_posterior(
     """
     if baseline not in BASELINES:
         raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
-    evaluate = getattr(posterior, "evaluate", None)
+    # The caller checked host_probs: a posterior's unchecked evaluate skips a second check.
+    evaluate = getattr(posterior, "evaluate_unchecked", None) or getattr(
+        posterior, "evaluate", None
+    )
     if callable(evaluate):
         out = evaluate(observations, host_probs, baseline)
         return PosteriorValues(

@@ -12,10 +12,12 @@ from gymnasium import spaces
 from scipy.special import erf, ndtr, ndtri
 
 from delight_gym._checks import (
+    array_bytes,
     check_box_bounds,
     check_positive_float,
     check_positive_int,
     check_probabilities,
+    check_would_fit,
     host_view,
 )
 from delight_gym.de.rule import sample_categorical
@@ -23,6 +25,7 @@ from delight_gym.de.rule import sample_categorical
 __all__ = [
     "DEFAULT_HOST_STD",
     "HOST_STD_RANGE",
+    "MAX_POSTERIOR_CALLS",
     "Array",
     "CandidateHost",
     "CandidateProposer",
@@ -43,6 +46,9 @@ DEFAULT_HOST_STD = 0.1
 #: ``host_std``'s range: below, the density underflows off the host's action; above, the
 #: truncated Gaussian is the uniform law to float precision and its draws lose resolution.
 HOST_STD_RANGE = (1e-12, 1e6)
+#: The most posterior samples (``sample_values`` calls, one each) the :class:`PosteriorArgmax`
+#: proposals of one decision may draw: each is a Python call, so more would loop for minutes.
+MAX_POSTERIOR_CALLS = 10_000
 
 
 class CandidateHost(Protocol):
@@ -87,15 +93,53 @@ def space_bounds(space: Any, name: str) -> tuple[int, np.ndarray, np.ndarray]:
 
 
 def _finite_box(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(low, high)`` of a 1-D ``Box`` with finite bounds and ``high > low`` everywhere."""
-    k, low, high = space_bounds(space, name)
-    if k:
+    """``(low, high)`` of a 1-D ``Box`` with finite bounds and range, ``high > low``."""
+    if space_bounds(space, name)[0]:
         raise TypeError(f"{name} must be a Box space, got {space!r}")
-    if not (np.isfinite(low).all() and np.isfinite(high).all()):
-        raise ValueError(f"{name} must have finite bounds, got low={low} high={high}")
-    if not (high > low).all():
-        raise ValueError(f"{name} must have high > low in every coordinate")
-    return low, high
+    return check_box_bounds(space, name)
+
+
+def _check_draws(n: Any, name: str, *shape: int, copies: int = 1) -> int:
+    """``n`` as an int ``>= 1`` whose ``copies`` float64 arrays ``(*shape, n)`` fit in memory."""
+    n = check_positive_int(n, name)
+    check_would_fit(copies * array_bytes(*shape, n), f"{name}={n}")
+    return n
+
+
+def check_posterior_calls(n: int, name: str) -> int:
+    """``n`` posterior proposals of one decision, refused beyond :data:`MAX_POSTERIOR_CALLS`."""
+    if n > MAX_POSTERIOR_CALLS:
+        raise ValueError(
+            f"{name}: {n} posterior proposals per decision call the posterior {n} times, more "
+            f"than MAX_POSTERIOR_CALLS={MAX_POSTERIOR_CALLS}"
+        )
+    return n
+
+
+def checked_actions(value: Any, n: int, low: np.ndarray, high: np.ndarray, name: str) -> Any:
+    """``value`` as float64 ``(n, d)`` actions (``(d,)`` accepted for ``n = 1``, nothing else
+    reshaped), finite and inside ``[low, high]``; ValueError or TypeError naming ``name``."""
+    view = host_view(value)
+    kind = view.dtype.kind if isinstance(view, np.ndarray) else "f"
+    if kind not in "iuf":
+        raise TypeError(f"{name} must give real-valued actions, got dtype {view.dtype}")
+    try:
+        arr = np.asarray(view, dtype=np.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"{name} must give numeric actions") from None
+    d = low.size
+    if n == 1 and arr.shape == (d,):
+        arr = arr[None]
+    if arr.shape != (n, d):
+        raise ValueError(
+            f"{name} must give actions of shape ({n}, {d}) (one row per observation), got "
+            f"{arr.shape}"
+        )
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} gave non-finite actions")
+    if (arr < low).any() or (arr > high).any():
+        raise ValueError(f"{name} gave actions outside the action space [{low}, {high}]")
+    return arr
 
 
 def _uniform(space: Any, shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
@@ -142,12 +186,15 @@ class CategoricalHost:
     def sample(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
         """int ``(b, n)``: independent draws from ``π(·|s)`` (inverse CDF)."""
         table = self._table(states)
+        # sample_categorical's cumulative sums (float64) and two masks, (b, n, K) each
+        n = _check_draws(n, "n", table.shape[0], table.shape[1] + 1, copies=2)
         rows = np.broadcast_to(table[:, None, :], (table.shape[0], n, table.shape[1]))
         return sample_categorical(rows, rng.random((table.shape[0], n)))
 
     def top_actions(self, states: Any, k: int) -> np.ndarray:
         """int ``(b, k)``: the ``k`` most probable actions, most probable first."""
         table = self._table(states)
+        k = check_positive_int(k, "k")
         if k > table.shape[1]:
             raise ValueError(f"k must be <= the number of actions {table.shape[1]}, got {k}")
         top = np.argpartition(-table, k - 1, axis=-1)[:, :k]
@@ -181,6 +228,11 @@ class GaussianProposalHost:
             )
         self.scale = self.host_std * (self.high - self.low)
 
+    def _mean(self, host_actions: Array) -> np.ndarray:
+        """The checked host actions as ``μ``, float64 ``(b, 1, d)``."""
+        n = len(host_actions)
+        return checked_actions(host_actions, n, self.low, self.high, "host_actions")[:, None, :]
+
     def _limits(self, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``α``, ``β`` and the mass ``Φ(β) − Φ(α)`` (numeric guard: as two non-negative halves
         ``erf(β/√2)/2 + erf(−α/√2)/2``, since ``α ≤ 0 ≤ β`` for ``μ`` in the box: no
@@ -190,7 +242,7 @@ class GaussianProposalHost:
 
     def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> np.ndarray:
         """Log-density of the truncated Gaussian at ``candidates`` ``(b, C, d)`` → ``(b, C)``."""
-        mu = np.asarray(host_actions, dtype=np.float64)[:, None, :]
+        mu = self._mean(host_actions)
         _, _, mass = self._limits(mu)
         z = (candidates - mu) / self.scale
         log_pdf = -0.5 * z**2 - 0.5 * np.log(2 * np.pi) - np.log(self.scale) - np.log(mass)
@@ -201,7 +253,8 @@ class GaussianProposalHost:
         self, states: Any, host_actions: Array, n: int, rng: np.random.Generator
     ) -> np.ndarray:
         """float ``(b, n, d)``: inverse-CDF draws, each tail computed on its accurate side."""
-        mu = np.asarray(host_actions, dtype=np.float64)[:, None, :]
+        mu = self._mean(host_actions)
+        n = _check_draws(n, "n", *mu.shape[::2], copies=8)  # r, Φ's, z and the draws
         alpha, beta, mass = self._limits(mu)
         r = rng.random((mu.shape[0], n, mu.shape[-1]))
         r = np.where(r == 0.0, 2.0**-54, r)  # r in (0, 1): both tails below stay positive
@@ -239,14 +292,15 @@ class UniformProposals:
     """Proposes ``n`` actions uniformly from ``space`` (a ``Discrete`` or finite 1-D ``Box``)."""
 
     def __init__(self, space: Any) -> None:
-        k, _, _ = space_bounds(space, "space")
+        k, low, _ = space_bounds(space, "space")
         if not k:
             _finite_box(space, "space")
-        self.space = space
+        self.space, self._width = space, max(low.size, 1)
 
     def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
         """int ``(b, n)`` or float ``(b, n, d)``."""
-        return _uniform(self.space, (len(host_actions), n), rng)
+        b = len(host_actions)
+        return _uniform(self.space, (b, _check_draws(n, "n", b, self._width, copies=3)), rng)
 
 
 class PosteriorArgmax:
@@ -265,7 +319,7 @@ class PosteriorArgmax:
     """
 
     def __init__(self, space: Any, sample_values: Callable[..., Array], n_random: int = 64) -> None:
-        UniformProposals(space)  # checks the space
+        self._width = UniformProposals(space)._width  # checks the space
         if not callable(sample_values):
             raise TypeError(f"sample_values must be callable, got {type(sample_values).__name__}")
         self.space, self.sample_values = space, sample_values
@@ -274,6 +328,11 @@ class PosteriorArgmax:
     def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
         """``n`` proposals per row, each from its own posterior sample."""
         b = len(host_actions)
+        n = _check_draws(n, "n", b, self._width, copies=2)  # the picks and their stack
+        # each proposal's uniform actions, their values and a temporary: (b, n_random, d + 1)
+        check_would_fit(
+            3 * array_bytes(b, self.n_random, self._width + 1), f"n_random={self.n_random}"
+        )
         picks = []
         for _ in range(n):
             actions = _uniform(self.space, (b, self.n_random), rng)

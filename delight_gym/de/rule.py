@@ -117,9 +117,9 @@ class Gate(NamedTuple):
 
 def check_gate_settings(gate_price: Any, surprisal_cap: Any) -> Gate:
     """The gate's settings checked, as a :class:`Gate`: ``λ >= 0`` (``inf``: the gate is always
-    empty) and a finite ``L > 0``; ValueError or TypeError naming the argument otherwise."""
+    empty) and a finite ``L >= 2.2e-308``; ValueError or TypeError naming the argument otherwise."""
     lam = check_nonnegative_float(gate_price, "gate_price", allow_inf=True)
-    return Gate(lam, check_positive_float(surprisal_cap, "surprisal_cap"))
+    return Gate(lam, check_positive_float(surprisal_cap, "surprisal_cap", normal=True))
 
 
 def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE) -> Any:
@@ -137,13 +137,20 @@ def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE) -> Any:
     Any
         ``ε_t``, shaped like ``t`` (a ``float`` for a scalar).
     """
-    m = check_positive_float(half_life, "half_life")
+    m = check_positive_float(half_life, "half_life", normal=True)
     if np.isscalar(t):
-        return m / (m + check_nonnegative_float(t, "t"))
+        t = check_nonnegative_float(t, "t")
+        total = m + t
+        # m + t overflows only when both are huge: halving both is then exact.
+        return m / total if total < np.inf else (m / 2) / (m / 2 + t / 2)
     xp = array_namespace(t)
     if bool(xp.any(t < 0)) or not bool(xp.all(xp.isfinite(t))):
         raise ValueError("t must be finite and non-negative")
-    return m / (m + t)
+    with np.errstate(over="ignore"):
+        total = m + t
+    out = m / total
+    overflow = ~xp.isfinite(total)
+    return xp.where(overflow, (m / 2) / (m / 2 + t / 2), out) if bool(overflow.any()) else out
 
 
 def surprisal(host_probs: Array, surprisal_cap: float = DEFAULT_SURPRISAL_CAP) -> Array:
