@@ -231,7 +231,18 @@ class EnsembleQPosterior:
         if checked.shape != (n, a):
             raise ValueError(f"host_probs must have shape {(n, a)}, got {checked.shape}")
         check_probabilities(checked, "host_probs")
-        probs = torch.as_tensor(checked, device=q.device)
+        return self._evaluate(q, checked, baseline)
+
+    def evaluate_unchecked(
+        self, observations: Any, host_probs: np.ndarray, baseline: str = "host"
+    ) -> PosteriorValues:
+        """:meth:`evaluate` for a float64 ``(n, A)`` ``host_probs`` and a ``baseline`` the
+        caller has checked (as the Discrete engine does), checking neither again."""
+        return self._evaluate(self.head_values_tensor(observations).double(), host_probs, baseline)
+
+    def _evaluate(self, q: torch.Tensor, host_probs: np.ndarray, baseline: str) -> PosteriorValues:
+        n, a = q.shape[1], q.shape[2]
+        probs = torch.as_tensor(host_probs, device=q.device)
         means, base, ei = ensemble_values(q, probs, baseline)
         out = torch.cat([means, base[:, None], ei], dim=1).cpu().numpy()  # one copy
         return PosteriorValues(out[:, :a], out[:, a], out[:, a + 1 :].reshape(n, a))

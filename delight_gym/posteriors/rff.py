@@ -54,6 +54,8 @@ def _as_tensor(
         if value.is_complex() or value.dtype == torch.bool:
             raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
         out = value.detach().to(device=device, dtype=STATS_DTYPE)
+    elif hasattr(value, "dtype") and np.iscomplexobj(value):  # numpy would drop the imaginary
+        raise TypeError(f"{name} must be real, got dtype {value.dtype}")
     else:
         out = torch.as_tensor(check_finite_array(value, name), dtype=STATS_DTYPE, device=device)
     sizes = tuple(out.shape)
@@ -206,9 +208,16 @@ class RFFPosterior:
         self.weight_mean = torch.zeros_like(self.weighted_targets)
         self.num_observations = 0
 
-    def _inputs(self, x: Any, name: str) -> torch.Tensor:
-        """``x`` checked: a float64 ``(B, m, d)`` tensor on :attr:`device`."""
-        return _as_tensor(x, name, (self.batch_size, None, self.dim), self.device, self.limit)
+    def _inputs(self, x: Any, name: str, *, pairs: bool = False) -> torch.Tensor:
+        """``x`` checked: a float64 ``(B, m, d)`` tensor on :attr:`device`, refused if its
+        features (at least two ``(B, m, M)`` buffers) and, for ``pairs``, ``(B, m, m)`` would
+        not fit."""
+        out = _as_tensor(x, name, (self.batch_size, None, self.dim), self.device, self.limit)
+        b, m = out.shape[:2]
+        need = array_bytes(2, b, m, self.num_features) + pairs * array_bytes(b, m, m)
+        shape = f"{name} of shape {tuple(out.shape)} with num_features={self.num_features}"
+        check_would_fit(need, shape, self.device)
+        return out
 
     def _out(self, value: torch.Tensor) -> torch.Tensor:
         return value.to(self.dtype)
@@ -271,14 +280,20 @@ class RFFPosterior:
 
     def covariance(self, x: Any) -> torch.Tensor:
         """Posterior covariance of ``f`` at ``x`` ``(B, m, d)``: ``(B, m, m)``."""
-        white = self._whitened(self._inputs(x, "x"))[1]
+        white = self._whitened(self._inputs(x, "x", pairs=True))[1]
         return self._out(white.mT @ white)
 
     def ucb(self, x: Any, beta: float) -> torch.Tensor:
-        """``mean + √beta·std`` (``beta >= 0``, as in GP-UCB), ``(B, m)``."""
+        """``mean + √beta·std`` (``beta >= 0``, as in GP-UCB), ``(B, m)``; a ``ValueError`` if
+        ``beta`` makes it overflow ``dtype``."""
         beta = check_nonnegative_float(beta, "beta")
         mu, sd = self._predictive(self._inputs(x, "x"))
-        return self._out(mu + math.sqrt(beta) * sd)
+        out = self._out(mu + math.sqrt(beta) * sd)
+        # Only float32 overflows: in float64 √beta < 1.4e154 and std <= √2·s <= 1.7e77.
+        if not bool(out.isfinite().all()):
+            bound = float((((torch.finfo(self.dtype).max - mu) / sd) ** 2).min())
+            raise ValueError(f"beta must be at most {bound:.3g} here in {self.dtype}, got {beta}")
+        return out
 
     def _baseline(self, baseline: Any, m: int) -> torch.Tensor:
         """``baseline`` ``(B,)`` or ``(B, m)`` as float64 ``(B, 1)`` or ``(B, m)``."""
@@ -295,14 +310,19 @@ class RFFPosterior:
         return self._out(gaussian_expected_improvement(mu, sd, base))
 
     def log_expected_improvement(self, x: Any, baseline: Any) -> torch.Tensor:
-        """``log E[(f(x) − baseline)^+]``, ``(B, m)``, finite where the EI underflows."""
+        """``log E[(f(x) − baseline)^+]``, ``(B, m)``, finite where the EI underflows (at
+        least ``dtype``'s lowest float)."""
         mu, sd = self._predictive(self._inputs(x, "x"))
         base = self._baseline(baseline, mu.shape[1])
-        return self._out(log_gaussian_expected_improvement(mu, sd, base))
+        log_ei = log_gaussian_expected_improvement(mu, sd, base)
+        return self._out(log_ei.clamp_min(torch.finfo(self.dtype).min))
 
     def _weights(self, num_samples: int | None) -> torch.Tensor:
         """float64 draws ``w = μ + U⁻ᵀξ``, ``(B, M)``, or ``(B, S, M)`` for ``S`` samples."""
         s = 1 if num_samples is None else check_nonnegative_int(num_samples, "num_samples")
+        # ξ, U⁻ᵀξ and the draws: three (B, M, S) float64 buffers.
+        need = array_bytes(3, self.batch_size, self.num_features, s)
+        check_would_fit(need, f"num_samples={num_samples}", self.device)
         xi = torch.randn(
             (self.batch_size, self.num_features, s),
             generator=self.generator,
