@@ -134,7 +134,9 @@ class BatchedMLP(nn.Module):
         return self.sizes[-1]
 
     def _layers(self, models: torch.Tensor | None) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        pairs = list(zip(self.weights, self.biases, strict=True))
+        # The ParameterLists' dicts: iterating a ParameterList costs more than the small MLPs.
+        w, b = self.weights._parameters.values(), self.biases._parameters.values()
+        pairs: list[tuple[torch.Tensor, torch.Tensor]] = list(zip(w, b, strict=True))  # type: ignore[arg-type]
         if models is None:
             return pairs
         return [(w[models], b[models]) for w, b in pairs]
