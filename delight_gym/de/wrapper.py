@@ -38,13 +38,22 @@ class DelightExplorationWrapper(DelightEngine):
     host : callable or stable_baselines3 model or host adapter
         ``Discrete``: observations → probabilities ``(n, A)``, or an SB3 PPO, A2C or DQN;
         ``Box``: observations → actions ``(n, d)``, or an SB3 SAC, TD3, DDPG, PPO or A2C.
-    posterior, delight, seed, posterior_kwargs, start_step :
-        The posterior (default: the engine's), DE's options, the seed, the default
-        posterior's arguments, where ``t`` starts (default: an SB3 host's ``num_timesteps``).
+    posterior : ValuePosterior, optional
+        Default: the engine's.
+    delight : DelightOptions or dict, optional
+        DE's options.
+    seed : int, optional
+        Seeds DE's generator.
+    posterior_kwargs : dict, optional
+        The default posterior's arguments.
+    start_step : int, optional
+        Where ``t`` starts (default: an SB3 host's ``num_timesteps``).
     observation_space, action_space : gymnasium.Space, optional
         Required for a callable host.
-    host_temperature, lazy_gate, n_host, n_posterior, host_std, host_log_density :
-        One engine's only (:class:`DiscreteDelightWrapper`: the first two).
+    host_temperature, lazy_gate : float, bool, optional
+        :class:`DiscreteDelightWrapper`'s only.
+    n_host, n_posterior, host_std, host_log_density : int, int, float, callable, optional
+        :class:`ContinuousDelightWrapper`'s only.
 
     Raises
     ------

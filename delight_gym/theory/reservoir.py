@@ -98,14 +98,17 @@ class ReservationAgent(_ReservoirAgent):
 
     Parameters
     ----------
+    threshold_gap : float | None
+        ``y``; default ``y_T`` (:func:`~delight_gym.theory.reservation.horizon_threshold`).
+
+    Other Parameters
+    ----------------
     batch_size : int
         seeds acted on at once.
     tail_exponent : float
         ``α`` of the ``Beta(1, α)`` reservoir.
     horizon : int
         ``T``.
-    threshold_gap : float | None
-        ``y``; default ``y_T`` (:func:`~delight_gym.theory.reservation.horizon_threshold`).
     seed : int or None
         unused (a uniform agent interface).
     """
@@ -130,14 +133,17 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
 
     Parameters
     ----------
-    batch_size, tail_exponent, horizon
-        As for :class:`ReservationAgent`.
     override_rate : float | None
         constant ``ε ∈ (0, 1]``, or ``None`` for the annealed ``M/(M + t)``.
     gate_price : float | None
         ``λ``; default the horizon price ``λ_T`` (with ``ε = override_rate``, or 1 if annealed).
     surprisal_cap : float
         ``L``.
+
+    Other Parameters
+    ----------------
+    batch_size, tail_exponent, horizon : int, float, int
+        As for :class:`ReservationAgent`.
     seed : int or None
         seeds the generator of :func:`~delight_gym.de.rule.sample_acting`.
     half_life : float
