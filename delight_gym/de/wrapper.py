@@ -38,14 +38,10 @@ class DelightExplorationWrapper(DelightEngine):
     host : callable or stable_baselines3 model or host adapter
         ``Discrete``: observations → probabilities ``(n, A)``, or an SB3 PPO, A2C or DQN;
         ``Box``: observations → actions ``(n, d)``, or an SB3 SAC, TD3, DDPG, PPO or A2C.
-    posterior : ValuePosterior, optional
-        Default: the engine's.
-    delight : DelightOptions or dict, optional
-        DE's options.
-    seed : int, optional
-        Seeds DE's generator.
-    posterior_kwargs : dict, optional
-        The default posterior's arguments.
+    posterior, posterior_kwargs : ValuePosterior, dict, optional
+        The posterior (default: the engine's) or the default posterior's arguments.
+    delight, seed : DelightOptions or dict, int, optional
+        DE's options and the seed of its generator.
     start_step : int, optional
         Where ``t`` starts (default: an SB3 host's ``num_timesteps``).
     observation_space, action_space : gymnasium.Space, optional
@@ -60,7 +56,7 @@ class DelightExplorationWrapper(DelightEngine):
     TypeError
         A keyword of the other engine, or no action space for a callable host.
     ValueError
-        An action space that is neither ``Discrete`` nor ``Box``.
+        An action space neither ``Discrete`` nor ``Box``.
     """
 
     def __new__(
