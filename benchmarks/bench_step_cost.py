@@ -1,10 +1,13 @@
 """Cost per training step: DelightSAC / DelightTD3 against SAC / TD3 on Pendulum-v1, and
 BootstrappedDQN against SB3's DQN on DeepSea N = 20 at bsuite's settings.
 
-Process CPU time of ``learn`` over a window of environment steps (one gradient step each),
-after a warm-up that fills the replay buffer; DE's clock is set to ``--clock`` first, so the
-window sees ``ε_t = M/(M + t)`` of that point of a run. Runs alternate (SB3, DE, SB3, DE, ...)
-on one torch thread; the load average is printed beside every figure.
+Process CPU time of ``learn`` over windows of environment steps (one gradient step each),
+after a warm-up that fills the replay buffer. Both models of a pair are built first and their
+windows alternate in one process (SB3, DE, DE, SB3, ...), so a drift of the machine's speed
+hits both; the ratio of each pair of windows is taken and their median printed, with the
+load average beside every figure. DE's clock is set to ``t`` before each window, so it sees
+``ε_t = M/(M + t)`` of that point of a run; the run average weighs the measured ratios over a
+default-length run (Pendulum: 20 000 steps), linearly between the clocks measured.
 
 DeepSea (``--deepsea-steps``): ``DQN`` and ``BootstrappedDQN`` (10 heads with randomized
 priors) share bsuite's ``boot_dqn`` settings where both have the knob (Adam 1e-3, batch 128,
@@ -12,8 +15,8 @@ replay 10 000, learning from 128 transitions, one SGD step per env step, target 
 4, γ 0.99) and an MLP [64, 64]; ``DeepSea-v0`` with ``size=20, mapping_seed=0``. Target:
 ``BootstrappedDQN/DQN <= 1.15``.
 
-    python benchmarks/bench_step_cost.py                # clock 0 and 10 000, 1 000 steps x 3
-    python benchmarks/bench_step_cost.py --only deepsea # DeepSea only, 2 000 steps x 5
+    python benchmarks/bench_step_cost.py                # Pendulum at 5 clocks, and DeepSea
+    python benchmarks/bench_step_cost.py --only deepsea # DeepSea only, 8 windows of 250
     python benchmarks/bench_step_cost.py --quick        # tiny, for the test suite
 """
 
@@ -32,13 +35,13 @@ import torch
 class Args:
     """The benchmark's settings."""
 
-    steps: int = 1000
+    steps: int = 200
     warmup: int = 300
-    repeats: int = 3
-    clocks: tuple[int, ...] = (0, 10_000)
+    repeats: int = 4
+    clocks: tuple[int, ...] = (0, 300, 1000, 3000, 10_000)
     quick: bool = False
-    deepsea_steps: int = 2000
-    deepsea_repeats: int = 5
+    deepsea_steps: int = 250
+    deepsea_repeats: int = 8
     only: str = "all"
 
 
@@ -55,6 +58,8 @@ BSUITE_COMMON = {
     "policy_kwargs": {"net_arch": [64, 64]},
 }
 DEEPSEA_SIZE = 20
+#: Pendulum's training steps in the control family (``delight-gym run pendulum``).
+PENDULUM_STEPS = 20_000
 
 
 def _load() -> str:
@@ -97,27 +102,48 @@ def _deepsea_model(name: str, seed: int):
     return model
 
 
-def deepsea(steps: int, repeats: int) -> float:
-    """Print ``DQN``'s and ``BootstrappedDQN``'s CPU ms per env step on DeepSea N = 20
-    (alternating runs) and return the ratio of the medians."""
-    print(
-        f"DeepSea N = {DEEPSEA_SIZE}, bsuite's settings, {steps} steps x {repeats}, CPU time, "
-        "one torch thread"
-    )
-    costs: dict[str, list[float]] = {"DQN": [], "BootstrappedDQN": []}
+def paired(models: dict, steps: int, repeats: int, clock: int | None, label: str) -> list[float]:
+    """Alternate ``repeats`` windows of ``steps`` of the two ``models`` (SB3's first, DE's
+    second; the order flips every pair), print each window, and return DE/SB3 per pair."""
+    base, de = models
+    ratios = []
     for r in range(repeats):
-        for name in ("DQN", "BootstrappedDQN") if r % 2 == 0 else ("BootstrappedDQN", "DQN"):
-            model = _deepsea_model(name, seed=r)
-            cost = _time(model, steps, None)
-            costs[name].append(cost)
-            print(f"  {name:<15} {1e3 * cost:7.3f} ms/step  {_load()}")
-    ratio = statistics.median(costs["BootstrappedDQN"]) / statistics.median(costs["DQN"])
-    best = min(costs["BootstrappedDQN"]) / min(costs["DQN"])
-    print(
-        f"ratio BootstrappedDQN/DQN on DeepSea N={DEEPSEA_SIZE}: {ratio:.3f} (medians), "
-        f"{best:.3f} (minima), target 1.15  {_load()}"
+        cost = {}
+        for name in (base, de) if r % 2 == 0 else (de, base):
+            cost[name] = _time(models[name], steps, clock if name == de else None)
+            print(f"  {name:<15} {label} {1e3 * cost[name]:7.3f} ms/step  {_load()}")
+        ratios.append(cost[de] / cost[base])
+    return ratios
+
+
+def _summary(pair: str, where: str, ratios: list[float], target: float) -> str:
+    return (
+        f"ratio {pair}{where}: {statistics.median(ratios):.3f} (median of {len(ratios)} paired "
+        f"windows), {min(ratios):.3f} (least), target {target}  {_load()}"
     )
-    return ratio
+
+
+def deepsea(steps: int, repeats: int) -> float:
+    """Print ``DQN``'s and ``BootstrappedDQN``'s CPU ms per env step on DeepSea N = 20 in
+    paired windows and return the median ratio."""
+    print(
+        f"DeepSea N = {DEEPSEA_SIZE}, bsuite's settings, {repeats} paired windows of {steps} "
+        "steps, CPU time, one torch thread"
+    )
+    models = {name: _deepsea_model(name, seed=0) for name in ("DQN", "BootstrappedDQN")}
+    ratios = paired(models, steps, repeats, None, "")
+    print(_summary("BootstrappedDQN/DQN", f" on DeepSea N={DEEPSEA_SIZE}", ratios, 1.15))
+    return statistics.median(ratios)
+
+
+def run_average(clocks: tuple[int, ...], ratios: list[float], horizon: int) -> float:
+    """The mean over ``t`` in ``[0, horizon)`` of the ratio, linear between the measured
+    ``clocks`` and held beyond the last (trapezoids on the measured points)."""
+    ts = [*clocks, horizon] if clocks[-1] < horizon else list(clocks)
+    rs = [*ratios, ratios[-1]] if clocks[-1] < horizon else list(ratios)
+    pieces = zip(ts, ts[1:], rs, rs[1:], strict=False)
+    area = sum((t1 - t0) * (r0 + r1) / 2 for t0, t1, r0, r1 in pieces)
+    return area / (ts[-1] - ts[0])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -126,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=Args.steps)
     parser.add_argument("--warmup", type=int, default=Args.warmup)
     parser.add_argument("--repeats", type=int, default=Args.repeats)
-    parser.add_argument("--clocks", type=str, default="0,10000")
+    parser.add_argument("--clocks", type=str, default=",".join(map(str, Args.clocks)))
     parser.add_argument("--deepsea-steps", type=int, default=Args.deepsea_steps)
     parser.add_argument("--deepsea-repeats", type=int, default=Args.deepsea_repeats)
     parser.add_argument("--only", choices=("all", "pendulum", "deepsea"), default="all")
@@ -145,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
         args = Args(
             steps=20,
             warmup=30,
-            repeats=1,
+            repeats=2,
             clocks=(0, 10_000),
             quick=True,
             deepsea_steps=20,
@@ -157,23 +183,23 @@ def main(argv: list[str] | None = None) -> None:
         deepsea(args.deepsea_steps, args.deepsea_repeats)
     if args.only == "deepsea":
         return
-    print(f"Pendulum-v1, {args.steps} steps x {args.repeats}, CPU time, one torch thread")
+    print(
+        f"Pendulum-v1, {args.repeats} paired windows of {args.steps} steps at each clock, "
+        "CPU time, one torch thread"
+    )
     for base, de in (("SAC", "DelightSAC"), ("TD3", "DelightTD3")):
+        models = {name: _model(name, args.warmup, seed=0) for name in (base, de)}
+        medians = []
         for clock in args.clocks:
             eps = 100.0 / (100.0 + clock)
-            costs: dict[str, list[float]] = {base: [], de: []}
-            for r in range(args.repeats):
-                for name in (base, de) if r % 2 == 0 else (de, base):
-                    model = _model(name, args.warmup, seed=r)
-                    cost = _time(model, args.steps, clock if name == de else None)
-                    costs[name].append(cost)
-                    print(f"  {name:<11} t={clock:<6} {1e3 * cost:7.3f} ms/step  {_load()}")
-            ratio = statistics.median(costs[de]) / statistics.median(costs[base])
-            best = min(costs[de]) / min(costs[base])
-            print(
-                f"ratio {de}/{base} at t={clock} (eps_t={eps:.4f}): {ratio:.3f} (medians), "
-                f"{best:.3f} (minima), target 1.2  {_load()}"
-            )
+            ratios = paired(models, args.steps, args.repeats, clock, f"t={clock:<6}")
+            medians.append(statistics.median(ratios))
+            print(_summary(f"{de}/{base}", f" at t={clock} (eps_t={eps:.4f})", ratios, 1.2))
+        mean = run_average(args.clocks, medians, PENDULUM_STEPS)
+        print(
+            f"run average {de}/{base} over {PENDULUM_STEPS} steps: {mean:.3f} (the medians, "
+            f"linear between t = {', '.join(map(str, args.clocks))}), target 1.2  {_load()}"
+        )
 
 
 if __name__ == "__main__":

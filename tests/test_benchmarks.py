@@ -109,6 +109,7 @@ def test_bench_step_cost_quick_prints_every_ratio_with_the_load():
     assert out.returncode == 0, out.stdout + out.stderr
     for pair in ("DelightSAC/SAC", "DelightTD3/TD3"):
         assert out.stdout.count(f"ratio {pair}") == 2  # clock 0 and 10 000
+        assert out.stdout.count(f"run average {pair}") == 1
     assert out.stdout.count("ratio BootstrappedDQN/DQN on DeepSea N=20") == 1
     ratios = [line for line in out.stdout.splitlines() if line.startswith("ratio")]
     assert all("load average" in line for line in ratios)
