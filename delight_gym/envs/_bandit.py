@@ -26,24 +26,6 @@ from delight_gym.envs._base import (
     vector_step_infos,
 )
 
-__all__ = [
-    "SUB_ENV_BYTES",
-    "BanditEnv",
-    "BanditKeywords",
-    "BanditMeans",
-    "BanditVectorEnv",
-    "ContextualBanditEnv",
-    "ContextualBanditVectorEnv",
-    "FeatureBanditInstance",
-    "GaussianBanditEnv",
-    "GaussianBanditVectorEnv",
-    "OneStepBanditEnv",
-    "OneStepBanditVectorEnv",
-    "bandit_summary",
-    "check_bandit_fits",
-    "unit_box",
-]
-
 
 def bandit_summary(
     name: str,

@@ -23,27 +23,6 @@ from numpy.typing import NDArray
 
 from delight_gym._checks import check_flag
 
-__all__ = [
-    "RESET_OPTIONS",
-    "InstanceEnv",
-    "InstanceState",
-    "InstanceVectorEnv",
-    "ObsT",
-    "PerEnvGenerators",
-    "check_discrete_action",
-    "check_render_mode",
-    "check_reset_options",
-    "instance_array",
-    "pull_info",
-    "read_only_copy",
-    "render_mode_missing",
-    "resample_flag",
-    "resample_mask",
-    "set_vector_spaces",
-    "vector_step_infos",
-    "zero_final_obs",
-]
-
 ObsT = TypeVar("ObsT")
 
 #: The ``reset(options=...)`` keys every env of the package accepts.
@@ -285,8 +264,7 @@ class InstanceState:
     _fixed_instance: str | None
     _has_reset: bool
 
-    def _has_instance(self) -> bool:
-        """Whether the instance exists (given to the constructor, or drawn already)."""
+    def _has_instance(self) -> bool:  # given to the constructor, or drawn already
         raise NotImplementedError
 
     def _require_reset(self) -> None:
@@ -312,7 +290,8 @@ class InstanceEnv(InstanceState, gym.Env[ObsT, np.int64]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsT, dict[str, Any]]:
         """Start an episode; draw the instance on the first call or on
-        ``options={"resample": True}`` (refused when the constructor fixed it).
+        ``options={"resample": True}`` (refused when the constructor fixed it); returns
+        the first observation and an empty ``info``.
 
         Parameters
         ----------
@@ -320,11 +299,6 @@ class InstanceEnv(InstanceState, gym.Env[ObsT, np.int64]):
             seeds ``self.np_random`` (the instance, if drawn now, and the episode).
         options : dict[str, Any] | None
             only ``"resample"``.
-
-        Returns
-        -------
-        tuple[ObsT, dict[str, Any]]
-            The first observation and an empty ``info``.
         """
         resample = resample_flag(options, self._fixed_instance)
         super().reset(seed=seed)
@@ -352,8 +326,8 @@ class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ig
     def _draw_instances(self, resample: NDArray[np.bool_]) -> None:
         raise NotImplementedError
 
-    def _start_episodes(self) -> None:
-        """Set every sub-env at the start of a new episode (no random draws)."""
+    def _start_episodes(self) -> None:  # every sub-env at a new episode's start (no draws)
+        pass
 
     def _observations(self) -> Any:
         raise NotImplementedError
@@ -364,7 +338,7 @@ class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ig
         seed: int | list[int | None] | None = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[Any, dict[str, Any]]:
-        """Reset every sub-env.
+        """Reset every sub-env; returns the observations and an empty ``infos``.
 
         Parameters
         ----------
@@ -374,11 +348,6 @@ class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ig
         options : dict[str, Any] | None
             ``{"resample": mask}`` (a bool or a ``(num_envs,)`` bool array): those sub-envs
             draw a new instance.
-
-        Returns
-        -------
-        tuple[Any, dict[str, Any]]
-            The observations and an empty ``infos``.
         """
         seeds = self._per_env_seeds(seed)
         resample = resample_mask(options, self.num_envs, self._fixed_instance)

@@ -78,13 +78,10 @@ class BernoulliBanditEnv(_BernoulliParameters, OneStepBanditEnv[np.int64]):
     - Action space: ``Discrete(K)`` (a ``ValueError`` naming ``action`` outside it).
     - Observation space: ``Discrete(1)``, always ``0`` (a bandit has no state).
     - Rewards: ``float(self.np_random.random() < means[a])``, one uniform draw per step.
-    - Episode end: after one pull (``terminated=True``, ``truncated=False``); ``info`` holds
-      ``expected_reward``, ``optimal_expected_reward`` and ``regret`` (pseudo-regret).
-    - Arguments: ``num_arms`` (10, or ``len(means)``), ``means`` (``(K,)`` in ``[0, 1]``,
-      fixes the instance), ``render_mode`` (``None`` or ``"ansi"``).
+    - Episode end: one pull; ``info``: ``expected_reward``, ``optimal_expected_reward``, ``regret``.
+    - Arguments: ``num_arms`` (10, or ``len(means)``), ``means`` (``(K,)``), ``render_mode``.
     - Version history: v0, the initial version (delight_gym 0.1.0).
 
-    >>> from delight_gym.envs import BernoulliBanditEnv
     >>> env = BernoulliBanditEnv(num_arms=4)
     >>> obs, info = env.reset(seed=42)
     >>> env.means.round(3), env.optimal_arm
@@ -128,8 +125,6 @@ class BernoulliBanditVectorEnv(_BernoulliParameters, OneStepBanditVectorEnv):  #
     float64 ``(num_envs,)`` arrays. ``means`` may be ``(num_envs, K)`` or ``(K,)`` shared by
     all; ``reset(options={"resample": mask})`` redraws the sub-envs in ``mask``.
 
-    >>> import numpy as np
-    >>> from delight_gym.envs import BernoulliBanditVectorEnv
     >>> envs = BernoulliBanditVectorEnv(num_envs=3, num_arms=4)
     >>> obs, infos = envs.reset(seed=42)
     >>> envs.means.round(3)  # row 0 is BernoulliBanditEnv(num_arms=4) reset with seed 42

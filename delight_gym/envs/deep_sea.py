@@ -153,21 +153,16 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
     to the grid); action ``a`` is "right" iff ``a == action_mapping[row, column]``.
 
     - Action space: ``Discrete(2)`` (a ``ValueError`` naming ``action`` outside it).
-    - Observation space: ``Box(0, 1, (N, N), float32)``, one-hot of ``(row, column)``; zeros
-      after the last step.
-    - Rewards: ``+1`` for "right" in the last column; ``− unscaled_move_cost / N`` per
-      "right"; stochastic variant: ``N(0, 1)`` noise in the cells ``(N − 1, 0)`` and
-      ``(N − 1, N − 1)``, and "right" moves only with probability ``1 − 1/N``.
-    - Episode end: ``terminated=True`` after ``N`` steps (``step`` then raises
-      ``ResetNeeded``); ``info``: ``optimal_return``, ``bad_episode``, ``denoised_reward``,
-      ``denoised_return`` and, on the last step, ``is_success``.
+    - Observation space: ``Box(0, 1, (N, N), float32)``, one-hot ``(row, column)``, 0 at the end.
+    - Rewards: ``+1`` for "right" in the last column, ``−unscaled_move_cost/N`` per "right";
+      stochastic: ``N(0, 1)`` noise at ``(N−1, 0)``, ``(N−1, N−1)``; "right" fails w.p. ``1/N``.
+    - Episode end: after ``N`` steps; ``info``: ``optimal_return``, ``bad_episode``,
+      ``denoised_reward``, ``denoised_return`` and, on the last step, ``is_success``.
     - Arguments: ``size`` (10, at most :data:`MAX_DEEP_SEA_SIZE`), ``deterministic`` (True),
       ``unscaled_move_cost`` (0.01), ``randomize_actions`` (True), ``mapping_seed`` (None:
-      drawn at the first reset, else bsuite's mapping for it), ``render_mode`` (``"ansi"``,
-      ``"rgb_array"``).
+      drawn at the first reset), ``render_mode`` (``"ansi"``, ``"rgb_array"``).
     - Version history: v0, the initial version (delight_gym 0.1.0); later ``is_success``.
 
-    >>> from delight_gym.envs import DeepSeaEnv
     >>> env = DeepSeaEnv(size=3, mapping_seed=42)
     >>> obs, info = env.reset(seed=0)
     >>> for _ in range(3):  # always "right"
@@ -304,8 +299,6 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
     ``mapping_seed`` may be None, an int for every sub-env or ``num_envs`` ints;
     ``num_envs * size**2`` is at most :data:`MAX_DEEP_SEA_CELLS`.
 
-    >>> import numpy as np
-    >>> from delight_gym.envs import DeepSeaVectorEnv
     >>> envs = DeepSeaVectorEnv(num_envs=2, size=2, mapping_seed=[0, 1])
     >>> obs, infos = envs.reset(seed=0)
     >>> envs.action_mapping[1]

@@ -162,13 +162,11 @@ class LinearBanditEnv(_LinearBanditParameters, GaussianBanditEnv):
     ``reset(options={"resample": True})`` redraws the parts not given.
 
     - Action space: ``Discrete(K)`` (a ``ValueError`` naming ``action`` outside it).
-    - Observation space: ``Box(-F, F, (K, D), float32)``, ``F`` the largest float32: the
-      features (float64: :attr:`features`), the same at every step of an instance.
+    - Observation space: ``Box(-F, F, (K, D), float32)`` (``F`` the largest float32), the features.
     - Rewards: ``φ(a)ᵀθ* + noise·z``, one ``z ~ N(0, 1)`` per step (also when ``noise == 0``).
-    - Episode end: after one pull (``terminated=True``); ``info`` holds ``expected_reward``,
-      ``optimal_expected_reward`` and ``regret`` (pseudo-regret).
-    - Arguments: ``num_arms`` (100), ``dim`` (10), ``noise`` (1.0), ``features`` (``(K,
-      D)``), ``theta`` (``(D,)``), ``render_mode`` (``None`` or ``"ansi"``).
+    - Episode end: one pull; ``info``: ``expected_reward``, ``optimal_expected_reward``, ``regret``.
+    - Arguments: ``num_arms`` (100), ``dim`` (10), ``noise`` (1), ``features`` (``(K, D)``),
+      ``theta`` (``(D,)``), ``render_mode`` (``None`` or ``"ansi"``).
     - Version history: v0, the initial version (delight_gym 0.1.0).
 
     >>> from delight_gym.envs import LinearBanditEnv

@@ -191,15 +191,13 @@ class NeuralBanditEnv(_NeuralParameters, ContextualBanditEnv):
 
     - Action space: ``Discrete(K)`` (a ``ValueError`` naming ``action`` outside it).
     - Observation space: ``Box(-1, 1, (K, dim + C), float32)``, row ``a`` being ``x_a``.
-    - Rewards: ``h(x_aᵀθ) + noise·z``, ``h(s) = 10 s²`` (``"quadratic"``) or ``cos(3 s)``
-      (``"cosine"``), one ``z ~ N(0, 1)`` per step.
-    - Episode end: after one pull (``terminated=True``); ``info`` holds ``expected_reward``,
-      ``optimal_expected_reward``, ``regret`` and ``optimal_action``.
+    - Rewards: ``h(x_aᵀθ) + noise·z``, ``h(s) = 10 s²`` or ``cos(3 s)``, ``z ~ N(0, 1)``.
+    - Episode end: one pull; ``info``: ``expected_reward``, ``optimal_expected_reward``, ``regret``,
+      ``optimal_action``.
     - Arguments: ``num_arms`` (100), ``dim`` (20), ``context_dim`` (0), ``reward``
-      (``"quadratic"``), ``noise`` (0.1), ``render_mode`` (``None`` or ``"ansi"``).
+      (``"quadratic"`` or ``"cosine"``), ``noise`` (0.1), ``render_mode``.
     - Version history: v0, the initial version (delight_gym 0.2.0).
 
-    >>> from delight_gym.envs import NeuralBanditEnv
     >>> env = NeuralBanditEnv(num_arms=3, dim=2, reward="cosine")
     >>> obs, info = env.reset(seed=0)
     >>> obs.shape, env.means.round(3), env.optimal_arm
@@ -266,8 +264,6 @@ class NeuralBanditVectorEnv(_NeuralParameters, ContextualBanditVectorEnv):  # ty
     ``(num_envs,)`` arrays; ``reset(options={"resample": mask})`` redraws the sub-envs in
     ``mask``.
 
-    >>> import numpy as np
-    >>> from delight_gym.envs import NeuralBanditVectorEnv
     >>> envs = NeuralBanditVectorEnv(num_envs=2, num_arms=3, dim=2, reward="cosine")
     >>> obs, _ = envs.reset(seed=0)
     >>> envs.means.round(3)  # row 0 is NeuralBanditEnv(...) reset with seed 0

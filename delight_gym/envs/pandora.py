@@ -55,12 +55,11 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
     instance (priors and costs: shapes ``U(0.5, 5)``, costs log-uniform on ``[1e-3, 1e-1]``)
     is drawn at the first :meth:`reset` unless given; the values at every reset.
 
-    - Action space: ``Discrete(K + 1)``: ``a < K`` opens box ``a`` (again: its cost again),
-      ``K`` stops.
+    - Action space: ``Discrete(K + 1)``: ``a < K`` opens box ``a`` (paid again if open), K stops.
     - Observation space: ``Box(0, 1, (K, 3), float32)``, per box ``[opened, value, cost]``.
     - Rewards: ``−costs[a]`` per opening; at the end, plus ``max(outside_option, values)``.
-    - Episode end: the stop action or every box open; truncated after ``max_steps`` (``2K +
-      1``). ``info``: ``opened``, and at the end ``payoff``, ``best_value`` and ``values``.
+    - Episode end: stop or every box open; truncated after ``max_steps`` (``2K + 1``).
+      ``info``: ``opened``, and at the end ``payoff``, ``best_value`` and ``values``.
     - Arguments: ``num_boxes`` (5), ``alphas``, ``betas``, ``costs`` (all three or none),
       ``outside_option`` (0), ``max_steps``.
     - Version history: v0, the initial version (delight_gym 0.1.0).

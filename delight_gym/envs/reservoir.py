@@ -38,10 +38,9 @@ class ReservoirEnv(InstanceEnv[np.int64]):
 
     - Action space: ``Discrete(num_arms)``.
     - Observation space: ``Discrete(1)``, always ``0``.
-    - Rewards: ``"revealed"`` (default), the value ``X_a`` itself; ``"bernoulli"``, ``1``
-      with probability ``X_a``.
-    - Episode end: after one pull (``terminated=True``); ``info``: ``expected_reward``
-      (``X_a``), ``optimal_expected_reward`` (``1.0``, the support's top) and ``regret``.
+    - Rewards: ``X_a`` (``"revealed"``, the default) or ``1`` w.p. ``X_a`` (``"bernoulli"``).
+    - Episode end: one pull; ``info``: ``expected_reward`` (``X_a``), ``optimal_expected_reward``
+      (1, the support's top) and ``regret``.
     - Arguments: ``tail_exponent`` (1), ``num_arms`` (1000; use at least the horizon),
       ``reward_mode``, ``render_mode``.
     - Version history: v0, the initial version (delight_gym 0.1.0).

@@ -162,13 +162,12 @@ class WheelBanditEnv(_WheelParameters, ContextualBanditEnv):
     - Action space: ``Discrete(5)`` (a ``ValueError`` naming ``action`` outside it).
     - Observation space: ``Box(-1, 1, (2,), float32)``, the context (float64: :attr:`context`).
     - Rewards: the arm's mean plus ``noise·z``, one ``z ~ N(0, 1)`` per step.
-    - Episode end: after one pull (``terminated=True``); ``info`` holds ``expected_reward``,
-      ``optimal_expected_reward``, ``regret`` and ``optimal_action``.
-    - Arguments: ``delta`` (0.95), ``mean_safe`` (1.2), ``mean_other`` (1.0), ``mean_large``
-      (50), ``noise`` (0.01), ``render_mode`` (``None`` or ``"ansi"``).
+    - Episode end: one pull; ``info``: ``expected_reward``, ``optimal_expected_reward``, ``regret``,
+      ``optimal_action``.
+    - Arguments: ``delta`` (0.95), ``mean_safe`` (1.2), ``mean_other`` (1), ``mean_large`` (50),
+      ``noise`` (0.01), ``render_mode`` (``None`` or ``"ansi"``).
     - Version history: v0, the initial version (delight_gym 0.2.0).
 
-    >>> from delight_gym.envs import WheelBanditEnv
     >>> env = WheelBanditEnv(delta=0.5)
     >>> obs, info = env.reset(seed=3)
     >>> obs.round(3), env.means
@@ -218,8 +217,6 @@ class WheelBanditVectorEnv(_WheelParameters, ContextualBanditVectorEnv):  # type
     seed ``seed + i``. Spaces are batched; autoreset is ``SAME_STEP`` (``final_obs`` holds
     the contexts just played); ``step``'s infos are ``(num_envs,)`` arrays.
 
-    >>> import numpy as np
-    >>> from delight_gym.envs import WheelBanditVectorEnv
     >>> envs = WheelBanditVectorEnv(num_envs=2, delta=0.5)
     >>> obs, _ = envs.reset(seed=3)
     >>> obs.round(3)  # row 0 is WheelBanditEnv(delta=0.5) reset with seed 3
