@@ -1,10 +1,9 @@
-"""What an ensemble of Q-heads accepts: its observation space's encodings and the input checks.
+"""The inputs of an ensemble of Q-heads: observation encodings and the transitions' checks.
 
-:class:`EnsembleInputs` turns a batch of observations into the first layer's input (row
-indices for a look-up, or float32 rows for a matrix product) and a batch of transitions into a
-checked :class:`Transitions` on the heads' device. Every
-error names its argument, and nothing is computed from a batch that fails. These checks run
-once, where data comes in; the TD step trusts what they return.
+:class:`EnsembleInputs` turns observations into the first layer's input (row indices for a
+look-up, or float32 rows for a matrix product) and transitions into a checked
+:class:`Transitions` on the heads' device. The checks run once, where data comes in; every
+error names its argument. The TD step trusts what they return.
 """
 
 from __future__ import annotations
@@ -33,24 +32,21 @@ ENCODINGS = ("auto", "index", "one_hot", "dense")
 
 
 class Transitions(NamedTuple):
-    """A batch of ``B`` transitions: as a caller gives it (array_like or tensors, see
-    :meth:`EnsembleInputs.check`), or checked and encoded on the heads' device, as the TD step
-    takes it.
+    """A batch of ``B`` transitions, as given (array_like or tensors) or checked and encoded.
 
     Checked, the rows are shared by every head (``(B, ...)``) or there is one batch per head
-    (``(H, B, ...)``: ``H`` independent learners in one network, e.g. several seeds' ensembles).
+    (``(H, B, ...)``, e.g. several seeds' ensembles in one network).
 
     Attributes
     ----------
     observations, next_observations : torch.Tensor
-        Encoded (:meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.encode`):
-        int64 ``(B,)`` or float32 ``(B, d)``; per head int64 ``(H, B)`` or float32 ``(H, B, d)``.
+        Encoded: int64 ``(B,)`` or float32 ``(B, d)``; per head ``(H, B)`` or ``(H, B, d)``.
     actions : torch.Tensor
         int64 ``(B,)`` or ``(H, B)``.
     rewards, terminated : torch.Tensor
-        float32 ``(B,)`` or ``(H, B)`` (``terminated`` 0 or 1: no bootstrap from ``s'``).
+        float32 ``(B,)`` or ``(H, B)`` (``terminated`` 1: no bootstrap from ``s'``).
     masks : torch.Tensor or None, default None
-        float32 ``(B, K)``: each transition's weight in each head's loss (bootstrap masks).
+        float32 ``(B, K)``: each transition's weight in each head's loss.
     """
 
     observations: torch.Tensor
@@ -68,10 +64,8 @@ class EnsembleInputs:
     ----------
     observation_space : gymnasium.spaces.Discrete or gymnasium.spaces.Box
         Box observations of any shape are flattened.
-    num_actions : int
-        ``A`` (checked by the caller).
-    num_heads : int
-        ``K``, the width of the bootstrap masks (checked by the caller).
+    num_actions, num_heads : int
+        ``A``, and ``K`` (the masks' width); checked by the caller.
     encoding : str, default "auto"
         One of :data:`ENCODINGS`.
 
@@ -130,68 +124,63 @@ class EnsembleInputs:
     # -- observations ----------------------------------------------------------------------------
 
     def encode(
-        self,
-        observations: Any,
-        device: torch.device,
-        name: str = "observations",
-        *,
-        check_finite: bool = True,
+        self, observations: Any, device: torch.device, name: str = "observations"
     ) -> torch.Tensor:
-        """A batch of observations as the first layer's input, checked, on ``device``
-        (:meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.encode`, documented
-        there); ``check_finite=False`` when the caller checked finiteness itself."""
+        """Observations checked and encoded on ``device``
+        (:meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.encode`)."""
         x = host_view(observations)
         if x.ndim == 0:
             raise ValueError(f"{name} must be a batch with a leading axis, got a scalar")
-        n = int(x.shape[0])
         kind = _dtype_kind(x)
         if kind not in "biuf":
             raise TypeError(f"{name} must be numbers, got dtype {x.dtype}")
+        shape = tuple(x.shape)
         if self.encoding == "index":
-            self._check_index_shape(tuple(x.shape), name)
-            if kind == "f" and check_finite:
+            if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
+                raise ValueError(
+                    f"{name} must be Discrete observations of shape (n,) or (n, 1), got {shape}"
+                )
+            if kind == "f":
                 check_all_finite(x, name)
             if kind == "b" or (kind == "f" and bool((x != x.round()).any())):
                 raise ValueError(f"{name} must be integers for a Discrete observation space")
-            idx = _cast(x.reshape(n), "int64") - self.obs_start
-            if bool(((idx < 0) | (idx >= self.input_dim)).any()):
-                raise ValueError(self._range_message(name))
-            return as_device_tensor(idx, device)
-        self._check_box_shape(tuple(x.shape), name)
-        flat = _cast(x.reshape(n, self.input_dim), "float32")
-        if check_finite:  # after the cast: beyond float32's range is inf
-            check_all_finite(flat, name, where=" in float32")
-        if self.encoding == "one_hot":
-            idx = one_hot_indices(flat)
+            rows = self._host_rows(x)
+            if bool(((rows < 0) | (rows >= self.input_dim)).any()):
+                raise ValueError(
+                    f"{name} must lie in [{self.obs_start}, {self.obs_start + self.input_dim})"
+                )
+        else:
+            if math.prod(shape[1:]) != self.input_dim:
+                raise ValueError(
+                    f"{name} must have shape (n, {', '.join(map(str, self.obs_shape))}), "
+                    f"got {shape}"
+                )
+            rows = self._host_rows(x)
+            check_all_finite(rows, name, where=" in float32")  # beyond float32's range: inf
+        return self._to_device(rows, device)
+
+    def _host_rows(self, x: Any) -> Any:
+        # int64 state indices (from 0), or float32 flat rows; not yet on the device
+        n = int(x.shape[0])
+        if self.encoding == "index":
+            return _cast(x.reshape(n), "int64") - self.obs_start
+        return _cast(x.reshape(n, self.input_dim), "float32")
+
+    def _to_device(self, rows: Any, device: torch.device) -> torch.Tensor:
+        if self.encoding == "one_hot":  # a row look-up when every row allows one
+            idx = one_hot_indices(rows)
             if idx is not None:
-                return as_device_tensor(idx, device)
-        return as_device_tensor(flat, device)
-
-    def _check_index_shape(self, shape: tuple[int, ...], name: str) -> None:
-        if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
-            raise ValueError(
-                f"{name} must be Discrete observations of shape (n,) or (n, 1), got {shape}"
-            )
-
-    def _range_message(self, name: str) -> str:
-        return f"{name} must lie in [{self.obs_start}, {self.obs_start + self.input_dim})"
-
-    def _check_box_shape(self, shape: tuple[int, ...], name: str) -> None:
-        if math.prod(shape[1:]) != self.input_dim:
-            raise ValueError(
-                f"{name} must have shape (n, {', '.join(map(str, self.obs_shape))}), got {shape}"
-            )
+                rows = idx
+        return as_device_tensor(rows, device)
 
     # -- transitions -----------------------------------------------------------------------------
 
     def check(self, batch: Transitions, device: torch.device) -> Transitions:
-        """``batch``, as given, checked and on ``device``
-        (:meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.check_transitions`,
-        documented there).
+        """``batch`` checked and on ``device``
+        (:meth:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork.check_transitions`).
 
-        Tensors on a GPU are checked there with one host synchronisation for the whole batch
-        (:meth:`valid_on_device`); only a batch that fails is checked again item by item, for
-        the message.
+        GPU tensors are checked with one host synchronisation (:meth:`valid_on_device`); only a
+        batch that fails is checked again item by item, for the message.
         """
         if device.type != "cpu" and self.valid_on_device(batch, device):
             return self.convert(batch, device)
@@ -224,20 +213,19 @@ class EnsembleInputs:
             check_all_finite(m, "masks", where=" in float32")
             if bool((m < 0).any()):
                 raise ValueError("masks must be >= 0 (weights of each transition in each head)")
-            m = as_device_tensor(_cast(m, "float32"), device)
+            m = as_device_tensor(m, device)
         return Transitions(
             observations=x,
             next_observations=xn,
             actions=as_device_tensor(act, device),
-            rewards=as_device_tensor(_cast(rew, "float32"), device),
+            rewards=as_device_tensor(rew, device),
             terminated=as_device_tensor(_cast(done, "float32"), device),
             masks=m,
         )
 
     def valid_on_device(self, batch: Transitions, device: torch.device) -> bool:
-        """Whether a batch of tensors already on ``device`` passes every check of
-        :meth:`check`, decided with one host synchronisation; ``False`` for anything else
-        (which :meth:`check` then checks item by item)."""
+        """Whether a batch of tensors on ``device`` passes every check of :meth:`check`, with
+        one host synchronisation; ``False`` for anything else."""
         obs, nxt, actions, rewards, terminated, masks = batch
         given = [obs, actions, rewards, nxt, terminated]
         given += [] if masks is None else [masks]
@@ -269,13 +257,12 @@ class EnsembleInputs:
         return bool(torch.stack(flags).all())
 
     def convert(self, batch: Transitions, device: torch.device) -> Transitions:
-        """:meth:`check`'s result without its value checks, for a batch known to pass them
-        (:meth:`valid_on_device`, or data checked where it came in)."""
+        """:meth:`check`'s result for a batch known to pass it (nothing is checked)."""
         b = len(batch.actions)
         return Transitions(
-            observations=self.encode(batch.observations, device, check_finite=False),
-            next_observations=self.encode(
-                batch.next_observations, device, "next_observations", check_finite=False
+            observations=self._to_device(self._host_rows(host_view(batch.observations)), device),
+            next_observations=self._to_device(
+                self._host_rows(host_view(batch.next_observations)), device
             ),
             actions=as_device_tensor(batch.actions, device).reshape(b).long(),
             rewards=as_device_tensor(batch.rewards, device).reshape(b).float(),
@@ -285,14 +272,8 @@ class EnsembleInputs:
 
 
 def one_hot_indices(rows: Any) -> Any | None:
-    """Row indices of ``(n, d)`` rows (numpy or torch) that are each one-hot or all zero.
-
-    Returns
-    -------
-    array or torch.Tensor or None
-        int64 ``(n,)``: the column of each row's one, ``-1`` for an all-zero row; ``None`` if
-        some row is neither.
-    """
+    """int64 ``(n,)`` column of each ``(n, d)`` row's one (``-1``: all zero), numpy or torch;
+    ``None`` if some row is neither one-hot nor all zero."""
     if isinstance(rows, np.ndarray):  # the row's maximum must be its only nonzero entry
         at = np.arange(rows.shape[0])
         top = rows.argmax(1)
@@ -309,8 +290,7 @@ def one_hot_indices(rows: Any) -> Any | None:
 
 
 def as_device_tensor(value: Any, device: torch.device) -> torch.Tensor:
-    """``value`` (a tensor, a numpy array or an array_like) as a tensor on ``device``, its
-    dtype kept (no copy where it is already there)."""
+    """``value`` (tensor, array or array_like) as a tensor on ``device``, its dtype kept."""
     if isinstance(value, np.ndarray):
         return torch.from_numpy(value).to(device)
     if torch.is_tensor(value):
@@ -319,8 +299,7 @@ def as_device_tensor(value: Any, device: torch.device) -> torch.Tensor:
 
 
 def _column(value: Any, rows: int, name: str) -> Any:
-    """``value`` (:func:`~delight_gym._checks.host_view`) as ``(rows,)``; it may be ``(rows,)``
-    or ``(rows, 1)`` (SB3's replay samples)."""
+    # (rows,) from (rows,) or (rows, 1) (SB3's replay samples)
     x = host_view(value)
     if tuple(x.shape) not in ((rows,), (rows, 1)):
         raise ValueError(f"{name} must have shape ({rows},) or ({rows}, 1), got {tuple(x.shape)}")
@@ -328,8 +307,7 @@ def _column(value: Any, rows: int, name: str) -> Any:
 
 
 def _dtype_kind(x: Any) -> str:
-    """numpy's dtype kind (``"b"``, ``"i"``, ``"u"``, ``"f"``, ``"c"``, ...) of an array or a
-    tensor."""
+    # numpy's dtype kind ("b", "i", "u", "f", "c", ...) of an array or a tensor
     if isinstance(x, np.ndarray):
         return str(x.dtype.kind)
     if x.dtype == torch.bool:
@@ -342,7 +320,7 @@ def _dtype_kind(x: Any) -> str:
 
 
 def _cast(x: Any, dtype: str) -> Any:
-    """``x`` (array or tensor) as ``"int64"`` or ``"float32"`` (no copy if it already is)."""
+    # x (array or tensor) as "int64" or "float32", not copied if it already is
     if isinstance(x, np.ndarray):
         if x.dtype == dtype:
             return x

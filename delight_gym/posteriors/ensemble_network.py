@@ -1,12 +1,9 @@
 """``K`` Q-heads with randomized prior functions and their target networks, in one module.
 
 :class:`EnsembleQNetwork` holds ``Q_k = f_k + β p_k`` for ``k = 1 … K``: ``f_k`` a trainable
-MLP, ``p_k`` a frozen random MLP of the same shape scaled by ``β = prior_scale`` (Osband,
-Aslanides & Cassirer 2018), and each head's target copy of ``f_k``. The heads are one set of
-batched tensors (no Python loop over heads); with few look-up states the frozen parts are kept
-as per-state tables (:mod:`~delight_gym.posteriors.ensemble_tabular`). Inputs are checked and
-encoded by :mod:`~delight_gym.posteriors.ensemble_inputs`; the TD loss and step that train the
-heads are :mod:`~delight_gym.posteriors.ensemble_td`'s.
+MLP, ``p_k`` a frozen random MLP of the same shape scaled by ``β = prior_scale`` ("Randomized
+Prior Functions for Deep Reinforcement Learning", Osband et al. 2018), and each head's target
+copy of ``f_k``, as one set of batched tensors (no Python loop over heads).
 """
 
 from __future__ import annotations
@@ -32,8 +29,7 @@ __all__ = [
     "EnsembleQNetwork",
 ]
 
-#: The heads' defaults, shared by every ensemble of the package
-#: (:data:`~delight_gym.posteriors.boot_dqn_defaults.BOOT_DQN_DEFAULTS`'s).
+#: The heads' defaults, shared by every ensemble of the package.
 DEFAULT_NUM_HEADS = BOOT_DQN_DEFAULTS.num_heads
 DEFAULT_HIDDEN_SIZES = BOOT_DQN_DEFAULTS.hidden_sizes
 DEFAULT_PRIOR_SCALE = BOOT_DQN_DEFAULTS.prior_scale
@@ -42,7 +38,7 @@ Layers = list[tuple[torch.Tensor, torch.Tensor]]
 
 
 def _invalidate_tables(network: EnsembleQNetwork, incompatible_keys: Any) -> None:
-    """After ``load_state_dict``: the frozen weights may have changed, the tables are stale."""
+    # load_state_dict may have replaced the frozen weights
     if network.tables is not None:
         network.tables.invalidate()
 
@@ -71,12 +67,10 @@ class EnsembleQNetwork(nn.Module):
     tables : StateTables or None
         The frozen parts per state, for look-up inputs with few states.
     weights, biases : torch.nn.ParameterList
-        Trainable layers: ``weights[l]`` of shape ``(K, in_l, out_l)`` (the first layer's
-        ``in`` is the number of states for look-up inputs), ``biases[l]`` of shape
-        ``(K, 1, out_l)``.
+        Trainable layers ``(K, in_l, out_l)`` and ``(K, 1, out_l)``.
     frozen_weights_<l>, frozen_biases_<l> : torch.Tensor
-        Buffers of shape ``(2K, in_l, out_l)`` and ``(2K, 1, out_l)``: rows ``[:K]`` are the
-        target networks' layers, rows ``[K:]`` the priors'.
+        Buffers ``(2K, in_l, out_l)`` and ``(2K, 1, out_l)``: rows ``[:K]`` the targets',
+        ``[K:]`` the priors'.
     """
 
     def __init__(
@@ -125,9 +119,8 @@ class EnsembleQNetwork(nn.Module):
 
     @staticmethod
     def training_bytes(sizes: Sequence[int], num_heads: int) -> int:
-        """Bytes ``K`` heads of layer widths ``sizes`` (inputs, hidden..., actions) take while
-        training: float32 weights and biases six times over (trainable, target, prior,
-        gradient and Adam's two moments)."""
+        """Bytes ``num_heads`` heads of layer widths ``sizes`` take while training: float32
+        parameters six times over (trainable, target, prior, gradient, Adam's two moments)."""
         per_head = sum(fan_in * fan_out + fan_out for fan_in, fan_out in itertools.pairwise(sizes))
         return 6 * 4 * num_heads * per_head
 
@@ -142,7 +135,7 @@ class EnsembleQNetwork(nn.Module):
 
     @property
     def encoding(self) -> str:
-        """``"index"``, ``"one_hot"`` or ``"dense"`` (:attr:`EnsembleInputs.encoding`)."""
+        """``"index"``, ``"one_hot"`` or ``"dense"``."""
         return self.inputs.encoding
 
     @property
@@ -191,8 +184,8 @@ class EnsembleQNetwork(nn.Module):
             self.tables.refresh_target(frozen, k)
 
     def tables_for(self, inputs: torch.Tensor) -> StateTables | None:
-        """The state tables, refreshed if stale, when ``inputs`` are one batch of states
-        ``(n,)`` shared by every head; else ``None`` (the networks run)."""
+        """The state tables, refreshed if stale, for states ``(n,)`` shared by every head;
+        else ``None``."""
         if self.tables is None or inputs.dtype != torch.int64 or inputs.ndim != 1:
             return None
         if not self.tables.current(self._buffers["frozen_weights_0"]):  # type: ignore[arg-type]
@@ -202,55 +195,47 @@ class EnsembleQNetwork(nn.Module):
     # -- inputs ----------------------------------------------------------------------------------
 
     def encode(self, observations: Any, name: str = "observations") -> torch.Tensor:
-        """A batch of observations as the first layer's input, checked.
-
-        Numpy arrays and CPU tensors are checked in numpy (cheaper for small batches), a GPU
-        tensor on its device; the checks and the encoding are the same either way.
+        """A batch of observations checked, as the first layer's input.
 
         Parameters
         ----------
         observations : array_like or torch.Tensor
             ``(n,)`` or ``(n, 1)`` Discrete observations, or ``(n, *obs_shape)`` Box ones
-            (flattened rows of the right size are accepted too).
+            (or flattened rows).
         name : str
             The argument name for error messages.
 
         Returns
         -------
         torch.Tensor
-            int64 ``(n,)`` state indices (``-1`` for an all-zero one-hot row) for a row
-            look-up, or float32 ``(n, input_dim)`` for a matrix product; on :attr:`device`.
+            int64 ``(n,)`` state indices (``-1`` for an all-zero one-hot row), or float32
+            ``(n, input_dim)``; on :attr:`device`.
 
         Raises
         ------
         TypeError
             If the observations are not numbers.
         ValueError
-            On a wrong shape, a non-finite value (also a float64 beyond float32's range), or a
-            Discrete observation that is not an integer of the space.
+            On a wrong shape, a non-finite value (also beyond float32's range), or a Discrete
+            observation that is not an integer of the space.
         """
         return self.inputs.encode(observations, self.device, name)
 
     def check_transitions(self, batch: Transitions) -> Transitions:
-        """A batch of ``B`` transitions checked and on :attr:`device`: every error names its
-        field, and nothing is computed from a batch that fails.
+        """A batch of ``B`` transitions checked and on :attr:`device` (errors name the field).
 
         Parameters
         ----------
         batch : Transitions
-            As given, each field array_like or a tensor: ``observations`` and
-            ``next_observations`` ``(B, ...)``, as for :meth:`encode`; ``actions`` ``(B,)`` or
-            ``(B, 1)`` integers in ``[0, A)``; ``rewards`` and ``terminated`` ``(B,)`` or
-            ``(B, 1)`` (``terminated`` is 1 where the episode ended without a time-limit
-            truncation: the target does not bootstrap there); ``masks`` ``None`` or ``(B, K)``
-            bootstrap masks (weights of each transition in each head's loss).
+            Each field array_like or a tensor: observations as for :meth:`encode`; ``actions``,
+            ``rewards`` and ``terminated`` (1 where the episode ended without a truncation)
+            ``(B,)`` or ``(B, 1)``; ``masks`` ``None`` or ``(B, K)`` non-negative weights.
 
         Returns
         -------
         Transitions
-            ``observations`` and ``next_observations`` encoded (:meth:`encode`), ``actions``
-            int64 ``(B,)``, ``rewards`` and ``terminated`` float32 ``(B,)``, ``masks`` float32
-            ``(B, K)`` or ``None``.
+            Observations encoded (:meth:`encode`), int64 ``actions``, float32 ``rewards``,
+            ``terminated`` and ``masks``.
 
         Raises
         ------
@@ -263,8 +248,8 @@ class EnsembleQNetwork(nn.Module):
         return self.inputs.check(batch, self.device)
 
     def prepare(self, batch: Transitions, *, check: bool = True) -> Transitions:
-        """A batch as given, checked (:meth:`check_transitions`) or, with ``check=False``, only
-        converted: for data checked where it came in (the SB3 algorithms' replay buffers)."""
+        """:meth:`check_transitions`, or with ``check=False`` only the conversion (for data
+        checked where it came in)."""
         if check:
             return self.inputs.check(batch, self.device)
         return self.inputs.convert(batch, self.device)
@@ -273,13 +258,11 @@ class EnsembleQNetwork(nn.Module):
 
     @staticmethod
     def run_layers(inputs: torch.Tensor, layers: Layers) -> torch.Tensor:
-        """The batched MLP of ``H`` stacked heads → ``(H, n, A)``.
-
-        ``inputs`` are shared by every head, ``(n,)`` indices or ``(n, d)`` rows, or one batch
-        per head, ``(H, n)`` indices or ``(H, n, d)`` rows. ``layers`` holds
-        ``(weight (H, in, out), bias (H, 1, out))`` per layer.
-        """
+        """``H`` stacked heads' MLP on inputs shared by every head (``(n,)`` indices or
+        ``(n, d)`` rows) or one batch per head (``(H, n)`` or ``(H, n, d)``): ``(H, n, A)``."""
         w0, b0 = layers[0]
+        # Index inputs are a row look-up of the first weight; index -1 (an all-zero one-hot
+        # row) gives the bias alone.
         if inputs.dtype == torch.int64 and inputs.ndim == 2:  # one batch of indices per head
             blank = (inputs < 0)[..., None]
             heads = torch.arange(w0.shape[0], device=w0.device)[:, None]

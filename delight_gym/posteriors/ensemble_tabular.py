@@ -1,14 +1,11 @@
 """Per-state tables for an ensemble of Q-heads whose observations are states (look-ups).
 
-When :class:`~delight_gym.posteriors.ensemble_network.EnsembleQNetwork` reads its inputs as state
-indices (a ``Discrete`` space, or one-hot rows), the frozen parts of a TD step depend on the
-state alone: the priors ``β p_k(s)`` never change and the targets ``Q^-_k(s) + β p_k(s)``
-change only at a target update. :class:`StateTables` keeps them per state (one row more for an
-all-zero one-hot row; the targets, on the CPU, only at next states met so far) and the TD step
-and the heads' values read them instead of running the frozen networks at ``s`` and ``s'`` on
-every batch. On the CPU :meth:`StateTables.td_gradients` also takes the TD step's gradients
-without autograd, running the trainable heads once per distinct state of the batch. The
-numbers are those of the generic path up to float32 rounding (tested to ``1e-6``).
+With state-index inputs (a ``Discrete`` space, or one-hot rows) the frozen parts of a TD step
+depend on the state alone: the priors ``β p_k(s)`` never change and the targets
+``Q^-_k(s) + β p_k(s)`` change only at a target update. :class:`StateTables` keeps them per
+state (one row more for an all-zero one-hot row), read instead of running the frozen networks
+on every batch. On the CPU :meth:`StateTables.td_gradients` also takes the TD step's gradients
+without autograd. The numbers are the generic path's up to float32 rounding.
 """
 
 from __future__ import annotations
@@ -24,9 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["TABLE_MAX_STATES", "StateTables"]
 
-#: Tables are kept for at most this many states (``K · (S + 1) · A`` floats each): the target
-#: table is recomputed at every target update, which pays while ``S`` is small against the
-#: rows a TD step would otherwise run through the frozen networks (``3 · batch`` per step).
+#: Tables are kept for at most this many states: the target table is recomputed at every
+#: target update, which pays while ``S`` is small against a TD step's ``3 · batch`` rows.
 TABLE_MAX_STATES = 1024
 
 Layers = list[tuple[torch.Tensor, torch.Tensor]]
@@ -41,17 +37,15 @@ class StateTables:
     num_states : int
         ``S``: the look-up inputs are ``0 … S - 1``, and ``-1`` for an all-zero one-hot row.
     mlp : callable
-        ``mlp(states, layers) -> (H, n, A)``: the network's batched heads
-        (``EnsembleQNetwork``'s), run on int64 states with ``layers`` of ``H`` heads.
+        ``mlp(states, layers) -> (H, n, A)``: the network's batched heads on int64 states.
 
     Attributes
     ----------
     prior : torch.Tensor
         float32 ``(K, S + 1, A)``: ``β p_k(s)``; row ``S`` is the all-zero input's.
     target : torch.Tensor
-        float32 ``(K, S + 1, A)``: ``Q^-_k(s) + β p_k(s)`` of the target networks at the last
-        :meth:`refresh_target`; on the CPU only at the rows :meth:`next_rows` returned so far
-        (what a TD step reads), the others are stale.
+        float32 ``(K, S + 1, A)``: ``Q^-_k(s) + β p_k(s)``; on the CPU current only at the rows
+        :meth:`next_rows` returned so far.
     target_max : torch.Tensor
         float32 ``(K, S + 1)``: ``target``'s maximum over the actions.
     """
@@ -66,21 +60,17 @@ class StateTables:
         self.prior = torch.empty(0)
         self.target = torch.empty(0)
         self.target_max = torch.empty(0)
-        # Rows of ``target`` kept current: on the CPU only the next states looked up so far
-        # (a target update recomputes those alone; a new one is computed when first looked
-        # up), a numpy array (cheaper to index per batch); elsewhere every row, a tensor (no
-        # host synchronisation per look-up).
+        # Rows of ``target`` kept current: on the CPU the next states looked up so far, a numpy
+        # mask (cheap to index); elsewhere every row, a tensor (no host synchronisation).
         self._kept: np.ndarray | torch.Tensor = np.zeros(0, dtype=bool)
         self._target_layers: Layers = []
 
     def _inputs(self, rows: torch.Tensor) -> torch.Tensor:
-        """The network's inputs for table rows: row ``S`` is ``-1``, the all-zero one-hot row
-        (its first layer is the bias alone)."""
+        # table row S is the all-zero one-hot input, -1
         return torch.where(rows == self.num_states, -1, rows)
 
     def refresh(self, frozen: Layers, num_heads: int, prior_scale: float) -> None:
-        """Recompute both tables from the frozen layers (rows ``[:K]`` the targets', ``[K:]``
-        the priors': ``(2K, in, out)`` weights and ``(2K, 1, out)`` biases)."""
+        """Recompute both tables from the frozen layers (rows ``[:K]`` targets, ``[K:]`` priors)."""
         k = num_heads
         with torch.no_grad():
             device = frozen[0][0].device
@@ -106,7 +96,6 @@ class StateTables:
             self._compute_targets(torch.arange(self.num_states + 1, device=self._kept.device))
 
     def _compute_targets(self, rows: torch.Tensor) -> None:
-        """``target`` and ``target_max`` at table rows ``rows`` ``(m,)``."""
         if rows.numel() == 0:
             return
         with torch.no_grad():
@@ -116,8 +105,8 @@ class StateTables:
             self.target_max.index_copy_(1, rows, values.max(dim=-1).values)
 
     def next_rows(self, xn: torch.Tensor) -> torch.Tensor:
-        """Table rows ``(B,)`` of next states ``xn`` ``(B,)``, their targets current (rows not
-        kept so far are computed now, and kept from now on)."""
+        """Table rows of next states ``xn`` ``(B,)``, their targets current (computed now for
+        rows not kept so far)."""
         rows = self.rows(xn)
         if isinstance(self._kept, np.ndarray):
             missing = ~self._kept[rows.numpy()]
@@ -128,8 +117,7 @@ class StateTables:
         return rows
 
     def current(self, like: torch.Tensor) -> bool:
-        """Whether the tables were computed (and not invalidated since) with the device and
-        dtype of ``like`` (a frozen weight)."""
+        """Whether the tables are computed, not invalidated, on ``like``'s device and dtype."""
         return (
             self.prior.numel() > 0
             and self.prior.device == like.device
@@ -141,12 +129,11 @@ class StateTables:
         self.prior = torch.empty(0)
 
     def rows(self, states: torch.Tensor) -> torch.Tensor:
-        """Table rows of encoded states ``(n,)`` (``-1``, the all-zero row, is row ``S``)."""
-        return states.remainder(self.num_states + 1)  # -1 -> S, the others unchanged
+        """Table rows of encoded states ``(n,)`` (``-1``, the all-zero input, is row ``S``)."""
+        return states.remainder(self.num_states + 1)
 
     def lookup(self, x: torch.Tensor, xn: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(β p(x), Q^-(xn) + β p(xn))`` for states ``x, xn`` of shape ``(B,)``: each
-        ``(K, B, A)``, the frozen parts of a TD step."""
+        """``(β p(x), Q^-(xn) + β p(xn))``, each ``(K, B, A)``, for states ``x, xn`` ``(B,)``."""
         return self.prior.index_select(1, self.rows(x)), self.target.index_select(
             1, self.next_rows(xn)
         )
@@ -154,25 +141,19 @@ class StateTables:
     def td_gradients(
         self, layers: Layers, batch: Transitions, gamma: float
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The TD loss of the trainable ``layers`` on one batch of states, its gradients written
-        to each parameter's ``.grad`` (replacing what was there), without autograd.
+        """The TD loss of the trainable ``layers`` on a batch of states, its gradients written
+        to each parameter's ``.grad`` without autograd.
 
-        The heads run once per *distinct* state of ``x`` (a replay batch repeats states), the
-        first layer as a row look-up whose gradient is copied row by row into a zeroed dense
-        ``(K, S, out)`` tensor (so a dense optimizer sees the generic path's gradient), and the
-        targets' maxima are read from the table. The loss, the targets and the gradients are
+        The heads run once per distinct state of the batch; the loss, targets and gradients are
         :func:`~delight_gym.posteriors.ensemble_td.ensemble_td_loss`'s and its backward pass's
-        up to float32 rounding (the sums over a repeated state are taken in another order).
+        up to float32 rounding (sums over a repeated state are taken in another order).
 
         Parameters
         ----------
         layers : list of (torch.Tensor, torch.Tensor)
-            The trainable ``(K, in, out)`` weights and ``(K, 1, out)`` biases; ``in`` of the
-            first is ``S``.
+            The trainable ``(K, S, out)``, ..., ``(K, in, A)`` weights and ``(K, 1, out)`` biases.
         batch : Transitions
-            Checked, shared by every head: int64 ``(B,)`` states (``-1`` for an all-zero
-            one-hot row) and next states, int64 actions, float32 rewards and terminal flags
-            ``(B,)``, and float32 ``(B, K)`` masks or ``None``.
+            Checked and shared by every head, with int64 ``(B,)`` states and next states.
         gamma : float
 
         Returns
@@ -210,17 +191,18 @@ class StateTables:
             q_sa += self.prior.reshape(k, -1).index_select(1, rows * num_actions + actions)
             next_max = self.target_max.index_select(1, self.next_rows(xn))  # (K, B)
             y = batch.rewards + gamma * (1.0 - batch.terminated) * next_max
+            # Backward by hand: d loss / d q_sa = (q_sa - y) w / B, scattered into (K, A, U).
             diff = q_sa - y
             sq = 0.5 * diff**2
-            scale = diff * (1.0 / b)  # d loss / d q_sa
+            scale = diff * (1.0 / b)
             if weights is not None:
                 sq = sq * weights
                 scale = scale * weights
             loss = sq.mean(dim=1).sum()
             grad_t = torch.zeros_like(q_t).view(k, -1).index_add_(1, taken, scale).view_as(q_t)
-            grads = []
+            grads = []  # (weight, bias) gradients from the last layer back
             grad = grad_t.transpose(1, 2)  # (K, U, A)
-            if len(layers) > 1:
+            if len(layers) > 1:  # the last layer, in the transposed layout of its forward
                 a = hidden.pop()
                 grads.append(
                     (torch.bmm(grad_t, a).transpose(1, 2).contiguous(), grad_t.sum(2)[:, None])
@@ -230,6 +212,8 @@ class StateTables:
                 grads.append((torch.bmm(a.transpose(1, 2), grad), grad.sum(1, keepdim=True)))
                 # relu's backward, as autograd computes it (zero where the output is not > 0)
                 grad = torch.ops.aten.threshold_backward(torch.bmm(grad, w.transpose(1, 2)), a, 0)
+            # The first layer is a look-up: its weight gradient is the distinct states' rows of
+            # a zeroed dense (K, S, out) tensor, so a dense optimizer sees autograd's gradient.
             first = grad[:, :-1] if blank else grad  # the all-zero row has no weight row
             rows_written = distinct[:-1] if blank else distinct
             grads.append(

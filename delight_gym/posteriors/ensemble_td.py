@@ -3,11 +3,8 @@
 Every head ``k`` regresses ``Q_k(s, a) = f_k(s, a) + β p_k(s, a)`` on the target
 ``y_k = r + γ (1 − terminated) max_b [Q^-_k(s', b) + β p_k(s', b)]`` of its own target network,
 with the squared loss ``½ (Q_k − y_k)²`` averaged over the batch (weighted by the bootstrap
-masks when given) and summed over the heads. :func:`ensemble_td_step` is the one gradient step
-of :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (and so of the SB3 algorithms
-that train it) and of :class:`~delight_gym.agents.boot_dqn.SeedBatchedBootDQN`; on the CPU a
-batch of states takes the per-state tables' path
-(:meth:`~delight_gym.posteriors.ensemble_tabular.StateTables.td_gradients`).
+masks when given) and summed over the heads. :func:`ensemble_td_step` is the gradient step of
+every ensemble of Q-heads in the package.
 """
 
 from __future__ import annotations
@@ -30,9 +27,7 @@ class TDStepStats(NamedTuple):
     loss : torch.Tensor
         The summed loss of the ``K`` heads before the step.
     target_std : torch.Tensor
-        Standard deviation of the TD targets ``y`` over the batch and the heads (the value
-        scale of the environment; :class:`~delight_gym.sb3.BootstrappedDQN` can divide EI
-        by its running average).
+        Standard deviation of the TD targets over the batch and the heads.
     """
 
     loss: torch.Tensor
@@ -42,7 +37,7 @@ class TDStepStats(NamedTuple):
 def ensemble_td_loss(
     network: EnsembleQNetwork, batch: Transitions, gamma: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The heads' summed TD loss on a checked batch, with autograd, and the targets' std.
+    """The heads' summed TD loss on a checked batch (with a graph) and the targets' std.
 
     Parameters
     ----------
@@ -56,8 +51,7 @@ def ensemble_td_loss(
     Returns
     -------
     (torch.Tensor, torch.Tensor)
-        The loss (0-d, with a graph to the trainable parameters) and the std of the TD
-        targets (0-d, no graph).
+        The loss and the std of the TD targets (0-d; the std without a graph).
     """
     x, xn, actions = batch.observations, batch.next_observations, batch.actions
     k = network.num_heads
@@ -71,6 +65,7 @@ def ensemble_td_loss(
             frozen = network.frozen_layers()
             beta = network.prior_scale
             prior_s = beta * network.run_layers(x, [(w[k:], bb[k:]) for w, bb in frozen])
+            # Targets and priors in one pass of the 2K frozen heads; per-head batches twice.
             per_head = xn.ndim == (2 if xn.dtype == torch.int64 else 3)
             both = network.run_layers(torch.cat([xn, xn]) if per_head else xn, frozen)  # (2K,B,A)
             next_q = both[:k] + beta * both[k:]
@@ -88,27 +83,24 @@ def ensemble_td_step(
     batch: Transitions,
     gamma: float,
 ) -> TDStepStats:
-    """One optimizer step of every head on one checked batch (the targets are not touched).
+    """One optimizer step of every head on a checked batch (the targets are not touched).
+
+    A shared, non-empty batch of states on the CPU with state tables takes their path
+    (:meth:`~delight_gym.posteriors.ensemble_tabular.StateTables.td_gradients`): the same
+    numbers up to float32 rounding.
 
     Parameters
     ----------
     network : EnsembleQNetwork
     optimizer : torch.optim.Optimizer
-        Over the network's trainable parameters (the caller's: its settings are kept).
+        Over the network's trainable parameters.
     batch : Transitions
-        Checked and encoded (nothing is checked here), shared or one batch per head.
+        Checked and encoded (nothing is checked here).
     gamma : float
 
     Returns
     -------
     TDStepStats
-        The loss before the step and the TD targets' std (0-d tensors on the heads' device).
-
-    Notes
-    -----
-    A shared, non-empty batch of states on the CPU with state tables takes the tables' path
-    (no graph, each distinct state run once, the gradients written directly); the result is
-    :func:`ensemble_td_loss`'s and its backward pass's up to float32 rounding.
     """
     x = batch.observations
     tabular = batch.next_observations.ndim == 1 and x.device.type == "cpu" and x.shape[0] > 0
