@@ -21,14 +21,7 @@ from delight_gym.agents.dense import make_dense_bandit_agent
 from delight_gym.envs.bandits import BernoulliBanditVectorEnv
 from delight_gym.envs.lazy import LazyBernoulliBanditVectorEnv
 
-__all__ = [
-    "AGENT_SEED_SALT",
-    "LAZY_ARMS_THRESHOLD",
-    "BanditResult",
-    "check_batch_run",
-    "play_rounds",
-    "run_bernoulli",
-]
+__all__ = ["AGENT_SEED_SALT", "BanditResult", "run_bernoulli"]
 
 #: Second word of the agent generator's seed, keeping it apart from the environments' seeds.
 AGENT_SEED_SALT = 2026

@@ -23,15 +23,10 @@ from delight_gym.experiments.families.control import CONTINUOUS_AGENTS, DISCRETE
 __all__ = [
     "AGENTS",
     "COMMITTED_DE",
-    "PINK_TD3_SIGMA",
-    "TASKS",
-    "ZOO_SAC",
     "ControlResult",
-    "ControlRun",
     "evaluate_returns",
     "make_agent",
     "run_control",
-    "train_and_evaluate",
 ]
 
 #: Every agent name (the ``Box`` tasks' then ``MountainCar-v0``'s).

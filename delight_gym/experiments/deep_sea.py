@@ -23,13 +23,7 @@ from delight_gym.agents.mdp import MDP_AGENTS, make_mdp_agent
 from delight_gym.envs.deep_sea import DeepSeaVectorEnv
 from delight_gym.experiments.bandit import AGENT_SEED_SALT, check_batch_run
 
-__all__ = [
-    "DeepSeaAgentResult",
-    "DeepSeaResult",
-    "play_deep_sea",
-    "run_deep_sea",
-    "run_deep_sea_agent",
-]
+__all__ = ["DeepSeaAgentResult", "DeepSeaResult", "run_deep_sea", "run_deep_sea_agent"]
 
 
 @dataclass

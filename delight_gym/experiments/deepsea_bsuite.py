@@ -1,13 +1,11 @@
-"""The run function of the DeepSea families scored by bsuite's rule (``deepsea-bsuite``,
-``bsuite-deep-sea``, ``bsuite-deep-sea-stochastic``): :func:`run_bsuite_seeds`.
+"""The run function of the DeepSea families scored by bsuite's rule: :func:`run_bsuite_seeds`.
 
 It plays one :func:`run_bsuite_deep_sea` per seed (seed ``s`` on instance ``mapping_seed = s``
 unless the family fixes it) or, with a ``device``, one :func:`run_bsuite_deep_sea_batched` of
-the cell's seeds. Each run feeds every finished episode's ``info["bad_episode"]`` to a
-:class:`~delight_gym.experiments.scores.SolveTracker` and stops once solved or at bsuite's
-budget. The tabular agents play the ``deepsea`` family's loop
-(:func:`~delight_gym.experiments.deep_sea.play_deep_sea`). Settings and logs:
-``docs/reproduce/deepsea-bsuite.md``.
+the cell's seeds. Each run feeds every finished episode's ``info["bad_episode"]`` to bsuite's
+solve rule (:class:`~delight_gym.experiments.scores.SolveTracker`) and stops once solved or at
+bsuite's budget. The tabular agents play the ``deepsea`` family's loop
+(:func:`~delight_gym.experiments.deep_sea.play_deep_sea`).
 """
 
 from __future__ import annotations
@@ -41,17 +39,8 @@ from delight_gym.experiments.scores import (
 )
 
 __all__ = [
-    "BSUITE_AGENTS",
-    "BSUITE_DQN_SETTINGS",
-    "DEEP_AGENTS",
-    "DE_AGENTS",
-    "DE_VARIANTS",
-    "TABULAR_AGENTS",
     "BsuiteCellResult",
-    "BsuitePlan",
     "BsuiteRun",
-    "DeepSeaSolveCallback",
-    "SolveState",
     "make_deep_agent",
     "run_bsuite_deep_sea",
     "run_bsuite_deep_sea_batched",
@@ -92,20 +81,15 @@ class BsuiteRun:
 
     Attributes
     ----------
-    agent, size, seed
-        what was run.
-    budget
-        the run's episode budget.
+    agent, size, seed, budget
+        what was run, and its episode budget.
     bad, regret
-        each played episode's bad flag and regret (optimal minus denoised return),
-        ``(episodes,)`` with ``episodes <= budget``.
+        each played episode's bad flag and regret (optimal minus denoised return).
     solve
         the run's :class:`~delight_gym.experiments.scores.DeepSeaSolve` (an unsolved run
         reports its last logged episode).
-    overrides
-        DE's overridden decisions over the run (0 without DE).
-    seconds
-        wall-clock time of the run.
+    overrides, seconds
+        DE's overridden decisions over the run (0 without DE); wall-clock time.
     """
 
     agent: str
@@ -145,7 +129,6 @@ class BsuitePlan:
         cls,
         agent: str,
         size: int,
-        *,
         seed: int,
         episodes: int | None,
         early_stop: bool,
@@ -260,11 +243,6 @@ class SolveState:
         self.regret: list[float] = []
         self.overrides = 0
 
-    def count_overrides(self, stats: Any) -> None:
-        """Read the run's overrides so far from a :class:`~delight_gym.de.stats.DelightStats`
-        (its ``total_overridden`` survives the algorithm's log dumps)."""
-        self.overrides = int(stats.total_overridden)
-
     def episode(self, bad: bool, regret: float) -> bool:
         """Record one finished episode; returns whether the run should go on."""
         self.bad.append(bool(bad))
@@ -295,9 +273,10 @@ class DeepSeaSolveCallback(BaseCallback):
     def _on_step(self) -> bool:
         state = self.state
         stats = getattr(self.model, "delight_stats", None)
-        # BootstrappedDQN without DE keeps statistics, but none worth counting.
+        # BootstrappedDQN without DE keeps statistics, but none worth counting; the total
+        # survives the algorithm's log dumps.
         if stats is not None and getattr(self.model, "delight", None) is not None:
-            state.count_overrides(stats)
+            state.overrides = int(stats.total_overridden)
         go_on = True
         for done, info in zip(self.locals["dones"], self.locals["infos"], strict=True):
             if not done:
@@ -398,15 +377,7 @@ def run_bsuite_deep_sea(
         raise ValueError(
             f"deterministic=False: the tabular agent {agent!r} assumes DeepSea's noiseless rewards"
         )
-    plan = BsuitePlan.checked(
-        agent,
-        size,
-        seed=seed,
-        episodes=episodes,
-        early_stop=early_stop,
-        mapping_seed=mapping_seed,
-        deterministic=deterministic,
-    )
+    plan = BsuitePlan.checked(agent, size, seed, episodes, early_stop, mapping_seed, deterministic)
     start = time.perf_counter()
     if agent in TABULAR_AGENTS:
         _de_settings(agent, dict(agent_kwargs))  # refuses DE keywords for psrl
@@ -465,13 +436,7 @@ def run_bsuite_deep_sea_batched(
     first = check_nonnegative_int(seed, "seed")
     plans = [
         BsuitePlan.checked(
-            agent,
-            size,
-            seed=first + i,
-            episodes=episodes,
-            early_stop=early_stop,
-            mapping_seed=mapping_seed,
-            deterministic=deterministic,
+            agent, size, first + i, episodes, early_stop, mapping_seed, deterministic
         )
         for i in range(count)
     ]
@@ -501,16 +466,11 @@ class BsuiteCellResult:
 
     Attributes
     ----------
-    cumulative
-        cumulative per-episode regret ``(seeds, episodes)``; NaN after a run stopped.
-    seconds
-        compute time.
-    overrides
-        DE's overridden decisions per seed (zeros without DE).
-    solve_episode
-        bsuite's solve episode per seed; for an unsolved run its budget.
-    solved
-        whether each seed's run was solved within its budget.
+    cumulative, seconds
+        cumulative per-episode regret ``(seeds, episodes)``, NaN after a run stopped; time.
+    overrides, solve_episode, solved
+        per seed: DE's overridden decisions (zeros without DE), bsuite's solve episode (an
+        unsolved run: its budget) and whether it was solved within its budget.
     """
 
     cumulative: Any

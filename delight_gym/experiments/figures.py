@@ -34,7 +34,6 @@ __all__ = [
     "AGENT_LABELS",
     "AGENT_LINESTYLES",
     "AGENT_MARKERS",
-    "BSUITE_TABULAR_LABELS",
     "agent_style",
     "make_figure",
     "plot_bsuite_deep_sea",

@@ -28,22 +28,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OPTIONAL_PER_SEED",
-    "RUN_RECORD",
     "DamagedCellWarning",
     "OtherSettingsError",
-    "cell_path",
     "claim_folder",
-    "curves_frame",
-    "format_summary",
-    "load_cell",
     "mean_se",
-    "parse_solve_episodes",
-    "prepare_folder",
-    "record_differences",
-    "run_record",
-    "save_cell",
-    "summary_frame",
-    "write_tables",
 ]
 
 SUMMARY_TAIL = ["horizon", "seeds", "regret_mean", "regret_se", "seconds"]

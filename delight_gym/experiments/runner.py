@@ -41,15 +41,7 @@ from delight_gym.experiments.specs import Cell, ExperimentSpec
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = [
-    "BACKENDS",
-    "SERIAL_SECONDS",
-    "CellError",
-    "ExperimentResult",
-    "default_jobs",
-    "ray_session",
-    "run_experiment",
-]
+__all__ = ["SERIAL_SECONDS", "CellError", "ExperimentResult", "run_experiment"]
 
 Backend = Literal["local", "ray"]
 #: Backend names accepted by :func:`run_experiment` (and ``--backend``).

@@ -21,23 +21,7 @@ import numpy as np
 
 from delight_gym._checks import check_flag, check_positive_float, check_positive_int
 
-__all__ = [
-    "BSUITE_EXPERIMENTS",
-    "BSUITE_FORGIVENESS",
-    "BSUITE_NUM_EPISODES",
-    "DEEP_SEA_STOCHASTIC_FIRST_EPISODE",
-    "DEEP_SEA_STOCHASTIC_THRESHOLD",
-    "DEEP_SEA_THRESHOLD",
-    "BsuiteExperiment",
-    "DeepSeaSolve",
-    "SolveTracker",
-    "bsuite_logged_episodes",
-    "deep_sea_episode_budget",
-    "deep_sea_passes",
-    "deep_sea_score",
-    "is_logged_episode",
-    "solve_episode",
-]
+__all__ = ["BSUITE_EXPERIMENTS", "DeepSeaSolve", "SolveTracker", "deep_sea_score", "solve_episode"]
 
 #: bsuite's episode budget for ``deep_sea`` (``sweep.NUM_EPISODES``).
 BSUITE_NUM_EPISODES = 10_000

@@ -39,10 +39,8 @@ from delight_gym.experiments.families import (
 __all__ = [
     "FIGURES",
     "PAPER_FIGURES",
-    "Cell",
     "ExperimentSpec",
     "FigureSpec",
-    "cell_key",
     "setting_grid",
     "tune_settings",
 ]

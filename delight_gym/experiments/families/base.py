@@ -23,27 +23,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "ARMS",
-    "BANDIT_AGENTS",
-    "DELIGHT",
     "DE_PARAMETERS",
-    "EGREEDY",
-    "GATE_PRICE",
-    "GREEDY",
-    "HALF_LIFE",
-    "PSRL",
-    "SURPRISAL_CAP",
-    "THOMPSON",
-    "UCB",
-    "UNIFORM",
     "Agent",
     "Family",
     "Parameter",
     "SettingError",
     "SweepOutcome",
     "lazy_check",
-    "one_torch_thread",
-    "resolve_function",
 ]
 
 

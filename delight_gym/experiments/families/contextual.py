@@ -29,13 +29,7 @@ from delight_gym.experiments.families.base import (
     lazy_check,
 )
 
-__all__ = [
-    "NEURAL_WIDTH",
-    "NL_SETTINGS",
-    "WHEEL",
-    "WHEEL_NL_SETTINGS",
-    "uniform_relative_report",
-]
+__all__ = ["NEURAL_WIDTH", "WHEEL"]
 
 
 #: Which NeuralLinear settings the ``*-neurallinear`` agents use: the Showdown's public example

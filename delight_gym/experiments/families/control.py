@@ -14,16 +14,7 @@ from typing import Any
 from delight_gym._checks import check_positive_int
 from delight_gym.experiments.families.base import Agent, Family, Parameter
 
-__all__ = [
-    "CONTINUOUS_AGENTS",
-    "DISCRETE_AGENTS",
-    "EVAL_EPISODES",
-    "EVAL_EVERY",
-    "MOUNTAIN_CAR",
-    "MOUNTAIN_CAR_CONTINUOUS",
-    "PENDULUM",
-    "TASKS",
-]
+__all__ = ["MOUNTAIN_CAR", "MOUNTAIN_CAR_CONTINUOUS", "PENDULUM", "TASKS"]
 
 #: The tasks by family name: gymnasium id, training steps, the "solved" return, the agents.
 TASKS: dict[str, dict[str, Any]] = {

@@ -30,32 +30,7 @@ from delight_gym.experiments.families.base import (
 )
 from delight_gym.experiments.scores import BSUITE_EXPERIMENTS
 
-__all__ = [
-    "AGREEMENT",
-    "BATCHED_AGENTS",
-    "BOOT_DQN",
-    "BOOT_DQN_DE",
-    "BOOT_DQN_DE_AGREE",
-    "BOOT_DQN_DE_COMMIT",
-    "BOOT_DQN_DE_COMMIT_FAST",
-    "BOOT_DQN_DE_MEAN",
-    "BOOT_DQN_DE_OPTIONS",
-    "BOOT_DQN_DE_SPREAD",
-    "BSUITE_DEEP_SEA",
-    "BSUITE_DEEP_SEA_STOCHASTIC",
-    "BSUITE_REPLAY_SIZE",
-    "BSUITE_SIZES",
-    "COMMIT_FAST_HALF_LIFE",
-    "DEEP_SEA_BSUITE",
-    "DELIGHT_DQN",
-    "DEVICE",
-    "DQN_EGREEDY",
-    "PER_SEED",
-    "SPREAD_GATE_PRICE",
-    "bsuite_score_report",
-    "check_batch_device",
-    "check_bsuite_size",
-]
+__all__ = ["BSUITE_DEEP_SEA", "BSUITE_DEEP_SEA_STOCHASTIC", "DEEP_SEA_BSUITE"]
 
 #: Transitions the deep agents keep in replay: bsuite's DQN and bootstrapped DQN ``buffer_size``.
 BSUITE_REPLAY_SIZE = 10_000
