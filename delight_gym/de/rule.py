@@ -123,20 +123,8 @@ def check_gate_settings(gate_price: Any, surprisal_cap: Any) -> Gate:
 
 
 def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE) -> Any:
-    """Annealed override probability ``ε_t = M / (M + t)``.
-
-    Parameters
-    ----------
-    t
-        completed rounds, scalar or array ``>= 0`` (``t = 0`` first, so ``ε_0 = 1``).
-    half_life : float
-        ``M > 0``; ``ε`` halves when ``t`` reaches ``M``.
-
-    Returns
-    -------
-    Any
-        ``ε_t``, shaped like ``t`` (a ``float`` for a scalar).
-    """
+    """Annealed override probability ``ε_t = M / (M + t)``, shaped like ``t`` (a float for a
+    scalar): ``t >= 0`` completed rounds (``ε_0 = 1``), ``half_life`` ``M > 0``."""
     m = check_positive_float(half_life, "half_life", normal=True)
     if np.isscalar(t):
         t = check_nonnegative_float(t, "t")
@@ -154,20 +142,9 @@ def epsilon_schedule(t: Any, half_life: float = DEFAULT_HALF_LIFE) -> Any:
 
 
 def surprisal(host_probs: Array, surprisal_cap: float = DEFAULT_SURPRISAL_CAP) -> Array:
-    """Capped relative surprisal ``min([−log π(a) − min_b(−log π(b))]_+, L)``.
-
-    Parameters
-    ----------
-    host_probs : Array
-        ``(..., A)``.
-    surprisal_cap : float
-        ``L > 0``.
-
-    Returns
-    -------
-    Array
-        ``(..., A)``: 0 for the host's favourite(s), ``L`` for actions it never takes.
-    """
+    """Capped relative surprisal ``min([−log π(a) − min_b(−log π(b))]_+, L)`` of
+    ``host_probs`` ``(..., A)``: 0 for the host's favourite(s), ``L`` for actions it never
+    takes."""
     return _surprisal(host_probs, check_positive_float(surprisal_cap, "surprisal_cap"))
 
 
@@ -222,23 +199,19 @@ def delight_rule(
     Parameters
     ----------
     host_probs : Array
-        ``π``, ``(..., A)``, non-negative rows summing to 1.
+        ``π``, ``(..., A)``, non-negative rows summing to 1 (within ``atol``).
     expected_improvement : Array
-        ``EI(a) = E[(f(a) − v)^+]`` over the host baseline ``v``, broadcastable to
-        ``(..., A)``, finite and ``>= 0``.
+        ``EI(a) = E[(f(a) − v)^+]`` over the host baseline ``v``, finite, ``>= 0``,
+        broadcastable to ``(..., A)``.
     epsilon
         ``ε`` in ``[0, 1]``, scalar or ``(...)`` (e.g. :func:`epsilon_schedule`).
     gate_price, surprisal_cap : float
         ``λ >= 0`` (``inf``: the gate is always empty) and ``L > 0``.
-    atol : float
-        tolerance on ``Σ π = 1``.
     multiplicity : Array | None
         counts ``m >= 0`` broadcastable to ``(..., A)``: column ``c`` stands for ``m_c``
-        identical actions of probability ``host_probs[c]`` each (``Σ_c m_c π_c = 1``), so a
-        bandit with millions of untried arms is decided over a few columns. ``probs``,
+        identical actions of probability ``host_probs[c]`` (``Σ_c m_c π_c = 1``). ``probs``,
         ``override`` and ``host`` are then per column, ``delight``, ``surprisal`` and
-        ``gate`` per member; ``m_c = 0`` is never in the gate; all ``m_c = 1`` is the plain
-        rule.
+        ``gate`` per member; ``m_c = 0`` is never in the gate.
 
     Returns
     -------
@@ -247,11 +220,8 @@ def delight_rule(
 
     Raises
     ------
-    ValueError
-        naming the argument: probabilities negative or not summing to one, EI negative or
-        NaN, shapes that do not broadcast, ``ε`` outside ``[0, 1]``, ``λ < 0``, ``L <= 0``.
-    TypeError
-        on inputs that are not real numbers.
+    ValueError, TypeError
+        naming the argument, on bad values or shapes, or inputs that are not real numbers.
     """
     lam, cap = check_gate_settings(gate_price, surprisal_cap)
     host_probs = _as_numbers(host_probs, "host_probs", host_probs)
@@ -270,7 +240,6 @@ def _decide(
     cap: float,
     multiplicity: Array | None,
 ) -> DelightDecision:
-    """:func:`delight_rule` on checked inputs."""
     xp = array_namespace(host_probs)
     if multiplicity is not None:
         # per-column host mass m·π; the surprisal is of one member (π, 0 where m = 0)
@@ -327,9 +296,8 @@ def apply_delight_rule(
     *,
     multiplicity: Array | None = None,
 ) -> DelightDecision:
-    """:func:`delight_rule` with ``settings``' ``λ`` and ``L``, nothing checked: for per-step
-    code whose settings were checked once (:func:`check_gate_settings`) and whose inputs it
-    builds itself."""
+    """:func:`delight_rule` with ``settings``' ``λ`` and ``L``, nothing checked (for per-step
+    code whose settings and inputs were checked once)."""
     return _decide(
         host_probs,
         expected_improvement,
@@ -341,21 +309,8 @@ def apply_delight_rule(
 
 
 def sample_categorical(probs: Array, uniforms: Array) -> Array:
-    """Inverse-CDF draw from each row of ``probs`` given one uniform per row.
-
-    Parameters
-    ----------
-    probs : Array
-        ``(..., A)``, rows summing to one.
-    uniforms : Array
-        ``(...)`` in ``[0, 1)``.
-
-    Returns
-    -------
-    Array
-        int ``(...)``; only actions of positive probability, even when rounding leaves the
-        last cumulative sum below ``u``.
-    """
+    """Inverse-CDF draw, int ``(...)``, from each row of ``probs`` ``(..., A)`` at its uniform
+    in ``uniforms`` ``(...)``; only actions of positive probability, whatever the rounding."""
     xp = array_namespace(probs)
     cum = xp.cumsum(probs, axis=-1)
     u = uniforms[..., None]
@@ -374,22 +329,12 @@ def sample_acting(
     decision: DelightDecision,
     rng: Any,
 ) -> tuple[Array, Array]:
-    """Draw actions in Algorithm 1's two stages: ``explore = u1 < ε``, then the action by
-    inverse CDF from ``q`` (exploring) or ``π`` at a second uniform ``u2``. Its law is
-    exactly ``decision.probs``.
+    """Draw actions in Algorithm 1's two stages: ``explore = u1 < ε``, then the action from
+    ``q`` (exploring) or ``π`` at a second uniform ``u2``; the law is ``decision.probs``.
 
-    Parameters
-    ----------
-    decision : DelightDecision
-        from :func:`delight_rule`, batch ``(...)``.
-    rng
-        the only randomness: a ``numpy.random.Generator`` (numpy) or ``torch.Generator``.
-
-    Returns
-    -------
-    tuple[Array, Array]
-        ``(actions, explored)``, ``(...)``; ``explored``: the override was drawn (even where
-        the gate was empty).
+    ``rng`` is a ``numpy.random.Generator`` (numpy decision) or a ``torch.Generator``.
+    Returns ``(actions, explored)``, each ``(...)`` (``explored`` even where the gate was
+    empty).
     """
     shape = decision.gate_empty.shape
     host = decision.host
@@ -417,18 +362,10 @@ def draw_acting_uniforms(rng: np.random.Generator, shape: Any) -> tuple[np.ndarr
 
 
 class ExploreRowsDraw(NamedTuple):
-    """Output of :func:`sample_acting_on_explore_rows`, for a batch of ``n`` decisions.
-
-    Attributes
-    ----------
-    actions, explored
-        int64 and bool ``(n,)``: the host's draw, the override's on rows where ``u1 < ε``.
-    rows
-        int64 ``(r,)``: the exploring rows, ascending.
-    decision, chosen
-        their :class:`DelightDecision` and the int64 ``(r,)`` column drawn from its
-        ``override`` (before ``columns`` maps it to an action); ``None`` if none explored.
-    """
+    """Output of :func:`sample_acting_on_explore_rows` for ``n`` decisions: int64 ``actions``
+    and bool ``explored`` ``(n,)``; the exploring ``rows`` (int64 ``(r,)``, ascending), their
+    :class:`DelightDecision` and the ``(r,)`` column ``chosen`` from its ``override`` (both
+    ``None`` if no row explored)."""
 
     actions: Array
     explored: Array
@@ -447,27 +384,20 @@ def sample_acting_on_explore_rows(
 ) -> ExploreRowsDraw:
     """:func:`sample_acting` with the posterior and the gate evaluated only on exploring rows.
 
-    Row ``i`` explores where ``u1[i] < ε`` and plays ``sample_categorical(q_i, u2[i])``, else
-    ``sample_categorical(π_i, u2[i])``: the very actions :func:`sample_acting` draws from the
-    same uniforms, at the cost of the exploring rows only (few once ``ε_t`` is small). The
-    bandit and MDP agents and the engines all act through it.
+    The same actions :func:`sample_acting` draws from the same uniforms, at the cost of the
+    exploring rows only (few once ``ε_t`` is small).
 
     Parameters
     ----------
     uniforms : tuple[Array, Array]
-        ``(u1, u2)``, each ``(n,)`` in ``[0, 1)`` (:func:`draw_acting_uniforms`, or drawn in
-        advance as torch tensors).
+        ``(u1, u2)``, each ``(n,)`` in ``[0, 1)`` (:func:`draw_acting_uniforms`, or torch).
     epsilon
         ``ε`` in ``[0, 1]``, scalar or ``(n,)``.
     decide : Callable[[Array], DelightDecision | tuple[DelightDecision, Array]]
         ``decide(rows)`` for the exploring rows (int64 ``(r,)``, ``r >= 1``); or
-        ``(decision, columns)`` when its columns are not the actions, ``columns`` int
-        ``(r, C)`` the action of each column.
-    host_probs : Array | None
-        ``π``, ``(n, A)``: the host plays ``sample_categorical(π, u2)``.
-    host_actions : Array | None
-        int ``(n,)`` instead, for a greedy host (its one-hot draw is its action whatever
-        ``u2``, so ``π`` is never built). Give exactly one of the two.
+        ``(decision, columns)``, ``columns`` int ``(r, C)`` the action of each column.
+    host_probs, host_actions : Array | None
+        exactly one: ``π`` ``(n, A)``, or a greedy host's int ``(n,)`` actions.
 
     Returns
     -------
