@@ -144,12 +144,8 @@ def candidate_rule(
     host_log_weights : Array
         ``(b, C)``: log-probabilities (``-inf`` allowed, ``Discrete``) or finite
         log-densities (``Box``); column 0 finite.
-    expected_improvement : Array
-        broadcastable to ``(b, C)``, finite, ``>= 0``.
-    epsilon
-        ``ε`` in ``[0, 1]``, scalar or ``(b,)``.
-    gate_price, surprisal_cap : float
-        ``λ >= 0`` and ``L > 0``.
+    expected_improvement, epsilon, gate_price, surprisal_cap
+        As for :func:`~delight_gym.de.rule.delight_rule`, ``EI`` over ``(b, C)``.
 
     Returns
     -------
@@ -160,8 +156,8 @@ def candidate_rule(
     Raises
     ------
     ValueError
-        naming the argument: bad shapes, an empty batch or set, bad log-weights (see
-        above), and the rule's own checks.
+        naming the argument: bad shapes, an empty batch or set, bad log-weights, and the
+        rule's own checks.
     """
     if candidates.ndim not in (2, 3) or 0 in tuple(candidates.shape[:2]):
         raise ValueError(

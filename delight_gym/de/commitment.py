@@ -74,22 +74,8 @@ def option_surprisal(
     durations: Any = DEFAULT_DURATIONS,
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
 ) -> Array:
-    """Capped surprisal of the options: ``ℓ_k(a) = min(k·ℓ(a), L)``.
-
-    Parameters
-    ----------
-    host_probs : numpy.ndarray
-        ``π``, ``(..., A)``.
-    durations : sequence of int
-        ``K`` (:func:`check_durations`).
-    surprisal_cap : float
-        ``L > 0``.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(..., A, D)``; column ``k = 1`` is :func:`~delight_gym.de.rule.surprisal`.
-    """
+    """Capped surprisal of the options, ``ℓ_k(a) = min(k·ℓ(a), L)``, ``(..., A, D)`` for ``π``
+    ``(..., A)``; column ``k = 1`` is :func:`~delight_gym.de.rule.surprisal`."""
     dur = check_durations(durations)
     per_step = surprisal(np.asarray(host_probs), surprisal_cap)  # min(ℓ, L)
     return np.minimum(per_step[..., None] * dur, surprisal_cap)  # min(k·min(ℓ, L), L)
@@ -152,19 +138,11 @@ def option_rule(
 
     Parameters
     ----------
-    host_probs : numpy.ndarray
-        ``π``, ``(..., A)``, rows summing to one.
-    expected_improvement : numpy.ndarray
-        ``EI(a)``, broadcastable to ``(..., A)``, finite and ``>= 0`` (it stands for every
-        hold of ``a``: the posterior scores actions, not holds).
-    epsilon
-        ``ε`` in ``[0, 1]``, scalar or ``(...)``.
+    host_probs, expected_improvement, epsilon, gate_price, surprisal_cap, atol
+        As for :func:`~delight_gym.de.rule.delight_rule` (``EI(a)`` stands for every hold
+        of ``a``: the posterior scores actions, not holds).
     durations : sequence of int
         ``K`` (:func:`check_durations`); ``(1,)`` is the paper's rule.
-    gate_price, surprisal_cap : float
-        ``λ >= 0`` (``inf``: never override) and ``L > 0``.
-    atol : float
-        tolerance on ``Σ π = 1``.
 
     Returns
     -------
@@ -244,18 +222,9 @@ def held_in_gate(
     surprisal_cap: float = DEFAULT_SURPRISAL_CAP,
 ) -> np.ndarray:
     """bool ``(n,)``: each held action still clears the gate at the new state as the option of
-    its remaining hold, ``EI(a)·min(r·ℓ(a), L) >= λ`` and ``> 0``.
-
-    Parameters
-    ----------
-    host_probs, expected_improvement : numpy.ndarray
-        ``π`` and ``EI`` at the new states, ``(n, A)``.
-    actions, remaining : numpy.ndarray
-        int ``(n,)``: the held actions and the steps ``r >= 1`` still committed, this one
-        included.
-    gate_price, surprisal_cap : float
-        ``λ`` (scaled, :func:`scale_free_gate_price`) and ``L``.
-    """
+    its remaining hold, ``EI(a)·min(r·ℓ(a), L) >= λ`` and ``> 0``: ``π`` and ``EI`` at the
+    new states ``(n, A)``, the held ``actions`` and the steps ``remaining`` ``r >= 1`` (this
+    one included) int ``(n,)``, ``λ`` scaled (:func:`scale_free_gate_price`)."""
     a = np.asarray(actions, dtype=np.int64)[:, None]
     per_step = np.take_along_axis(surprisal(np.asarray(host_probs), surprisal_cap), a, -1)[:, 0]
     ei = np.take_along_axis(np.asarray(expected_improvement, dtype=np.float64), a, -1)[:, 0]
@@ -356,13 +325,11 @@ class Commitment:
 
         Parameters
         ----------
-        host_probs : numpy.ndarray
-            ``π``, ``(n, A)``, checked by the caller.
+        host_probs, epsilon
+            ``π`` ``(n, A)`` (checked by the caller) and ``ε``, scalar or ``(n,)``.
         expected_improvement : numpy.ndarray or callable
             ``EI`` ``(n, A)``, or ``f(rows) -> (r, A)`` evaluated only where needed (explored
             rows; held rows too with ``recheck``).
-        epsilon
-            ``ε`` in ``[0, 1]``, scalar or ``(n,)``.
         rng : numpy.random.Generator
             The only randomness.
         value_scale : float, default 1.0

@@ -131,7 +131,7 @@ def observation_batch(
 
 
 def row_vector(value: Any, n: int, name: str, dtype: Any) -> np.ndarray:
-    """``value`` as ``(n,)`` of ``dtype``; a clear error naming ``name`` otherwise."""
+    """``value`` as ``(n,)`` of ``dtype``; an error naming ``name`` otherwise."""
     arr = np.asarray(value)
     if arr.size != n or arr.ndim > 1:
         raise ValueError(f"{name} must hold one value per observation ({n}), got shape {arr.shape}")
@@ -230,13 +230,7 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
     def advance(self, n: int, done: Any = None) -> None:
         """Advance ``t`` by ``n`` transitions without updating the posterior (an algorithm that
         trains it itself, as ``DelightDQN`` and ``DelightSAC``); ``done`` (bool ``(n,)``)
-        marks the rows whose episode ended.
-
-        Raises
-        ------
-        ValueError
-            When ``done`` does not hold ``n`` flags.
-        """
+        marks the rows whose episode ended (a ``ValueError`` unless it holds ``n`` flags)."""
         n = check_nonnegative_int(n, "n")
         if done is not None:
             ended = np.asarray(done, dtype=bool).reshape(-1)
@@ -360,18 +354,8 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
 
     def evaluation_callback(self, logger: Any = None) -> Any:
         """A ``callback`` for SB3's ``evaluate_policy`` that feeds every evaluation transition
-        to :meth:`observe`, so the evaluation is online DE.
-
-        Parameters
-        ----------
-        logger : stable_baselines3.common.logger.Logger, optional
-            Where :attr:`stats` is logged and dumped at the end of every episode.
-
-        Returns
-        -------
-        callable
-            ``callback(locals_, globals_)``.
-        """
+        to :meth:`observe`, so the evaluation is online DE; :attr:`stats` is logged to and
+        dumped on ``logger`` (an SB3 ``Logger``, optional) at the end of every episode."""
 
         def callback(locals_: dict[str, Any], globals_: dict[str, Any]) -> None:
             i = int(locals_["i"])

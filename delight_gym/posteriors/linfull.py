@@ -21,10 +21,8 @@ from delight_gym._checks import check_positive_float, check_would_fit, magnitude
 from delight_gym.posteriors.arguments import check_placement
 from delight_gym.posteriors.batched_base import (
     BatchedBanditPosterior,
-    check_arm_inputs,
     check_baseline,
     check_generators,
-    check_observations,
 )
 from delight_gym.posteriors.student_t import student_t_expected_improvement
 
@@ -34,10 +32,6 @@ __all__ = [
     "DEFAULT_LAMBDA_PRIOR",
     "LinFullPosterior",
     "StudentTPredictive",
-    "check_arm_inputs",
-    "check_baseline",
-    "check_generators",
-    "check_observations",
     "check_prior_shape",
     "check_rows",
 ]
