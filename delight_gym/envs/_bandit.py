@@ -18,6 +18,7 @@ from delight_gym.envs._base import (
     InstanceState,
     InstanceVectorEnv,
     ObsT,
+    VectorStep,
     check_discrete_action,
     check_render_mode,
     pull_info,
@@ -217,9 +218,7 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
         """Best arm of each sub-env, shape ``(num_envs,)`` (lowest index on ties)."""
         return np.argmax(self._require_means(), axis=1)
 
-    def step(
-        self, actions: Any
-    ) -> tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
+    def step(self, actions: Any) -> VectorStep:
         """Pull arm ``actions[i]`` (ints, shape ``(num_envs,)``) in sub-env ``i``; each
         terminates and is reset in this same step. ``infos`` hold float64
         ``expected_reward``, ``optimal_expected_reward`` and ``regret``."""
@@ -386,9 +385,7 @@ class ContextualBanditVectorEnv(GaussianBanditVectorEnv):
         final.flags.writeable = False  # the entries are views of this one copy
         return np.fromiter(final, dtype=object, count=self.num_envs)
 
-    def step(
-        self, actions: Any
-    ) -> tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
+    def step(self, actions: Any) -> VectorStep:
         """Pull one arm in every sub-env under its current context, then draw the next
         contexts (``final_obs`` holds those just played); ``infos`` and
         ``infos["final_info"]`` also hold int64 ``optimal_action``."""

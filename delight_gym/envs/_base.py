@@ -24,6 +24,8 @@ from numpy.typing import NDArray
 from delight_gym._checks import check_flag
 
 ObsT = TypeVar("ObsT")
+#: What a native vector env's ``step`` returns: observations, rewards, flags and ``infos``.
+VectorStep = tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]
 
 #: The ``reset(options=...)`` keys every env of the package accepts.
 RESET_OPTIONS = frozenset({"resample"})

@@ -25,6 +25,7 @@ from delight_gym._checks import (
 from delight_gym.envs._base import (
     InstanceEnv,
     InstanceVectorEnv,
+    VectorStep,
     check_discrete_action,
     check_render_mode,
     read_only_copy,
@@ -118,12 +119,19 @@ class _DeepSeaParameters:
             return [check_mapping_seed(s, f"mapping_seed[{i}]") for i, s in enumerate(mapping_seed)]
         return [check_mapping_seed(mapping_seed)] * num_envs
 
-    def _fixed_reason(self, mapping_seed_given: bool) -> str | None:
-        if mapping_seed_given or not self._randomize_actions:
-            return (
-                "the action mapping is fixed (mapping_seed was given, or randomize_actions=False)"
-            )
-        return None
+    def _init_mapping(self, mapping_seed: Any, num_envs: int | None) -> list[int] | None:
+        """Check ``mapping_seed``; set ``_fixed_instance`` and the mapping it fixes, if any."""
+        seeds = self._given_mapping_seeds(mapping_seed, num_envs)
+        n = self._size
+        if seeds is not None:
+            maps = [bsuite_mapping(s, n) for s in seeds]
+            self._mapping = maps[0] if num_envs is None else np.stack(maps)
+        elif not self._randomize_actions:  # bsuite's debugging mode: action 1 everywhere
+            self._mapping = np.ones((n, n) if num_envs is None else (num_envs, n, n), np.int64)
+        fixed = seeds is not None or not self._randomize_actions
+        reason = "the action mapping is fixed (mapping_seed was given, or randomize_actions=False)"
+        self._fixed_instance = reason if fixed else None
+        return seeds
 
     @property
     def action_mapping(self) -> NDArray[np.int64]:
@@ -187,17 +195,11 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
         self._set_parameters(
             size, deterministic, unscaled_move_cost, randomize_actions, render_mode
         )
-        given = self._given_mapping_seeds(mapping_seed, None)
+        given = self._init_mapping(mapping_seed, None)
         n = self._size
         self.action_space = spaces.Discrete(2)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n, n), dtype=np.float32)
-
-        self._fixed_instance = self._fixed_reason(given is not None)
         self._mapping_seed: int | None = None if given is None else given[0]
-        if given is not None:
-            self._mapping = bsuite_mapping(given[0], n)
-        elif not self._randomize_actions:
-            self._mapping = np.ones((n, n), dtype=np.int64)
         self._clear_episode()
         self._has_reset = False
 
@@ -329,17 +331,11 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
             size, deterministic, unscaled_move_cost, randomize_actions, render_mode, self.num_envs
         )
         n, m = self._size, self.num_envs
-        seeds = self._given_mapping_seeds(mapping_seed, m)
-
+        seeds = self._init_mapping(mapping_seed, m)
         set_vector_spaces(
             self, spaces.Discrete(2), spaces.Box(0.0, 1.0, shape=(n, n), dtype=np.float32)
         )
-        self._fixed_instance = self._fixed_reason(seeds is not None)
         self._mapping_seeds: list[int | None] = [None] * m if seeds is None else list(seeds)
-        if seeds is not None:
-            self._mapping = np.stack([bsuite_mapping(s, n) for s in seeds])
-        elif not self._randomize_actions:
-            self._mapping = np.ones((m, n, n), dtype=np.int64)
         self._init_generators()
         self._idx = np.arange(m)
         self._row = np.zeros(m, dtype=np.int64)
@@ -406,15 +402,7 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
         self._found[which] = False
         self._denoised_return[which] = 0.0
 
-    def step(
-        self, actions: Any
-    ) -> tuple[
-        NDArray[np.float32],
-        NDArray[np.float64],
-        NDArray[np.bool_],
-        NDArray[np.bool_],
-        dict[str, Any],
-    ]:
+    def step(self, actions: Any) -> VectorStep:
         """Move every sub-env one row down; finished sub-envs are reset in this same step."""
         self._require_reset()
         mapping = self._require_mapping()

@@ -19,6 +19,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from delight_gym._checks import check_action_batch, check_positive_int
 from delight_gym.envs._base import (
     PerEnvGenerators,
+    VectorStep,
     check_reset_options,
     pull_info,
     set_vector_spaces,
@@ -105,9 +106,7 @@ class LazyBernoulliBanditVectorEnv(PerEnvGenerators, VectorEnv):  # type: ignore
             revealed[arm] = mean
         return mean
 
-    def step(
-        self, actions: Any
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def step(self, actions: Any) -> VectorStep:
         """Pull one arm per sub-env; returns ``(obs, rewards, terminated, truncated, infos)``."""
         self._require_reset()
         arms = check_action_batch(actions, self.num_envs, self.num_arms)

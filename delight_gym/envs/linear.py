@@ -84,16 +84,12 @@ def _resolve_shape(
     d = None if dim is None else check_positive_int(dim, "dim")
     if features is not None:
         fk, fd = features.shape[-2:]
-        if k is not None and fk != k:
-            raise ValueError(
-                f"features has {fk} arms (shape {features.shape}) but num_arms={k}; "
-                "pass one of them or make them agree"
-            )
-        if d is not None and fd != d:
-            raise ValueError(
-                f"features has dimension {fd} (shape {features.shape}) but dim={d}; "
-                "pass one of them or make them agree"
-            )
+        for name, given, found in (("num_arms", k, fk), ("dim", d, fd)):
+            if given is not None and found != given:
+                raise ValueError(
+                    f"features has shape {features.shape} but {name}={given}; "
+                    "pass one of them or make them agree"
+                )
         k, d = fk, fd
     if theta is not None:
         td = theta.shape[-1]

@@ -89,13 +89,8 @@ def _wheel_means(
     means = np.full((*contexts.shape[:-1], WHEEL_NUM_ARMS), mean_other, dtype=np.float64)
     means[..., WHEEL_SAFE_ARM] = mean_safe
     quadrant = np.where(x1 > 0, np.where(x2 > 0, 0, 1), np.where(x2 > 0, 2, 3))
-    large = np.hypot(x1, x2) >= delta
-    np.put_along_axis(
-        means,
-        quadrant[..., None],
-        np.where(large, mean_large, mean_other)[..., None],
-        axis=-1,
-    )
+    value = np.where(np.hypot(x1, x2) >= delta, mean_large, mean_other)  # the quadrant's arm
+    np.put_along_axis(means, quadrant[..., None], value[..., None], axis=-1)
     return means
 
 
