@@ -29,14 +29,9 @@ BASELINES = ("host", "max")
 
 
 class PosteriorValues(NamedTuple):
-    """Everything one DE decision needs from a posterior, for ``n`` rows and ``A`` actions.
-
-    Attributes
-    ----------
-    mean, baseline, expected_improvement : numpy.ndarray
-        float64 ``(n, A)`` posterior means, ``(n,)`` baseline ``v_s`` and ``(n, A)``
-        ``E[(f(s, a) − v_s)^+] >= 0``.
-    """
+    """Everything one DE decision needs from a posterior for ``n`` rows: float64 ``(n, A)``
+    ``mean``, ``(n,)`` ``baseline`` ``v_s`` and ``(n, A)`` ``expected_improvement``
+    ``E[(f(s, a) − v_s)^+] >= 0``."""
 
     mean: np.ndarray
     baseline: np.ndarray
@@ -44,26 +39,12 @@ class PosteriorValues(NamedTuple):
 
 
 def host_baseline(means: Any, host_probs: Any, kind: str = "host") -> Any:
-    """The EI baseline ``v_s`` of every row.
+    """The EI baseline ``v_s`` of every row, ``(...)``, of ``means``' type, dtype and device.
 
-    Parameters
-    ----------
-    means, host_probs : numpy.ndarray or torch.Tensor
-        ``(..., A)``: posterior means ``m(s, ·)`` and the host's ``π(·|s)`` (same type;
-        unused for ``kind="max"``).
-    kind : {"host", "max"}, default "host"
-        ``"host"``: ``v_s = Σ_b π(b|s) m(s, b)``, the value of following the host (the paper's
-        DeepSea baseline). ``"max"``: ``v_s = max_b m(s, b)`` (its bandit ``v_t``).
-
-    Returns
-    -------
-    numpy.ndarray or torch.Tensor
-        ``(...)``, the type, dtype and device of ``means``.
-
-    Raises
-    ------
-    ValueError
-        If ``kind`` is not one of :data:`BASELINES`, or the shapes differ for ``"host"``.
+    ``kind="host"``: ``v_s = Σ_b π(b|s) m(s, b)``, the value of following the host (the paper's
+    DeepSea baseline); ``"max"``: ``v_s = max_b m(s, b)`` (its bandit ``v_t``; ``host_probs``
+    unused). ``means`` and ``host_probs`` are ``(..., A)`` of one type. ``ValueError`` on an
+    unknown ``kind`` or, for ``"host"``, shapes that differ.
     """
     if kind not in BASELINES:
         raise ValueError(f"kind must be one of {BASELINES}, got {kind!r}")

@@ -200,17 +200,18 @@ class LinearGaussianPosterior:
     ) -> torch.Tensor:
         """``E[(f(a) - baseline_i)^+]`` of every action, ``(B, K)``, for ``(B, K, D)``
         features and a ``(B,)`` baseline."""
-        base = self._checked(baseline, "baseline", (self.batch_size,)) if validate else baseline
-        mu, sd = self.predictive(features, validate=validate)
-        return gaussian_expected_improvement(mu, sd, base.unsqueeze(-1), validate=False)
+        return self._ei(gaussian_expected_improvement, features, baseline, validate)
 
     def log_expected_improvement(
         self, features: Any, baseline: Any, *, validate: bool = True
     ) -> torch.Tensor:
         """``log E[(f(a) - baseline_i)^+]``, ``(B, K)``; finite where EI underflows."""
+        return self._ei(log_gaussian_expected_improvement, features, baseline, validate)
+
+    def _ei(self, ei: Callable[..., Any], features: Any, baseline: Any, validate: bool) -> Any:
         base = self._checked(baseline, "baseline", (self.batch_size,)) if validate else baseline
         mu, sd = self.predictive(features, validate=validate)
-        return log_gaussian_expected_improvement(mu, sd, base.unsqueeze(-1), validate=False)
+        return ei(mu, sd, base.unsqueeze(-1), validate=False)
 
     def as_value_posterior(
         self, *, num_actions: int | None = None, observation_space: Any = None

@@ -41,10 +41,8 @@ class SB3VecEnvAdapter(VecEnv):
 
     Raises
     ------
-    TypeError
-        ``venv`` is not a ``gymnasium.vector.VectorEnv``.
-    ValueError
-        Its ``metadata["autoreset_mode"]`` is not an ``AutoresetMode``.
+    TypeError, ValueError
+        ``venv`` is not a ``VectorEnv``, or its ``autoreset_mode`` not an ``AutoresetMode``.
     """
 
     def __init__(self, venv: VectorEnv) -> None:
