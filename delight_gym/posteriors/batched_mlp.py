@@ -1,14 +1,10 @@
-"""``N`` independent ReLU MLPs as one set of tensors (seeds, or seeds × heads), and the
-per-model optimizer step of the Deep Bayesian Bandits Showdown's networks.
+"""``N`` independent ReLU MLPs as one set of tensors (seeds, or seeds × heads), their
+observation buffer and the per-model RMSProp step of "Deep Bayesian Bandits Showdown"
+(Riquelme, Tucker & Snoek 2018).
 
-Layer ``l`` of model ``j`` is ``weights[l][j]`` ``(in, out)`` and ``biases[l][j]`` ``(1, out)``;
-a forward pass is one batched matrix product per layer (no Python loop over models). The last
-layer has one output per model group ``g`` (per arm, or 1 shared): :meth:`BatchedMLP.forward`
-returns, for each input, the output column it asks for. Model ``j`` is initialised from
-``generators[j // models_per_generator]`` only, so a batch of models equals models built one by
-one. :class:`ObservationBuffer` keeps every row's observations for retraining.
-:func:`rmsprop_step` is TensorFlow 1's RMSProp (``ms`` starts at 1, ``ε = 1e-10``) after a
-per-model global-norm clip, both per model, so the rows of a batch stay independent.
+A forward pass is one batched matrix product per layer (no Python loop over models); each
+model is initialised from its own generator only, so a batch of models equals models built one
+by one, and every step is per model, so the rows of a batch stay independent.
 """
 
 from __future__ import annotations
@@ -36,8 +32,7 @@ __all__ = [
 def check_hidden_sizes(
     value: Any, name: str = "hidden_sizes", *, allow_empty: bool = False
 ) -> tuple[int, ...]:
-    """``value`` as a tuple of positive ints (a sequence, not one int), non-empty unless
-    ``allow_empty``; a ``TypeError``/``ValueError`` naming ``name`` otherwise."""
+    """``value`` as a non-empty (unless ``allow_empty``) tuple of positive ints."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise TypeError(
             f"{name} must be a sequence of layer widths such as (50,), got {value!r} "
@@ -55,23 +50,19 @@ def mlp_parameter_count(sizes: Sequence[int]) -> int:
 
 
 #: Weight initialisations: ``"uniform"`` on ``[−init_scale, init_scale]`` (the showdown's), or
-#: ``"trunc_normal"`` with std ``1/√fan_in`` cut at two std (haiku's ``Linear``, bsuite's);
-#: biases start at 0 either way.
+#: ``"trunc_normal"`` with std ``1/√fan_in`` cut at two std (haiku's); biases start at 0.
 INITS = ("uniform", "trunc_normal")
 
 
 class BatchedMLP(nn.Module):
-    """``N`` ReLU MLPs with layer sizes ``sizes = (in, hidden..., groups)``.
+    """``N`` ReLU MLPs with layer sizes ``(in, hidden..., G)``, ``G`` outputs (one per group).
 
     Parameters
     ----------
     num_models : int
-        ``N``.
     sizes : sequence of int
-        Input size, hidden sizes, number of outputs ``G``.
     generators : sequence of torch.Generator
-        CPU generators; model ``j`` draws its weights from
-        ``generators[j // (N / len(generators))]`` (``len(generators)`` must divide ``N``).
+        CPU generators; model ``j`` draws from ``generators[j // (N / len(generators))]``.
     init : str, default "uniform"
         One of :data:`INITS`.
     init_scale : float, default 0.3
@@ -148,17 +139,10 @@ class BatchedMLP(nn.Module):
         *,
         out: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """The last hidden layer (after its ReLU): ``(N, n, hidden[-1])``.
+        """The last hidden layer (after its ReLU) of ``(N, n, in)`` inputs: ``(N, n, h)``.
 
-        Parameters
-        ----------
-        inputs : torch.Tensor
-            ``(N, n, in)`` (or ``(M, n, in)`` for ``M`` selected ``models``).
-        models : torch.Tensor, optional
-            int64 ``(M,)``: use only these models.
-        out : torch.Tensor, optional
-            Contiguous ``(N, n, hidden[-1])`` to write the result into (no graph): a buffer
-            kept across calls saves a large tensor's first-touch page faults.
+        ``models`` (int64 ``(M,)``) runs only those; ``out`` receives the result (no graph: a
+        buffer kept across calls saves a large tensor's first-touch page faults).
         """
         h = inputs
         layers = self._layers(models)[:-1]
@@ -170,17 +154,8 @@ class BatchedMLP(nn.Module):
     def head(
         self, hidden: torch.Tensor, columns: torch.Tensor, models: torch.Tensor | None = None
     ) -> torch.Tensor:
-        """Output ``columns[j, i]`` of the last layer for each hidden row: ``(N, n)``.
-
-        Parameters
-        ----------
-        hidden : torch.Tensor
-            ``(N, n, h)`` from :meth:`hidden`.
-        columns : torch.Tensor
-            int64 ``(N, n)`` in ``[0, G)`` (broadcastable, e.g. ``(1, n)``).
-        models : torch.Tensor, optional
-            As for :meth:`hidden`.
-        """
+        """Output ``columns[j, i]`` (int64, broadcastable to ``(N, n)``) of the last layer for
+        each ``(N, n, h)`` hidden row: ``(N, n)``."""
         w, b = self._layers(models)[-1]
         if self.num_outputs == 1:
             return torch.baddbmm(b, hidden, w)[..., 0]
@@ -203,12 +178,8 @@ class BatchedMLP(nn.Module):
         scale: float,
         offset: torch.Tensor | None = None,
     ) -> list[torch.Tensor]:
-        """Every model's gradients of ``scale · Σ_i (f_j(x_ji)[c_ji] + offset_ji − y_ji)²``.
-
-        Backpropagation written out (no autograd graph): the forward pass and each backward
-        product are the operations autograd runs for :meth:`forward`, so the gradients are
-        autograd's; the last layer's column look-up and its gradient use row indexing instead
-        of ``gather`` and its ``scatter_add`` backward (the same sums in the same order).
+        """Every model's gradients of ``scale · Σ_i (f_j(x_ji)[c_ji] + offset_ji − y_ji)²``,
+        without an autograd graph but with autograd's operations (so its numbers).
 
         Parameters
         ----------
@@ -226,8 +197,7 @@ class BatchedMLP(nn.Module):
         Returns
         -------
         list of torch.Tensor
-            The gradients of ``parameters()`` in their order (every layer's weights
-            ``(N, in, out)``, then every layer's biases ``(N, 1, out)``).
+            The gradients of ``parameters()`` in their order.
         """
         num, n = targets.shape
         if num != self.num_models or inputs.shape != (num, n, self.sizes[0]):
@@ -267,13 +237,14 @@ class BatchedMLP(nn.Module):
                 pred = (hidden * w_sel).sum(-1) + b_sel[m]
             if offset is not None:
                 pred = pred + offset[m]
+            # Backward through the layers, each product autograd's own for forward().
             grad = torch.mul(2.0 * (pred - targets[m]), scale, out=out_grad[m])
             if groups == 1:
                 grad_full = grad[..., None]
                 torch.bmm(hidden.mT, grad_full, out=grad_w[-1][m])
                 torch.sum(grad_full, 1, keepdim=True, out=grad_b[-1][m])
                 grad_h = grad_full.bmm(weights[-1][m].mT)
-            else:
+            else:  # the column look-up's backward: rows added into the transposed weights
                 grad_wt.index_add_(0, rows_m, (grad[..., None] * hidden).flatten(0, 1))
                 grad_h = grad[..., None] * w_sel
             for layer in range(len(acts) - 2, -1, -1):
@@ -289,9 +260,8 @@ class BatchedMLP(nn.Module):
         return grad_w + grad_b
 
 
-#: Bytes of one activation tensor of a chunk of models in
-#: :meth:`BatchedMLP.squared_error_gradients` on the CPU (measured best of 128 KiB to 4 MiB for
-#: 50 and 500 models, batches of 128 and 512, float32 and float64, on a 1 MiB L2 cache).
+#: Bytes of one activation tensor of a chunk of models in squared_error_gradients on the CPU
+#: (the best measured of 128 KiB to 4 MiB, on a 1 MiB L2 cache).
 _CHUNK_BYTES = 512 * 1024
 
 
@@ -306,16 +276,15 @@ def rmsprop_step(
 ) -> None:
     """One TensorFlow-1 RMSProp step per model after clipping each model's global gradient norm.
 
-    For each model ``j`` (the leading axis of every parameter): ``g ← g · c/max(‖g‖, c)`` with
-    ``‖g‖`` over all of model ``j``'s gradients and ``c = max_grad_norm``; then
-    ``ms ← decay·ms + (1 − decay)·g²``, ``p ← p − lr·g/√(ms + eps)``.
+    For each model ``j`` (the leading axis): ``g ← g · c/max(‖g‖, c)`` with ``c =
+    max_grad_norm``; then ``ms ← decay·ms + (1 − decay)·g²``, ``p ← p − lr·g/√(ms + eps)``.
 
     Parameters
     ----------
     params : sequence of torch.Tensor
         ``(N, ...)`` parameters with ``.grad`` set.
     mean_squares : sequence of torch.Tensor
-        Their RMSProp accumulators (same shapes; start them at 1, as TensorFlow 1 does).
+        Their accumulators (start them at 1, as TensorFlow 1 does).
     learning_rate, max_grad_norm, decay, eps : float
     """
     grads = [p.grad for p in params]
@@ -341,7 +310,6 @@ class ObservationBuffer:
     batch_size, input_dim : int
     device : torch.device
     dtype : torch.dtype
-        Of the inputs and targets.
     """
 
     def __init__(self, batch_size: int, input_dim: int, *, device: Any, dtype: torch.dtype) -> None:
@@ -363,22 +331,21 @@ class ObservationBuffer:
 
     @property
     def inputs(self) -> torch.Tensor:
-        """``(B, n, d)`` (a view)."""
+        """``(B, n, d)``, a view."""
         return self._inputs[:, : self.size]
 
     @property
     def groups(self) -> torch.Tensor:
-        """int64 ``(B, n)`` (a view)."""
+        """int64 ``(B, n)``, a view."""
         return self._groups[:, : self.size]
 
     @property
     def targets(self) -> torch.Tensor:
-        """``(B, n)`` (a view)."""
+        """``(B, n)``, a view."""
         return self._targets[:, : self.size]
 
     def sample(self, generators: Sequence[torch.Generator], steps: int, size: int) -> torch.Tensor:
-        """int64 ``(B, steps, size)`` indices drawn with replacement, row ``i`` from
-        ``generators[i]``."""
+        """``(B, steps, size)`` indices with replacement, row ``i``'s from ``generators[i]``."""
         draws = [torch.randint(self.size, (steps, size), generator=g) for g in generators]
         return torch.stack(draws).to(self._groups.device)
 

@@ -1,15 +1,11 @@
 """``BootstrappedDQN``: bootstrapped DQN with randomized priors as an SB3 algorithm (Osband et
 al. 2016, 2018; bsuite's ``boot_dqn``), optionally with Delight-gated exploration (DE) on top.
 
-``K`` Q-heads with randomized priors (:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior`)
-are trained by Q-learning from SB3's replay buffer (:class:`BootstrapReplayBuffer`, with
-bootstrap masks when ``mask_prob < 1``); each environment of the VecEnv draws a head at the start
-of every episode and acts greedily on it for the whole episode (Thompson sampling over heads).
-With ``delight=`` (:class:`~delight_gym.de.options.DelightOptions`) DE overrides on top of
-that host, with the ensemble's exact EI (:func:`~delight_gym.posteriors.ensemble.ensemble_values`,
-then :func:`~delight_gym.de.engine.act_on_values`, the act the wrapper uses).
-Randomness comes from the algorithm's own generators, all seeded from ``seed``. Defaults, the
-episode clock, ``value_scale`` and ``commit``: ``docs/sb3.md``.
+``K`` Q-heads (:class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior`) learn by Q-learning
+from SB3's replay buffer, with bootstrap masks when ``mask_prob < 1``; each env draws a head at
+the start of every episode and acts greedily on it (Thompson sampling over heads). With
+``delight=`` DE overrides on top of that host with the ensemble's exact EI. All randomness comes
+from generators seeded from ``seed``.
 """
 
 from __future__ import annotations
@@ -65,16 +61,15 @@ _AUTO_RATE = 0.01
 
 
 class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
-    """Bootstrapped DQN with randomized priors, optionally with DE (see the module docstring).
+    """Bootstrapped DQN with randomized priors, optionally with DE.
 
     Parameters
     ----------
     policy, env :
         ``"MlpPolicy"`` (:class:`BootstrappedDQNPolicy`); an env with Discrete actions.
     learning_rate, buffer_size, learning_starts, batch_size, gamma, train_freq, gradient_steps :
-        As for SB3 (``learning_starts >= 0``); the defaults are
-        :data:`~delight_gym.posteriors.boot_dqn_defaults.BOOT_DQN_DEFAULTS`, as every default
-        here (``gradient_steps`` 1: one SGD step per ``train_freq`` env steps).
+        As for SB3; the defaults (as every default here) are
+        :data:`~delight_gym.posteriors.boot_dqn_defaults.BOOT_DQN_DEFAULTS`.
     target_update_interval : int
         Gradient steps between hard target updates.
     num_heads, prior_scale : int, float
@@ -227,16 +222,15 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         force_reset: bool = True,
         **kwargs: Any,
     ) -> Any:
-        """SB3's ``load``, after checking that ``path`` holds a whole, readable saved model:
-        a truncated or damaged file (not a zip, an entry missing or unreadable, parameters that
-        do not fit the model) is one ``ValueError`` naming the file and saying it is damaged.
+        """SB3's ``load``, after checking that ``path`` holds a whole, readable saved model.
 
         Raises
         ------
         FileNotFoundError
             If ``path`` (or ``path`` + ``.zip``) does not exist.
         ValueError
-            As above; and as SB3's for an ``env`` whose spaces differ from the saved ones.
+            For a truncated or damaged file (naming it), and as SB3's for an ``env`` whose
+            spaces differ from the saved ones.
         """
         if isinstance(path, (str, os.PathLike)):
             name = os.fspath(path)
@@ -287,8 +281,8 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
 
     @property
     def value_scale(self) -> float:
-        """What EI is divided by before the gate (see the module docstring); 1 with
-        ``value_scale="spread"``, where each state has its own (:meth:`_gate_values`)."""
+        """What EI is divided by before the gate (1 with ``value_scale="spread"``, where each
+        state has its own)."""
         options = self.delight
         if options is None or options.value_scale == "spread":
             return 1.0
@@ -297,29 +291,16 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         return 1.0 if self.value_scale_estimate is None else self.value_scale_estimate
 
     def _gate_values(self, q: np.ndarray, values: PosteriorValues) -> PosteriorValues:
-        """``values`` with the EI that DE's gate sees under the options on the heads (beyond the
-        paper; unchanged without them).
-
-        * ``value_scale="spread"``: EI divided by each state's spread of the heads' values, the
-          root mean square over actions of the heads' standard deviation, so ``λ`` is in units
-          of it (a state where every head has the same values has EI 0 and keeps it);
-        * ``agreement=τ``: EI 0, so the gate is closed, at each state where at least a
-          fraction ``τ`` of the heads share their greedy action.
-
-        Parameters
-        ----------
-        q : numpy.ndarray
-            float64 ``(K, n, A)``: every head's values of the ``n`` states.
-        values : PosteriorValues
-            Their :func:`~delight_gym.posteriors.ensemble.ensemble_values`.
-        """
+        """``values`` with the EI DE's gate sees under ``value_scale="spread"`` and
+        ``agreement`` (docs/sb3.md), from the heads' float64 ``(K, n, A)`` values ``q``."""
         options = self.delight
         assert options is not None
         ei = values.expected_improvement
         if options.value_scale == "spread":
+            # RMS over actions of the heads' std; a state where every head agrees keeps EI 0
             spread = np.sqrt(q.var(axis=0).mean(axis=1))[:, None]  # (n, 1)
             ei = np.divide(ei, spread, out=np.zeros_like(ei), where=spread > 0)
-        if options.agreement is not None:
+        if options.agreement is not None:  # close the gate where a share >= τ of heads agree
             greedy = q.argmax(axis=2)  # (K, n)
             votes = (greedy[:, :, None] == np.arange(q.shape[2])).sum(axis=0)  # (n, A)
             agree = votes.max(axis=1) / q.shape[0] >= options.agreement
@@ -354,6 +335,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         )
         actions = act.actions
         if options.commit and act.overridden.any():
+            # Switch an overridden row to a head drawn by how much it values the override.
             heads = heads.copy()
             for i in np.flatnonzero(act.overridden):
                 weights = np.maximum(q[:, i, actions[i]] - values.baseline[i], 0.0)
@@ -368,18 +350,9 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     def _predict_exploring(
         self, observation: Any, state: PredictState, episode_start: np.ndarray | None
     ) -> Prediction:
-        """``predict(deterministic=False)``: greedy on each row's head, with DE on top when
-        configured (ε at the current clock, which ``predict`` does not advance).
-        (``deterministic=True`` is greedy on the ensemble mean, ``state`` passed through.)
-
-        The actions have SB3 ``DQN.predict``'s types (int64, shape ``()`` for one observation,
-        ``(n,)`` for a batch or a VecEnv's). The heads travel in ``state`` as ``(heads,)``
-        (int64 ``(n,)``, also ``(1,)`` for one observation), as a recurrent policy's state:
-        pass it back with ``state=`` to keep each row's head; rows with no state yet or with
-        ``episode_start`` set draw a new head from :attr:`rng`, so
-        :func:`~stable_baselines3.common.evaluation.evaluate_policy` gets one head per
-        evaluation episode. A caller that ignores the state gets a fresh head every call.
-        """
+        """``predict(deterministic=False)``: greedy on each row's head, with DE on top (ε at
+        the current clock). The heads travel in ``state`` as ``(heads,)``, as a recurrent
+        policy's: rows without one or with ``episode_start`` set draw a new head."""
         obs, vectorized = self.policy.obs_to_tensor(observation)
         if not isinstance(obs, torch.Tensor):  # pragma: no cover - Dict spaces are refused
             raise TypeError("BootstrappedDQN needs a Box or Discrete observation")
@@ -411,8 +384,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     # -- SB3 hooks -------------------------------------------------------------------------------
 
     def _learning_set_up(self, envs_reset: bool) -> None:
-        """Every env draws a new head when SB3 reset the envs (a fresh start or
-        ``reset_num_timesteps=True``), and keeps its episode's head otherwise."""
+        """Every env draws a new head when SB3 reset the envs, else keeps its episode's."""
         if envs_reset or self.episode_heads is None:
             self.episode_heads = self._draw_heads(self.n_envs)
 
@@ -429,8 +401,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         return actions, actions
 
     def _transition_stored(self, transition: StoredTransition) -> None:
-        """After SB3 stored the step: advance the clocks and draw new heads for finished
-        episodes."""
+        """Advance the clocks and draw new heads for finished episodes."""
         done = np.asarray(transition.dones, dtype=bool)
         self.steps += len(done)
         if done.any():
@@ -441,16 +412,17 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     def _ensemble_td_step(
         self, ensemble: EnsembleQPosterior, batch_size: int, step: int, period: int
     ) -> TDStepStats:
-        """The base class's TD step; a sample whose one-hot columns the buffer kept trains on
-        them as they are (the same batch as its encoding, which it skips)."""
+        """The base class's TD step, on the sample's one-hot columns when the buffer kept them
+        (they are the rows' encoding, so that step is skipped)."""
         batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)
         x, xn, masks = batch.observation_indices, batch.next_observation_indices, batch.masks
+        net, dev = ensemble.network, ensemble.device
         if x is None or xn is None:
             observations = batch.observations, batch.next_observations
             given = Transitions(*observations, batch.actions, batch.rewards, batch.dones, masks)
-            stats = ensemble.td_step(given, check=False)  # checked as the env handed them over
+            encoded = net.inputs.convert(given, dev)  # checked as the env handed them over
         else:
-            b, dev = len(batch.actions), ensemble.device
+            b = len(batch.actions)
             encoded = Transitions(
                 x.to(dev),
                 xn.to(dev),
@@ -459,14 +431,13 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
                 batch.dones.to(dev).reshape(b).float(),
                 None if masks is None else masks.to(dev).float(),
             )
-            stats = ensemble_td_step(ensemble.network, ensemble.optimizer, encoded, ensemble.gamma)
+        stats = ensemble_td_step(net, ensemble.optimizer, encoded, ensemble.gamma)
         if step % period == 0:
             ensemble.update_target()
         return stats
 
     def train(self, gradient_steps: int, batch_size: int = 128) -> None:
-        """``gradient_steps`` Adam steps of every head; hard target updates every
-        ``target_update_interval`` of them."""
+        """``gradient_steps`` Adam steps of every head, with hard target updates."""
         self.policy.set_training_mode(True)
         self._update_learning_rate(self.policy.optimizer)
         ensemble = self.ensemble
@@ -477,7 +448,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
             stats = self._ensemble_td_step(ensemble, batch_size, step, self.target_update_interval)
             self._n_updates = step
             losses.append(stats.loss)
-            if auto:
+            if auto:  # value_scale="auto": a running average of the TD targets' std
                 std = float(stats.target_std)
                 old = self.value_scale_estimate
                 est = std if old is None else (1 - _AUTO_RATE) * old + _AUTO_RATE * std

@@ -1,9 +1,4 @@
-"""The replay buffer and the policy of :class:`~delight_gym.sb3.BootstrappedDQN`.
-
-:class:`BootstrapReplayBuffer` (SB3's replay buffer with bootstrap masks and its own
-generators), its samples :class:`BootstrapReplayBufferSamples`, and
-:class:`BootstrappedDQNPolicy` (the ensemble as an SB3 policy).
-"""
+"""The replay buffer (with bootstrap masks) and the policy of ``BootstrappedDQN``."""
 
 from __future__ import annotations
 
@@ -46,16 +41,14 @@ class BootstrapReplayBufferSamples(NamedTuple):
 
     Attributes
     ----------
-    observations, actions, next_observations, dones, rewards : torch.Tensor
-        As in SB3's ``ReplayBufferSamples`` (``B`` rows).
-    discounts : None
-        SB3's n-step field (unused).
+    observations, actions, next_observations, dones, rewards, discounts :
+        As in SB3's ``ReplayBufferSamples`` (``discounts`` unused, ``None``).
     masks : torch.Tensor or None
         bool ``(B, K)``: which heads train on each transition (``None`` without masking).
     observation_indices, next_observation_indices : torch.Tensor or None
-        int64 ``(B,)``: each one-hot observation's column (``-1`` for an all-zero row), when
-        the buffer keeps them (:meth:`BootstrapReplayBuffer.keep_one_hot_codes`) and every
-        sampled row is one-hot; else ``None``.
+        int64 ``(B,)``: each one-hot row's column (``-1``: all zero), when the buffer keeps
+        them (:meth:`BootstrapReplayBuffer.keep_one_hot_codes`) and every sampled row is
+        one-hot; else ``None``.
     """
 
     observations: torch.Tensor
@@ -72,11 +65,8 @@ class BootstrapReplayBufferSamples(NamedTuple):
 class BootstrapReplayBuffer(ReplayBuffer):
     """SB3's replay buffer with bootstrap masks and its own random generators.
 
-    It extends :class:`stable_baselines3.common.buffers.ReplayBuffer` as SB3's
-    ``NStepReplayBuffer`` does, in ``_get_samples`` (which also returns the masks), plus
-    ``sample``, which draws the indices from the buffer's generator instead of numpy's global
-    one. Each slot of the buffer holds a fixed mask drawn at construction: the transition stored
-    in a slot gets its mask, independently of its content, which is what a bootstrap needs.
+    Each slot holds a fixed mask drawn at construction: the transition stored there gets it,
+    independently of its content, which is what a bootstrap needs.
 
     Parameters
     ----------
@@ -88,8 +78,7 @@ class BootstrapReplayBuffer(ReplayBuffer):
         Each stored transition is in head ``k``'s bootstrap sample with this probability
         (masks are kept only when it is below 1).
     seed : int, optional
-        Seed of the buffer's generators (samples, masks; independent streams; never the global
-        one).
+        Seed of the buffer's sample and mask generators (never numpy's global one).
     """
 
     def __init__(
@@ -142,9 +131,8 @@ class BootstrapReplayBuffer(ReplayBuffer):
         self.one_hot_codes: np.ndarray | None = None
 
     def keep_one_hot_codes(self) -> None:
-        """From now on keep, per stored step, the one-hot column of its observation and next
-        one (``-2``: not one-hot), so that samples carry them and a look-up ensemble need not
-        encode its replay batches again (encoding checks every entry of every row)."""
+        """From now on keep each stored observation's one-hot column, so that samples carry
+        them and a look-up ensemble skips encoding its replay batches."""
         if self.one_hot_codes is None:
             self.one_hot_codes = np.full((self.buffer_size, self.n_envs, 2), -2, np.int64)
 
@@ -160,7 +148,9 @@ class BootstrapReplayBuffer(ReplayBuffer):
         pos = self.pos
         super().add(obs, next_obs, action, reward, done, infos)
         codes = getattr(self, "one_hot_codes", None)  # absent from buffers pickled before
-        if codes is not None:  # encoded as stored (the buffer's dtype), as sampling reads them
+        # codes[pos, env, 0 or 1]: the observation's / next one's column, -1 all zero, -2 not
+        # one-hot; computed on the stored rows (the buffer's dtype), as sampling reads them
+        if codes is not None:
             for j, rows in enumerate((self.observations[pos], self.next_observations[pos])):
                 flat = rows.reshape(self.n_envs, -1).astype(np.float32, copy=False)
                 idx = one_hot_indices(flat)
@@ -169,8 +159,7 @@ class BootstrapReplayBuffer(ReplayBuffer):
     def sample(  # type: ignore[override]
         self, batch_size: int, env: VecNormalize | None = None
     ) -> BootstrapReplayBufferSamples:
-        """``batch_size`` transitions drawn uniformly with replacement by the buffer's own
-        generator, with their masks."""
+        """``batch_size`` transitions drawn with replacement by the buffer's own generator."""
         upper = self.buffer_size if self.full else self.pos
         if upper == 0:
             raise RuntimeError("the replay buffer is empty")
@@ -194,7 +183,7 @@ class BootstrapReplayBuffer(ReplayBuffer):
         indices: list[Any] = [None, None]
         if codes is not None and env is None:  # normalised observations are not one-hot
             rows = codes[batch_inds, env_inds]  # (B, 2)
-            if bool((rows >= -1).all()):
+            if bool((rows >= -1).all()):  # a -2 anywhere: the ensemble encodes the rows
                 indices = [self.to_torch(rows[:, 0]), self.to_torch(rows[:, 1])]
         return BootstrapReplayBufferSamples(
             obs, actions, next_obs, dones, rewards, None, masks, *indices
@@ -203,25 +192,22 @@ class BootstrapReplayBuffer(ReplayBuffer):
 
 class BootstrappedDQNPolicy(BasePolicy):
     """The SB3 policy of :class:`BootstrappedDQN`: an
-    :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (its network is the policy's
-    ``q_net`` module, its Adam optimizer the policy's ``optimizer``).
-
-    ``predict``/``forward`` are greedy on the ensemble mean (what ``deterministic=True`` means
-    for :class:`BootstrappedDQN`).
+    :class:`~delight_gym.posteriors.ensemble.EnsembleQPosterior` (``q_net`` its network,
+    ``optimizer`` its Adam), greedy on the ensemble mean.
 
     Parameters
     ----------
     observation_space, action_space, lr_schedule :
         As for SB3 policies.
     net_arch : sequence of int, default (64, 64)
-        Hidden layers of every head (trainable and prior).
+        Hidden layers of every head.
     num_heads : int, default 10
     prior_scale : float, default 3.0
     gamma : float, default 0.99
     encoding : str, default "auto"
-        See :data:`~delight_gym.posteriors.ensemble.ENCODINGS`.
+        One of :data:`~delight_gym.posteriors.ensemble.ENCODINGS`.
     seed : int, optional
-        Seed of the ensemble's generator (initial weights).
+        Seed of the initial weights.
     """
 
     def __init__(
