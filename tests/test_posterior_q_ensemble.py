@@ -225,18 +225,18 @@ def test_a_callable_policy_gives_the_same_step_as_its_actions() -> None:
 
 @pytest.mark.parametrize("with_masks", [False, True])
 def test_an_unchecked_update_is_the_checked_one(with_masks: bool) -> None:
-    """``check=False`` (data checked where it came in) takes bitwise the same step."""
+    """``_update`` (data checked where it came in) takes bitwise the same step."""
     checked, trusted = _ensemble(), _ensemble()
     rng = np.random.default_rng(8)
     for _ in range(3):
         masks = rng.integers(0, 2, size=(12, 4)).astype(np.float32) if with_masks else None
         batch = _batch(rng, masks=masks)
-        a, b = checked.update(batch), trusted.update(batch, check=False)
+        a, b = checked.update(batch), trusted._update(batch)
         assert float(a.loss) == float(b.loss) and float(a.target_std) == float(b.target_std)
     for x, y in zip(checked.online.parameters(), trusted.online.parameters(), strict=True):
         np.testing.assert_array_equal(_numpy(x.detach()), _numpy(y.detach()))
     with pytest.raises(ValueError, match="rewards"):  # the magnitude guard stays
-        trusted.update(_batch(rng)._replace(rewards=np.full(12, 1e30)), check=False)
+        trusted._update(_batch(rng)._replace(rewards=np.full(12, 1e30)))
 
 
 def test_the_prior_never_changes_and_is_not_trained() -> None:

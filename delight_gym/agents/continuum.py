@@ -16,12 +16,15 @@ import torch
 from gymnasium import spaces
 
 from delight_gym._checks import (
+    array_bytes,
     check_nonnegative_int,
     check_positive_float,
     check_positive_int,
     check_seed,
+    check_unit_interval_array,
+    check_would_fit,
 )
-from delight_gym.de.candidates import CandidateDelight, GaussianProposalHost
+from delight_gym.de.candidates import HOST_STD_RANGE, CandidateDelight, GaussianProposalHost
 from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
     DEFAULT_HALF_LIFE,
@@ -63,7 +66,7 @@ def srinivas_beta(t: Any, num_points: int, delta: float = 0.1) -> Any:
         ``|D| ≥ 1`` and ``δ`` in ``(0, 1)``.
     """
     n = check_positive_int(num_points, "num_points")
-    d = check_positive_float(delta, "delta")
+    d = check_positive_float(delta, "delta", normal=True)
     if d >= 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     if not np.all(np.asarray(t, dtype=np.float64) >= 1):
@@ -72,7 +75,23 @@ def srinivas_beta(t: Any, num_points: int, delta: float = 0.1) -> Any:
 
 
 def _srinivas_beta(t: Any, n: int, d: float) -> Any:
-    return 2.0 * np.log(n * np.asarray(t, dtype=np.float64) ** 2 * math.pi**2 / (6.0 * d))
+    t = np.asarray(t, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        beta = 2.0 * np.log(n * t**2 * math.pi**2 / (6.0 * d))
+    return _in_logs(beta, lambda: 2.0 * (math.log(n) + _LOG_PI2_6 + 2.0 * np.log(t) - math.log(d)))
+
+
+#: ``log(π²/6)``, and ``log(2π²/3)`` for :func:`srinivas_beta_continuous`.
+_LOG_PI2_6, _LOG_2PI2_3 = math.log(math.pi**2 / 6.0), math.log(2.0 * math.pi**2 / 3.0)
+
+
+def _in_logs(direct: Any, logs: Any) -> Any:
+    """``direct``, but ``logs()`` (its formula summed in logs) where ``direct`` overflowed to
+    ``+inf``: bitwise the plain formula wherever that is finite."""
+    if not np.any(direct == np.inf):
+        return direct
+    with np.errstate(all="ignore"):
+        return np.where(direct == np.inf, logs(), direct)[()]
 
 
 def srinivas_beta_continuous(
@@ -84,14 +103,21 @@ def srinivas_beta_continuous(
     kernel's derivatives (``P(sup |∂f/∂x_j| > L) ≤ a e^{−(L/b)²}``). For reference only.
     """
     dd = check_positive_int(dim, "dim")
-    for name, value in (("delta", delta), ("a", a), ("b", b), ("r", r)):
+    check_positive_float(delta, "delta", normal=True)
+    for name, value in (("a", a), ("b", b), ("r", r)):
         check_positive_float(value, name)
     arr = np.asarray(t, dtype=np.float64)
     if not np.all(arr >= 1):
         raise ValueError(f"t must be >= 1, got {t}")
-    first = 2.0 * np.log(2.0 * arr**2 * math.pi**2 / (3.0 * delta))
-    inner = arr**2 * dd * b * r * math.sqrt(math.log(4.0 * dd * a / delta))
-    return first + 2.0 * dd * np.log(inner)
+    with np.errstate(over="ignore"):
+        first = 2.0 * np.log(2.0 * arr**2 * math.pi**2 / (3.0 * delta))
+        inner = arr**2 * dd * b * r * math.sqrt(math.log(4.0 * dd * a / delta))
+        log_inner = np.log(inner)
+    first = _in_logs(first, lambda: 2.0 * (_LOG_2PI2_3 + 2.0 * np.log(arr) - math.log(delta)))
+    log_dbr = math.log(dd) + math.log(b) + math.log(r)
+    log_4da = math.log(4.0 * dd) + math.log(a) - math.log(delta)
+    log_inner = _in_logs(log_inner, lambda: 2.0 * np.log(arr) + log_dbr + 0.5 * np.log(log_4da))
+    return first + 2.0 * dd * log_inner
 
 
 class _Pool:
@@ -179,8 +205,14 @@ class ContinuumAgent:
                 f"num_posterior = {1 + self.num_local + self.num_posterior}"
             )
         self.local_std = check_positive_float(local_std, "local_std")
+        low, high = HOST_STD_RANGE
+        if name == "delight" and not low <= self.local_std <= high:
+            raise ValueError(
+                f"local_std must lie in [{low:g}, {high:g}] for delight (its host's std, a "
+                f"fraction of the box), got {local_std}"
+            )
         self.half_life = check_positive_float(half_life, "half_life")
-        self.ucb_delta = check_positive_float(ucb_delta, "ucb_delta")
+        self.ucb_delta = check_positive_float(ucb_delta, "ucb_delta", normal=True)
         srinivas_beta(1, self.num_candidates, self.ucb_delta)  # checks δ < 1
         self.rng = np.random.default_rng(check_seed(seed))
         self.posterior = RFFPosterior(
@@ -191,6 +223,18 @@ class ContinuumAgent:
             prior_std=prior_std,
             noise=noise,
             seed=seed,
+        )
+        b, c, s = self.batch_size, self.num_candidates, self.num_posterior
+        m = self.posterior.num_features
+        check_would_fit(
+            {  # what act() holds at once: see pool() and RFFPosterior's buffers
+                "pool and its parts": array_bytes(5, b, c, self.dim),
+                "pool features": array_bytes(2, b, c, m),
+                "posterior draws": array_bytes(3, b, m, s),
+                "posterior draws' values": array_bytes(b, s, c),
+            },
+            f"batch_size={b}, num_candidates={c}, num_posterior={s}, num_features={m}",
+            self.posterior.device,
         )
         self.space = spaces.Box(0.0, 1.0, shape=(self.dim,), dtype=np.float64)
         self.incumbent = self.rng.random((self.batch_size, self.dim))
@@ -306,6 +350,11 @@ class ContinuumAgent:
         self.override_sources[2] += int(np.sum((column >= 1) & (column < posterior_end)))
 
     def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
-        """Absorb one round: ``actions`` ``(B, d)``, ``rewards`` ``(B,)``."""
-        self.posterior.update(self._tensor(actions)[:, None], self._tensor(rewards)[:, None])
+        """Absorb one round: ``actions`` ``(B, d)`` in ``[0, 1]``, ``rewards`` ``(B,)``."""
+        x = check_unit_interval_array(actions, "actions")
+        if x.shape != (self.batch_size, self.dim):
+            raise ValueError(
+                f"actions must have shape {(self.batch_size, self.dim)}, got {x.shape}"
+            )
+        self.posterior.update(self._tensor(x)[:, None], self._tensor(rewards)[:, None])
         self.t += 1

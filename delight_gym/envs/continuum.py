@@ -80,9 +80,11 @@ _CANDIDATES = 16
 WIDTH_RANGE = (1e-150, 1e150)
 #: The largest ``noise``: ``noise·z`` and its square stay finite.
 MAX_NOISE = 1e150
-#: The most coordinates the drawn placement may compare, ``8·J(J + 1)·(d + 8)`` with
-#: ``J = num_bumps`` (a few seconds: about 3 500 bumps at ``d = 2``, 350 at ``d = 1000``).
+#: The most coordinates the drawn placement may compare, ``8·J(J + 1)·(d + 8)`` per env with
+#: ``J = num_bumps`` (about 3 s: 3 500 bumps at ``d = 2``, 350 at ``d = 1000``), and the most
+#: one ``mean_reward`` call may, ``n·(J + 1)·(d + 8)`` for ``n`` points (about 5 s).
 MAX_PLACEMENT_WORK = 10**9
+_LOG_MAX = math.log(np.finfo(np.float64).max)
 _FIXED = "this env was built with fixed centers and heights"
 
 
@@ -119,6 +121,10 @@ def basin_volume(width: float, dim: int, level: float) -> float:
         raise ValueError(f"level must be in (0, 1), got {level}")
     radius = w * math.sqrt(2.0 * math.log(1.0 / float(level)))
     log_volume = 0.5 * d * math.log(math.pi) + d * math.log(radius) - math.lgamma(0.5 * d + 1)
+    if log_volume > _LOG_MAX:
+        raise ValueError(
+            f"width={width}, dim={dim}: the volume e^{log_volume:.4g} overflows float64"
+        )
     return math.exp(log_volume)
 
 
@@ -206,13 +212,20 @@ def _check_sizes(num_envs: int | None, num_bumps: int, dim: int, drawn: bool) ->
     if num_envs is not None:
         what = f"num_envs={num_envs}, {what}"
     check_would_fit(_instance_bytes(num_envs, num_bumps, dim, drawn), what)
-    # Each bump's 16 candidates are compared with every centre placed before it.
-    work = 8 * num_bumps * (num_bumps + 1) * (dim + 8)
-    if drawn and work > MAX_PLACEMENT_WORK:
+    if drawn:  # each bump's 16 candidates are compared with every centre placed before it
+        _check_work(
+            (num_envs or 1) * 8 * num_bumps * (num_bumps + 1) * (dim + 8),
+            f"{what}: placing the bumps compares "
+            f"{'num_envs·' if num_envs else ''}8·num_bumps·(num_bumps + 1)·(dim + 8)",
+            "use fewer bumps (or envs), or pass centers and heights",
+        )
+
+
+def _check_work(work: int, what: str, advice: str) -> None:
+    if work > MAX_PLACEMENT_WORK:
         raise ValueError(
-            f"{what}: placing the bumps compares 8·num_bumps·(num_bumps + 1)·(dim + 8) = "
-            f"{work:.3g} coordinates (quadratic in num_bumps), more than MAX_PLACEMENT_WORK = "
-            f"{MAX_PLACEMENT_WORK:.0e}; use fewer bumps, or pass centers and heights"
+            f"{what} = {work:.3g} coordinates, more than MAX_PLACEMENT_WORK = "
+            f"{MAX_PLACEMENT_WORK:.0e} (a few seconds); {advice}"
         )
 
 
@@ -404,8 +417,10 @@ class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
         pts = check_finite_array(x, "x")
         if pts.ndim == 0 or pts.shape[-1] != self.dim:
             raise ValueError(f"x must have shape (..., {self.dim}), got {pts.shape}")
-        distances = 2 * array_bytes(pts.size // self.dim, self.num_bumps + 1, self.dim)
-        check_would_fit(distances, f"x of shape {pts.shape} against {self.num_bumps + 1} bumps")
+        n, j = pts.size // self.dim, self.num_bumps + 1
+        what = f"x of shape {pts.shape} against {j} bumps"
+        check_would_fit(2 * array_bytes(n, j, self.dim), what)
+        _check_work(n * j * (self.dim + 8), f"{what} compares n·J·(dim + 8)", "pass fewer points")
         with np.errstate(over="ignore"):  # a far point's squared distance is inf: f = 0
             return max_of_bumps(pts, centers, heights, self.widths)
 

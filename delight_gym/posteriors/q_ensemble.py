@@ -197,6 +197,11 @@ class ContinuousQEnsemble:
         self._low = torch.as_tensor(low, **like)
         self._high = torch.as_tensor(high, **like)
         self._mid, self._half = (self._high + self._low) / 2, (self._high - self._low) / 2
+        if not bool(torch.isfinite(torch.cat([self._mid, self._half])).all()):
+            raise ValueError(
+                f"action_space's high + low and high - low must be finite in {self.dtype} (the "
+                f"actions' scaling), got low={low} high={high}; rescale the actions"
+            )
         nets = [
             BatchedMLP(
                 self.num_heads, sizes, generators=[self.generator], init="trunc_normal", **like
@@ -238,7 +243,9 @@ class ContinuousQEnsemble:
             raise ValueError(
                 f"{name} must have shape ({lead}, {', '.join(map(str, obs_shape))}), got {shape}"
             )
-        return self._tensor(x, name).reshape(shape[0], self.obs_dim)
+        t = self._tensor(x, name)
+        check_magnitude(t, name, self.magnitude, why=_WHY.format(dtype=self.dtype))
+        return t.reshape(shape[0], self.obs_dim)
 
     def _actions(self, value: Any, name: str, lead: tuple[int | None, ...]) -> torch.Tensor:
         """``(*lead, act_dim)`` actions inside the bounds (``None`` in ``lead``: any size)."""
@@ -269,11 +276,19 @@ class ContinuousQEnsemble:
             check_binary(x, name)
         return self._tensor(x, name).reshape(rows)
 
-    def _query(self, observations: Any, actions: Any) -> tuple[torch.Tensor, int, int]:
-        """The network inputs ``(B·C, obs_dim + act_dim)`` of a query, with ``B`` and ``C``."""
+    def _query(self, observations: Any, actions: Any, heads: int) -> tuple[torch.Tensor, int, int]:
+        """The network inputs ``(B·C, obs_dim + act_dim)`` of a query, with ``B`` and ``C``,
+        refused if ``heads`` heads' hidden layers (two at a time) would not fit."""
         obs = self._observations(observations, "observations")
         act = self._actions(actions, "actions", (obs.shape[0], None))
-        return self._inputs(obs, act), act.shape[0], act.shape[1]
+        b, c = act.shape[:2]
+        width = max(self.obs_dim + self.act_dim, *self.hidden_sizes)
+        check_would_fit(
+            array_bytes(2, heads, b, c, width, itemsize=torch.finfo(self.dtype).bits // 8),
+            f"actions of shape {tuple(act.shape)} with {heads} heads of width {width}",
+            self.device,
+        )
+        return self._inputs(obs, act), b, c
 
     def _inputs(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """``[s, (a − mid)/half]``: ``(B, obs_dim)`` and ``(B, C, act_dim)`` → ``(B·C, in)``."""
@@ -312,7 +327,7 @@ class ContinuousQEnsemble:
         torch.Tensor
             ``(K, B, C)``, the ensemble's dtype, on its device (no graph).
         """
-        x, b, c = self._query(observations, actions)
+        x, b, c = self._query(observations, actions, self.num_heads)
         return self._heads(self.online, x).reshape(self.num_heads, b, c)
 
     def mean(self, observations: Any, actions: Any) -> torch.Tensor:
@@ -356,7 +371,7 @@ class ContinuousQEnsemble:
             raise TypeError(f"head must be an int, got {head!r}")
         if not 0 <= int(head) < self.num_heads:
             raise ValueError(f"head must lie in [0, {self.num_heads}), got {head}")
-        x, b, c = self._query(observations, actions)
+        x, b, c = self._query(observations, actions, 1)
         models = torch.tensor([int(head)], device=self.device)
         return self._heads(self.online, x[None], models).reshape(b, c)
 
@@ -366,7 +381,7 @@ class ContinuousQEnsemble:
         ``sample_values`` of :class:`~delight_gym.de.candidates.PosteriorArgmax`."""
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
-        x, b, c = self._query(observations, actions)
+        x, b, c = self._query(observations, actions, 1)
         heads = torch.as_tensor(rng.integers(self.num_heads, size=b), device=self.device)
         return self._heads(self.online, x.reshape(b, c, -1), heads)
 
@@ -417,9 +432,20 @@ class ContinuousQEnsemble:
             sq = sq * batch.masks.T
         return TDStepStats(sq.mean(dim=1).sum(), y.std() if y.numel() > 1 else y.new_zeros(()))
 
-    def _convert(self, batch: ContinuousTransitions) -> ContinuousTransitions:
-        """:meth:`check_batch`'s result for data checked where it came in (the rewards'
-        magnitude, a numeric guard, is still checked)."""
+    def update(self, batch: ContinuousTransitions) -> TDStepStats:
+        """One Adam step of every head on ``batch``, then a Polyak step of every target:
+        ``θ_target ← (1 − τ) θ_target + τ θ``. A batch that fails its checks changes nothing.
+
+        Returns
+        -------
+        TDStepStats
+            The loss before the step and the TD targets' std (0-d tensors, no graph).
+        """
+        return self._step(self.check_batch(batch))
+
+    def _update(self, batch: ContinuousTransitions) -> TDStepStats:
+        """:meth:`update` for data checked where it came in (an SB3 replay buffer's): only
+        converted, and the rewards' magnitude (a numeric guard) checked."""
         n = len(batch.rewards)
 
         def tensor(x: Any, *shape: int) -> torch.Tensor:
@@ -433,28 +459,19 @@ class ContinuousQEnsemble:
         if callable(next_actions):
             with torch.no_grad():
                 next_actions = next_actions(nxt)
-        return ContinuousTransitions(
-            tensor(batch.observations, n, self.obs_dim),
-            tensor(batch.actions, n, self.act_dim),
-            rew,
-            nxt,
-            tensor(batch.dones, n),
-            tensor(next_actions, n, self.act_dim),
-            None if batch.masks is None else tensor(batch.masks, n, self.num_heads),
+        return self._step(
+            ContinuousTransitions(
+                tensor(batch.observations, n, self.obs_dim),
+                tensor(batch.actions, n, self.act_dim),
+                rew,
+                nxt,
+                tensor(batch.dones, n),
+                tensor(next_actions, n, self.act_dim),
+                None if batch.masks is None else tensor(batch.masks, n, self.num_heads),
+            )
         )
 
-    def update(self, batch: ContinuousTransitions, *, check: bool = True) -> TDStepStats:
-        """One Adam step of every head on ``batch``, then a Polyak step of every target:
-        ``θ_target ← (1 − τ) θ_target + τ θ``. A batch that fails its checks changes nothing;
-        ``check=False`` skips them (but not the rewards' magnitude), for data checked where
-        it came in (an SB3 replay buffer's).
-
-        Returns
-        -------
-        TDStepStats
-            The loss before the step and the TD targets' std (0-d tensors, no graph).
-        """
-        checked = self.check_batch(batch) if check else self._convert(batch)
+    def _step(self, checked: ContinuousTransitions) -> TDStepStats:
         if checked.masks is None and self.mask_prob < 1:
             draw = torch.rand((len(checked.rewards), self.num_heads), generator=self.generator)
             checked = checked._replace(masks=(draw < self.mask_prob).to(**self._like))

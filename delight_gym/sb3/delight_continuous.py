@@ -25,6 +25,7 @@ from stable_baselines3.common.buffers import ReplayBuffer
 from stable_baselines3.common.noise import ActionNoise
 from stable_baselines3.common.save_util import load_from_zip_file
 from stable_baselines3.common.type_aliases import GymEnv, Schedule
+from stable_baselines3.common.vec_env import VecEnv
 from stable_baselines3.sac.policies import SACPolicy
 from stable_baselines3.td3.policies import TD3Policy
 
@@ -80,16 +81,21 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
         self.posterior_epsilon = eps
         self._posterior_credit = 0.0
 
-    def _setup_model(self) -> None:
-        """Refuse, before SB3 allocates anything, the spaces DE cannot act on: composite
-        (``Dict``) observations and integer or unbounded ``Box`` actions."""
-        name = type(self).__name__
-        if not isinstance(self.observation_space, spaces.Box | spaces.Discrete):
+    @classmethod
+    def _wrap_env(cls, env: GymEnv, verbose: int = 0, monitor_wrapper: bool = True) -> VecEnv:
+        """SB3's, after refusing composite (``Dict``) observations, which DE cannot take
+        (before SB3 would suggest ``MultiInputPolicy``)."""
+        space = env.observation_space
+        if not isinstance(space, spaces.Box | spaces.Discrete):
             raise TypeError(
-                f"{name} supports Box observations, not {type(self.observation_space).__name__} "
+                f"{cls.__name__} supports Box observations, not {type(space).__name__} "
                 "(MultiInputPolicy): its Q-ensemble and candidate sets take flat observations; "
                 "flatten them first (gymnasium.wrappers.FlattenObservation)"
             )
+        return super()._wrap_env(env, verbose, monitor_wrapper)
+
+    def _setup_model(self) -> None:
+        """Refuse integer or unbounded ``Box`` actions before SB3 allocates anything."""
         check_box_bounds(self.action_space, "action_space")
         super()._setup_model()
 
@@ -120,10 +126,11 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
         """SB3's ``load``, after checking that ``path`` holds a whole saved model of this class
         with DE's engine: one ``ValueError`` naming the file and what is missing otherwise."""
         try:
-            data, params, _ = load_from_zip_file(path, device=device, custom_objects=custom_objects)
-        except (zipfile.BadZipFile, EOFError, KeyError, OSError, ValueError) as exc:
+            saved = load_from_zip_file(path, device=device, custom_objects=custom_objects)
+        except (zipfile.BadZipFile, EOFError, KeyError, OSError, RuntimeError, ValueError) as exc:
+            # RuntimeError: torch's reader of a truncated .pth file
             raise ValueError(f"{path} is not a readable saved {cls.__name__}: {exc}") from None
-        missing = _missing_in_save(data, params)
+        missing = _missing_in_save(cls, *saved)
         if missing:
             raise ValueError(f"{path} is not a complete saved {cls.__name__}: {missing}")
         return super().load(
@@ -140,7 +147,6 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
 
     def _make_delight(self) -> ContinuousDelightWrapper:
         cfg = self._delight_config
-        check_box_bounds(self.action_space, "action_space")
         return ContinuousDelightWrapper(
             self._make_host(),
             cfg["posterior"],
@@ -205,11 +211,11 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
         sample, with next actions from the actor; a posterior without ``update`` is left as
         given."""
         posterior = self._de().posterior
-        update = getattr(posterior, "update", None)
+        # The replay data were checked as the env handed them over; the actions are clamped.
+        trusted = isinstance(posterior, ContinuousQEnsemble)
+        update = posterior._update if trusted else getattr(posterior, "update", None)
         if update is None:
             return
-        # The replay data were checked as the env handed them over; the actions are clamped.
-        trusted = {"check": False} if isinstance(posterior, ContinuousQEnsemble) else {}
         for _ in range(self._posterior_steps(gradient_steps)):
             data = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
             with torch.no_grad():
@@ -222,15 +228,22 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
                     data.next_observations,
                     data.dones,
                     next_actions,
-                ),
-                **trusted,
+                )
             )
 
 
-def _missing_in_save(data: Any, params: Any) -> str:
-    """What a saved model's ``data`` and ``params`` lack for DE ("" when whole)."""
+def _missing_in_save(cls: Any, data: Any, params: Any, variables: Any) -> str:
+    """What a saved model's ``data``, ``params`` and torch ``variables`` lack for a ``cls``
+    ("" when whole)."""
     if not data or not params:
         return "no model data or parameters (the file is truncated)"
+    if "policy" not in params:
+        return "it has no policy.pth (the networks' weights)"
+    if variables is None:
+        return "it has no pytorch_variables.pth (SAC's entropy coefficient)"
+    policy, base = data.get("policy_class"), cls.policy_aliases["MlpPolicy"]
+    if not (isinstance(policy, type) and issubclass(policy, base)):
+        return f"its policy is a {getattr(policy, '__name__', policy)}, not a {base.__name__}"
     engine = data.get("delight")
     if engine is None:
         return "its data has no 'delight' entry (DE's engine)"
@@ -246,6 +259,9 @@ def _missing_in_save(data: Any, params: Any) -> str:
     for name in ("host", "posterior", "n_host", "n_posterior"):
         if state.get(name) is None:
             return f"its engine has no {name!r}"
+    for name in ("observation_space", "action_space"):
+        if state.get(name) != data.get(name):
+            return f"its engine's {name} {state.get(name)} is not the model's {data.get(name)}"
     return ""
 
 
