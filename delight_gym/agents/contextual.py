@@ -37,11 +37,7 @@ __all__ = [
 CONTEXTUAL_POSTERIORS: tuple[str, ...] = ("linfull", "neurallinear", "ensemble")
 #: Every agent name :func:`make_contextual_agent` takes.
 CONTEXTUAL_AGENTS: tuple[str, ...] = (
-    *(
-        f"{rule}-{post}"
-        for post in CONTEXTUAL_POSTERIORS
-        for rule in ("delight", "thompson", "greedy")
-    ),
+    *(f"{r}-{p}" for p in CONTEXTUAL_POSTERIORS for r in ("delight", "thompson", "greedy")),
     "egreedy",
     "uniform",
 )

@@ -103,12 +103,8 @@ class ReservationAgent(_ReservoirAgent):
 
     Other Parameters
     ----------------
-    batch_size : int
-        seeds acted on at once.
-    tail_exponent : float
-        ``α`` of the ``Beta(1, α)`` reservoir.
-    horizon : int
-        ``T``.
+    batch_size, tail_exponent, horizon : int, float, int
+        Seeds acted on at once, ``α`` of the ``Beta(1, α)`` reservoir and ``T``.
     seed : int or None
         unused (a uniform agent interface).
     """
@@ -142,10 +138,8 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
 
     Other Parameters
     ----------------
-    batch_size, tail_exponent, horizon : int, float, int
-        As for :class:`ReservationAgent`.
-    seed : int or None
-        seeds the generator of :func:`~delight_gym.de.rule.sample_acting`.
+    batch_size, tail_exponent, horizon, seed :
+        As for :class:`ReservationAgent`; ``seed`` seeds the override draws.
     half_life : float
         ``M`` of the annealed schedule (default 100).
     """
@@ -192,11 +186,9 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
         out = self._host_fresh()
         rows = np.flatnonzero(~out)
         if rows.size:
-            eps = (
-                epsilon_schedule(self.t, self.half_life)
-                if self.override_rate is None
-                else self.override_rate
-            )
+            eps = self.override_rate
+            if eps is None:
+                eps = epsilon_schedule(self.t, self.half_life)
             host = np.zeros((rows.size, 2))
             host[:, 0] = 1.0  # column 0: the best revealed arm (EI 0); column 1: a fresh arm
             ei = np.zeros((rows.size, 2))
