@@ -73,12 +73,9 @@ class EnsembleInputs:
     ----------
     encoding : str
         The resolved encoding: ``"index"``, ``"one_hot"`` or ``"dense"``.
-    input_dim : int
-        The number of states (``"index"``) or of numbers in an observation.
-    obs_start : int
-        A Discrete space's first state (0 for a Box).
-    obs_shape : tuple of int
-        A Box observation's shape (``()`` for a Discrete space).
+    input_dim, obs_start, obs_shape :
+        The number of states or of numbers in an observation; a Discrete space's first state
+        (else 0); a Box observation's shape (else ``()``).
     """
 
     def __init__(

@@ -18,6 +18,7 @@ from torch import nn
 
 from delight_gym._checks import check_positive_int, check_would_fit
 from delight_gym.posteriors.arguments import check_head_options
+from delight_gym.posteriors.batched_mlp import mlp_parameter_count
 from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS
 from delight_gym.posteriors.ensemble_inputs import EnsembleInputs, Transitions
 from delight_gym.posteriors.ensemble_tabular import TABLE_MAX_STATES, StateTables
@@ -64,6 +65,8 @@ class EnsembleQNetwork(nn.Module):
     ----------
     inputs : EnsembleInputs
         The observation space's encoding and the input checks.
+    encoding, input_dim, obs_start, obs_shape :
+        ``inputs``' (:class:`~delight_gym.posteriors.ensemble_inputs.EnsembleInputs`).
     tables : StateTables or None
         The frozen parts per state, for look-up inputs with few states.
     weights, biases : torch.nn.ParameterList
@@ -90,6 +93,8 @@ class EnsembleQNetwork(nn.Module):
             num_heads, hidden_sizes, prior_scale, allow_no_hidden=True
         )
         self.inputs = EnsembleInputs(observation_space, self.num_actions, self.num_heads, encoding)
+        self.encoding, self.input_dim = self.inputs.encoding, self.inputs.input_dim
+        self.obs_start, self.obs_shape = self.inputs.obs_start, self.inputs.obs_shape
         if generator is None:
             generator = torch.Generator()
         sizes = (self.input_dim, *self.hidden_sizes, self.num_actions)
@@ -121,8 +126,7 @@ class EnsembleQNetwork(nn.Module):
     def training_bytes(sizes: Sequence[int], num_heads: int) -> int:
         """Bytes ``num_heads`` heads of layer widths ``sizes`` take while training: float32
         parameters six times over (trainable, target, prior, gradient, Adam's two moments)."""
-        per_head = sum(fan_in * fan_out + fan_out for fan_in, fan_out in itertools.pairwise(sizes))
-        return 6 * 4 * num_heads * per_head
+        return 6 * 4 * num_heads * mlp_parameter_count(sizes)
 
     def size_description(self, sizes: Sequence[int]) -> str:
         """The settings behind layer widths ``sizes``, for a refusal to allocate them."""
@@ -130,28 +134,6 @@ class EnsembleQNetwork(nn.Module):
             f"num_heads={self.num_heads} with hidden_sizes={self.hidden_sizes}, "
             f"{sizes[0]} inputs (observation_space) and {sizes[-1]} actions"
         )
-
-    # -- the observation space (its encoding and checks live in self.inputs) ---------------------
-
-    @property
-    def encoding(self) -> str:
-        """``"index"``, ``"one_hot"`` or ``"dense"``."""
-        return self.inputs.encoding
-
-    @property
-    def input_dim(self) -> int:
-        """The number of states (look-ups) or of numbers in an observation."""
-        return self.inputs.input_dim
-
-    @property
-    def obs_start(self) -> int:
-        """A Discrete space's first state (0 for a Box)."""
-        return self.inputs.obs_start
-
-    @property
-    def obs_shape(self) -> tuple[int, ...]:
-        """A Box observation's shape (``()`` for a Discrete space)."""
-        return self.inputs.obs_shape
 
     @property
     def device(self) -> torch.device:

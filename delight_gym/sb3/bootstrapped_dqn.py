@@ -189,7 +189,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
 
     @property
     def ensemble(self) -> EnsembleQPosterior:
-        """The ensemble posterior (lives in the policy)."""
+        """The policy's ensemble posterior."""
         return self.policy.ensemble
 
     def _setup_model(self) -> None:
@@ -314,8 +314,7 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         """Actions for ``n`` observations with their heads ``(n,)``; returns the actions and
         the heads afterwards (changed only by a commit)."""
         q = self.ensemble.head_values_tensor(obs).double().cpu().numpy()  # (K, n, A), one copy
-        n = q.shape[1]
-        rows = np.arange(n)
+        rows = np.arange(q.shape[1])
         options = self.delight
         if options is None:
             return q[heads, rows].argmax(axis=1), heads
@@ -323,12 +322,11 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         values = self._gate_values(
             q, PosteriorValues(*ensemble_values(q, host_probs, options.baseline))
         )
-        eps = self.epsilon
         act = act_on_values(
             options,
             host_probs,
             values,
-            eps,
+            self.epsilon,
             self.rng,
             self.delight_stats if record else None,
             value_scale=self.value_scale,
@@ -350,9 +348,8 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     def _predict_exploring(
         self, observation: Any, state: PredictState, episode_start: np.ndarray | None
     ) -> Prediction:
-        """``predict(deterministic=False)``: greedy on each row's head, with DE on top (ε at
-        the current clock). The heads travel in ``state`` as ``(heads,)``, as a recurrent
-        policy's: rows without one or with ``episode_start`` set draw a new head."""
+        # Greedy on each row's head, with DE on top. The heads travel in ``state`` as
+        # ``(heads,)``: rows without one or with ``episode_start`` set draw a new head.
         obs, vectorized = self.policy.obs_to_tensor(observation)
         if not isinstance(obs, torch.Tensor):  # pragma: no cover - Dict spaces are refused
             raise TypeError("BootstrappedDQN needs a Box or Discrete observation")
@@ -377,21 +374,19 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
                 if start.any():
                     heads[start] = self._draw_heads(int(start.sum()))
         actions, heads = self._act(obs, heads, record=False)
-        if not vectorized:  # SB3's types: a 0-d array for one observation, as DQN's
-            return actions.reshape(()), (heads,)
-        return actions, (heads,)
+        # SB3 DQN's types: a 0-d array for one observation
+        return (actions if vectorized else actions.reshape(())), (heads,)
 
     # -- SB3 hooks -------------------------------------------------------------------------------
 
     def _learning_set_up(self, envs_reset: bool) -> None:
-        """Every env draws a new head when SB3 reset the envs, else keeps its episode's."""
         if envs_reset or self.episode_heads is None:
             self.episode_heads = self._draw_heads(self.n_envs)
 
     def _sample_action(
         self, learning_starts: int, action_noise: Any = None, n_envs: int = 1
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Every env's action from its head (with DE on top); no uniform warm-up."""
+        # every env's action from its head (with DE on top); no uniform warm-up
         assert self._last_obs is not None, "self._last_obs was not set"
         if self.episode_heads is None:
             self.episode_heads = self._draw_heads(n_envs)
@@ -401,7 +396,6 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
         return actions, actions
 
     def _transition_stored(self, transition: StoredTransition) -> None:
-        """Advance the clocks and draw new heads for finished episodes."""
         done = np.asarray(transition.dones, dtype=bool)
         self.steps += len(done)
         if done.any():
@@ -412,8 +406,8 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     def _ensemble_td_step(
         self, ensemble: EnsembleQPosterior, batch_size: int, step: int, period: int
     ) -> TDStepStats:
-        """The base class's TD step, on the sample's one-hot columns when the buffer kept them
-        (they are the rows' encoding, so that step is skipped)."""
+        # The base class's step, but on the sample's one-hot columns when the buffer kept
+        # them (they are the rows' encoding, so encoding is skipped).
         batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)
         x, xn, masks = batch.observation_indices, batch.next_observation_indices, batch.masks
         net, dev = ensemble.network, ensemble.device
