@@ -1,8 +1,7 @@
 """DeepSea-v0, exactly as bsuite 0.3.6's ``deep_sea``: a single Gymnasium env and a vector form.
 
-The *instance* is bsuite's action mapping (which action means "right" in each cell). The maths
-is in :mod:`delight_gym.envs.deep_sea_maths`; the docs page ``environments/deep-sea.md`` gives
-bsuite's facts this follows.
+The *instance* is bsuite's action mapping (which action means "right" in each cell); the maths
+is in :mod:`delight_gym.envs.deep_sea_maths`.
 """
 
 from __future__ import annotations
@@ -100,6 +99,14 @@ class _DeepSeaParameters:
 
     def _has_instance(self) -> bool:
         return self._mapping is not None
+
+    def _expected_return(self, mapping: NDArray[np.int64], probs: ArrayLike) -> float:
+        return deep_sea_expected_return(
+            mapping,
+            probs,
+            deterministic=self._deterministic,
+            unscaled_move_cost=self._unscaled_move_cost,
+        )
 
     def _given_mapping_seeds(self, mapping_seed: Any, num_envs: int | None) -> list[int] | None:
         """``mapping_seed`` checked, as one seed per env (or None); a single env (``num_envs``
@@ -218,12 +225,7 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
     def expected_return(self, action_one_probs: ArrayLike) -> float:
         """Exact expected (denoised) return on this instance of a policy (``(N, N)``
         probabilities of action 1, or an ``(N,)`` 0/1 action sequence)."""
-        return deep_sea_expected_return(
-            self._require_mapping(),
-            action_one_probs,
-            deterministic=self._deterministic,
-            unscaled_move_cost=self._unscaled_move_cost,
-        )
+        return self._expected_return(self._require_mapping(), action_one_probs)
 
     # reset() is InstanceEnv's: its seed also seeds the stochastic variant's noise and moves.
     def _draw_instance(self) -> None:
@@ -251,8 +253,7 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
         right = action == mapping[row, column]
 
         # bsuite's order: treasure (column before the move), noise, then the move and its cost.
-        reward = 0.0
-        denoised = 0.0
+        reward = denoised = 0.0
         if column == n - 1 and right:
             reward += 1.0
             denoised += 1.0
@@ -366,17 +367,7 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
             raise ValueError(
                 f"action_one_probs must have num_envs={self.num_envs} rows, got {probs.shape}"
             )
-        return np.array(
-            [
-                deep_sea_expected_return(
-                    mapping[i],
-                    probs[i],
-                    deterministic=self._deterministic,
-                    unscaled_move_cost=self._unscaled_move_cost,
-                )
-                for i in range(self.num_envs)
-            ]
-        )
+        return np.array([self._expected_return(mapping[i], probs[i]) for i in range(self.num_envs)])
 
     def _observations(self) -> NDArray[np.float32]:
         n = self._size

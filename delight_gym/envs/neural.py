@@ -1,7 +1,5 @@
 """NeuralBandit-v0: ``K`` persistent arms whose mean reward is nonlinear in their features
 (NeuralUCB's and Neural Thompson Sampling's synthetic functions), single and vector.
-
-The docs page ``environments/contextual.md`` gives the details.
 """
 
 from __future__ import annotations
@@ -82,14 +80,9 @@ def neural_bandit_nbytes(num_arms: int, dim: int, context_dim: int, num_envs: in
 def check_neural_fits(num_arms: int, dim: int, context_dim: int, num_envs: int = 0) -> None:
     """Refuse, before anything is allocated, a neural bandit that would not fit in memory."""
     nbytes = neural_bandit_nbytes(num_arms, dim, context_dim, num_envs)
-    envs = max(num_envs, 1)
     # Bytes per arm and sub-env, rounded up (-(-a // b) is the ceiling of a / b).
-    check_bandit_fits(
-        num_envs,
-        num_arms,
-        -(-nbytes // (envs * num_arms)),
-        f", dim={dim}, context_dim={context_dim}",
-    )
+    per_arm = -(-nbytes // (max(num_envs, 1) * num_arms))
+    check_bandit_fits(num_envs, num_arms, per_arm, f", dim={dim}, context_dim={context_dim}")
 
 
 #: Bytes per arm that every run of a neural bandit needs at least (``dim = 1``, one seed, no
@@ -260,9 +253,8 @@ class NeuralBanditVectorEnv(_NeuralParameters, ContextualBanditVectorEnv):  # ty
     """``num_envs`` independent neural bandits stepped together (no subprocesses).
 
     Sub-env ``i`` behaves exactly as a :class:`NeuralBanditEnv` (same keywords) reset with
-    seed ``seed + i``. Spaces are batched; autoreset is ``SAME_STEP``; ``step``'s infos are
-    ``(num_envs,)`` arrays; ``reset(options={"resample": mask})`` redraws the sub-envs in
-    ``mask``.
+    seed ``seed + i``. Spaces are batched; autoreset is ``SAME_STEP``; infos are ``(num_envs,)``
+    arrays; ``reset(options={"resample": mask})`` redraws the sub-envs in ``mask``.
 
     >>> envs = NeuralBanditVectorEnv(num_envs=2, num_arms=3, dim=2, reward="cosine")
     >>> obs, _ = envs.reset(seed=0)

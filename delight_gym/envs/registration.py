@@ -8,7 +8,7 @@ up automatically.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import gymnasium as gym
@@ -54,10 +54,4 @@ def register_envs() -> None:
     for entry in _ENV_TABLE:
         if entry.id in gym.registry:
             continue
-        gym.register(
-            id=entry.id,
-            entry_point=entry.entry_point,
-            vector_entry_point=entry.vector_entry_point,
-            kwargs=dict(entry.kwargs),
-            nondeterministic=entry.nondeterministic,
-        )
+        gym.register(**asdict(entry))  # the fields are register's keywords; kwargs a copy

@@ -1,7 +1,4 @@
-"""WheelBandit-v0: the wheel bandit of *Deep Bayesian Bandits Showdown*, single and vector.
-
-The docs page ``environments/contextual.md`` gives the showdown's facts this follows.
-"""
+"""WheelBandit-v0: the wheel bandit of *Deep Bayesian Bandits Showdown*, single and vector."""
 
 from __future__ import annotations
 
