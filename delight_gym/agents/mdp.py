@@ -98,9 +98,8 @@ class MDPAgent(TorchPosteriorAgent):
             )
         self.q_plan = self._plan()
         if self.uses_uniforms:  # each row's two uniforms per step, drawn up front: (H, B, 2)
-            shape, f64 = (self.horizon, 2), torch.float64
             draws = [
-                torch.rand(shape, generator=g, dtype=f64, device=self.device)
+                torch.rand((self.horizon, 2), generator=g, dtype=torch.float64, device=self.device)
                 for g in self.generators
             ]
             self._uniforms = torch.stack(draws, dim=1)

@@ -236,25 +236,23 @@ def vector_step_infos(
     them: ``step_info`` (every sub-env) and ``episode_info`` (only where ``terminated``) with
     ``_key`` masks and, when some sub-env terminated, ``final_obs`` (object array, needed
     then) and ``final_info`` (the terminal step's infos, zero elsewhere)."""
+
+    def put(target: dict[str, Any], key: str, value: Any, mask: NDArray[np.bool_]) -> None:
+        target[key], target[f"_{key}"] = value, mask.copy()  # the value and its _key mask
+
     every = np.ones(terminated.shape[0], dtype=np.bool_)
     infos: dict[str, Any] = {}
     for key, value in step_info.items():
-        infos[key] = value
-        infos[f"_{key}"] = every.copy()
+        put(infos, key, value, every)
     if not terminated.any():
         return infos
-    ended = {**step_info, **(episode_info or {})}
     for key, value in (episode_info or {}).items():
-        infos[key] = value
-        infos[f"_{key}"] = terminated.copy()
+        put(infos, key, value, terminated)
     final_info: dict[str, Any] = {}
-    for key, value in ended.items():
-        final_info[key] = np.where(terminated, value, np.zeros_like(value))
-        final_info[f"_{key}"] = terminated.copy()
-    infos["final_obs"] = final_obs
-    infos["_final_obs"] = terminated.copy()
-    infos["final_info"] = final_info
-    infos["_final_info"] = terminated.copy()
+    for key, value in {**step_info, **(episode_info or {})}.items():
+        put(final_info, key, np.where(terminated, value, np.zeros_like(value)), terminated)
+    put(infos, "final_obs", final_obs, terminated)
+    put(infos, "final_info", final_info, terminated)
     return infos
 
 

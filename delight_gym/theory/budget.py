@@ -1,8 +1,4 @@
-"""The linear selected-override budget (paper §4, Proposition "Linear selected-override budget").
-
-In a linear–Gaussian bandit, the rounds on which DE's override selects an action from the gate
-number at most ``2 γ_T / min(1, λ² / (L² σ²))``, independent of the number of arms.
-"""
+"""The linear selected-override budget (paper §4, Proposition "Linear selected-override budget")."""
 
 from __future__ import annotations
 
@@ -24,7 +20,8 @@ def linear_override_budget(
     prior_precision: float = 1.0,
 ) -> float:
     """The paper's bound on selected-override rounds in a linear–Gaussian bandit (features
-    ``‖x_a‖ ≤ 1``, greedy host): ``2 γ_T / min(1, λ² / (L² σ²))``, ``γ_T = D·log(1 + T/(ησ²D))``.
+    ``‖x_a‖ ≤ 1``, greedy host): ``2 γ_T / min(1, λ² / (L² σ²))``, ``γ_T = D·log(1 + T/(ησ²D))``,
+    whatever the number of arms.
 
     Parameters
     ----------

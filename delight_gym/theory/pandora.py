@@ -33,13 +33,11 @@ _MAX_SURPRISAL = 700.0
 
 
 def _boxes(alphas: ArrayLike, betas: ArrayLike, costs: ArrayLike) -> tuple[np.ndarray, ...]:
-    a, b, c = (
-        check_finite_array(x, n)
-        for x, n in ((alphas, "alphas"), (betas, "betas"), (costs, "costs"))
-    )
+    named = {"alphas": alphas, "betas": betas, "costs": costs}
+    a, b, c = (check_finite_array(x, name) for name, x in named.items())
     if a.ndim != 1 or a.size == 0 or a.shape != b.shape or a.shape != c.shape:
         raise ValueError("alphas, betas and costs must be non-empty 1-D arrays of equal length")
-    for arr, name in ((a, "alphas"), (b, "betas"), (c, "costs")):
+    for name, arr in zip(named, (a, b, c), strict=True):
         if np.any(arr <= 0):
             raise ValueError(f"{name} must be > 0")
     return a, b, c

@@ -62,8 +62,7 @@ def write_tables(
     with claims.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["claim", "where", "verdict", "measured"])
-        for c in checks:
-            w.writerow([c.claim, c.where, "PASS" if c.passed else "FAIL", c.measured])
+        w.writerows([c.claim, c.where, "PASS" if c.passed else "FAIL", c.measured] for c in checks)
     with reservoir.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(
