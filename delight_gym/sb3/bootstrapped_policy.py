@@ -81,6 +81,9 @@ class BootstrapReplayBuffer(ReplayBuffer):
         Seed of the buffer's sample and mask generators (never numpy's global one).
     """
 
+    # Class-level default: buffers pickled before the codes existed read None.
+    one_hot_codes: np.ndarray | None = None
+
     def __init__(
         self,
         buffer_size: int,
@@ -125,10 +128,9 @@ class BootstrapReplayBuffer(ReplayBuffer):
         self.mask_prob = mask
         self.rng = spawn_rng(seed, 1)
         self.masks: np.ndarray | None = None
-        if self.mask_prob < 1:
+        if masked:
             shape = (self.buffer_size, self.n_envs, self.num_heads)
             self.masks = spawn_rng(seed, 2).random(shape) < self.mask_prob
-        self.one_hot_codes: np.ndarray | None = None
 
     def keep_one_hot_codes(self) -> None:
         """From now on keep each stored observation's one-hot column, so that samples carry
@@ -147,7 +149,7 @@ class BootstrapReplayBuffer(ReplayBuffer):
     ) -> None:
         pos = self.pos
         super().add(obs, next_obs, action, reward, done, infos)
-        codes = getattr(self, "one_hot_codes", None)  # absent from buffers pickled before
+        codes = self.one_hot_codes
         # codes[pos, env, 0 or 1]: the observation's / next one's column, -1 all zero, -2 not
         # one-hot; computed on the stored rows (the buffer's dtype), as sampling reads them
         if codes is not None:
@@ -179,7 +181,7 @@ class BootstrapReplayBuffer(ReplayBuffer):
         )
         obs, actions, next_obs, dones, rewards = map(self.to_torch, data)
         masks = None if self.masks is None else self.to_torch(self.masks[batch_inds, env_inds])
-        codes = getattr(self, "one_hot_codes", None)
+        codes = self.one_hot_codes
         indices: list[Any] = [None, None]
         if codes is not None and env is None:  # normalised observations are not one-hot
             rows = codes[batch_inds, env_inds]  # (B, 2)
