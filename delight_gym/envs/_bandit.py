@@ -173,9 +173,8 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
     resets every sub-env (``SAME_STEP``), without resampling.
 
     Subclasses set ``family``, ``num_envs``, ``num_arms`` and the spaces, call
-    :meth:`_init_bandit_state`, and implement
-    :meth:`_allocate_instances`, :meth:`_draw_instances` (ending with
-    :meth:`_instances_drawn`), :meth:`_observations`, :meth:`_final_observations`,
+    :meth:`_init_bandit_state`, and implement :meth:`_allocate_instances`, :meth:`_draw_instances`
+    (ending with :meth:`_instances_drawn`), :meth:`_observations`, :meth:`_final_observations`,
     :meth:`_rewards` and :meth:`_render_shape`.
     """
 

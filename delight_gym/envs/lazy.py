@@ -1,11 +1,9 @@
 """Bernoulli bandits with arm means drawn lazily: memory grows with the arms pulled, not ``K``.
 
-:class:`LazyBernoulliBanditVectorEnv` plays the same instances as
-:class:`~delight_gym.envs.bandits.BernoulliBanditVectorEnv` *in distribution* (not seed for
-seed) without holding ``K`` means: the maximum ``μ* ~ Beta(K, 1)`` is drawn at reset, and an
-arm pulled for the first time is the best one with probability ``1/(arms not yet revealed)``,
-else gets a fresh ``U(0, μ*)`` mean. Exact for any agent whose choices do not depend on means
-it has not observed; the regret ``μ* − μ_a`` is exact too.
+The instances are :class:`~delight_gym.envs.bandits.BernoulliBanditVectorEnv`'s *in
+distribution* (not seed for seed): ``μ* ~ Beta(K, 1)`` is drawn at reset, and an arm pulled
+for the first time is the best one with probability ``1/(arms not yet revealed)``, else gets a
+``U(0, μ*)`` mean. Exact for any agent that does not see unobserved means; so is the regret.
 """
 
 from __future__ import annotations

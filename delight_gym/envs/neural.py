@@ -140,10 +140,9 @@ class _NeuralParameters(FeatureBanditInstance):
     def _draw_arms(
         self, rng: np.random.Generator
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """A new instance from a generator spawned from ``rng``: ``φ`` ``(K, dim)``, then ``θ``
-        ``(D,)``, and the arms' part of ``xᵀθ``, ``φ(a)ᵀθ_φ`` ``(K,)``."""
-        # A spawned child draws the instance: the env's own stream (contexts, noise) then does
-        # not depend on K or dim.
+        """A new instance: ``φ`` ``(K, dim)``, ``θ`` ``(D,)`` and ``φ(a)ᵀθ_φ`` ``(K,)``."""
+        # A spawned child draws the instance, so that the env's own stream (contexts, noise)
+        # does not depend on K or dim.
         spawned = rng.spawn(1)[0]
         features = draw_unit_sphere(spawned, (self.num_arms, self.dim))
         theta = draw_unit_sphere(spawned, (self.input_dim,))
