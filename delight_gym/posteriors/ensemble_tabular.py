@@ -88,8 +88,7 @@ class StateTables:
 
     def refresh_target(self, frozen: Layers, num_heads: int) -> None:
         """Recompute the target table's kept rows (after every target update)."""
-        k = num_heads
-        self._target_layers = [(w[:k], b[:k]) for w, b in frozen]
+        self._target_layers = [(w[:num_heads], b[:num_heads]) for w, b in frozen]
         if isinstance(self._kept, np.ndarray):
             self._compute_targets(torch.from_numpy(np.flatnonzero(self._kept)))
         else:  # every row, without a host synchronisation
