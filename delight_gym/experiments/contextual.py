@@ -29,17 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["relative_to_uniform", "run_contextual", "run_neural", "run_wheel"]
 
 
-def _inputs(obs: np.ndarray, num_arms: int, per_arm: bool) -> torch.Tensor:
-    """The agents' ``(batch, K, d)`` inputs: the wheel's context repeated for every arm, or the
-    neural bandit's rows as they are."""
-    import torch
-
-    x = torch.from_numpy(obs)
-    if per_arm:
-        return x.unsqueeze(1).expand(x.shape[0], num_arms, x.shape[1])
-    return x
-
-
 def run_contextual(
     agent: str,
     envs: ContextualBanditVectorEnv,
@@ -103,7 +92,10 @@ def run_contextual(
 
     def play() -> tuple[np.ndarray, dict[str, Any]]:
         nonlocal obs
-        inputs = _inputs(obs, k, per_arm)
+        # The agents' (batch, K, d) inputs: the wheel's context repeated for every arm, or the
+        # neural bandit's rows as they are.
+        x = torch.from_numpy(obs)
+        inputs = x.unsqueeze(1).expand(x.shape[0], k, x.shape[1]) if per_arm else x
         a = bandit.act(inputs)
         a_np = a.cpu().numpy()
         obs, rewards, _, _, info = envs.step(a_np)

@@ -108,27 +108,23 @@ def run_continuum(
     )
     agent_kwargs.setdefault("lengthscale", needle)
     agent_kwargs.setdefault("local_std", needle_width / 2.0)
+    # One int seed: ContinuumAgent seeds both its generators with it.
     agent_seed = int(np.random.SeedSequence([seed, AGENT_SEED_SALT]).generate_state(1)[0])
     learner = ContinuumAgent(agent, seeds, dim, seed=agent_seed, noise=noise, **agent_kwargs)
     envs.reset(seed=seed)
 
     def play() -> tuple[np.ndarray, dict[str, Any]]:
-        played = learner.act().astype(np.float32)
+        played = learner.act().astype(np.float32)  # the float32 action the env plays
         _, rewards, _, _, info = envs.step(played)
         learner.update(played.astype(np.float64), np.asarray(rewards, dtype=np.float64))
         return played[:, 0], info
 
     regret, first, seconds = play_rounds(play, seeds, horizon, action_dtype=np.float64)
     if diagnostics is not None:
+        sources = learner.override_sources.tolist()
         diagnostics.update(
             explored=learner.explored_count.copy(),
             overridden=learner.override_count.copy(),
-            sources=dict(
-                zip(
-                    ("uniform", "local", "posterior"),
-                    learner.override_sources.tolist(),
-                    strict=True,
-                )
-            ),
+            sources=dict(zip(("uniform", "local", "posterior"), sources, strict=True)),
         )
     return BanditResult(agent, 0, regret, first, seconds, learner.override_count.copy())

@@ -159,10 +159,6 @@ class BsuitePlan:
             )
         return cls(agent, n, seed, mapping, deterministic, budget, bool(early_stop))
 
-    def solve_state(self) -> SolveState:
-        """A fresh :class:`SolveState` for this run."""
-        return SolveState(self.budget, self.early_stop, self.deterministic)
-
     def result(self, state: SolveState, seconds: float) -> BsuiteRun:
         """The :class:`BsuiteRun` of this plan from what its run recorded in ``state``."""
         bad = np.asarray(state.bad, dtype=bool)
@@ -174,8 +170,7 @@ class BsuitePlan:
 
 
 def _de_settings(agent: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """Pop the DE keywords out of ``kwargs``; a ``TypeError`` naming those ``agent`` does not
-    take (it has no DE, or it fixes them)."""
+    """Pop the DE keywords out of ``kwargs``; a ``TypeError`` for those ``agent`` does not take."""
     found = {k: kwargs.pop(k) for k in _DE_KEYS if k in kwargs}
     if found and agent not in DE_AGENTS:
         raise TypeError(f"agent {agent!r} has no DE: it does not take {sorted(found)}")
@@ -315,7 +310,7 @@ def _run_deep(plan: BsuitePlan, tensorboard_log: str | None, kwargs: dict[str, A
 def _run_tabular(plan: BsuitePlan, kwargs: dict[str, Any]) -> SolveState:
     from delight_gym.experiments.deep_sea import play_deep_sea
 
-    state = plan.solve_state()
+    state = SolveState(plan.budget, plan.early_stop, plan.deterministic)
     # The tabular agents run as a batch of one sub-env, on the run's own instance.
     mdp = play_deep_sea(
         plan.agent,
@@ -446,7 +441,7 @@ def run_bsuite_deep_sea_batched(
         count, size=n, deterministic=deterministic, mapping_seed=[p.mapping_seed for p in plans]
     )
     model = SeedBatchedBootDQN(count, n * n, 2, seed=first, device=device)
-    records = [p.solve_state() for p in plans]
+    records = [SolveState(p.budget, p.early_stop, p.deterministic) for p in plans]
     going = np.ones(count, dtype=bool)
 
     def record(terminated: np.ndarray, truncated: np.ndarray, infos: dict) -> bool:
@@ -516,8 +511,7 @@ def run_bsuite_seeds(
         seconds=float(sum(run.seconds for run in runs)),
         overrides=np.array([run.overrides for run in runs], dtype=np.int64),
         solve_episode=np.array(
-            [run.solve.episode if run.solve.solved else run.budget for run in runs],
-            dtype=np.int64,
+            [run.solve.episode if run.solve.solved else run.budget for run in runs], dtype=np.int64
         ),
         solved=np.array([run.solve.solved for run in runs], dtype=bool),
     )

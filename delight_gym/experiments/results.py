@@ -1,11 +1,10 @@
 """Results store: cells saved atomically, ``summary.csv`` and ``curves.csv``, and run records.
 
-Each finished cell (agent, setting, seed batch; :mod:`delight_gym.experiments.specs`) is
-written to ``<out>/cells/<key>.npz`` through a temporary file and an atomic rename, so a sweep
-killed at any moment leaves only complete cells (a ``cells/*.tmp`` left by ``SIGKILL`` is never
-read). A cell file that cannot be read is reported with a :class:`DamagedCellWarning` and
-recomputed. Each output folder's :data:`RUN_RECORD` names the settings of its results
-(:func:`claim_folder`), so that a run with other settings does not overwrite them.
+Each finished cell (agent, setting, seed batch) is written to ``<out>/cells/<key>.npz`` through
+a temporary file and an atomic rename, so a sweep killed at any moment leaves only complete
+cells; one that cannot be read is recomputed with a :class:`DamagedCellWarning`. Each output
+folder's :data:`RUN_RECORD` names the settings of its results (:func:`claim_folder`), so that a
+run with other settings does not overwrite them.
 """
 
 from __future__ import annotations
@@ -69,10 +68,9 @@ def save_cell(
     out: Path, key: str, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]
 ) -> Path:
     """Write one finished cell atomically to ``out/cells/key.npz``."""
-    folder = Path(out) / "cells"
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{key}.npz"
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    target = cell_path(out, key)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             payload = {"meta": np.array(json.dumps(meta, default=str)), **arrays}
@@ -175,12 +173,8 @@ def summary_frame(
         records.append(rec)
     tail = [c.replace("regret", metric) for c in SUMMARY_TAIL]
     columns = ["experiment", "agent", *setting_columns, *tail]
-    if with_success:
-        columns += SUCCESS_COLUMNS
-    if with_solve:
-        columns += SOLVE_COLUMNS
-    if with_control:
-        columns += CONTROL_COLUMNS
+    columns += (SUCCESS_COLUMNS if with_success else []) + (SOLVE_COLUMNS if with_solve else [])
+    columns += CONTROL_COLUMNS if with_control else []
     return pd.DataFrame.from_records(records, columns=columns)
 
 

@@ -74,9 +74,8 @@ class ExperimentResult:
         one dict per (agent, setting): ``experiment``, ``agent``, the setting columns,
         ``setting`` (defaults filled in), ``horizon``, ``seconds``, ``cumulative`` (seeds in
         seed order, ``(seeds, horizon)``), ``final_regret`` and ``overrides`` ``(seeds,)``.
-    computed, loaded
-        keys of the cells computed by this call (in completion order), and of those loaded.
-    seconds
+    computed, loaded, seconds
+        keys of the cells computed by this call (in completion order) and of those loaded;
         wall-clock time of the call.
     """
 
@@ -105,44 +104,45 @@ def _compute_cell(
     seed: int,
     label: str,
 ) -> dict[str, Any]:
-    """Run one cell (in a worker or in-process) and return plain arrays; ``setting`` holds the
-    cell's setting and its family's fixed keywords, all passed by keyword."""
+    """Run one cell (in a worker or in-process); ``setting`` holds its family's fixed keywords."""
     # One torch thread: a cell's numbers then do not depend on the cores, OMP_NUM_THREADS or
     # the backend (CPU reductions on several threads sum in another order).
     with _one_math_thread():
         try:
             result = fn(agent=agent, horizon=horizon, seeds=seeds, seed=seed, **setting)
             output: dict[str, Any] = {"seconds": float(result.seconds)}
-            columns = horizon
             times = getattr(result, "t", None)
             if times is not None:  # a curve at checkpoints (the control families)
                 times = np.asarray(times, dtype=np.int64)
                 if times.ndim != 1 or times.size == 0 or np.any(np.diff(times) <= 0):
                     raise ValueError(f"cell function returned t {times}, expected increasing steps")
-                output["t"], columns = times, times.size
-            cumulative = np.asarray(result.cumulative, dtype=float)
-            if cumulative.shape != (seeds, columns):
-                raise ValueError(
-                    f"cell function returned cumulative of shape {cumulative.shape}, "
-                    f"expected (seeds, {'len(t)' if times is not None else 'horizon'}) = "
-                    f"{(seeds, columns)}"
-                )
-            output["cumulative"] = cumulative
+                output["t"] = times
+            output["cumulative"] = np.asarray(result.cumulative, dtype=float)
             for name in ("overrides", *OPTIONAL_PER_SEED):
                 value = getattr(result, name, None)
                 if value is None and name == "overrides":
                     value = np.zeros(seeds, dtype=np.int64)
                 if value is not None:
-                    value = np.asarray(value)
-                    if value.shape != (seeds,):
-                        raise ValueError(
-                            f"cell function returned {name} of shape {value.shape}, expected "
-                            f"(seeds,) = {(seeds,)}"
-                        )
-                    output[name] = value
+                    output[name] = np.asarray(value)
+            wrong = _wrong_shapes(output, seeds, horizon)
+            if wrong:
+                raise ValueError(f"cell function returned {', '.join(wrong)} for {seeds} seeds")
             return output
         except Exception as exc:
             raise CellError(f"cell {label} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _wrong_shapes(arrays: dict[str, np.ndarray], seeds: int, horizon: int) -> list[str]:
+    """``name shape`` of each of a cell's arrays that is missing or not of the cell's shape."""
+    # Checkpointed curves (the control families) have len(t) columns, the others one per step.
+    columns = arrays["t"].shape[0] if "t" in arrays else horizon
+    shapes = {"cumulative": (seeds, columns), "overrides": (seeds,)}
+    shapes.update({name: (seeds,) for name in OPTIONAL_PER_SEED if name in arrays})
+    return [
+        f"{name} {arrays[name].shape if name in arrays else 'missing'}"
+        for name, shape in shapes.items()
+        if name not in arrays or arrays[name].shape != shape
+    ]
 
 
 def _call_args(cell: Cell) -> tuple[Any, ...]:
@@ -293,21 +293,12 @@ def _run_ray(pending: Sequence[Cell], jobs: int | None, finish: _Finish) -> None
 
 
 def _load_checked(store: Path, cell: Cell) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:
-    """The stored cell, or ``None`` if missing or damaged (unreadable, or arrays not of the
-    cell's shapes; then with a warning)."""
+    """The stored cell, or ``None`` if missing or damaged (then with a warning)."""
     found = load_cell(store, cell.key)
     if found is None:
         return None
     arrays, meta = found
-    # Checkpointed curves (the control families) have len(t) columns, the others one per step.
-    columns = arrays["t"].shape[0] if "t" in arrays else cell.horizon
-    shapes = {"cumulative": (cell.seeds, columns), "overrides": (cell.seeds,)}
-    shapes.update({name: (cell.seeds,) for name in OPTIONAL_PER_SEED if name in arrays})
-    wrong = [
-        f"{name} {arrays[name].shape if name in arrays else 'missing'}"
-        for name, shape in shapes.items()
-        if name not in arrays or arrays[name].shape != shape
-    ]
+    wrong = _wrong_shapes(arrays, cell.seeds, cell.horizon)
     if "seconds" not in meta:
         wrong.append("seconds missing")
     if wrong:
@@ -325,7 +316,7 @@ def _combine(
     spec: ExperimentSpec, stored: dict[str, tuple[dict[str, np.ndarray], dict[str, Any]]]
 ) -> list[dict[str, Any]]:
     by_group: dict[tuple[str, str], list[Cell]] = {}
-    for cell in spec.cells():
+    for cell in spec.cells():  # a setting is a dict: group by its sorted items' repr
         by_group.setdefault((cell.agent, repr(sorted(cell.setting.items()))), []).append(cell)
     rows = []
     for cells in by_group.values():
@@ -378,13 +369,12 @@ def run_experiment(
         same cells give the same numbers.
     backend : Backend | str
         ``"local"`` (this process or a process pool) or ``"ray"``.
-    progress : bool
-        show a tqdm bar (one step per cell, the postfix names the cell).
+    progress, write : bool
+        show a tqdm bar (one step per cell); write ``summary.csv`` and ``curves.csv``
+        (otherwise only return them).
     cache : Path | str | None
         folder whose ``cells/`` holds the cell files (default ``out``); sweeps that share
         cells can share it.
-    write : bool
-        write ``summary.csv`` and ``curves.csv`` (otherwise only return them).
     serial_seconds : float
         ``local`` with ``jobs > 1``: estimated CPU seconds of work left from which
         ``jobs - 1`` workers start (``0``: at once; ``inf``: never).

@@ -51,44 +51,26 @@ def check_bsuite_size(value: Any, name: str) -> int:
 
 DQN_EGREEDY = Agent("dqn", "DQN, ε = 0.05 (SB3, bsuite's settings)", "#2ca02c")
 BOOT_DQN = Agent("boot_dqn", "BootDQN + priors (K=10)", "#1f77b4")
-BOOT_DQN_DE = Agent(
-    "boot_dqn_de", "BootDQN + DE (host: episode's head)", "#c51b7d", parameters=DE_PARAMETERS
-)
-BOOT_DQN_DE_MEAN = Agent(
-    "boot_dqn_de_mean", "BootDQN + DE (host: ensemble mean)", "#17becf", parameters=DE_PARAMETERS
-)
+_DE: dict[str, Any] = {"parameters": DE_PARAMETERS}  # the agents with every DE setting
+BOOT_DQN_DE = Agent("boot_dqn_de", "BootDQN + DE (host: episode's head)", "#c51b7d", **_DE)
+BOOT_DQN_DE_MEAN = Agent("boot_dqn_de_mean", "BootDQN + DE (host: ensemble mean)", "#17becf", **_DE)
 BOOT_DQN_DE_COMMIT = Agent(
-    "boot_dqn_de_commit",
-    "BootDQN + DE + commit (beyond the paper)",
-    "#9467bd",
-    parameters=DE_PARAMETERS,
+    "boot_dqn_de_commit", "BootDQN + DE + commit (beyond the paper)", "#9467bd", **_DE
 )
-DELIGHT_DQN = Agent(
-    "delight_dqn", "DelightDQN (ensemble posterior)", "#8c564b", parameters=DE_PARAMETERS
-)
-# The DE variants (beyond the paper), each with its setting(s) chosen on seeds 100-104 and fixed
-# in its DE options (:data:`BOOT_DQN_DE_OPTIONS`); a fixed setting is not one of its parameters.
+DELIGHT_DQN = Agent("delight_dqn", "DelightDQN (ensemble posterior)", "#8c564b", **_DE)
+# The DE variants (beyond the paper, dashed), each with its setting(s) chosen on seeds 100-104
+# and fixed in its DE options (BOOT_DQN_DE_OPTIONS); a fixed setting is not a parameter.
 BOOT_DQN_DE_SPREAD = Agent(
-    "boot_dqn_de_spread",
-    "BootDQN + DE, λ in units of the heads' spread",
-    "#e377c2",
-    "--",
+    "boot_dqn_de_spread", "BootDQN + DE, λ in units of the heads' spread", "#e377c2", "--",
     parameters=(HALF_LIFE, SURPRISAL_CAP),
-)
+)  # fmt: skip
 BOOT_DQN_DE_AGREE = Agent(
-    "boot_dqn_de_agree",
-    "BootDQN + DE, gate closed where the heads agree",
-    "#bcbd22",
-    "--",
-    parameters=DE_PARAMETERS,
+    "boot_dqn_de_agree", "BootDQN + DE, gate closed where the heads agree", "#bcbd22", "--", **_DE
 )
 BOOT_DQN_DE_COMMIT_FAST = Agent(
-    "boot_dqn_de_commit_fast",
-    "BootDQN + DE + commit, shorter M",
-    "#7f7f7f",
-    "--",
+    "boot_dqn_de_commit_fast", "BootDQN + DE + commit, shorter M", "#7f7f7f", "--",
     parameters=(GATE_PRICE, SURPRISAL_CAP),
-)
+)  # fmt: skip
 
 
 #: ``boot_dqn_de_spread``'s ``λ``, in units of each state's spread of the heads' values.
@@ -201,9 +183,7 @@ DEEP_SEA_BSUITE = Family(
 #: bsuite's sizes N = 10, 12, …, 50 (``deep_sea/sweep.py``; a test reads the installed bsuite).
 BSUITE_SIZES = tuple(range(10, 51, 2))
 _BSUITE_SWEEP_AGENTS = (DQN_EGREEDY, BOOT_DQN, BOOT_DQN_DE, BOOT_DQN_DE_COMMIT_FAST)
-_BSUITE_SIZE = Parameter(
-    "size", int, check_bsuite_size, sweep=BSUITE_SIZES, symbol="N", help="sizes N"
-)
+_BSUITE_SIZE = dataclasses.replace(DEEP_SEA_BSUITE.instance[0], sweep=BSUITE_SIZES)
 # The bsuite families' agents are deepsea-bsuite's, with boot_dqn taking DEVICE.
 _BOOT_DQN_DEVICE = dataclasses.replace(BOOT_DQN, parameters=(DEVICE,))
 
