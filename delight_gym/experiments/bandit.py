@@ -40,11 +40,9 @@ class BanditResult:
         agent name, ``K``.
     regret, actions
         per-step pseudo-regret and arms played, ``(seeds, horizon)``.
-    seconds
-        wall-clock time of the run.
-    overrides
-        rounds where DE's override fired with a non-empty gate, ``(seeds,)`` (zeros for
-        the other agents).
+    seconds, overrides
+        wall-clock time of the run; per seed, the rounds where DE's override fired with a
+        non-empty gate (zeros for the other agents).
     """
 
     agent: str
@@ -90,10 +88,9 @@ def run_bernoulli(
     dense : bool
         use the dense reference agents of :mod:`delight_gym.agents.dense` instead.
     env : str
-        ``"eager"`` (all ``K`` means drawn at reset, instance ``i`` exactly
-        ``BernoulliBandit-v0``'s with seed ``seed + i``), ``"lazy"``
-        (:class:`~delight_gym.envs.lazy.LazyBernoulliBanditVectorEnv`: the same instances in
-        distribution, memory independent of ``K``) or ``"auto"`` (lazy above
+        ``"eager"`` (instance ``i`` is ``BernoulliBandit-v0``'s with seed ``seed + i``),
+        ``"lazy"`` (:class:`~delight_gym.envs.lazy.LazyBernoulliBanditVectorEnv`: the same
+        instances in distribution, memory independent of ``K``) or ``"auto"`` (lazy above
         :data:`LAZY_ARMS_THRESHOLD` arms).
     **agent_kwargs
         passed to the agent (``half_life``, ``gate_price``, ...).
@@ -106,6 +103,7 @@ def run_bernoulli(
     horizon, seeds, seed = check_batch_run(horizon, seeds, seed)
     if env not in ("auto", "eager", "lazy"):
         raise ValueError(f"env must be 'auto', 'eager' or 'lazy', got {env!r}")
+    # "auto" keeps the eager instances (exactly BernoulliBandit-v0's) while K means fit easily.
     lazy = env == "lazy" or (env == "auto" and means is None and num_arms > LAZY_ARMS_THRESHOLD)
     if lazy and means is not None:
         raise ValueError("means cannot be given with env='lazy'")
@@ -124,7 +122,7 @@ def run_bernoulli(
         a = bandit.act()
         _, rewards, _, _, info = bandits.step(a)
         bandit.update(a, rewards)
-        if "overridden" in bandit.last_info:
+        if "overridden" in bandit.last_info:  # only DE reports overrides
             overrides += bandit.last_info["overridden"]
         return a, info
 

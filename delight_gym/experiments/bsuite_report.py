@@ -18,11 +18,7 @@ import numpy as np
 import pandas as pd
 
 from delight_gym.experiments.results import parse_solve_episodes
-from delight_gym.experiments.scores import (
-    BSUITE_EXPERIMENTS,
-    DeepSeaSolve,
-    deep_sea_score,
-)
+from delight_gym.experiments.scores import BSUITE_EXPERIMENTS, DeepSeaSolve, deep_sea_score
 
 __all__ = ["main", "plot_solve_scaling", "runs_table", "scores_table"]
 

@@ -154,19 +154,15 @@ class ControlRun:
 
     Attributes
     ----------
-    t, returns
-        the checkpoints (training steps, the last one ``steps``) and the mean deterministic
-        return at each.
-    first_flag
-        first training step whose episode terminated (the goal), 0 if none.
-    eval_returns
-        the final evaluation's returns, one per episode.
-    seconds
-        wall-clock time.
-    furthest
-        the largest first observation coordinate seen in training (a MountainCar's position).
-    overridden
-        DE's overrides so far at each checkpoint (0 for agents without DE).
+    t, returns, overridden
+        the checkpoints (training steps, the last one ``steps``), the mean deterministic
+        return at each and DE's overrides so far there (0 for agents without DE).
+    first_flag, eval_returns
+        first training step whose episode terminated (the goal), 0 if none; the final
+        evaluation's returns, one per episode.
+    seconds, furthest
+        wall-clock time; the largest first observation coordinate seen in training (a
+        MountainCar's position).
     """
 
     t: np.ndarray

@@ -32,16 +32,13 @@ class DeepSeaResult:
 
     Attributes
     ----------
-    size
-        ``N``.
+    size, seconds
+        ``N``; wall-clock time per agent.
     regret
         per-episode regret, ``(episodes, seeds)`` float64 arrays.
-    first_success
-        0-based episode of the first treasure per seed, ``-1`` if never.
-    seconds
-        wall-clock time per agent.
-    overrides
-        per seed, DE's overrides drawn with a non-empty gate (zeros for the other agents).
+    first_success, overrides
+        per seed: the 0-based episode of the first treasure (``-1`` if never); DE's
+        overrides drawn with a non-empty gate (zeros for the other agents).
     """
 
     size: int
@@ -61,10 +58,8 @@ class DeepSeaAgentResult:
 
     Attributes
     ----------
-    regret
-        per-episode regret, ``(seeds, episodes)``.
-    seconds
-        wall-clock time.
+    regret, seconds
+        per-episode regret, ``(seeds, episodes)``; wall-clock time.
     overrides, first_success
         per seed: DE's gated overrides (zeros for the other agents), the 1-based episode of
         the first treasure (0 if never).
@@ -105,10 +100,8 @@ def run_deep_sea(
         base seed of the instances and the agents.
     deterministic : bool
         bsuite's deterministic (default) or stochastic variant.
-    device : str | torch.device
-        where the agents' posteriors live.
-    progress : bool
-        show a tqdm bar per agent.
+    device, progress : str | torch.device, bool
+        where the agents' posteriors live; show a tqdm bar per agent.
     agent_kwargs
         passed to :func:`~delight_gym.agents.mdp.make_mdp_agent`.
 
@@ -173,6 +166,7 @@ def play_deep_sea(
     go_on = True
     while go_on:
         model.begin_episode()
+        # The observation is a one-hot N x N grid: the state index is its argmax.
         states = obs.reshape(seeds, -1).argmax(axis=1)
         for h in range(size):
             actions = model.act(torch.as_tensor(states, device=model.device), h)
@@ -182,6 +176,7 @@ def play_deep_sea(
                 torch.as_tensor(states, device=model.device),
                 actions,
                 torch.as_tensor(rewards, device=model.device),
+                # The last step has no next state: the episode ends after N steps.
                 None if h == size - 1 else torch.as_tensor(next_states, device=model.device),
                 h,
             )

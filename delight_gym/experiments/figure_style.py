@@ -48,9 +48,7 @@ _LEGEND = {"loc": "outside right upper", "frameon": False}
 
 
 def agent_style(
-    name: str,
-    colors: Mapping[str, str] | None = None,
-    linestyles: Mapping[str, str] | None = None,
+    name: str, colors: Mapping[str, str] | None = None, linestyles: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """Matplotlib line keywords of agent ``name``: ``color``, ``linestyle``, ``marker``,
     ``linewidth``, ``markersize`` and ``zorder``, from ``colors`` and ``linestyles`` (defaults

@@ -59,8 +59,7 @@ def plot_curves(
     metric: str = "regret",
     ylabel: str = "cumulative regret",
 ) -> list[Path]:
-    """One panel per setting value: the curve (cumulative regret) vs ``t``, mean ± 1 s.e. per
-    agent.
+    """One panel per value of ``setting_column``: each agent's curve vs ``t``, mean ± 1 s.e.
 
     Parameters
     ----------
@@ -70,15 +69,13 @@ def plot_curves(
         the column whose values make the panels.
     path_stem : Path
         output path without extension.
-    title : str
-        figure title.
+    title, xlabel : str
+        figure title; label of the time axis.
     panel_label : str | None
         name in panel titles (default ``setting_column``; ``""``: the values alone).
     agent_labels, agent_colors, agent_linestyles : Mapping[str, str] | None
         per agent name (defaults :data:`AGENT_LABELS`, :data:`AGENT_COLORS`,
         :data:`AGENT_LINESTYLES`).
-    xlabel : str
-        label of the time axis.
     metric, ylabel : str
         the curve's columns (``metric_mean``, ``metric_se``) and its axis label.
 
@@ -136,8 +133,7 @@ def _horizon_label(summary: pd.DataFrame, unit: str | None = None) -> str:
 
 
 def _agent_band(ax: Any, rows: pd.DataFrame, x: str, name: str) -> None:
-    """Agent ``name``'s regret mean against column ``x`` of ``rows``, in its style: markers,
-    ±1 s.e. error bars and a light band of the same colour."""
+    """Agent ``name``'s mean regret vs column ``x`` of ``rows``: ±1 s.e. error bars and band."""
     xs, mean, se = (np.asarray(rows[c], dtype=float) for c in (x, "regret_mean", "regret_se"))
     se = np.nan_to_num(se)
     style = {"marker": "o", "markersize": 5, **agent_style(name)}
@@ -176,8 +172,7 @@ def plot_tune(
     """Sensitivity of DE to ``M`` and ``λ`` (``bernoulli-tune``, ``linear-tune``).
 
     One row of panels per ``K``: regret vs ``M`` at ``λ = gate_price`` (left) and vs ``λ`` at
-    ``M = half_life`` (right), log-x, DE mean ± 1 s.e.; each baseline agent is a horizontal
-    line with a ±1 s.e. band.
+    ``M = half_life`` (right), DE mean ± 1 s.e.; each baseline is a line with a ±1 s.e. band.
 
     Parameters
     ----------
@@ -249,11 +244,9 @@ def plot_bsuite_deep_sea(
 ) -> list[Path]:
     """``deepsea-bsuite``: episodes to solve vs DeepSea size, and each agent's bsuite score.
 
-    Left, against ``N`` on a log scale: each run's solve episode (dots; unsolved: an ``x`` at
-    the episode it stopped at), the median over seeds (unsolved runs count as never solved),
-    ``2^N`` (dithering) and the ``N³`` trend of "Randomized Prior Functions for Deep
-    Reinforcement Learning" (Fig. 6) anchored at BootDQN's smallest median. Right: each agent's
-    bsuite score (:func:`~delight_gym.experiments.scores.deep_sea_score`).
+    Left, against ``N``: each run's solve episode (unsolved: an ``x`` where it stopped), the
+    median over seeds, ``2^N`` (dithering) and the ``N³`` trend of "Randomized Prior Functions
+    for Deep Reinforcement Learning" (Fig. 6) anchored at BootDQN's smallest median.
 
     Parameters
     ----------
@@ -367,12 +360,8 @@ def plot_regret_panels(
     summary : pd.DataFrame
         a ``summary.csv`` frame with columns ``x`` and ``panel``; its setting columns are
         those between ``agent`` and ``horizon``.
-    curves : pd.DataFrame | None
-        unused.
-    path_stem : Path
-        output path without extension.
-    title : str
-        figure title.
+    curves, path_stem, title : pd.DataFrame | None, Path, str
+        unused; output path without extension; figure title.
     x, xlabel : str
         the setting column on the horizontal axis, and its label.
     panel : str | None

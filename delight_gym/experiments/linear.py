@@ -77,6 +77,7 @@ def run_linear(
         dtype=dtype,
         **agent_kwargs,
     )
+    # An instance's arm features are fixed: one tensor on the agent's device for every round.
     features = torch.as_tensor(np.array(env.features), dtype=dtype, device=bandit.device)
 
     def play() -> tuple[np.ndarray, dict[str, Any]]:

@@ -58,14 +58,11 @@ class Cell:
 
     Attributes
     ----------
-    experiment
-        name of the spec it comes from (not part of the key).
-    family, agent
-        the experiment family (its run function runs the cell) and the agent's name.
-    setting
-        the run function's keywords besides ``seed`` (``arms``, the agent's parameters).
-    horizon
-        rounds.
+    experiment, family, agent
+        the spec's name (not part of the key); the family (its run function runs the cell);
+        the agent's name.
+    setting, horizon
+        the run function's keywords besides ``seed`` (``arms``, the agent's parameters); rounds.
     batch, seeds, seed
         batch index ``j``, instances in it, its base seed ``spec.seed + j·batch_size``.
     """
@@ -115,10 +112,8 @@ class ExperimentSpec:
 
     Parameters
     ----------
-    name
-        experiment name (the ``experiment`` column of the results).
-    agents
-        agent names (from ``family.agents``).
+    name, agents
+        experiment name (the ``experiment`` column of the results); agent names.
     settings
         dicts of the family's instance keys (``arms``) and agent parameters (``half_life``),
         each checked with :meth:`Family.check_setting
@@ -126,14 +121,10 @@ class ExperimentSpec:
     setting_columns
         the setting keys that are columns of ``summary.csv`` and ``curves.csv`` (empty where
         an agent does not take the parameter).
-    horizon
-        rounds per run.
-    seeds, seed
-        independent instances per (agent, setting); base seed (instance ``i``: ``seed + i``).
-    batch_size
-        at most this many seeds per cell.
-    family
-        the experiment family (default Bernoulli bandits).
+    horizon, seeds, seed
+        rounds per run; instances per (agent, setting); base seed (instance ``i``: ``seed + i``).
+    batch_size, family
+        at most this many seeds per cell; the experiment family (default Bernoulli bandits).
 
     Raises
     ------
@@ -271,14 +262,13 @@ class FigureSpec:
 
     Attributes
     ----------
-    name, title
-        figure name (``delight-gym reproduce NAME``) and title.
+    name, title, paper
+        figure name (``delight-gym reproduce NAME``) and title; one of the paper's figures
+        (``reproduce all`` runs those; the others only by name).
     full, quick
         the paper-scale experiment and a small version (10 seeds, fewer settings).
     plot, plot_options
         name of the drawing function in :mod:`delight_gym.experiments.figures`, its keywords.
-    paper
-        one of the paper's figures (``reproduce all`` runs those; the others only by name).
     """
 
     name: str
@@ -307,9 +297,7 @@ def _figure(
     paper: bool = True,
     **plot_options: Any,
 ) -> FigureSpec:
-    """A figure of ``family``: the full sweep over ``settings`` (the family's defaults, changed
-    by ``spec``) and the quick one over ``quick_settings`` with 10 seeds (changed by
-    ``quick``), drawn by ``plot`` with ``plot_options``."""
+    """The family's defaults changed by ``spec``, over ``settings``; quick: 10 seeds, ``quick``."""
     full = ExperimentSpec.for_family(family, name, settings, **(spec or {}))
     small = full.replace(settings=tuple(quick_settings), **{"seeds": 10, **(quick or {})})
     return FigureSpec(name, title, full, small, plot, plot_options, paper)

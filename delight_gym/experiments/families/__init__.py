@@ -24,17 +24,9 @@ from delight_gym.experiments.families.base import (
     SettingError,
 )
 from delight_gym.experiments.families.bernoulli import BERNOULLI
-from delight_gym.experiments.families.contextual import (
-    NEURAL_WIDTH,
-    WHEEL,
-    uniform_relative_report,
-)
+from delight_gym.experiments.families.contextual import NEURAL_WIDTH, WHEEL, uniform_relative_report
 from delight_gym.experiments.families.continuum import CONTINUUM, CONTINUUM_BOTORCH
-from delight_gym.experiments.families.control import (
-    MOUNTAIN_CAR,
-    MOUNTAIN_CAR_CONTINUOUS,
-    PENDULUM,
-)
+from delight_gym.experiments.families.control import MOUNTAIN_CAR, MOUNTAIN_CAR_CONTINUOUS, PENDULUM
 from delight_gym.experiments.families.deep_sea import DEEP_SEA
 from delight_gym.experiments.families.deepsea_bsuite import (
     BSUITE_DEEP_SEA,

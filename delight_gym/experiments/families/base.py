@@ -47,21 +47,17 @@ class Parameter:
 
     Attributes
     ----------
-    name
-        the keyword of the run function and of the agents (``gate_price``).
-    kind
-        ``int``, ``float`` or ``str`` (how the command line parses it).
+    name, kind
+        the keyword of the run function and the agents (``gate_price``); ``int``, ``float``
+        or ``str`` (how the command line parses it).
     check
         ``check(value, name) -> value as kind``, the check the agents make on the same
         argument; raises ``ValueError``/``TypeError`` naming ``name``.
-    default
-        agent parameters: the value of a setting that leaves it out (the CLI's default).
-    sweep
+    default, sweep
+        agent parameters: the value of a setting that leaves it out (the CLI's default);
         instance parameters: the values ``delight-gym run`` sweeps by default.
-    symbol
-        short name in labels and panel titles (``λ``, ``K``; default ``name``).
-    help
-        the command line's help text.
+    symbol, help
+        short name in labels (``λ``, ``K``; default ``name``); the command line's help text.
     """
 
     name: str
@@ -196,26 +192,23 @@ class Family:
     name, help
         ``delight-gym run NAME`` and the default experiment name; one line for the command line.
     cell
-        the run function, ``"package.module:function"`` (imported when a cell runs, so that
-        importing a family imports neither torch nor the agents) or a module-level function.
-        The runner calls it with keywords only: ``agent, horizon, seeds, seed``, the
-        cell's setting and ``fixed``; it returns an object with ``cumulative``
-        ``(seeds, horizon)``, ``seconds`` and optionally ``overrides`` and the per-seed
+        the run function or its ``"package.module:function"`` (imported when a cell runs, so
+        that importing a family imports neither torch nor the agents), called with the
+        keywords ``agent, horizon, seeds, seed``, the cell's setting and ``fixed``; it returns
+        ``cumulative`` ``(seeds, horizon)``, ``seconds`` and optionally ``overrides`` and the
         columns of :data:`~delight_gym.experiments.results.OPTIONAL_PER_SEED`.
-    agents, instance
-        the agents the run function runs; the setting keys every agent gets (``arms``), in order.
-    default_agents
-        what ``run`` runs without ``--agents``.
+    agents, instance, default_agents
+        the agents the run function runs; the setting keys every agent gets (``arms``), in
+        order; what ``run`` runs without ``--agents``.
     horizon, horizon_option
         default horizon (rounds or episodes) and its option (``--horizon``, ``--episodes``).
     time_label, title
         what a time step is, for the curves' axis (``t``, ``episode``); the ``run`` figure's title.
     seeds, batch_size
         default number of seeds, and of seeds per cell.
-    report
-        optional ``report(result) -> lines`` printed after a ``run``.
-    fixed
-        keywords the run function always gets in this family (part of each cell's key).
+    report, fixed
+        optional ``report(result) -> lines`` printed after a ``run``; keywords the run
+        function always gets in this family (part of each cell's key).
     metric, metric_label
         the curve's name in the tables (``regret``: ``regret_mean``, ``regret_se``), its axis.
     """

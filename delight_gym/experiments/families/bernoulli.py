@@ -17,8 +17,8 @@ _MAX_ARMS = 2**63 - 1
 
 
 def _check_bernoulli_arms(value: Any, name: str) -> int:
-    """``--arms`` of ``bernoulli``: a positive int the int64 actions can hold (memory does not
-    grow with ``K``: the env draws many arms' means lazily)."""
+    """``--arms`` of ``bernoulli``: a positive int the int64 actions can hold (the lazy env's
+    memory does not grow with ``K``)."""
     k = check_positive_int(value, name)
     if k > _MAX_ARMS:
         raise ValueError(f"{name} must be <= {_MAX_ARMS} (int64 actions), got {k}")

@@ -50,16 +50,13 @@ def needle_report(result: Any) -> list[str]:
     return lines
 
 
-#: Bytes per dimension of the smallest continuum run (one seed), a lower bound: the agents'
-#: random-Fourier-feature frequencies (``num_features = 256`` rows) and a round's pool
-#: (``num_candidates = 64``), float64: the defaults of
-#: :class:`~delight_gym.agents.continuum.ContinuumAgent`, which the family's cell uses.
+#: Bytes per dimension of the smallest continuum run (one seed), a lower bound: the default
+#: ContinuumAgent's 256 random-Fourier-feature rows and 64-point pool, float64.
 _CONTINUUM_MIN_BYTES_PER_DIM = 8 * (256 + 64)
 
 
 def _check_continuum_dim(value: Any, name: str) -> int:
-    """``--dim`` of ``continuum``: a positive count whose smallest run (one seed) fits in
-    memory (:data:`_CONTINUUM_MIN_BYTES_PER_DIM` bytes per dimension)."""
+    """``--dim`` of ``continuum``: a positive count whose smallest run fits in memory."""
     d = check_positive_int(value, name)
     check_would_fit(d * _CONTINUUM_MIN_BYTES_PER_DIM, f"{name}={d} (one seed)")
     return d

@@ -18,11 +18,7 @@ __all__ = ["MOUNTAIN_CAR", "MOUNTAIN_CAR_CONTINUOUS", "PENDULUM", "TASKS"]
 
 #: The tasks by family name: gymnasium id, training steps, the "solved" return, the agents.
 TASKS: dict[str, dict[str, Any]] = {
-    "mountain-car-continuous": {
-        "env": "MountainCarContinuous-v0",
-        "steps": 50_000,
-        "solved": 90.0,
-    },
+    "mountain-car-continuous": {"env": "MountainCarContinuous-v0", "steps": 50_000, "solved": 90.0},
     "pendulum": {"env": "Pendulum-v1", "steps": 20_000, "solved": -200.0},
     # gymnasium's reward_threshold for MountainCar-v0.
     "mountain-car": {"env": "MountainCar-v0", "steps": 50_000, "solved": -110.0},

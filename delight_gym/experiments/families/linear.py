@@ -29,16 +29,14 @@ _LINEAR_MIN_BYTES_PER_ARM = 46
 
 
 def _check_linear_arms(value: Any, name: str) -> int:
-    """``--arms`` of ``linear``: a positive count whose smallest run fits in memory (the env
-    checks the full size)."""
+    """``--arms`` of ``linear``: a positive count whose smallest run fits in memory."""
     k = check_positive_int(value, name)
     check_would_fit(k * _LINEAR_MIN_BYTES_PER_ARM, f"{name}={k} (one seed, dim=1)")
     return k
 
 
 def _check_linear_dim(value: Any, name: str) -> int:
-    """``--dim`` of ``linear``: a positive count whose smallest run (a ``D x D`` float64
-    posterior) fits in memory."""
+    """``--dim`` of ``linear``: a positive count whose ``D x D`` posterior fits in memory."""
     d = check_positive_int(value, name)
     check_would_fit(8 * d * d, f"{name}={d} (one seed's D x D float64 posterior)")
     return d
