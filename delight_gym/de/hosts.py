@@ -1,10 +1,6 @@
-"""Hosts: the policies DE wraps, as the engines see them, and :func:`make_host`.
-
-:class:`Host` (``Discrete``: probabilities ``(n, A)`` and its own choice) and :class:`BoxHost`
-(``Box``: its own actions, the action DE decides on, and candidate log-densities and draws),
-with :class:`CallableHost` and :class:`CallableBoxHost` adapting callables. SB3 models are
-adapted by :mod:`delight_gym.sb3.hosts`; :func:`make_host` picks the adapter.
-"""
+"""Hosts, the policies DE wraps: the :class:`Host` (``Discrete``) and :class:`BoxHost` (``Box``)
+protocols, adapters of callables, and :func:`make_host`, which picks the adapter (SB3 models:
+:mod:`delight_gym.sb3.hosts`). :func:`checked_actions` is importable from here too."""
 
 from __future__ import annotations
 
@@ -35,12 +31,10 @@ class Host(Protocol):
     action_space: Any
 
     def probs(self, observations: np.ndarray) -> np.ndarray:
-        """Action probabilities ``(n, A)`` for a batch of ``n`` observations."""
-        ...
+        """Action probabilities ``(n, A)`` of ``n`` observations."""
 
     def act(self, observations: np.ndarray, probs: np.ndarray) -> np.ndarray:
         """The host's own deterministic actions ``(n,)`` (``probs`` are :meth:`probs`' output)."""
-        ...
 
 
 @runtime_checkable
@@ -52,26 +46,20 @@ class BoxHost(Protocol):
 
     def act(self, observations: Any) -> np.ndarray:
         """The host's own deterministic actions, float64 ``(n, d)``."""
-        ...
 
     def draw(self, observations: Any, rng: np.random.Generator) -> np.ndarray:
         """The host's action to decide on, float64 ``(n, d)``: a draw if it is stochastic."""
-        ...
 
     def log_weight(self, states: Any, host_actions: Any, candidates: Any) -> Any:
         """Log-densities ``(b, C)`` of candidates ``(b, C, d)`` (finite inside the box)."""
-        ...
 
     def sample(self, states: Any, host_actions: Any, n: int, rng: np.random.Generator) -> Any:
         """``n`` independent draws per row, ``(b, n, d)``."""
-        ...
 
 
 class CallableHost:
-    """A callable ``observations (n, ...) -> probabilities (n, A)`` as a host.
-
-    Its deterministic choice is the argmax of its probabilities (first maximal index).
-    """
+    """A callable ``observations (n, ...) -> probabilities (n, A)`` as a host; its own choice is
+    the (first) argmax."""
 
     def __init__(
         self,
@@ -103,19 +91,19 @@ class CallableHost:
 
 
 class CallableBoxHost:
-    """A callable ``observations (n, ...) -> actions (n, d)`` as a host.
-
-    Without ``log_density`` it is deterministic, its density a
-    :class:`~delight_gym.de.candidates.GaussianProposalHost`. With it, it is a stochastic policy:
-    its output is a draw, ``n`` more draws are one call on the observations repeated, and
-    ``log_density(observations (b, ...), candidates (b, C, d)) -> (b, C)`` scores candidates.
+    """A callable ``observations (n, ...) -> actions (n, d)`` as a host: deterministic, with a
+    :class:`~delight_gym.de.candidates.GaussianProposalHost` density, unless ``log_density``
+    makes it stochastic (its output a draw; more draws: one call on repeated observations).
 
     Parameters
     ----------
-    fn, log_density : callable
-        The policy, and optionally its log-density.
-    action_space, observation_space : gymnasium.Space
-        A 1-D ``Box`` with finite bounds; the observations' space (optional).
+    fn : callable
+        The policy.
+    action_space : gymnasium.spaces.Box
+        1-D with finite bounds.
+    observation_space : gymnasium.Space, optional
+    log_density : callable, optional
+        ``(observations (b, ...), candidates (b, C, d)) -> (b, C)``.
     host_std : float, default 0.1
         The proposal's scale (deterministic callables only).
     """
@@ -138,17 +126,14 @@ class CallableBoxHost:
         self.proposal = None if log_density else GaussianProposalHost(action_space, host_std)
 
     def act(self, observations: Any) -> np.ndarray:
-        """``fn(observations)``, checked."""
         return checked_actions(
             self.fn(observations), len(observations), self.low, self.high, "host"
         )
 
     def draw(self, observations: Any, rng: np.random.Generator) -> np.ndarray:
-        """``fn(observations)`` (a draw of a stochastic callable)."""
         return self.act(observations)
 
     def log_weight(self, states: Any, host_actions: Any, candidates: Any) -> np.ndarray:
-        """``log_density`` of the candidates (checked finite), or the proposal's; ``(b, C)``."""
         if self.proposal is not None:
             return self.proposal.log_weight(states, host_actions, candidates)
         assert self.log_density is not None
@@ -162,7 +147,6 @@ class CallableBoxHost:
         return out
 
     def sample(self, states: Any, host_actions: Any, n: int, rng: np.random.Generator) -> Any:
-        """``n`` draws per row: the proposal's, or ``fn`` on the observations repeated."""
         if self.proposal is not None:
             return self.proposal.sample(states, host_actions, n, rng)
         b = len(host_actions)
@@ -203,17 +187,16 @@ def make_host(
     Parameters
     ----------
     host : Host, BoxHost, stable_baselines3 model or callable
-        An adapter (returned as is); on ``Discrete`` actions an SB3 PPO/A2C, DQN or a
-        callable returning probabilities; on ``Box`` actions an SB3 SAC/PPO/A2C, TD3/DDPG or
-        a callable returning actions (the adapters of :mod:`delight_gym.sb3.hosts`,
-        :class:`CallableHost`, :class:`CallableBoxHost`).
+        An adapter (returned as is); an SB3 PPO/A2C/DQN or a callable returning probabilities
+        (``Discrete``); an SB3 SAC/PPO/A2C/TD3/DDPG or a callable returning actions (``Box``).
     observation_space, action_space : gymnasium.Space, optional
         For callables (SB3 models and adapters carry their own).
     temperature : float, optional
         DQN hosts only: ``None`` greedy, ``τ > 0`` Boltzmann.
-    host_std, host_log_density : float, callable, optional
-        ``Box`` only: a deterministic host's proposal scale (default 0.1 of the range); a
-        callable's log-density, making it a stochastic host.
+    host_std : float, optional
+        ``Box`` only: a deterministic host's proposal scale (default 0.1 of the range).
+    host_log_density : callable, optional
+        ``Box`` only: a callable's log-density, making it a stochastic host.
 
     Raises
     ------

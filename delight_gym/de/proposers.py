@@ -1,6 +1,5 @@
-"""The hosts and proposers of a candidate-set decision (:mod:`delight_gym.de.candidates`, which
-re-exports them): the protocols, two hosts and four proposers.
-"""
+"""The hosts and proposers of a candidate-set decision (re-exported by
+:mod:`delight_gym.de.candidates`): the protocols, two hosts and four proposers."""
 
 from __future__ import annotations
 
@@ -43,21 +42,19 @@ Array = Any  # numpy.ndarray (or torch.Tensor for candidate_rule)
 
 #: The proposal scale of a deterministic host, as a fraction of each coordinate's range.
 DEFAULT_HOST_STD = 0.1
-#: ``host_std``'s range: below, the density underflows off the host's action; above, the
-#: truncated Gaussian is the uniform law to float precision and its draws lose resolution.
+#: ``host_std``'s range: below, the density underflows; above, draws lose resolution.
 HOST_STD_RANGE = (1e-12, 1e6)
-#: The most posterior samples (``sample_values`` calls, one each) the :class:`PosteriorArgmax`
-#: proposals of one decision may draw: each is a Python call, so more would loop for minutes.
+#: The most ``sample_values`` calls (one per proposal) of one :class:`PosteriorArgmax` decision.
 MAX_POSTERIOR_CALLS = 10_000
 
 
 class CandidateHost(Protocol):
-    """The host policy as a candidate-set decision sees it: ``states`` is a batch of ``b``
-    observations, host actions are int ``(b,)`` (``Discrete``) or float ``(b, d)`` (``Box``)."""
+    """The host as a candidate-set decision sees it: ``states`` holds ``b`` observations, host
+    actions are int ``(b,)`` (``Discrete``) or float ``(b, d)`` (``Box``)."""
 
     def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> Array:
-        """``log π(c | s)`` (``Discrete``; ``-inf`` where ``π = 0``) or a log-density
-        (``Box``, finite), shape ``(b, C)``, for candidates ``(b, C)`` or ``(b, C, d)``."""
+        """``log π(c | s)`` (``-inf`` where ``π = 0``) or a finite log-density (``Box``),
+        ``(b, C)``, of candidates ``(b, C)`` or ``(b, C, d)``."""
 
     def sample(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Array:
         """``n`` independent draws from the host per row: ``(b, n)`` or ``(b, n, d)``."""
@@ -79,8 +76,8 @@ class CandidateProposer(Protocol):
 
 
 def space_bounds(space: Any, name: str) -> tuple[int, np.ndarray, np.ndarray]:
-    """``(K, empty, empty)`` for ``Discrete(K)``; ``(0, low, high)`` (float64 ``(d,)``) for a
-    1-D ``Box``. Refuses other spaces and a ``Discrete`` whose ``start`` is not 0."""
+    """``(K, empty, empty)`` for ``Discrete(K)`` (start 0), ``(0, low, high)`` (float64) for a
+    1-D ``Box``; other spaces are refused."""
     if isinstance(space, spaces.Discrete):
         if int(space.start) != 0:
             raise ValueError(f"{name} must be a Discrete space starting at 0, got {space}")
@@ -100,7 +97,7 @@ def _finite_box(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _check_draws(n: Any, name: str, *shape: int, copies: int = 1) -> int:
-    """``n`` as an int ``>= 1`` whose ``copies`` float64 arrays ``(*shape, n)`` fit in memory."""
+    """``n >= 1`` such that ``copies`` float64 arrays ``(*shape, n)`` fit in memory."""
     n = check_positive_int(n, name)
     check_would_fit(copies * array_bytes(*shape, n), f"{name}={n}")
     return n
@@ -117,8 +114,8 @@ def check_posterior_calls(n: int, name: str) -> int:
 
 
 def checked_actions(value: Any, n: int, low: np.ndarray, high: np.ndarray, name: str) -> Any:
-    """``value`` as float64 ``(n, d)`` actions (``(d,)`` accepted for ``n = 1``, nothing else
-    reshaped), finite and inside ``[low, high]``; ValueError or TypeError naming ``name``."""
+    """``value`` as finite float64 ``(n, d)`` actions in ``[low, high]`` (``(d,)`` if ``n = 1``);
+    ValueError or TypeError naming ``name``."""
     view = host_view(value)
     kind = view.dtype.kind if isinstance(view, np.ndarray) else "f"
     if kind not in "iuf":
@@ -143,7 +140,6 @@ def checked_actions(value: Any, n: int, low: np.ndarray, high: np.ndarray, name:
 
 
 def _uniform(space: Any, shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
-    """Uniform draws of ``shape`` ``(b, n)`` from a checked ``space``."""
     k, low, high = space_bounds(space, "space")
     if k:
         return rng.integers(0, k, size=shape, dtype=np.int64)
@@ -151,14 +147,13 @@ def _uniform(space: Any, shape: tuple[int, int], rng: np.random.Generator) -> np
 
 
 class CategoricalHost:
-    """A ``Discrete`` host given by its probabilities: ``probs(states)`` → ``(b, K)``.
-
-    Each call costs ``O(b·K)``: for millions of actions give a :class:`RankingHost` instead.
+    """A ``Discrete`` host given by its probabilities, ``O(b·K)`` a call (for millions of
+    actions use a :class:`RankingHost`).
 
     Parameters
     ----------
     probs : Callable[[Any], Array]
-        a batch of states → probabilities, rows summing to one.
+        States ``(b, ...)`` → probabilities ``(b, K)``, rows summing to one.
     """
 
     def __init__(self, probs: Callable[[Any], Array]) -> None:
@@ -167,7 +162,6 @@ class CategoricalHost:
         self.probs = probs
 
     def _table(self, states: Any) -> np.ndarray:
-        """``probs(states)``, checked: float64 ``(b, K)``."""
         try:
             table = np.asarray(host_view(self.probs(states)), dtype=np.float64)
         except (TypeError, ValueError):
@@ -203,11 +197,8 @@ class CategoricalHost:
 
 
 class GaussianProposalHost:
-    """A deterministic ``Box`` host (TD3, DDPG) made a distribution, so that it has a density.
-
-    The host's action ``μ(s)`` plus Gaussian noise of scale ``σ_i = host_std·(high_i − low_i)``
-    truncated to the box (density ``Π_i φ((x_i − μ_i)/σ_i) / (σ_i·[Φ(β_i) − Φ(α_i)])``,
-    ``α_i, β_i`` the bounds in units of ``σ_i``); draws are exact inverse-CDF draws.
+    """A deterministic ``Box`` host (TD3, DDPG) given a density: its action ``μ(s)`` plus
+    Gaussian noise of scale ``σ_i = host_std·(high_i − low_i)``, truncated to the box.
 
     Parameters
     ----------
@@ -229,19 +220,17 @@ class GaussianProposalHost:
         self.scale = self.host_std * (self.high - self.low)
 
     def _mean(self, host_actions: Array) -> np.ndarray:
-        """The checked host actions as ``μ``, float64 ``(b, 1, d)``."""
         n = len(host_actions)
         return checked_actions(host_actions, n, self.low, self.high, "host_actions")[:, None, :]
 
     def _limits(self, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``α``, ``β`` and the mass ``Φ(β) − Φ(α)`` (numeric guard: as two non-negative halves
-        ``erf(β/√2)/2 + erf(−α/√2)/2``, since ``α ≤ 0 ≤ β`` for ``μ`` in the box: no
-        cancellation, and accurate however small, so its log stays finite)."""
+        """The bounds ``α``, ``β`` in units of ``σ`` and the mass ``Φ(β) − Φ(α)``."""
+        # α ≤ 0 ≤ β, so the mass is two non-negative erf halves: no cancellation, finite log.
         alpha, beta = (self.low - mu) / self.scale, (self.high - mu) / self.scale
         return alpha, beta, 0.5 * (erf(beta / np.sqrt(2.0)) + erf(-alpha / np.sqrt(2.0)))
 
     def log_weight(self, states: Any, host_actions: Array, candidates: Array) -> np.ndarray:
-        """Log-density of the truncated Gaussian at ``candidates`` ``(b, C, d)`` → ``(b, C)``."""
+        """Log-density ``Π_i φ(z_i) / (σ_i·mass_i)`` of ``candidates`` ``(b, C, d)``: ``(b, C)``."""
         mu = self._mean(host_actions)
         _, _, mass = self._limits(mu)
         z = (candidates - mu) / self.scale
@@ -272,19 +261,17 @@ class HostSamples:
         self.host = host
 
     def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
-        """``n`` host draws per row."""
         return self.host.sample(states, host_actions, n, rng)
 
 
 class TopK:
-    """Proposes the host's ``n`` most probable actions (``host.top_actions``), for ``Discrete``
-    spaces too large to score."""
+    """Proposes the host's ``n`` most probable actions, for ``Discrete`` spaces too large to
+    score."""
 
     def __init__(self, host: RankingHost) -> None:
         self.host = host
 
     def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
-        """int ``(b, n)``."""
         return self.host.top_actions(states, n)
 
 
@@ -298,7 +285,6 @@ class UniformProposals:
         self.space, self._width = space, max(low.size, 1)
 
     def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
-        """int ``(b, n)`` or float ``(b, n, d)``."""
         b = len(host_actions)
         return _uniform(self.space, (b, _check_draws(n, "n", b, self._width, copies=3)), rng)
 
@@ -310,12 +296,12 @@ class PosteriorArgmax:
     Parameters
     ----------
     space : gymnasium.spaces.Discrete | gymnasium.spaces.Box
-        a ``Box`` needs finite bounds.
+        A ``Box`` needs finite bounds.
     sample_values : Callable
         ``(states, actions (b, N) or (b, N, d), rng)`` → ``(b, N)`` values under one fresh
         posterior sample per row.
     n_random : int
-        random actions scored per proposal, ``>= 1``.
+        Random actions scored per proposal.
     """
 
     def __init__(self, space: Any, sample_values: Callable[..., Array], n_random: int = 64) -> None:
@@ -326,7 +312,6 @@ class PosteriorArgmax:
         self.n_random = check_positive_int(n_random, "n_random")
 
     def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:
-        """``n`` proposals per row, each from its own posterior sample."""
         b = len(host_actions)
         n = _check_draws(n, "n", b, self._width, copies=2)  # the picks and their stack
         # each proposal's uniform actions, their values and a temporary: (b, n_random, d + 1)

@@ -1,5 +1,5 @@
-"""Beta posteriors for a batch of Bernoulli bandits (numpy), and their value-posterior adapter;
-the Beta EI of :mod:`~delight_gym.posteriors.beta_ei` is importable from here too."""
+"""Beta posteriors of a batch of Bernoulli bandits (numpy) and their value-posterior adapter;
+re-exports the Beta EI of :mod:`~delight_gym.posteriors.beta_ei`."""
 
 from __future__ import annotations
 
@@ -32,17 +32,15 @@ __all__ = [
 
 
 class BetaBernoulliPosterior:
-    """Independent ``Beta(alpha, beta)`` posteriors for a batch of K-armed Bernoulli bandits.
-
-    Rewards may be fractional (in ``[0, 1]``): ``r`` counts as ``r`` successes and ``1 - r``
-    failures (the exact conjugate update for Bernoulli rewards).
+    """Independent ``Beta(alpha, beta)`` posteriors of a batch of K-armed Bernoulli bandits; a
+    reward ``r`` in ``[0, 1]`` counts as ``r`` successes and ``1 - r`` failures.
 
     Parameters
     ----------
     batch_size, num_arms : int
         Independent bandits ``B`` and arms ``K``.
     prior_alpha, prior_beta : float, default 1.0
-        The prior ``Beta(alpha, beta)`` of every arm, ``> 0``.
+        Every arm's prior, ``> 0``.
 
     Attributes
     ----------
@@ -81,9 +79,8 @@ class BetaBernoulliPosterior:
         self.beta.fill(self.prior_beta)
 
     def update(self, actions: Any, rewards: Any) -> None:
-        """Conjugate update with one observation per row: integer ``actions`` ``(B,)`` in
-        ``[0, K)`` and ``rewards`` ``(B,)`` in ``[0, 1]`` (``TypeError``/``ValueError``
-        naming the argument otherwise)."""
+        """Conjugate update with integer ``actions`` ``(B,)`` in ``[0, K)`` and ``rewards``
+        ``(B,)`` in ``[0, 1]`` (else ``TypeError``/``ValueError`` naming the argument)."""
         act = np.asarray(actions)
         if act.dtype == np.bool_ or not np.issubdtype(act.dtype, np.integer):
             raise TypeError(f"actions must be an integer array, got dtype {act.dtype}")
@@ -111,15 +108,13 @@ class BetaBernoulliPosterior:
         return self.alpha * self.beta / (total * total * (total + 1.0))
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
-        """One posterior draw per arm from ``rng`` (a ``numpy.random.Generator``): float64
-        ``(B, K)``."""
+        """One posterior draw per arm from a ``numpy.random.Generator``, float64 ``(B, K)``."""
         if not isinstance(rng, np.random.Generator):
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         return rng.beta(self.alpha, self.beta)
 
     def expected_improvement(self, baseline: Any) -> np.ndarray:
-        """``E[(X_{ik} - baseline_i)^+]`` of every arm for a finite ``(B,)`` baseline: float64
-        ``(B, K)``."""
+        """``E[(X_{ik} - baseline_i)^+]`` for a finite ``(B,)`` baseline, float64 ``(B, K)``."""
         base = check_baseline(baseline, self.batch_size)
         return beta_expected_improvement(self.alpha, self.beta, base[:, None])
 
@@ -137,12 +132,9 @@ class BetaBernoulliPosterior:
 
 
 class BetaBernoulliAdapter(BanditAdapter):
-    """A :class:`~delight_gym.posteriors.BetaBernoulliPosterior` as a value posterior.
-
-    Observations are ignored; each transition is a pull whose reward (in ``[0, 1]``) updates
-    the arm's Beta posterior. With ``batch_size == 1`` every observation row shares the one
-    bandit; with ``batch_size == n`` row ``i`` is bandit ``i``. EI is the exact Beta EI.
-    """
+    """A :class:`~delight_gym.posteriors.BetaBernoulliPosterior` as a value posterior: observations
+    are ignored, each transition is a pull (reward in ``[0, 1]``); ``batch_size`` 1 shares one
+    bandit across rows, else row ``i`` is bandit ``i``. EI is the exact Beta EI."""
 
     def __init__(self, posterior: Any) -> None:
         super().__init__(posterior, BetaBernoulliPosterior, getattr(posterior, "num_arms", None))

@@ -67,8 +67,8 @@ def _stirlerr(n: np.ndarray) -> np.ndarray:
             from scipy import special
 
             nf = ns[~whole]
-            out[small[~whole]] = special.gammaln(nf + 1.0) - (nf + 0.5) * np.log(nf) + nf
-            out[small[~whole]] -= _LOG_SQRT_2PI
+            lc = special.gammaln(nf + 1.0) - (nf + 0.5) * np.log(nf) + nf
+            out[small[~whole]] = lc - _LOG_SQRT_2PI
     return out
 
 
@@ -92,9 +92,14 @@ def _bd0(x: np.ndarray, m: np.ndarray) -> np.ndarray:
     return out
 
 
+def _log_binomial_core(k: np.ndarray, nk: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``log(C(n, k) p^k q^nk·sqrt(2π k nk / n))``, ``n = k + nk``, by Loader's saddle point."""
+    n = k + nk
+    return _stirlerr(n) - _stirlerr(k) - _stirlerr(nk) - _bd0(k, n * p) - _bd0(nk, n * q)
+
+
 def _beta_pdf(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Beta density, elementwise, for 1-D ``x`` strictly inside ``(0, 1)`` (``inf`` where it
-    overflows, for the caller to replace)."""
+    """Beta density for 1-D ``x`` inside ``(0, 1)`` (``inf`` where it overflows)."""
     out = np.empty(x.shape)
     loader = (a > 2.0) & (b > 2.0)
     with np.errstate(over="ignore", divide="ignore"):
@@ -103,13 +108,7 @@ def _beta_pdf(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if loader.any():
             k, nk, xl = a[loader] - 1.0, b[loader] - 1.0, x[loader]
             n = k + nk
-            lc = (
-                _stirlerr(n)
-                - _stirlerr(k)
-                - _stirlerr(nk)
-                - _bd0(k, n * xl)
-                - _bd0(nk, n * (1.0 - xl))
-            )
+            lc = _log_binomial_core(k, nk, xl, 1.0 - xl)
             out[loader] = (n + 1.0) * np.exp(lc) * np.sqrt(n / (2.0 * np.pi * k * nk))
         rest = ~loader
         if rest.any():
@@ -152,8 +151,7 @@ def _positive_array(value: Any, name: str) -> np.ndarray:
 def _upper_tail_ratio(a: np.ndarray, b: np.ndarray, v: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``EI / (v (1-v)^2 f(v) / b)`` for ``v > m`` (``w = b v - a (1-v) > 0``), by the even
     contraction of the continued fraction of ``I_{1-v}(b, a)`` (modified Lentz)."""
-    # Every partial denominator is scaled by b (the fraction computes b T_2) and formed from
-    # ratios, free of overflow and underflow for parameters up to ~1e300.
+    # Partial denominators are scaled by b and formed from ratios: no overflow up to ~1e300.
     y = 1.0 - v
     s = a + b
     n = a.size
@@ -208,7 +206,7 @@ def _density_term(a: np.ndarray, b: np.ndarray, v: np.ndarray, y: np.ndarray) ->
     """``D = v^a (1-v)^b / ((a+b) B(a, b)) = v (1-v) f(v) / (a+b)`` for ``0 < v < 1``."""
     d = np.full(v.shape, np.inf)
     regular = v >= _V_TINY
-    # 0 * inf (density overflowing for extreme parameters) -> NaN -> log form below.
+    # 0 * inf (the density overflowing) -> NaN -> log form below.
     with np.errstate(over="ignore", invalid="ignore"):
         if regular.all():
             d = (v * y / (a + b)) * _beta_pdf(v, a, b)
@@ -216,16 +214,14 @@ def _density_term(a: np.ndarray, b: np.ndarray, v: np.ndarray, y: np.ndarray) ->
             ar, br, vr = a[regular], b[regular], v[regular]
             d[regular] = (vr * y[regular] / (ar + br)) * _beta_pdf(vr, ar, br)
     if not regular.all():
-        # (Near-)subnormal v: anchor the density at _V_TINY instead,
-        # f(v) = f(v0) (v/v0)^(a-1) ((1-v)/(1-v0))^(b-1), with log1p(-x) = -x at this scale.
+        # (Near-)subnormal v: f(v) = f(v0) (v/v0)^(a-1) ((1-v)/(1-v0))^(b-1), v0 = _V_TINY.
         tiny = ~regular
         at, bt, vt = a[tiny], b[tiny], v[tiny]
         pdf0 = _beta_pdf(np.full(vt.shape, _V_TINY), at, bt)
         with np.errstate(over="ignore", invalid="ignore"):  # non-finite -> log form below
             expo = (at - 1.0) * np.log(vt / _V_TINY) + (bt - 1.0) * (_V_TINY - vt)
             d[tiny] = (vt * pdf0) * np.exp(expo) * (y[tiny] / (at + bt))
-    # Log form where the above is not finite (f(v) overflows for a < 1, v -> 0 or b < 1,
-    # v -> 1); it is accurate unless a or b is large.
+    # Log form where f(v) overflowed (a < 1, v -> 0 or b < 1, v -> 1): fine unless a, b large.
     bad = ~np.isfinite(d)
     if bad.any():
         from scipy import special
@@ -244,10 +240,8 @@ def _ei_interior(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray:
     w = b * v - a * y  # (a+b)(v-m), accurate also when m is within ulps of 0 or 1
     d = _density_term(a, b, v, y)
     ei = np.empty_like(v)
-    # Far upper tail, z = (v-m)/sd >= Z_PRESCREEN: the continued fraction is needed there (r is
-    # above R_SWITCH for every shape tried) and cheap, so betaincc is skipped. The condition
-    # w >= 1 only matters for alpha < 1, where sd is not the scale of the tail (and the fraction
-    # converges slowly for w << 1 and large beta).
+    # Far upper tail, z = (v-m)/sd >= Z_PRESCREEN: the fraction is needed (r > R_SWITCH) and
+    # cheap, so betaincc is skipped; w >= 1 guards alpha < 1, where sd is not the tail's scale.
     tail = (w >= 1.0) & (w >= Z_PRESCREEN * (np.sqrt(a / (s + 1.0)) * np.sqrt(b)))
     near = np.flatnonzero(~tail)
     if near.size:
@@ -282,9 +276,9 @@ def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
     Parameters
     ----------
     alpha, beta : array_like
-        The Beta parameters, finite and ``> 0``; broadcastable with ``v``.
+        Finite, ``> 0``, broadcastable with ``v``.
     v : array_like
-        Baseline(s), finite. ``v <= 0`` gives ``mean - v`` and ``v >= 1`` gives 0.
+        Finite baseline(s); ``v <= 0`` gives ``mean - v``, ``v >= 1`` gives 0.
 
     Returns
     -------
@@ -294,9 +288,9 @@ def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
     Raises
     ------
     ValueError, TypeError
-        Naming the argument that is not finite, positive, numeric or broadcastable.
+        An argument not finite, positive, numeric or broadcastable.
     FloatingPointError, RuntimeError
-        Only for parameters beyond ``[1e-50, 1e50]``, where no finite value forms.
+        Only for parameters beyond ``[1e-50, 1e50]``.
 
     Examples
     --------
@@ -305,20 +299,16 @@ def beta_expected_improvement(alpha: Any, beta: Any, v: Any) -> np.ndarray:
     >>> beta_expected_improvement([[2.0], [5.0]], 3.0, [0.2, 0.4, 0.6]).shape
     (2, 3)
     """
-    a_in = _positive_array(alpha, "alpha")
-    b_in = _positive_array(beta, "beta")
-    v_in = check_finite_array(v, "v")
-    a, b, x = broadcast_named({"alpha": a_in, "beta": b_in, "v": v_in})
-    shape = a.shape
-    return beta_ei_flat(a.ravel(), b.ravel(), x.ravel()).reshape(shape)
+    named = {"alpha": _positive_array(alpha, "alpha"), "beta": _positive_array(beta, "beta")}
+    a, b, x = broadcast_named({**named, "v": check_finite_array(v, "v")})
+    return beta_ei_flat(a.ravel(), b.ravel(), x.ravel()).reshape(a.shape)
 
 
 def beta_ei_flat(
     a: np.ndarray, b: np.ndarray, x: np.ndarray, *, skip_below: float = 0.0
 ) -> np.ndarray:
-    """:func:`beta_expected_improvement` for equal-length 1-D float64 arrays ``alpha``,
-    ``beta``, ``v``, unvalidated; elements that :func:`beta_ei_upper_bound` proves to have
-    ``EI < skip_below`` (with a ``1e-9`` relative margin) may be returned as 0."""
+    """:func:`beta_expected_improvement` of equal-length 1-D float64 arrays, unvalidated;
+    elements whose :func:`beta_ei_upper_bound` is below ``skip_below`` may come back as 0."""
     out = np.zeros(a.size)
     below = x <= 0.0
     if below.any():
@@ -343,8 +333,9 @@ def beta_ei_flat(
 
 
 def prior_expected_improvement(prior_alpha: float, prior_beta: float, v: np.ndarray) -> np.ndarray:
-    """EI of an untried arm, ``E[(X - v)^+]`` for ``X ~ Beta(prior_alpha, prior_beta)``, for a
-    1-D float ``v`` (unvalidated); ``(1 - v)^2 / 2`` under ``Beta(1, 1)`` for ``0 <= v <= 1``."""
+    """EI of an untried arm, ``X ~ Beta(prior_alpha, prior_beta)``, for a 1-D float ``v``
+    (unvalidated)."""
+    # Under Beta(1, 1), E[(X - v)^+] = (1 - v)^2 / 2 for 0 <= v <= 1.
     if prior_alpha == 1.0 and prior_beta == 1.0 and v.size and v.min() >= 0.0 and v.max() <= 1.0:
         return 0.5 * (1.0 - v) ** 2
     return beta_ei_flat(np.full(v.size, prior_alpha), np.full(v.size, prior_beta), v)
@@ -362,17 +353,16 @@ def _small_integer_parameters(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _ei_small_integer(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """EI for integer ``a <= SMALL_A_MAX``, integer ``b``, ``n = a + b <= SMALL_N_MAX`` and
-    ``0 < v < 1``, as a finite sum of positive terms (no cancellation)."""
+    """EI for small integer ``a``, ``b`` (:func:`_small_integer_parameters`), ``0 < v < 1``, as a
+    finite sum of positive terms."""
     # Integrating P(X > x) = P(Bin(n - 1, x) <= a - 1) from v to 1:
     #   EI = (1 - v)^n / n · Σ_{i<a} (a - i) Π_{k<i} ρ_k,  ρ_k = (n-k)/(k+1) · v/(1-v),
     # formed as exp(n·log1p(-v) + log(sum)) so (1 - v)^n never underflows on its own.
     n = a + b
     odds = v / (1.0 - v)
     with np.errstate(over="ignore", invalid="ignore"):
-        # The sum is 1 for a = 1 and 2 + ρ_0 for a = 2; for a > 2 its terms are cumulative
-        # products of ρ_k, summed with weights (a - i) in a matrix pass, split at
-        # a = SMALL_A_SPLIT so that the rare long sums do not widen the many short ones.
+        # The sum is 1 for a = 1, 2 + ρ_0 for a = 2, else weighted cumulative products of ρ_k
+        # (split at SMALL_A_SPLIT so the rare long sums do not widen the many short ones).
         acc = np.where(a == 1.0, 1.0, 2.0 + n * odds)
         long_sum = a > SMALL_A_SPLIT
         for big in (np.flatnonzero((a > 2.0) & ~long_sum), np.flatnonzero(long_sum)):
@@ -390,8 +380,7 @@ def _ei_small_integer(a: np.ndarray, b: np.ndarray, v: np.ndarray) -> np.ndarray
 
 
 def _ei_binomial_anchored(a: np.ndarray, n: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """The binomial sum of :func:`_ei_small_integer` scaled by its largest term (1-D integer
-    ``a`` and ``n > a``)."""
+    """The binomial sum of :func:`_ei_small_integer`, scaled by its largest term."""
     # t_i = C(n, i) v^i (1-v)^(n-i) peaks at j = min(a - 1, ⌊(n+1) v⌋); every other term is
     # t_j times ratios ρ_k (above j) or 1/ρ_k (below), each at most 1, so nothing overflows.
     y = 1.0 - v
@@ -416,14 +405,14 @@ def _binomial_probability(j: np.ndarray, n: np.ndarray, p: np.ndarray, q: np.nda
     if inner.any():
         ji, ni, pi, qi = j[inner], n[inner], p[inner], q[inner]
         nj = ni - ji
-        lc = _stirlerr(ni) - _stirlerr(ji) - _stirlerr(nj) - _bd0(ji, ni * pi) - _bd0(nj, ni * qi)
+        lc = _log_binomial_core(ji, nj, pi, qi)
         out[inner] = np.exp(lc) * np.sqrt(ni / (2.0 * np.pi * ji * nj))
     return out
 
 
 def beta_ei_upper_bound(alpha: np.ndarray, beta: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """A cheap upper bound on ``E[(X - v)^+]`` for ``X ~ Beta(alpha, beta)``, ``0 < v < 1``
-    (1-D float arrays of equal shape, unvalidated); ``+inf`` for ``v <= m``."""
+    """A cheap upper bound on the Beta EI for ``0 < v < 1`` (equal-shape 1-D float arrays,
+    unvalidated); ``+inf`` for ``v <= m``."""
     # For v > m, EI = D - (v - m) Q with (v - m) Q >= 0: the density term D bounds it.
     y = 1.0 - v
     above = beta * v - alpha * y > 0.0  # v > m

@@ -1,10 +1,8 @@
 """Gaussian expected improvement ``E[(X − v)^+]`` of ``X ~ N(m, s²)``, and its logarithm.
 
-With ``d = m − v`` and ``z = d/s``, ``EI = s·h(z)``, ``h(z) = φ(z) + zΦ(z)``, evaluated
-without cancellation (``erfcx`` up to ``TAIL_SWITCH``, Laplace's continued fraction with
-``CF_TERMS`` terms beyond), so ``log EI`` stays finite where ``EI`` underflows. numpy inputs
-are computed with numpy and SciPy, torch tensors with torch on their own device, by the same
-code.
+With ``z = (m − v)/s``, ``EI = s·(φ(z) + zΦ(z))``, evaluated without cancellation (``erfcx``
+up to ``TAIL_SWITCH``, Laplace's continued fraction beyond), so ``log EI`` stays finite where
+``EI`` underflows. numpy inputs run on numpy and SciPy, tensors on torch on their device.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from delight_gym._arrays import is_torch
+from delight_gym._arrays import array_namespace, is_torch
 from delight_gym._checks import broadcast_named, check_finite_array
 
 __all__ = [
@@ -37,7 +35,6 @@ _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 
 
 def _namespace(x: Any) -> tuple[Any, Any]:
-    """``(xp, erfcx)``: torch's for a tensor, numpy's and SciPy's otherwise."""
     if is_torch(x):
         torch = sys.modules["torch"]
         return torch, torch.special.erfcx
@@ -76,74 +73,68 @@ def _g(u: Any, log: bool = False) -> Any:
     return out
 
 
-def _prepare_torch(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]:
-    """Tensors of one float dtype on one device."""
+def _torch_inputs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """``(torch, device, dtype)`` of the tensors among ``args``, checked real and on one device;
+    ``dtype`` is their promoted dtype, float64 if that is not floating."""
     torch = sys.modules["torch"]
-    float_dtypes = (torch.float32, torch.float64)
-    tensors = [x for x in args.values() if isinstance(x, torch.Tensor)]
-    device = tensors[0].device
-    dtype = tensors[0].dtype
-    for t in tensors[1:]:
-        if t.device != device:
-            raise ValueError(
-                f"mean, std and baseline must be on one device, got {device} and {t.device}"
-            )
-        dtype = torch.promote_types(dtype, t.dtype)
-    if dtype not in float_dtypes:
-        dtype = torch.float64
-    out = []
+    device = dtype = None
     for name, value in args.items():
-        if isinstance(value, torch.Tensor):
-            if value.is_complex() or value.dtype == torch.bool:
-                raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
-            out.append(value.to(dtype=dtype))
-        elif isinstance(value, numbers.Real) and not isinstance(value, bool):
-            out.append(torch.tensor(float(value), dtype=dtype, device=device))
-        else:
-            out.append(torch.as_tensor(check_finite_array(value, name), dtype=dtype, device=device))
-    m, s, v = out
-    if validate:
-        for name, t in zip(args, out, strict=True):
-            if not bool(torch.isfinite(t).all()):
-                raise ValueError(f"{name} must be finite (no NaN or inf)")
-        if bool((s < 0).any()):
-            raise ValueError(f"std must be >= 0, got a minimum of {float(s.min())}")
-    m, s, v = broadcast_named({"mean": m, "std": s, "baseline": v})
-    return m, s, v
+        if not isinstance(value, torch.Tensor):
+            continue
+        if device is not None and value.device != device:
+            raise ValueError(f"{name} must be on the device of the other tensors, {device}")
+        if value.is_complex() or value.dtype == torch.bool:
+            raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
+        device = value.device
+        dtype = value.dtype if dtype is None else torch.promote_types(dtype, value.dtype)
+    return torch, device, dtype if dtype.is_floating_point else torch.float64
 
 
-def _prepare_numpy(args: dict[str, Any], validate: bool) -> tuple[Any, Any, Any]:
-    """float32 arrays if those given are, else float64; broadcast, at least 1-d."""
-    arrays = [x for x in args.values() if isinstance(x, (np.ndarray, np.generic))]
-    dtype = np.float32 if arrays and np.result_type(*arrays) == np.float32 else np.float64
-    out: list[np.ndarray] = []
-    for name, value in args.items():
-        if isinstance(value, numbers.Real) and not isinstance(value, bool):
-            out.append(np.asarray(float(value), dtype=dtype))
-        else:
-            out.append(check_finite_array(value, name).astype(dtype))
-    m, s, v = out
-    if validate:
-        for name, a in zip(args, out, strict=True):
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"{name} must be finite (no NaN or inf)")
-        if np.any(s < 0):
-            raise ValueError(f"std must be >= 0, got a minimum of {float(s.min())}")
-    m, s, v = broadcast_named({"mean": m, "std": s, "baseline": v})
-    return np.atleast_1d(m), np.atleast_1d(s), np.atleast_1d(v)
+def _check_values(arrays: dict[str, Any], nonneg: str) -> None:
+    """Refuse non-finite entries of the (numpy or torch) arrays and a negative ``nonneg`` one."""
+    for name, x in arrays.items():
+        if not bool(array_namespace(x).isfinite(x).all()):
+            raise ValueError(f"{name} must be finite (no NaN or inf)")
+    low = arrays[nonneg]
+    if bool((low < 0).any()):
+        raise ValueError(f"{nonneg} must be >= 0, got a minimum of {float(low.min())}")
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> Any:
     """EI (``log=False``) or log EI of the broadcast inputs, in the inputs' array type."""
     args = {"mean": mean, "std": std, "baseline": baseline}
-    if any(is_torch(x) for x in args.values()):
-        m, s, v = _prepare_torch(args, validate)
+    use_torch = any(is_torch(x) for x in args.values())
+    if use_torch:
+        xp, device, dtype = _torch_inputs(args)
+        if dtype not in (xp.float32, xp.float64):
+            dtype = xp.float64
+        kw = {"dtype": dtype, "device": device}
+    else:  # float32 if the arrays given are, else float64
+        arrays = [x for x in args.values() if isinstance(x, (np.ndarray, np.generic))]
+        f32 = arrays and np.result_type(*arrays) == np.float32
+        xp, kw = np, {"dtype": np.float32 if f32 else np.float64}
+    out: dict[str, Any] = {}
+    for name, value in args.items():
+        if is_torch(value):
+            out[name] = value.to(dtype=kw["dtype"])
+        elif _is_real(value):
+            out[name] = xp.asarray(float(value), **kw)
+        else:
+            out[name] = xp.asarray(check_finite_array(value, name), **kw)
+    if validate:
+        _check_values(out, "std")
+    m, s, v = broadcast_named(out)
+    if use_torch:
         return _log_ei(m, s, v) if log else _ei(m, s, v)
-    m, s, v = _prepare_numpy(args, validate)  # checks that the shapes broadcast
-    shape = np.broadcast_shapes(*(np.shape(x) for x in args.values()))
+    shape = m.shape
+    m, s, v = np.atleast_1d(m, s, v)
     with np.errstate(over="ignore", divide="ignore"):
-        out = _log_ei(m, s, v) if log else _ei(m, s, v)
-    return np.asarray(out).reshape(shape)
+        result = _log_ei(m, s, v) if log else _ei(m, s, v)
+    return np.asarray(result).reshape(shape)
 
 
 def _standardize(m: Any, s: Any, v: Any) -> tuple[Any, Any, Any, Any, Any]:
@@ -183,28 +174,27 @@ def gaussian_expected_improvement(
 ) -> Any:
     """Expected improvement ``E[(X - v)^+]`` of ``X ~ N(mean, std²)`` over ``v = baseline``.
 
-    ``EI = s·(φ(z) + zΦ(z))`` with ``z = (m - v)/s``; ``std = 0`` gives ``(m - v)^+`` exactly.
-    Always ``(m - v)^+ <= EI <= s·φ(0) + (m - v)^+``. Relative error ``<~ 2e-13`` in float64
-    wherever ``EI > 1e-300``; below, use :func:`log_gaussian_expected_improvement`.
+    ``std = 0`` gives ``(m - v)^+`` exactly. Relative error ``<~ 2e-13`` in float64 wherever
+    ``EI > 1e-300``; below, use :func:`log_gaussian_expected_improvement`.
 
     Parameters
     ----------
     mean, std, baseline : torch.Tensor, numpy.ndarray or float
-        Broadcastable; finite; ``std >= 0``. Tensors must share one device.
+        Broadcastable, finite, ``std >= 0``; tensors on one device.
     validate : bool, default True
         Check finiteness and ``std >= 0``.
 
     Returns
     -------
     torch.Tensor or numpy.ndarray
-        The broadcast shape: a tensor on the inputs' device (their promoted float dtype, else
-        float64) if any input is a tensor, else an array (float32 if the arrays are).
+        The broadcast shape: a tensor (promoted float dtype, else float64) if any input is
+        one, else an array (float32 if the arrays are).
 
     Raises
     ------
     ValueError, TypeError
-        On a non-finite or non-numeric input, a negative ``std``, shapes that do not
-        broadcast, or tensors on different devices.
+        A non-finite or non-numeric input, ``std < 0``, shapes that do not broadcast, or
+        tensors on different devices.
 
     Examples
     --------
@@ -221,9 +211,8 @@ def log_gaussian_expected_improvement(
 ) -> Any:
     """``log E[(X - v)^+]`` for ``X ~ N(mean, std²)``, stable in the far lower tail.
 
-    Finite for finite inputs with ``std > 0`` down to ``z ≈ -1.3e154`` in float64 (``-1.8e19``
-    in float32), where ``EI`` itself underflows; ``-inf`` where ``std = 0`` and
-    ``mean <= baseline``. Arguments, return type and errors as for
+    Finite for ``std > 0`` down to ``z ≈ -1.3e154`` in float64 (``-1.8e19`` in float32);
+    ``-inf`` where ``std = 0`` and ``mean <= baseline``. Arguments, return and errors as for
     :func:`gaussian_expected_improvement`.
 
     Examples

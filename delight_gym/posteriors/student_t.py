@@ -1,28 +1,26 @@
 r"""Expected improvement ``E[(X − v)^+]`` of a Student-t variable ``X = m + s·T``, ``T ~ t_ν``.
 
-With ``d = m − v``, ``u = |d|/s``: ``EI = d^+ + s·g(u)``, where
-``g(u) = E[(T − u)^+] = (ν + u²)/(ν − 1)·f_ν(u) − u·S_ν(u)`` (``f_ν`` the density, ``S_ν``
-the survival function of ``t_ν``; finite for ``ν > 1``). ``S_ν`` comes from SciPy's
-regularized incomplete beta on the side that keeps it accurate. Computed on the host in
-float64; tensors come back on their device and dtype.
+With ``d = m − v``, ``u = |d|/s``: ``EI = d^+ + s·g(u)``, ``g(u) = E[(T − u)^+] =
+(ν + u²)/(ν − 1)·f_ν(u) − u·S_ν(u)`` (density ``f_ν``, survival ``S_ν`` from SciPy's incomplete
+beta; finite for ``ν > 1``). Computed on the host in float64; tensors come back as tensors.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any
 
 import numpy as np
 from scipy import special
 
+from delight_gym._arrays import is_torch
 from delight_gym._checks import broadcast_named, check_finite_array
+from delight_gym.posteriors.gaussian import _check_values, _torch_inputs
 
 __all__ = ["student_t_expected_improvement"]
 
-#: ``ν·u²`` above which ``S_ν(u)`` for ``u² < ν`` comes from ``betaincc`` (accurate, but about
-#: ten times slower than ``betainc``, whose relative error there, ``~3.5e-17·ν``, ``g``
-#: amplifies by ``u²``: ``<= 4e-11`` up to this product).
+#: ``ν·u²`` above which ``S_ν(u)`` for ``u² < ν`` comes from the slower ``betaincc``
+#: (``betainc``'s error ``~3.5e-17·ν``, amplified by ``u²``, stays ``<= 4e-11`` below it).
 _COMPLEMENT_PRODUCT = 1e6
 #: ``ν`` from which the log-gamma ratio comes from Stirling's series (error < 3e-16 there).
 _STIRLING_DOF = 40.0
@@ -115,20 +113,21 @@ def student_t_expected_improvement(
     Parameters
     ----------
     mean, scale, dof, baseline : torch.Tensor, numpy.ndarray or float
-        Broadcastable; finite; ``scale >= 0``; ``dof > 1``. Tensors must share one device.
+        Broadcastable, finite, ``scale >= 0``, ``dof > 1``; tensors on one device.
     validate : bool, default True
         Check finiteness, ``scale >= 0`` and ``dof > 1``.
 
     Returns
     -------
     torch.Tensor or numpy.ndarray
-        The broadcast shape: a tensor on the inputs' device (their float dtype, float64 for
-        integer tensors) if any input is a tensor, else a float64 array.
+        The broadcast shape: a tensor (promoted float dtype, else float64) if any input is
+        one, else a float64 array.
 
     Raises
     ------
-    ValueError
-        On a non-finite input, ``scale < 0``, ``dof <= 1`` or shapes that do not broadcast.
+    ValueError, TypeError
+        A non-finite or non-numeric input, ``scale < 0``, ``dof <= 1``, shapes that do not
+        broadcast, or tensors on different devices.
 
     Examples
     --------
@@ -138,28 +137,19 @@ def student_t_expected_improvement(
     1.5
     """
     args = {"mean": mean, "scale": scale, "dof": dof, "baseline": baseline}
-    torch = sys.modules.get("torch")
-    tensors = [x for x in args.values() if torch is not None and isinstance(x, torch.Tensor)]
     arrays: dict[str, np.ndarray] = {}
+    use_torch = any(is_torch(x) for x in args.values())
+    if use_torch:
+        torch, device, dtype = _torch_inputs(args)
     for name, value in args.items():
-        if tensors and isinstance(value, torch.Tensor):  # type: ignore[union-attr]
-            if value.device != tensors[0].device:
-                raise ValueError(
-                    f"{name} must be on the device of the other tensors, {tensors[0].device}"
-                )
-            if value.is_complex() or value.dtype == torch.bool:  # type: ignore[union-attr]
-                raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
-            arrays[name] = value.detach().to("cpu", torch.float64).numpy()  # type: ignore[union-attr]
+        if is_torch(value):
+            arrays[name] = value.detach().to("cpu", torch.float64).numpy()
         elif validate:
             arrays[name] = check_finite_array(value, name).astype(np.float64)
         else:
             arrays[name] = np.asarray(value, dtype=np.float64)
     if validate:
-        for name, arr in arrays.items():
-            if not np.all(np.isfinite(arr)):
-                raise ValueError(f"{name} must be finite (no NaN or inf)")
-        if np.any(arrays["scale"] < 0):
-            raise ValueError(f"scale must be >= 0, got a minimum of {arrays['scale'].min()}")
+        _check_values(arrays, "scale")
         if np.any(arrays["dof"] <= 1):
             raise ValueError(f"dof must be > 1, got a minimum of {arrays['dof'].min()}")
     m, s, nu, v = broadcast_named(arrays)
@@ -174,10 +164,6 @@ def student_t_expected_improvement(
         )
         tail = s_safe * _upper_tail_ei(gap / s_safe, log_gap - np.log(s_safe), nu)
         out = np.where(positive, np.maximum(d, 0.0) + tail, np.maximum(d, 0.0))
-    if not tensors:
+    if not use_torch:
         return np.asarray(out)
-    dtypes = [t.dtype for t in tensors if t.is_floating_point()]
-    dtype = dtypes[0] if dtypes else torch.float64  # type: ignore[union-attr]
-    for other in dtypes[1:]:
-        dtype = torch.promote_types(dtype, other)  # type: ignore[union-attr]
-    return torch.as_tensor(out, dtype=dtype).to(tensors[0].device)  # type: ignore[union-attr]
+    return torch.as_tensor(out, dtype=dtype).to(device)

@@ -1,11 +1,7 @@
-"""Tabular MDP posteriors, batched over seeds (torch): ``B`` unknown MDPs with ``S`` states,
-``A`` actions and a known horizon ``H`` (time-homogeneous dynamics, ``V_H = 0``).
-
-Transitions have a symmetric ``Dirichlet(α0·1_S)`` prior (default total mass ``S·α0 = 0.1``),
-stored sparsely; rewards are Beta (bounded, rescaled from ``reward_range``) or Normal (known
-noise). PSRL samples: :mod:`~delight_gym.posteriors.tabular_sampling`; plans:
-:mod:`~delight_gym.posteriors.tabular_planning`. :class:`TabularMDPAdapter` makes the posterior
-a value posterior for DE's wrapper.
+"""Tabular MDP posteriors, batched over seeds (torch): ``B`` MDPs with ``S`` states, ``A``
+actions and a known horizon ``H`` (time-homogeneous, ``V_H = 0``). Transitions have a sparse
+symmetric ``Dirichlet(α0·1_S)`` prior; rewards are Beta (rescaled from ``reward_range``) or
+Normal (known noise). :class:`TabularMDPAdapter` makes one a value posterior for DE.
 """
 
 from __future__ import annotations
@@ -56,21 +52,19 @@ class TabularMDPPosterior:
     Parameters
     ----------
     batch_size, num_states, num_actions, horizon : int
-        ``B`` independent MDPs (seeds), ``S``, ``A`` and the known episode length ``H``.
+        ``B`` independent MDPs (seeds), ``S``, ``A`` and the episode length ``H``.
     transition_prior : float, optional
-        ``α0 > 0``, the Dirichlet concentration per successor state; default ``0.1/S``.
+        ``α0 > 0`` per successor state; default ``0.1/S``.
     reward_model : {"beta", "normal"}
-        Bounded rewards (default) or Normal rewards with known noise.
+        Bounded rewards or Normal rewards with known noise.
     reward_range : tuple[float, float]
-        ``(low, high)`` of the rewards for ``"beta"`` (default ``(0, 1)``); outside: an error.
+        ``(low, high)`` of the rewards for ``"beta"``; outside: an error.
     reward_prior : tuple[float, float], optional
-        ``(a0, b0)`` of the Beta prior (default ``(1, 1)``), or ``(m0, s0)`` of the Normal
-        prior on the mean reward (default ``(0, 1)``).
+        Beta ``(a0, b0)`` (default ``(1, 1)``) or Normal ``(m0, s0)`` of the mean (``(0, 1)``).
     reward_noise : float
-        ``σ`` of the Normal model (default 1).
+        ``σ`` of the Normal model.
     device, dtype
-        Where the statistics live (``None``: torch's default) and ``torch.float64`` (default)
-        or ``torch.float32``.
+        Where the statistics live, and ``torch.float64`` or ``torch.float32``.
     """
 
     def __init__(
@@ -122,8 +116,7 @@ class TabularMDPPosterior:
     def as_value_posterior(
         self, *, num_actions: int | None = None, observation_space: Any = None
     ) -> Any:
-        """A :class:`TabularMDPAdapter` reading ``observation_space`` (``num_actions`` is the
-        posterior's own)."""
+        """A :class:`TabularMDPAdapter` reading ``observation_space``."""
         return TabularMDPAdapter(self, observation_space=observation_space)
 
     def reset(self) -> None:
@@ -178,9 +171,8 @@ class TabularMDPPosterior:
         rewards: Any,
         next_states: Any | None = None,
     ) -> None:
-        """Record one transition per seed: int ``states``, ``actions`` and ``next_states``
-        (``None`` or ``-1`` entries: no successor) and float ``rewards`` (inside
-        ``reward_range`` for the Beta model), each ``(B,)``."""
+        """Record one transition per seed: int ``states``, ``actions``, ``next_states`` (``None``
+        or ``-1``: no successor) and float ``rewards`` (in ``reward_range`` for Beta), ``(B,)``."""
         s = self._check_index(states, "states", self.num_states)
         a = self._check_index(actions, "actions", self.num_actions)
         r = torch.as_tensor(rewards, dtype=self.dtype, device=self.device)
@@ -289,8 +281,7 @@ class TabularMDPPosterior:
         first_step: int = 0,
         out: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """``Q_h`` of the posterior-mean MDP, ``(H - first_step, B', S, A)`` (into ``out`` if
-        given)."""
+        """``Q_h`` of the posterior-mean MDP, ``(H - first_step, B', S, A)`` (into ``out``)."""
         return value_iteration(self.mean_model(rows), self.horizon, first_step, out)
 
     def expected_sticks(self, stick_tolerance: float = DEFAULT_STICK_TOLERANCE) -> float:
@@ -311,8 +302,7 @@ class TabularMDPPosterior:
         Parameters
         ----------
         generator : GeneratorLike
-            A ``torch.Generator`` for all rows, or one per row (so a seed's draw does not
-            depend on the other seeds).
+            One ``torch.Generator`` for all rows, or one per row (draws independent of others).
         rows : torch.Tensor, optional
             Seed rows to sample (default: all).
         sampler : {"auto", "sparse", "dense"}
@@ -337,31 +327,26 @@ class TabularMDPPosterior:
     def plan_sample(
         self, generator: GeneratorLike, *, out: torch.Tensor | None = None, **sample_options: Any
     ) -> torch.Tensor:
-        """``Q_h`` of one :meth:`sample_model` draw per seed (its arguments),
-        ``(H, B', S, A)`` (into ``out`` if given)."""
+        """``Q_h`` of one :meth:`sample_model` draw per seed, ``(H, B', S, A)`` (into ``out``)."""
         model = self.sample_model(generator, **sample_options)
         return value_iteration(model, self.horizon, 0, out)
 
 
 class TabularMDPAdapter(PosteriorAdapter):
     """A :class:`~delight_gym.posteriors.TabularMDPPosterior` as a
-    :class:`~delight_gym.de.posterior.ValuePosterior`, for finite-horizon MDPs (DeepSea).
+    :class:`~delight_gym.de.posterior.ValuePosterior` for finite-horizon MDPs (DeepSea).
 
-    It keeps each row's step ``h`` (:attr:`steps`) and answers at that step: :meth:`mean` is
-    ``Q_h(s, ·)`` of the posterior-mean plan (replanned after each update),
-    :meth:`expected_improvement` the paper's mean surrogate ``(Q_h(s, a) − v_s)^+`` (§3.3, not
-    exact Bayesian EI). Every call passes exactly ``B`` rows (row ``i``: environment and
-    posterior seed ``i``); an episode longer than ``H`` is a ``ValueError``.
+    It answers at each row's step ``h`` (:attr:`steps`): :meth:`mean` is ``Q_h(s, ·)`` of the
+    posterior-mean plan, :meth:`expected_improvement` the paper's mean surrogate
+    ``(Q_h(s, a) − v_s)^+`` (§3.3). Every call passes exactly ``B`` rows (row ``i``: environment
+    and seed ``i``); an episode longer than ``H`` is a ``ValueError``.
 
     Parameters
     ----------
     posterior : TabularMDPPosterior
-        Its reward model must accept the environment's rewards (DeepSea:
-        ``reward_range=(-move_cost, 1)``).
+        Its reward model must accept the rewards (DeepSea: ``reward_range=(-move_cost, 1)``).
     observation_space : gymnasium.spaces.Discrete or gymnasium.spaces.Box, optional
-        ``Discrete(S, start)`` (index ``obs − start``) or one-hot ``Box`` (``S`` entries in
-        ``[0, 1]``). Default: inferred from each batch (integers ``(n,)`` are indices, rows of
-        ``S`` entries one-hot).
+        ``Discrete(S, start)`` or a one-hot ``Box``; default: inferred from each batch.
 
     Attributes
     ----------
@@ -377,7 +362,7 @@ class TabularMDPAdapter(PosteriorAdapter):
             self.encoder = encoder_for_space(observation_space)
             if self.encoder is None:
                 raise ValueError(
-                    "observation_space must be Discrete or a one-hot Box (bounds [0, 1]), got "
+                    "observation_space must be Discrete or a one-hot Box, got "
                     f"{observation_space!r}"
                 )
             if self.encoder.num_states != posterior.num_states:
@@ -389,34 +374,26 @@ class TabularMDPAdapter(PosteriorAdapter):
         self._plan: Any = None  # cached plan_mean(first_step=self._plan_first), torch
         self._plan_first = 0
 
-    def _rows(self, observations: Any, name: str) -> np.ndarray:
+    def _states(self, observations: Any, name: str, allow_blank: Any = None) -> np.ndarray:
+        """State indices ``(B,)`` of a batch (``-1`` for blank rows where allowed)."""
         arr = np.asarray(observations)
-        b = self.posterior.batch_size
+        b, n_states = self.posterior.batch_size, self.posterior.num_states
         if arr.ndim == 0 or arr.shape[0] != b:
             got = "a scalar" if arr.ndim == 0 else f"{arr.shape[0]}"
             raise ValueError(
-                f"{name} must hold one observation per posterior row (batch_size {b}: row i "
-                f"is environment i), got {got}; with the wrapper's lazy_gate=True use "
-                "batch_size 1"
+                f"{name} must hold one observation per posterior row (batch_size {b}), got "
+                f"{got}; with the wrapper's lazy_gate=True use batch_size 1"
             )
-        return arr
-
-    def _states(self, observations: Any, name: str, allow_blank: Any = None) -> np.ndarray:
-        """State indices ``(B,)`` of a batch (``-1`` for blank rows where allowed)."""
-        arr = self._rows(observations, name)
         encoder = self.encoder
-        if encoder is None:
-            n_states = self.posterior.num_states
-            if arr.ndim == 1 and np.issubdtype(arr.dtype, np.integer):
-                encoder = DiscreteEncoder(n_states)
-            elif int(np.prod(arr.shape[1:])) == n_states:
-                encoder = OneHotEncoder(arr.shape[1:])
-            else:
-                raise ValueError(
-                    f"{name} must encode the posterior's num_states={n_states} states: integer "
-                    f"indices of shape (n,) or one-hot rows of {n_states} entries, got dtype "
-                    f"{arr.dtype} and shape {arr.shape}"
-                )
+        if encoder is None and arr.ndim == 1 and np.issubdtype(arr.dtype, np.integer):
+            encoder = DiscreteEncoder(n_states)
+        elif encoder is None and int(np.prod(arr.shape[1:])) == n_states:
+            encoder = OneHotEncoder(arr.shape[1:])
+        elif encoder is None:
+            raise ValueError(
+                f"{name} must encode num_states={n_states} states: integer indices (n,) or "
+                f"one-hot rows of {n_states} entries, got dtype {arr.dtype}, shape {arr.shape}"
+            )
         return np.asarray(encoder(arr, name, allow_blank), dtype=np.int64)
 
     def _check_steps(self) -> None:
@@ -425,8 +402,7 @@ class TabularMDPAdapter(PosteriorAdapter):
             i = int(np.flatnonzero(over)[0])
             raise ValueError(
                 f"observations: row {i} has already taken horizon={self.posterior.horizon} "
-                "steps without terminating; episodes must last at most the posterior's horizon "
-                "(after a truncation, call reset_steps)"
+                "steps; episodes must not outlast it (after a truncation, call reset_steps)"
             )
 
     def _q(self, states: np.ndarray) -> Any:
@@ -438,11 +414,10 @@ class TabularMDPAdapter(PosteriorAdapter):
             self._plan = self.posterior.plan_mean(first_step=first)
             self._plan_first = first
 
-        def index(x: np.ndarray) -> Any:
-            return torch.as_tensor(x, dtype=torch.int64, device=self._plan.device)
-
         rows = np.arange(self.posterior.batch_size)
-        return self._plan[index(self.steps - self._plan_first), index(rows), index(states)]
+        idx = np.stack([self.steps - self._plan_first, rows, states])
+        h, b, s = torch.as_tensor(idx, dtype=torch.int64, device=self._plan.device)
+        return self._plan[h, b, s]
 
     def mean(self, observations: np.ndarray) -> np.ndarray:
         """Posterior-mean ``Q_h(s, ·)`` at each row's current step, float64 ``(B, A)``."""
@@ -457,8 +432,7 @@ class TabularMDPAdapter(PosteriorAdapter):
     def evaluate(
         self, observations: np.ndarray, host_probs: np.ndarray, baseline: str = "host"
     ) -> PosteriorValues:
-        """Means, baseline and the mean-surrogate EI, computed on the posterior's device and
-        copied to the host once."""
+        """Means, baseline and mean-surrogate EI, on the posterior's device, copied once."""
         q = self._q(self._states(observations, "observations"))
         probs = self.posterior_tensor(host_probs, q.shape, "host_probs")
         base = host_baseline(q, probs, baseline)
@@ -474,13 +448,9 @@ class TabularMDPAdapter(PosteriorAdapter):
         terminated: np.ndarray,
         truncated: np.ndarray | None = None,
     ) -> None:
-        """Record one transition per row at its current step, then advance the steps (to 0
-        where the episode terminated or was truncated).
-
-        ``next_observations`` of terminated rows and of rows at step ``H − 1`` may be blank
-        (all zeros). Everything is checked first: ``ValueError`` on a batch of the wrong size,
-        bad observations, actions or rewards, or a row already ``H`` steps in.
-        """
+        """Record one transition per row at its step, then advance the steps (to 0 where the
+        episode ended). ``next_observations`` may be blank (zeros) on terminated rows and at
+        step ``H − 1``; ``ValueError`` on bad input or a row already ``H`` steps in."""
         s = self._states(observations, "observations")
         b = self.posterior.batch_size
         self._check_steps()
@@ -511,8 +481,7 @@ class TabularMDPAdapter(PosteriorAdapter):
         return arr.reshape(b).astype(bool)
 
     def reset_steps(self, rows: Any = None) -> None:
-        """Start a new episode (step 0) on the given rows (default: all); the posterior is
-        unchanged."""
+        """Start a new episode (step 0) on ``rows`` (default: all)."""
         idx = np.arange(self.posterior.batch_size) if rows is None else np.asarray(rows)
         self.steps[idx] = 0
 

@@ -23,15 +23,14 @@ class TabularModel:
     reward
         Mean reward ``r(s, a)``, ``(B, S, A)``.
     succ
-        Successor states, int64 ``(B, S, A, J)``; ``None``: the dense form, where ``weight``
-        has ``J = S`` columns indexed by the states themselves.
+        Successors, int64 ``(B, S, A, J)``; ``None``: dense, ``weight`` indexed by state.
     weight
-        Transition weights, ``(B, S, A, J)`` (padding slots have weight 0).
+        Transition weights, ``(B, S, A, J)`` (padding slots 0).
     uniform
         Weight on the uniform distribution over all states, ``(B, S, A)``.
     extra
-        Optional overflow entries ``(pair, succ, weight)``, three ``(E,)`` tensors indexing
-        the flattened ``(B·S·A)`` pairs and ``(B·S)`` states (PSRL's pairs with many sticks).
+        Optional ``(pair, succ, weight)`` overflow entries, ``(E,)`` each, indexing the flat
+        ``(B·S·A)`` pairs and ``(B·S)`` states.
     """
 
     reward: torch.Tensor
@@ -66,14 +65,14 @@ def value_iteration(
     model : TabularModel
     horizon : int
     first_step : int
-        The first time step wanted; only the backups ``h ≥ first_step`` are done.
+        The first step wanted; only the backups ``h ≥ first_step`` are done.
     out : torch.Tensor, optional
-        A contiguous buffer of the result's shape, dtype and device, reused across calls.
+        A contiguous buffer of the result's shape, dtype and device.
 
     Returns
     -------
     torch.Tensor
-        ``Q`` of shape ``(H - first_step, B, S, A)``; ``Q[i]`` is ``Q_{first_step + i}``.
+        ``(H - first_step, B, S, A)``; ``Q[i]`` is ``Q_{first_step + i}``.
     """
     h_total = check_positive_int(horizon, "horizon")
     if not 0 <= first_step < h_total:
@@ -81,17 +80,12 @@ def value_iteration(
     b, s, a = model.reward.shape
     kw: dict[str, Any] = {"dtype": model.reward.dtype, "device": model.reward.device}
     shape = (h_total - first_step, b, s, a)
-    if out is None:
-        q = torch.empty(shape, **kw)
-    else:
-        if (
-            tuple(out.shape) != shape
-            or out.dtype != kw["dtype"]
-            or out.device != kw["device"]
-            or not out.is_contiguous()
-        ):
-            raise ValueError(f"out must be a contiguous {kw['dtype']} tensor of shape {shape}")
-        q = out
+    q = torch.empty(shape, **kw) if out is None else out
+    if out is not None and (
+        (tuple(out.shape), out.dtype, out.device) != (shape, kw["dtype"], kw["device"])
+        or not out.is_contiguous()
+    ):
+        raise ValueError(f"out must be a contiguous {kw['dtype']} tensor of shape {shape}")
     q[-1] = model.reward
     if h_total - 1 == first_step:
         return q

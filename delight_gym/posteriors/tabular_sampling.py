@@ -136,12 +136,9 @@ def sample_sparse(
     )
     # Stick-breaking for D ~ Dirichlet(α0·1_S) = DP(c, uniform): `main` sticks for every
     # pair, then more, in chunks, for the pairs whose leftover mass is still above tol.
-    log_keep = torch.log(torch.stack(uniforms).view(b * pairs, main)) / c
-    cum = torch.cumsum(log_keep, dim=-1)  # log(1 - β_i) summed, β_i ~ Beta(1, c)
-    prev = torch.cat([torch.zeros_like(cum[:, :1]), cum[:, :-1]], dim=-1)
-    w_main = torch.exp(prev) * -torch.expm1(log_keep)
+    start = torch.zeros((b * pairs,), **kw)
+    w_main, log_left = _stick_weights(torch.stack(uniforms).view(b * pairs, main), start, c)
     at_main = torch.stack(atoms).view(b * pairs, main)
-    log_left = cum[:, -1].clone()
     extra_pair: list[torch.Tensor] = []
     extra_w: list[torch.Tensor] = []
     extra_at: list[torch.Tensor] = []
@@ -186,17 +183,23 @@ def _sticks(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``count`` more sticks of DP(c, uniform) for pairs with leftover ``exp(log_left)``:
     weights and atoms ``(len, count)`` and the new log leftover."""
-    u = torch.rand(
-        (log_left.numel(), count), generator=gen, dtype=posterior.dtype, device=posterior.device
-    )
+    shape = (log_left.numel(), count)
+    u = torch.rand(shape, generator=gen, dtype=posterior.dtype, device=posterior.device)
+    weights, left = _stick_weights(u, log_left, c)
+    atoms = torch.randint(posterior.num_states, shape, generator=gen, device=posterior.device)
+    return weights, atoms, left
+
+
+def _stick_weights(
+    u: torch.Tensor, log_left: torch.Tensor, c: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Stick weights from uniforms ``u`` after leftover ``exp(log_left)``, and the new log
+    leftover."""
     log_keep = torch.log(u) / c  # log(1 - β_i), β_i ~ Beta(1, c)
     cum = log_left[:, None] + torch.cumsum(log_keep, dim=-1)
+    # Stick i takes β_i of what sticks 0..i-1 left: exp(prev_i)·(1 - exp(log_keep_i)).
     prev = torch.cat([log_left[:, None], cum[:, :-1]], dim=-1)
-    weights = torch.exp(prev) * -torch.expm1(log_keep)
-    atoms = torch.randint(
-        posterior.num_states, (log_left.numel(), count), generator=gen, device=posterior.device
-    )
-    return weights, atoms, cum[:, -1]
+    return torch.exp(prev) * -torch.expm1(log_keep), cum[:, -1]
 
 
 def sample_dense(posterior: Any, rows: list[int], gens: list[torch.Generator]) -> TabularModel:
