@@ -14,14 +14,7 @@ from gymnasium import spaces
 from delight_gym._checks import check_box_bounds, check_positive_float, host_view
 from delight_gym.de.proposers import DEFAULT_HOST_STD, GaussianProposalHost, checked_actions
 
-__all__ = [
-    "BoxHost",
-    "CallableBoxHost",
-    "CallableHost",
-    "Host",
-    "checked_actions",
-    "make_host",
-]
+__all__ = ["BoxHost", "CallableBoxHost", "CallableHost", "Host", "checked_actions", "make_host"]
 
 
 class Host(Protocol):
@@ -69,9 +62,7 @@ class CallableHost:
     ) -> None:
         if not callable(fn):
             raise TypeError(f"host must be callable, got {type(fn).__name__}")
-        self.fn = fn
-        self.observation_space = observation_space
-        self.action_space = action_space
+        self.fn, self.observation_space, self.action_space = fn, observation_space, action_space
 
     def probs(self, observations: np.ndarray) -> np.ndarray:
         out = self.fn(observations)

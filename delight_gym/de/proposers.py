@@ -90,7 +90,6 @@ def space_bounds(space: Any, name: str) -> tuple[int, np.ndarray, np.ndarray]:
 
 
 def _finite_box(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(low, high)`` of a 1-D ``Box`` with finite bounds and range, ``high > low``."""
     if space_bounds(space, name)[0]:
         raise TypeError(f"{name} must be a Box space, got {space!r}")
     return check_box_bounds(space, name)
@@ -106,10 +105,7 @@ def _check_draws(n: Any, name: str, *shape: int, copies: int = 1) -> int:
 def check_posterior_calls(n: int, name: str) -> int:
     """``n`` posterior proposals of one decision, refused beyond :data:`MAX_POSTERIOR_CALLS`."""
     if n > MAX_POSTERIOR_CALLS:
-        raise ValueError(
-            f"{name}: {n} posterior proposals per decision call the posterior {n} times, more "
-            f"than MAX_POSTERIOR_CALLS={MAX_POSTERIOR_CALLS}"
-        )
+        raise ValueError(f"{name}: {n} posterior proposals exceed {MAX_POSTERIOR_CALLS=}")
     return n
 
 
@@ -128,10 +124,7 @@ def checked_actions(value: Any, n: int, low: np.ndarray, high: np.ndarray, name:
     if n == 1 and arr.shape == (d,):
         arr = arr[None]
     if arr.shape != (n, d):
-        raise ValueError(
-            f"{name} must give actions of shape ({n}, {d}) (one row per observation), got "
-            f"{arr.shape}"
-        )
+        raise ValueError(f"{name} must give actions of shape ({n}, {d}), got {arr.shape}")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} gave non-finite actions")
     if (arr < low).any() or (arr > high).any():
@@ -213,10 +206,7 @@ class GaussianProposalHost:
         self.host_std = check_positive_float(host_std, "host_std")
         low, high = HOST_STD_RANGE
         if not low <= self.host_std <= high:
-            raise ValueError(
-                f"host_std must lie in [{low:g}, {high:g}] (a fraction of each coordinate's "
-                f"range; outside it the proposal's log-density is not finite), got {host_std!r}"
-            )
+            raise ValueError(f"host_std must lie in [{low:g}, {high:g}], got {host_std!r}")
         self.scale = self.host_std * (self.high - self.low)
 
     def _mean(self, host_actions: Array) -> np.ndarray:
@@ -290,16 +280,15 @@ class UniformProposals:
 
 
 class PosteriorArgmax:
-    """Approximate Thompson proposals: each is the best of ``n_random`` uniform actions under
-    one posterior sample (e.g. one ensemble member, drawn anew for every proposal).
+    """Approximate Thompson proposals: each the best of ``n_random`` uniform actions under one
+    fresh posterior sample (e.g. one ensemble member).
 
     Parameters
     ----------
     space : gymnasium.spaces.Discrete | gymnasium.spaces.Box
         A ``Box`` needs finite bounds.
     sample_values : Callable
-        ``(states, actions (b, N) or (b, N, d), rng)`` → ``(b, N)`` values under one fresh
-        posterior sample per row.
+        ``(states, actions (b, N[, d]), rng)`` → ``(b, N)`` values under one fresh sample.
     n_random : int
         Random actions scored per proposal.
     """

@@ -57,12 +57,7 @@ class BetaBernoulliPosterior:
     """
 
     def __init__(
-        self,
-        batch_size: int,
-        num_arms: int,
-        *,
-        prior_alpha: float = 1.0,
-        prior_beta: float = 1.0,
+        self, batch_size: int, num_arms: int, *, prior_alpha: float = 1.0, prior_beta: float = 1.0
     ) -> None:
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.num_arms = check_positive_int(num_arms, "num_arms")

@@ -1,9 +1,8 @@
 """The exact expected improvement of a Beta variable (numpy, float64).
 
-``EI(v) = E[(X − v)^+] = (m − v) Q + D`` for ``X ~ Beta(a, b)``, with ``m = a/(a+b)``,
-``Q = P(X > v)`` and ``D = v (1 − v) f(v) / (a + b)`` (``f`` the Beta density); where the
-identity would cancel (``v`` well above ``m``) a continued fraction replaces it, switched at
-``R_SWITCH`` and ``Z_PRESCREEN``; integer parameters use a finite binomial sum.
+``EI(v) = E[(X − v)^+] = (m − v) Q + D`` for ``X ~ Beta(a, b)``, ``m = a/(a+b)``, ``Q = P(X > v)``,
+``D = v (1 − v) f(v) / (a + b)``; where that cancels (``v`` well above ``m``) a continued
+fraction replaces it; small integer parameters use a finite binomial sum.
 """
 
 from __future__ import annotations

@@ -77,7 +77,8 @@ def _torch_inputs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
     """``(torch, device, dtype)`` of the tensors among ``args``, checked real and on one device;
     ``dtype`` is their promoted dtype, float64 if that is not floating."""
     torch = sys.modules["torch"]
-    device = dtype = None
+    device: Any = None
+    dtype: Any = None
     for name, value in args.items():
         if not isinstance(value, torch.Tensor):
             continue
@@ -100,10 +101,6 @@ def _check_values(arrays: dict[str, Any], nonneg: str) -> None:
         raise ValueError(f"{nonneg} must be >= 0, got a minimum of {float(low.min())}")
 
 
-def _is_real(value: Any) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
 def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> Any:
     """EI (``log=False``) or log EI of the broadcast inputs, in the inputs' array type."""
     args = {"mean": mean, "std": std, "baseline": baseline}
@@ -121,7 +118,7 @@ def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> 
     for name, value in args.items():
         if is_torch(value):
             out[name] = value.to(dtype=kw["dtype"])
-        elif _is_real(value):
+        elif isinstance(value, numbers.Real) and not isinstance(value, bool):
             out[name] = xp.asarray(float(value), **kw)
         else:
             out[name] = xp.asarray(check_finite_array(value, name), **kw)

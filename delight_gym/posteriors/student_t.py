@@ -46,8 +46,8 @@ def _log_gamma_ratio(a: np.ndarray) -> np.ndarray:
 
 
 def _upper_tail_ei(u: np.ndarray, log_u: np.ndarray, nu: np.ndarray) -> np.ndarray:
-    """``g(u) = E[(T − u)^+]`` for ``T ~ t_ν``, ``u ≥ 0`` (may be ``inf``), ``ν > 1``, given
-    also ``log u`` (finite wherever ``u > 0``, so the far tail never forms ``u²``)."""
+    """``g(u) = E[(T − u)^+]`` for ``u ≥ 0`` (or ``inf``), given ``log u`` too (so the far tail
+    never forms ``u²``)."""
     u, log_u, nu = np.broadcast_arrays(u, log_u, nu)
     far = 2.0 * log_u >= np.log(_FAR_TAIL * nu)
     out = np.zeros(u.shape)

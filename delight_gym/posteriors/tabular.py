@@ -165,11 +165,7 @@ class TabularMDPPosterior:
         return t if t.dtype == torch.int64 else t.long()
 
     def update(
-        self,
-        states: Any,
-        actions: Any,
-        rewards: Any,
-        next_states: Any | None = None,
+        self, states: Any, actions: Any, rewards: Any, next_states: Any | None = None
     ) -> None:
         """Record one transition per seed: int ``states``, ``actions``, ``next_states`` (``None``
         or ``-1``: no successor) and float ``rewards`` (in ``reward_range`` for Beta), ``(B,)``."""
@@ -210,10 +206,9 @@ class TabularMDPPosterior:
         slot_count = self.succ_counts.view(-1, k).index_select(0, pair)
         match = (slot_succ == nxt[:, None]) & (slot_count > 0)
         empty = slot_count == 0
-        if k == 1:  # the common case on deterministic MDPs: one slot, found or empty
-            if bool((match | empty).all()):
-                self._write(pair, torch.zeros_like(pair), nxt)
-                return
+        if k == 1 and bool((match | empty).all()):  # common on deterministic MDPs
+            self._write(pair, torch.zeros_like(pair), nxt)
+            return
         found = match.any(dim=1)
         if bool((~found & ~empty.any(dim=1)).any()):
             self._grow()
@@ -266,20 +261,13 @@ class TabularMDPPosterior:
 
     def mean_transitions_dense(self) -> torch.Tensor:
         """``P̄(s'|s, a)`` as a dense ``(B, S, A, S)`` tensor."""
-        alpha = torch.full(
-            (self.batch_size, self.num_states, self.num_actions, self.num_states),
-            self.transition_prior,
-            dtype=self.dtype,
-            device=self.device,
-        )
+        shape = (*self.visits.shape, self.num_states)
+        alpha = torch.full(shape, self.transition_prior, dtype=self.dtype, device=self.device)
         alpha.scatter_add_(-1, self.succ, self.succ_counts)
         return alpha / alpha.sum(dim=-1, keepdim=True)
 
     def plan_mean(
-        self,
-        rows: torch.Tensor | None = None,
-        first_step: int = 0,
-        out: torch.Tensor | None = None,
+        self, rows: torch.Tensor | None = None, first_step: int = 0, out: torch.Tensor | None = None
     ) -> torch.Tensor:
         """``Q_h`` of the posterior-mean MDP, ``(H - first_step, B', S, A)`` (into ``out``)."""
         return value_iteration(self.mean_model(rows), self.horizon, first_step, out)
@@ -297,7 +285,7 @@ class TabularMDPPosterior:
         sampler: str = "auto",
         stick_tolerance: float = DEFAULT_STICK_TOLERANCE,
     ) -> TabularModel:
-        """Draw one MDP per seed from the posterior.
+        """One MDP per seed drawn from the posterior.
 
         Parameters
         ----------
@@ -306,8 +294,7 @@ class TabularMDPPosterior:
         rows : torch.Tensor, optional
             Seed rows to sample (default: all).
         sampler : {"auto", "sparse", "dense"}
-            Stick-breaking, dense Dirichlet rows, or sparse unless :meth:`expected_sticks`
-            exceeds ``S/4``.
+            Stick-breaking, dense Dirichlet rows, or sparse unless :meth:`expected_sticks` > S/4.
         stick_tolerance : float
             Leftover mass at which the stick-breaking series stops.
         """
@@ -350,9 +337,8 @@ class TabularMDPAdapter(PosteriorAdapter):
 
     Attributes
     ----------
-    num_actions : int
     steps : numpy.ndarray
-        int64 ``(B,)``: each row's step ``h`` (``H``: over by the horizon).
+        int64 ``(B,)``: each row's step ``h``.
     """
 
     def __init__(self, posterior: Any, observation_space: Any = None) -> None:

@@ -1,5 +1,5 @@
-"""A fast finite-horizon planner for batches of tabular MDPs (torch): the sparse model form
-:class:`TabularModel` and its value iteration."""
+"""A fast finite-horizon planner for batches of tabular MDPs (torch): :class:`TabularModel` and
+its value iteration."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ __all__ = ["TabularModel", "value_iteration"]
 
 @dataclass
 class TabularModel:
-    """One MDP per seed in the sparse form the planner uses:
-    ``P(·|s, a)·V = Σ_k weight[..., k]·V[succ[..., k]] + uniform·mean(V)`` (plus ``extra``).
+    """One MDP per seed, sparse: ``P(·|s, a)·V = Σ_k weight_k·V[succ_k] + uniform·mean(V)``.
 
     Attributes
     ----------

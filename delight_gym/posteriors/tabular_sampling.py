@@ -208,5 +208,4 @@ def sample_dense(posterior: Any, rows: list[int], gens: list[torch.Generator]) -
     parts = [_sample_dense_row(posterior, i, g) for i, g in zip(rows, gens, strict=True)]
     reward = torch.stack([p[0] for p in parts])
     weight = torch.stack([p[1] for p in parts])
-    uniform = torch.zeros_like(reward)
-    return TabularModel(reward, None, weight, uniform)
+    return TabularModel(reward, None, weight, torch.zeros_like(reward))
