@@ -146,7 +146,7 @@ def _standardize(m: Any, s: Any, v: Any) -> tuple[Any, Any, Any, Any, Any]:
 def _ei(m: Any, s: Any, v: Any) -> Any:
     xp, d, pos_s, s_safe, z = _standardize(m, s, v)
     ei_s = s_safe * _g(xp.abs(z))  # = EI for z <= 0
-    out = xp.where(z > 0, d + ei_s, ei_s)
+    out = xp.where(z > 0, d + ei_s, ei_s)  # h(z) = z + h(-z): EI = d + s·g(z) for z > 0
     return xp.where(pos_s, out, xp.clip(d, 0.0, None))
 
 
