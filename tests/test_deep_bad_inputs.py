@@ -21,7 +21,7 @@ from delight_gym._checks import (
     format_bytes,
 )
 from delight_gym.posteriors.ensemble import EnsembleQNetwork, EnsembleQPosterior, Transitions
-from delight_gym.posteriors.ensemble_td import ensemble_td_loss
+from delight_gym.posteriors.ensemble_td import ensemble_td_loss, ensemble_td_step
 
 BOX = spaces.Box(-1.0, 1.0, (3,), np.float32)
 N = 5
@@ -565,7 +565,7 @@ def test_one_sync_gpu_check_refuses_what_the_strict_checks_refuse(
     for bad_masks in (torch.full((N, 3), float("nan")), -masks, torch.ones(N, 2)):
         assert not valid(good, bad_masks)
     strict = net.check_transitions(Transitions(**good, masks=masks))
-    fast = net.prepare(Transitions(**good, masks=masks), check=False)
+    fast = net.inputs.convert(Transitions(**good, masks=masks), net.device)
     for a, b in zip(strict, fast, strict=True):
         assert a is not None and b is not None
         assert a.dtype == b.dtype and torch.equal(a, b)
@@ -599,13 +599,18 @@ def test_wrapper_names_a_reward_that_is_not_a_number() -> None:
 
 
 def test_td_step_without_checks_takes_the_same_step_on_good_data() -> None:
-    """``check=False`` (the SB3 algorithms', whose data was checked as the env handed it over)
-    only skips the checks: the same loss and the same weights after the step."""
+    """The unchecked path of the SB3 algorithms (whose data was checked as the env handed it
+    over) only skips the checks: the same loss and the same weights as ``td_step``."""
     steps = []
     for check in (True, False):
         post = _posterior()
         batch = _as_tensors(_batch(np.random.default_rng(108)))
-        stats = post.td_step(Transitions(**batch, masks=torch.ones(N, 3)), check=check)
+        given = Transitions(**batch, masks=torch.ones(N, 3))
+        if check:
+            stats = post.td_step(given)
+        else:
+            encoded = post.network.inputs.convert(given, post.device)
+            stats = ensemble_td_step(post.network, post.optimizer, encoded, post.gamma)
         steps.append((stats.loss, [p.detach().clone() for p in post.network.parameters()]))
     assert torch.equal(steps[0][0], steps[1][0])
     for a, b in zip(steps[0][1], steps[1][1], strict=True):

@@ -247,11 +247,11 @@ class EnsembleQPosterior:
         out = torch.cat([means, base[:, None], ei], dim=1).cpu().numpy()  # one copy
         return PosteriorValues(out[:, :a], out[:, a], out[:, a + 1 :].reshape(n, a))
 
-    def td_step(self, batch: Transitions, *, check: bool = True) -> TDStepStats:
-        """One Adam step of every head on a batch of transitions (as
-        :meth:`EnsembleQNetwork.check_transitions` takes it, checked unless ``check=False``):
-        the loss before the step and the TD targets' std. The targets are not copied."""
-        return self._step(self.network.prepare(batch, check=check))
+    def td_step(self, batch: Transitions) -> TDStepStats:
+        """One Adam step of every head on a batch of transitions, checked as
+        :meth:`EnsembleQNetwork.check_transitions` checks it: the loss before the step and the
+        TD targets' std. The targets are not copied."""
+        return self._step(self.network.check_transitions(batch))
 
     def _step(self, batch: Transitions) -> TDStepStats:
         return ensemble_td_step(self.network, self.optimizer, batch, self.gamma)
@@ -303,7 +303,7 @@ class EnsembleQPosterior:
             idx = torch.randint(self._buffer_len, (self.batch_size,), generator=self.generator)
             rows = {k: v[idx.to(v.device)] for k, v in self._buffer.items()}
             batch = Transitions(masks=rows.pop("masks", None), **rows)
-            self._step(self.network.prepare(batch, check=False))  # checked when stored
+            self._step(self.network.inputs.convert(batch, dev))  # checked when stored
             self.sgd_steps += 1
             if self.sgd_steps % self.target_update_period == 0:
                 self.update_target()

@@ -229,13 +229,6 @@ class EnsembleQNetwork(nn.Module):
         """
         return self.inputs.check(batch, self.device)
 
-    def prepare(self, batch: Transitions, *, check: bool = True) -> Transitions:
-        """:meth:`check_transitions`, or with ``check=False`` only the conversion (for data
-        checked where it came in)."""
-        if check:
-            return self.inputs.check(batch, self.device)
-        return self.inputs.convert(batch, self.device)
-
     # -- forward ---------------------------------------------------------------------------------
 
     @staticmethod

@@ -18,6 +18,7 @@ from delight_gym.de.options import DelightOptions
 from delight_gym.de.stats import DelightStats
 from delight_gym.posteriors.ensemble import EnsembleQPosterior, TDStepStats
 from delight_gym.posteriors.ensemble_inputs import Transitions
+from delight_gym.posteriors.ensemble_td import ensemble_td_step
 
 __all__ = [
     "DelightAlgorithmMixin",
@@ -165,19 +166,25 @@ class DelightAlgorithmMixin(OffPolicyAlgorithm):
         """One TD step of every head on its own replay-buffer sample (with its bootstrap masks
         if kept), then a target update when ``step`` is a multiple of ``period``."""
         batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
-        transitions = Transitions(
-            observations=batch.observations,
-            next_observations=batch.next_observations,
-            actions=batch.actions,
-            rewards=batch.rewards,
-            terminated=batch.dones,
-            masks=getattr(batch, "masks", None),
-        )
-        # check=False: every observation and reward was checked as the env handed it over
-        stats = ensemble.td_step(transitions, check=False)
+        encoded = self._replay_batch(ensemble, batch)
+        stats = ensemble_td_step(ensemble.network, ensemble.optimizer, encoded, ensemble.gamma)
         if step % period == 0:
             ensemble.update_target()
         return stats
+
+    def _replay_batch(self, ensemble: EnsembleQPosterior, batch: Any) -> Transitions:
+        """A replay sample as ``ensemble`` trains on it."""
+        # Converted, not checked: every observation and reward was checked as the env
+        # handed it over, so the public (checking) ``td_step`` is not used.
+        given = Transitions(
+            batch.observations,
+            batch.next_observations,
+            batch.actions,
+            batch.rewards,
+            batch.dones,
+            getattr(batch, "masks", None),
+        )
+        return ensemble.network.inputs.convert(given, ensemble.device)
 
     def predict(
         self,
