@@ -73,7 +73,7 @@ def _g(u: Any, log: bool = False) -> Any:
     return out
 
 
-def _torch_inputs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
+def torch_ei_inputs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
     """``(torch, device, dtype)`` of the tensors among ``args``, checked real and on one device;
     ``dtype`` is their promoted dtype, float64 if that is not floating."""
     torch = sys.modules["torch"]
@@ -91,7 +91,7 @@ def _torch_inputs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
     return torch, device, dtype if dtype.is_floating_point else torch.float64
 
 
-def _check_values(arrays: dict[str, Any], nonneg: str) -> None:
+def check_ei_values(arrays: dict[str, Any], nonneg: str) -> None:
     """Refuse non-finite entries of the (numpy or torch) arrays and a negative ``nonneg`` one."""
     for name, x in arrays.items():
         if not bool(array_namespace(x).isfinite(x).all()):
@@ -106,7 +106,7 @@ def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> 
     args = {"mean": mean, "std": std, "baseline": baseline}
     use_torch = any(is_torch(x) for x in args.values())
     if use_torch:
-        xp, device, dtype = _torch_inputs(args)
+        xp, device, dtype = torch_ei_inputs(args)
         if dtype not in (xp.float32, xp.float64):
             dtype = xp.float64
         kw = {"dtype": dtype, "device": device}
@@ -123,7 +123,7 @@ def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> 
         else:
             out[name] = xp.asarray(check_finite_array(value, name), **kw)
     if validate:
-        _check_values(out, "std")
+        check_ei_values(out, "std")
     m, s, v = broadcast_named(out)
     if use_torch:
         return _log_ei(m, s, v) if log else _ei(m, s, v)

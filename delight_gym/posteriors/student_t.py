@@ -15,7 +15,7 @@ from scipy import special
 
 from delight_gym._arrays import is_torch
 from delight_gym._checks import broadcast_named, check_finite_array
-from delight_gym.posteriors.gaussian import _check_values, _torch_inputs
+from delight_gym.posteriors.gaussian import check_ei_values, torch_ei_inputs
 
 __all__ = ["student_t_expected_improvement"]
 
@@ -140,7 +140,7 @@ def student_t_expected_improvement(
     arrays: dict[str, np.ndarray] = {}
     use_torch = any(is_torch(x) for x in args.values())
     if use_torch:
-        torch, device, dtype = _torch_inputs(args)
+        torch, device, dtype = torch_ei_inputs(args)
     for name, value in args.items():
         if is_torch(value):
             arrays[name] = value.detach().to("cpu", torch.float64).numpy()
@@ -149,7 +149,7 @@ def student_t_expected_improvement(
         else:
             arrays[name] = np.asarray(value, dtype=np.float64)
     if validate:
-        _check_values(arrays, "scale")
+        check_ei_values(arrays, "scale")
         if np.any(arrays["dof"] <= 1):
             raise ValueError(f"dof must be > 1, got a minimum of {arrays['dof'].min()}")
     m, s, nu, v = broadcast_named(arrays)

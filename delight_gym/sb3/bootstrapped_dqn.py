@@ -34,9 +34,8 @@ from delight_gym.de.posterior import PosteriorValues
 from delight_gym.de.rule import epsilon_schedule, greedy_probs
 from delight_gym.de.stats import DelightStats
 from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS, check_replay_options
-from delight_gym.posteriors.ensemble import EnsembleQPosterior, TDStepStats, ensemble_values
+from delight_gym.posteriors.ensemble import EnsembleQPosterior, ensemble_values
 from delight_gym.posteriors.ensemble_inputs import Transitions
-from delight_gym.posteriors.ensemble_td import ensemble_td_step
 from delight_gym.sb3.base import (
     DelightAlgorithmMixin,
     Prediction,
@@ -403,32 +402,21 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
             assert self.episode_heads is not None
             self.episode_heads[done] = self._draw_heads(int(done.sum()))
 
-    def _ensemble_td_step(
-        self, ensemble: EnsembleQPosterior, batch_size: int, step: int, period: int
-    ) -> TDStepStats:
-        # The base class's step, but on the sample's one-hot columns when the buffer kept
-        # them (they are the rows' encoding, so encoding is skipped).
-        batch = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)
-        x, xn, masks = batch.observation_indices, batch.next_observation_indices, batch.masks
-        net, dev = ensemble.network, ensemble.device
+    def _replay_batch(self, ensemble: EnsembleQPosterior, batch: Any) -> Transitions:
+        # The sample's one-hot columns when the buffer kept them (they are the rows'
+        # encoding, so encoding is skipped).
+        x, xn = batch.observation_indices, batch.next_observation_indices
         if x is None or xn is None:
-            observations = batch.observations, batch.next_observations
-            given = Transitions(*observations, batch.actions, batch.rewards, batch.dones, masks)
-            encoded = net.inputs.convert(given, dev)  # checked as the env handed them over
-        else:
-            b = len(batch.actions)
-            encoded = Transitions(
-                x.to(dev),
-                xn.to(dev),
-                batch.actions.to(dev).reshape(b).long(),
-                batch.rewards.to(dev).reshape(b).float(),
-                batch.dones.to(dev).reshape(b).float(),
-                None if masks is None else masks.to(dev).float(),
-            )
-        stats = ensemble_td_step(net, ensemble.optimizer, encoded, ensemble.gamma)
-        if step % period == 0:
-            ensemble.update_target()
-        return stats
+            return super()._replay_batch(ensemble, batch)
+        dev, b, masks = ensemble.device, len(batch.actions), batch.masks
+        return Transitions(
+            x.to(dev),
+            xn.to(dev),
+            batch.actions.to(dev).reshape(b).long(),
+            batch.rewards.to(dev).reshape(b).float(),
+            batch.dones.to(dev).reshape(b).float(),
+            None if masks is None else masks.to(dev).float(),
+        )
 
     def train(self, gradient_steps: int, batch_size: int = 128) -> None:
         """``gradient_steps`` Adam steps of every head, with hard target updates."""

@@ -138,7 +138,7 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
 
     Other Parameters
     ----------------
-    batch_size, tail_exponent, horizon, seed :
+    batch_size, tail_exponent, horizon, seed : int, float, int, int or None
         As for :class:`ReservationAgent`; ``seed`` seeds the override draws.
     half_life : float
         ``M`` of the annealed schedule (default 100).
