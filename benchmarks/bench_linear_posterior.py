@@ -56,7 +56,7 @@ def run_incremental(
     _sync(phi.device)
     start = time.perf_counter()
     for t in range(steps):
-        post.update(phi[t], y[t], validate=False)
+        post.update(phi[t], y[t])
         means[t] = post.mean()
     _sync(phi.device)
     return time.perf_counter() - start, means, post.covariance()

@@ -80,7 +80,7 @@ def linear_check(device: torch.device, repeats: int, quick: bool = False) -> boo
         post = LinearGaussianPosterior(b, d, device=dev)
         f, r, x, v = (t.to(dev) for t in (feats, rewards, arms, baseline))
         for t in range(steps):
-            post.update(f[t], r[t], validate=False)
+            post.update(f[t], r[t])
         mu, sd = post.predictive(x)
         return post, (post.mean(), mu, sd, post.expected_improvement(x, v))
 

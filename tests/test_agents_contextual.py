@@ -71,8 +71,8 @@ class _ZeroVariance:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def predictive(self, x: torch.Tensor, *, validate: bool = True) -> StudentTPredictive:
-        pred = self.inner.predictive(x, validate=validate)
+    def _predictive(self, x: torch.Tensor) -> StudentTPredictive:  # what the agent calls
+        pred = self.inner._predictive(x)
 
         def spread(rows: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
             scale, dof = pred.spread(rows)

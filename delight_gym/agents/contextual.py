@@ -188,8 +188,9 @@ class ContextualAgent:
     def _act(self, x: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
+    # act() checked x once this round: the posterior's private methods trust it.
     def _greedy(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.argmax(self.posterior.mean(x, validate=False), dim=-1)
+        return torch.argmax(self.posterior._mean(x), dim=-1)
 
     def update(self, inputs: Any, actions: Any, rewards: Any) -> None:
         """Feed back the finite ``rewards`` ``(B,)`` of the ``actions`` ``(B,)`` played on
@@ -236,7 +237,7 @@ class ContextualThompsonAgent(ContextualAgent):
     name = "thompson"
 
     def _act(self, x: torch.Tensor) -> torch.Tensor:
-        values = self.posterior.thompson_values(x, self.generators, validate=False)
+        values = self.posterior._thompson_values(x, self.generators)
         return torch.argmax(values, dim=-1)
 
 
@@ -274,7 +275,7 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
     name = "delight"
 
     def _act(self, x: torch.Tensor) -> torch.Tensor:
-        pred = self.posterior.predictive(x, validate=False)
+        pred = self.posterior._predictive(x)
         mean = pred.mean
         host_arm = torch.argmax(mean, dim=-1)
         baseline = mean[self._rows, host_arm]
@@ -285,7 +286,7 @@ class ContextualDelightAgent(DelightSettings, ContextualAgent):
         def decide(rows: torch.Tensor) -> Any:
             host = torch.zeros((rows.shape[0], self.num_arms), dtype=mean.dtype, device=self.device)
             host[torch.arange(rows.shape[0], device=self.device), host_arm[rows]] = 1.0
-            ei = pred.expected_improvement(baseline[rows], rows, at_least=ei_floor)
+            ei = pred._expected_improvement(baseline[rows, None], rows, ei_floor)
             return self.decide(host, ei.to(mean.dtype), eps)
 
         draw = sample_acting_on_explore_rows((u[:, 0], u[:, 1]), eps, decide, host_actions=host_arm)

@@ -52,10 +52,17 @@ class EnsemblePredictive:
         ``None``), for a finite baseline of shape ``()``, ``(r,)`` or ``(r, 1)``;
         ``at_least`` is unused (the interface of ``StudentTPredictive``)."""
         rows = check_rows(rows, self.head_values.shape[1])
+        r = self.head_values.shape[1] if rows is None else rows.shape[0]
+        v = check_baseline(baseline, r, self.mean.dtype, self.mean.device)
+        return self._expected_improvement(v, rows, at_least)
+
+    def _expected_improvement(
+        self, v: torch.Tensor, rows: torch.Tensor | None, at_least: float
+    ) -> torch.Tensor:
+        """:meth:`expected_improvement` of a ``(r, 1)`` baseline and int64 ``rows``."""
         values = (
             self.head_values if rows is None else self.head_values[:, rows.to(self.mean.device)]
         )
-        v = check_baseline(baseline, values.shape[1], values.dtype, values.device)
         return ensemble_expected_improvement(values, v[:, 0])
 
 
@@ -137,9 +144,11 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
         b, n, d = x.shape
         return x[:, None].expand(b, self.num_heads, n, d).reshape(b * self.num_heads, n, d)
 
-    def head_values(self, inputs: Any, *, validate: bool = True) -> torch.Tensor:
+    def head_values(self, inputs: Any) -> torch.Tensor:
         """Every head's mean reward of every arm: ``(H, B, K)`` (no graph)."""
-        x = self.check_inputs(inputs) if validate else inputs.to(self.dtype)
+        return self._head_values(self.check_inputs(inputs))
+
+    def _head_values(self, x: torch.Tensor) -> torch.Tensor:
         b, k, _ = x.shape
         cols = self._columns(k)
         xx = self._per_head(x)
@@ -158,20 +167,26 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
             raise ValueError(f"inputs: the heads' values would overflow {self.dtype}")
         return values.reshape(b, self.num_heads, k).transpose(0, 1)
 
-    def predictive(self, inputs: Any, *, validate: bool = True) -> EnsemblePredictive:
+    def predictive(self, inputs: Any) -> EnsemblePredictive:
         """The heads' values, their mean and their exact EI (:class:`EnsemblePredictive`)."""
-        return EnsemblePredictive(self.head_values(inputs, validate=validate))
+        return self._predictive(self.check_inputs(inputs))
 
-    def mean(self, inputs: Any, *, validate: bool = True) -> torch.Tensor:
+    def _predictive(self, x: torch.Tensor) -> EnsemblePredictive:
+        return EnsemblePredictive(self._head_values(x))
+
+    def mean(self, inputs: Any) -> torch.Tensor:
         """The heads' mean reward of every arm, ``(B, K)``."""
-        return self.head_values(inputs, validate=validate).mean(dim=0)
+        return self._mean(self.check_inputs(inputs))
 
-    def thompson_values(
-        self, inputs: Any, generators: Sequence[torch.Generator], *, validate: bool = True
-    ) -> torch.Tensor:
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        return self._head_values(x).mean(dim=0)
+
+    def thompson_values(self, inputs: Any, generators: Sequence[torch.Generator]) -> torch.Tensor:
         """The values of one head per row, drawn uniformly from its own generator: ``(B, K)``."""
         gens = check_generators(generators, self.batch_size)
-        x = self.check_inputs(inputs) if validate else inputs.to(self.dtype)
+        return self._thompson_values(self.check_inputs(inputs), gens)
+
+    def _thompson_values(self, x: torch.Tensor, gens: Sequence[torch.Generator]) -> torch.Tensor:
         # One head per row from that row's generator; row b's head h is model b·H + h.
         heads = torch.cat([torch.randint(self.num_heads, (1,), generator=g) for g in gens])
         models = (torch.arange(self.batch_size) * self.num_heads + heads).to(self.device)
@@ -182,10 +197,10 @@ class BanditEnsemblePosterior(BatchedBanditPosterior):
                 values = values + self.prior_scale * self.prior(x, cols, models)
         return values
 
-    def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
+    def update(self, inputs: Any, groups: Any, targets: Any) -> None:
         """Store one observation per row (:meth:`one_observation`'s arguments) and take
         ``sgd_steps`` Adam steps of every head."""
-        x, g, y = self.one_observation(inputs, groups, targets, validate=validate)
+        x, g, y = self.one_observation(inputs, groups, targets)
         # What a refused (overflowing) update must restore.
         generator_states = [gen.get_state() for gen in self.generators]
         saved = None

@@ -149,27 +149,16 @@ class BatchedBanditPosterior:
             device=self.device,
         )
 
-    def check_one_observation(
+    def one_observation(
         self, inputs: Any, groups: Any, targets: Any
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One observation per row, checked with its magnitudes: ``(B, 1, d)``, int64
-        ``(B, 1)``, ``(B, 1)``."""
+        """The one observation per row a network posterior's update absorbs, checked with its
+        magnitudes: ``(B, d)``, int64 ``(B,)`` in ``[0, G)``, ``(B,)``."""
         x, g, y = self.check_observations(inputs, groups, targets)
         if x.shape[1] != 1:
             raise ValueError("inputs must hold one observation per row, shape (B, d)")
         self.check_magnitudes(x, y)
-        return x, g, y
-
-    def one_observation(
-        self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The one observation per row a network posterior's update absorbs (``(B, d)``, int
-        ``(B,)`` in ``[0, G)``, ``(B,)``), checked unless ``validate=False`` (then only cast
-        to the posterior's dtype)."""
-        if validate:
-            x, g, y = self.check_one_observation(inputs, groups, targets)
-            return x[:, 0], g[:, 0], y[:, 0]
-        return inputs.to(self.dtype), groups, targets.to(self.dtype)
+        return x[:, 0], g[:, 0], y[:, 0]
 
     def check_magnitudes(self, inputs: torch.Tensor, targets: torch.Tensor) -> None:
         """Refuse inputs or targets whose magnitude exceeds :meth:`_magnitude_limit`."""

@@ -101,11 +101,10 @@ def check_ei_values(arrays: dict[str, Any], nonneg: str) -> None:
         raise ValueError(f"{nonneg} must be >= 0, got a minimum of {float(low.min())}")
 
 
-def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> Any:
-    """EI (``log=False``) or log EI of the broadcast inputs, in the inputs' array type."""
+def _as_arrays(mean: Any, std: Any, baseline: Any) -> dict[str, Any]:
+    """The inputs as tensors of one float dtype if any is a tensor, else as numpy arrays."""
     args = {"mean": mean, "std": std, "baseline": baseline}
-    use_torch = any(is_torch(x) for x in args.values())
-    if use_torch:
+    if any(is_torch(x) for x in args.values()):
         xp, device, dtype = torch_ei_inputs(args)
         if dtype not in (xp.float32, xp.float64):
             dtype = xp.float64
@@ -122,16 +121,31 @@ def _evaluate(mean: Any, std: Any, baseline: Any, validate: bool, log: bool) -> 
             out[name] = xp.asarray(float(value), **kw)
         else:
             out[name] = xp.asarray(check_finite_array(value, name), **kw)
-    if validate:
-        check_ei_values(out, "std")
-    m, s, v = broadcast_named(out)
-    if use_torch:
+    return out
+
+
+def _evaluate(arrays: dict[str, Any], log: bool) -> Any:
+    """EI (``log=False``) or log EI of :func:`_as_arrays`' output, broadcast, in its type."""
+    m, s, v = broadcast_named(arrays)
+    if is_torch(m):
         return _log_ei(m, s, v) if log else _ei(m, s, v)
     shape = m.shape
     m, s, v = np.atleast_1d(m, s, v)
     with np.errstate(over="ignore", divide="ignore"):
         result = _log_ei(m, s, v) if log else _ei(m, s, v)
     return np.asarray(result).reshape(shape)
+
+
+def _checked(mean: Any, std: Any, baseline: Any) -> dict[str, Any]:
+    arrays = _as_arrays(mean, std, baseline)
+    check_ei_values(arrays, "std")
+    return arrays
+
+
+def gaussian_ei_unchecked(mean: Any, std: Any, baseline: Any, *, log: bool = False) -> Any:
+    """:func:`gaussian_expected_improvement` (``log``: its logarithm) of a posterior's own
+    predictive: no ``std >= 0`` check, and no finiteness check of tensors."""
+    return _evaluate(_as_arrays(mean, std, baseline), log)
 
 
 def _standardize(m: Any, s: Any, v: Any) -> tuple[Any, Any, Any, Any, Any]:
@@ -166,9 +180,7 @@ def _log_ei(m: Any, s: Any, v: Any) -> Any:
     return xp.where(pos_s, out, xp.log(xp.clip(d, 0.0, None)))
 
 
-def gaussian_expected_improvement(
-    mean: Any, std: Any, baseline: Any, *, validate: bool = True
-) -> Any:
+def gaussian_expected_improvement(mean: Any, std: Any, baseline: Any) -> Any:
     """Expected improvement ``E[(X - v)^+]`` of ``X ~ N(mean, std²)`` over ``v = baseline``.
 
     ``std = 0`` gives ``(m - v)^+`` exactly. Relative error ``<~ 2e-13`` in float64 wherever
@@ -178,8 +190,6 @@ def gaussian_expected_improvement(
     ----------
     mean, std, baseline : torch.Tensor, numpy.ndarray or float
         Broadcastable, finite, ``std >= 0``; tensors on one device.
-    validate : bool, default True
-        Check finiteness and ``std >= 0``.
 
     Returns
     -------
@@ -200,12 +210,10 @@ def gaussian_expected_improvement(
     >>> float(gaussian_expected_improvement(2.0, 0.0, 0.5))
     1.5
     """
-    return _evaluate(mean, std, baseline, validate, log=False)
+    return _evaluate(_checked(mean, std, baseline), log=False)
 
 
-def log_gaussian_expected_improvement(
-    mean: Any, std: Any, baseline: Any, *, validate: bool = True
-) -> Any:
+def log_gaussian_expected_improvement(mean: Any, std: Any, baseline: Any) -> Any:
     """``log E[(X - v)^+]`` for ``X ~ N(mean, std²)``, stable in the far lower tail.
 
     Finite for ``std > 0`` down to ``z ≈ -1.3e154`` in float64 (``-1.8e19`` in float32);
@@ -217,4 +225,4 @@ def log_gaussian_expected_improvement(
     >>> round(float(log_gaussian_expected_improvement(-40.0, 1.0, 0.0)), 6)
     -808.298568
     """
-    return _evaluate(mean, std, baseline, validate, log=True)
+    return _evaluate(_checked(mean, std, baseline), log=True)

@@ -20,10 +20,7 @@ from delight_gym._checks import check_device, check_finite_array, check_positive
 from delight_gym.de.posterior import PosteriorValues, check_baseline, host_baseline
 from delight_gym.posteriors.adapters import BanditAdapter, split_values, to_numpy
 from delight_gym.posteriors.arguments import check_regression_options
-from delight_gym.posteriors.gaussian import (
-    gaussian_expected_improvement,
-    log_gaussian_expected_improvement,
-)
+from delight_gym.posteriors.gaussian import gaussian_ei_unchecked
 
 __all__ = ["LinearGaussianAdapter", "LinearGaussianPosterior", "cholesky_rank_one_update"]
 
@@ -113,15 +110,12 @@ class LinearGaussianPosterior:
         self.weighted_targets.zero_()
         self.num_updates = 0
 
-    def update(self, features: Any, rewards: Any, *, validate: bool = True) -> None:
+    def update(self, features: Any, rewards: Any) -> None:
         """Absorb one observation per row, ``rewards[i] = features[i]ᵀθ_i + noise``, for finite
-        ``features`` ``(B, D)`` and ``rewards`` ``(B,)`` (``validate=False``: trusted tensors
-        of the posterior's device and dtype); ``ValueError``/``TypeError`` naming the argument."""
-        if validate:
-            phi = self._checked(features, "features", (self.batch_size, self.dim))
-            y = self._checked(rewards, "rewards", (self.batch_size,))
-        else:
-            phi, y = features, rewards
+        ``features`` ``(B, D)`` and ``rewards`` ``(B,)``; ``ValueError``/``TypeError`` naming
+        the argument."""
+        phi = self._checked(features, "features", (self.batch_size, self.dim))
+        y = self._checked(rewards, "rewards", (self.batch_size,))
         x = phi / self.noise
         self.precision_factor = cholesky_rank_one_update(self.precision_factor, x)
         self.weighted_targets = self.weighted_targets + x * (y / self.noise).unsqueeze(-1)
@@ -163,16 +157,10 @@ class LinearGaussianPosterior:
             raise ValueError(f"{name} must have shape ({want}{comma}), got {tuple(out.shape)}")
         return out
 
-    def predictive(
-        self, features: Any, *, validate: bool = True
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    def predictive(self, features: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Posterior mean and standard deviation ``‖U⁻¹φ(a)‖``, each ``(B, K)``, of
         ``f(a) = φ(a)ᵀθ`` (no observation noise) for ``(B, K, D)`` features."""
-        phi = (
-            self._checked(features, "features", (self.batch_size, None, self.dim))
-            if validate
-            else features
-        )
+        phi = self._checked(features, "features", (self.batch_size, None, self.dim))
         mu = phi @ self.mean().unsqueeze(-1)
         white = torch.linalg.solve_triangular(self.precision_factor, phi.mT, upper=True)
         return mu.squeeze(-1), torch.linalg.vector_norm(white, dim=-2)
@@ -195,23 +183,19 @@ class LinearGaussianPosterior:
         offset = torch.linalg.solve_triangular(self.precision_factor.mT, xi, upper=False)
         return self.mean() + offset.squeeze(-1)
 
-    def expected_improvement(
-        self, features: Any, baseline: Any, *, validate: bool = True
-    ) -> torch.Tensor:
+    def expected_improvement(self, features: Any, baseline: Any) -> torch.Tensor:
         """``E[(f(a) - baseline_i)^+]`` of every action, ``(B, K)``, for ``(B, K, D)``
         features and a ``(B,)`` baseline."""
-        return self._ei(gaussian_expected_improvement, features, baseline, validate)
+        return self._ei(features, baseline, log=False)
 
-    def log_expected_improvement(
-        self, features: Any, baseline: Any, *, validate: bool = True
-    ) -> torch.Tensor:
+    def log_expected_improvement(self, features: Any, baseline: Any) -> torch.Tensor:
         """``log E[(f(a) - baseline_i)^+]``, ``(B, K)``; finite where EI underflows."""
-        return self._ei(log_gaussian_expected_improvement, features, baseline, validate)
+        return self._ei(features, baseline, log=True)
 
-    def _ei(self, ei: Callable[..., Any], features: Any, baseline: Any, validate: bool) -> Any:
-        base = self._checked(baseline, "baseline", (self.batch_size,)) if validate else baseline
-        mu, sd = self.predictive(features, validate=validate)
-        return ei(mu, sd, base.unsqueeze(-1), validate=False)
+    def _ei(self, features: Any, baseline: Any, log: bool) -> Any:
+        base = self._checked(baseline, "baseline", (self.batch_size,))
+        mu, sd = self.predictive(features)
+        return gaussian_ei_unchecked(mu, sd, base.unsqueeze(-1), log=log)
 
     def as_value_posterior(
         self, *, num_actions: int | None = None, observation_space: Any = None
@@ -288,9 +272,7 @@ class LinearGaussianAdapter(BanditAdapter):
         """Gaussian EI of ``φ(s, a)ᵀθ`` over ``baseline`` (``(n,)``), ``(n, A)``."""
         mu, sd = self._predictive(observations)
         base = check_baseline(baseline, mu.shape[0])
-        ei = gaussian_expected_improvement(
-            to_numpy(mu), to_numpy(sd), base[:, None], validate=False
-        )
+        ei = gaussian_ei_unchecked(to_numpy(mu), to_numpy(sd), base[:, None])
         return np.asarray(ei, dtype=np.float64)
 
     def evaluate(
@@ -300,7 +282,7 @@ class LinearGaussianAdapter(BanditAdapter):
         mu, sd = self._predictive(observations)
         probs = self.posterior_tensor(host_probs, mu.shape, "host_probs")
         base = host_baseline(mu, probs, baseline)
-        ei = gaussian_expected_improvement(mu, sd, base[:, None], validate=False)
+        ei = gaussian_ei_unchecked(mu, sd, base[:, None])
         return split_values(mu, base, ei)
 
     def absorb(self, observations: Any, actions: np.ndarray, rewards: np.ndarray) -> None:

@@ -24,7 +24,7 @@ from delight_gym.posteriors.batched_base import (
     check_baseline,
     check_generators,
 )
-from delight_gym.posteriors.student_t import student_t_expected_improvement
+from delight_gym.posteriors.student_t import student_t_ei_unchecked
 
 __all__ = [
     "DEFAULT_A0",
@@ -107,11 +107,18 @@ class StudentTPredictive:
         With ``at_least > 0`` the entries whose EI is provably below it are 0, not evaluated.
         """
         rows = check_rows(rows, self.mean.shape[0])
+        r = self.mean.shape[0] if rows is None else rows.shape[0]
+        v = check_baseline(baseline, r, self.mean.dtype, self.mean.device)
+        return self._expected_improvement(v, rows, at_least)
+
+    def _expected_improvement(
+        self, v: torch.Tensor, rows: torch.Tensor | None, at_least: float
+    ) -> torch.Tensor:
+        """:meth:`expected_improvement` of a ``(r, 1)`` baseline and int64 ``rows``."""
         m = self.mean if rows is None else self.mean[rows.to(self.mean.device)]
-        v = check_baseline(baseline, m.shape[0], m.dtype, m.device)
         s, nu = self.spread(rows)
         if at_least <= 0:
-            return student_t_expected_improvement(m, s, nu, v, validate=False)
+            return student_t_ei_unchecked(m, s, nu, v)
         # (t − u)^+ ≤ t²/(4u) gives EI ≤ s²ν/(4(ν − 2)(v − m)) for m < v and ν > 2.
         gap = v - m
         bound = s * s * nu / (4.0 * (nu - 2.0).clamp_min(0.0) * gap)
@@ -119,9 +126,7 @@ class StudentTPredictive:
         out = torch.zeros_like(m)
         if bool(keep.any()):
             vv = v.expand_as(m)
-            out[keep] = student_t_expected_improvement(
-                m[keep], s[keep], nu[keep], vv[keep], validate=False
-            )
+            out[keep] = student_t_ei_unchecked(m[keep], s[keep], nu[keep], vv[keep])
         return out
 
 
@@ -202,16 +207,16 @@ class LinFullPosterior(BatchedBanditPosterior):
             return inputs
         return torch.cat([inputs, torch.ones_like(inputs[..., :1])], dim=-1)
 
-    def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
+    def update(self, inputs: Any, groups: Any, targets: Any) -> None:
         """Absorb observations: row ``i`` saw ``targets[i]`` for ``inputs[i]`` in model
         ``groups[i]``; ``(B, d)``, int ``(B,)`` in ``[0, G)`` and finite ``(B,)`` tensors (one
-        per row) or ``(B, n, d)``, ``(B, n)``, ``(B, n)`` (``validate=False``: trusted 3-D/2-D
-        tensors of the posterior's dtype and device)."""
-        if validate:
-            x, g, y = self.check_observations(inputs, groups, targets)
-            self.check_magnitudes(x, y)
-        else:
-            x, g, y = inputs, groups, targets
+        per row) or ``(B, n, d)``, ``(B, n)``, ``(B, n)``."""
+        x, g, y = self.check_observations(inputs, groups, targets)
+        self.check_magnitudes(x, y)
+        self._update(x, g, y)
+
+    def _update(self, x: torch.Tensor, g: torch.Tensor, y: torch.Tensor) -> None:
+        """:meth:`update` of checked ``(B, n, d)``, int64 ``(B, n)``, ``(B, n)`` tensors."""
         b, n = y.shape
         if n == 0:
             return
@@ -258,13 +263,19 @@ class LinFullPosterior(BatchedBanditPosterior):
                 start += c
         return gram, moment, sum_squares, count
 
-    def refit(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
+    def refit(self, inputs: Any, groups: Any, targets: Any) -> None:
         """:meth:`reset`, then :meth:`update` with all ``(B, n, d)`` observations (a refused
         update leaves the posterior as it was)."""
+        x, g, y = self.check_observations(inputs, groups, targets)
+        self.check_magnitudes(x, y)
+        self._refit(x, g, y)
+
+    def _refit(self, x: torch.Tensor, g: torch.Tensor, y: torch.Tensor) -> None:
+        """:meth:`refit` of checked tensors, as for :meth:`_update`."""
         state = {name: getattr(self, name) for name in _STATS}  # reset makes new tensors
         self.reset()
         try:
-            self.update(inputs, groups, targets, validate=validate)
+            self._update(x, g, y)
         except ValueError:
             for name, value in state.items():
                 setattr(self, name, value)
@@ -311,10 +322,12 @@ class LinFullPosterior(BatchedBanditPosterior):
             return (z * weights).sum(-1)
         return (z @ weights[:, 0, :, None])[..., 0]
 
-    def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:
+    def predictive(self, inputs: Any) -> StudentTPredictive:
         """The Student-t posterior of the mean reward ``f(a) = x̃_aᵀw_{g(a)}`` of every arm, for
         ``(B, K, d)`` inputs (arm ``a`` uses model ``a`` when ``G = K``, else model 0)."""
-        x = self.check_inputs(inputs) if validate else inputs
+        return self._predictive(self.check_inputs(inputs))
+
+    def _predictive(self, x: torch.Tensor) -> StudentTPredictive:
         z = self.design(x)
         mean = self._values(z, self.loc)
         per_arm = self.num_groups != 1  # _values checked that G is 1 or K
@@ -336,15 +349,19 @@ class LinFullPosterior(BatchedBanditPosterior):
             raise ValueError(f"inputs: the posterior mean would overflow {self.dtype}")
         return StudentTPredictive(mean, spread)
 
-    def mean(self, inputs: Any, *, validate: bool = True) -> torch.Tensor:
+    def mean(self, inputs: Any) -> torch.Tensor:
         """Posterior mean reward of every arm, ``(B, K)``."""
-        x = self.check_inputs(inputs) if validate else inputs
+        return self._mean(self.check_inputs(inputs))
+
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
         return self._values(self.design(x), self.loc)
 
     def sample_weights(self, generators: Sequence[torch.Generator]) -> torch.Tensor:
         """One posterior draw per model, ``σ² ~ IG(a, b)``, ``w ~ N(μ, σ²Λ⁻¹)``, row ``i``
         from ``generators[i]`` (``B`` CPU generators): ``(B, G, D)``."""
-        gens = check_generators(generators, self.batch_size)
+        return self._sample_weights(check_generators(generators, self.batch_size))
+
+    def _sample_weights(self, gens: Sequence[torch.Generator]) -> torch.Tensor:
         shape = self.shape.to("cpu", torch.float64)
         gammas, normals = [], []
         for i, gen in enumerate(gens):
@@ -358,13 +375,15 @@ class LinFullPosterior(BatchedBanditPosterior):
         sigma = (self.rate / gamma).sqrt()
         return self.loc + sigma[..., None] * (self.whitener.mT @ xi[..., None])[..., 0]
 
-    def thompson_values(
-        self, inputs: Any, generators: Sequence[torch.Generator], *, validate: bool = True
-    ) -> torch.Tensor:
+    def thompson_values(self, inputs: Any, generators: Sequence[torch.Generator]) -> torch.Tensor:
         """Every arm's mean reward under one posterior draw (:meth:`sample_weights`): ``(B, K)``."""
-        x = self.check_inputs(inputs) if validate else inputs
-        z = self.design(x)
-        return self._values(z, self.sample_weights(generators))
+        x = self.check_inputs(inputs)
+        return self._thompson_values(x, check_generators(generators, self.batch_size))
+
+    def _thompson_values(
+        self, x: torch.Tensor, generators: Sequence[torch.Generator]
+    ) -> torch.Tensor:
+        return self._values(self.design(x), self._sample_weights(generators))
 
     def __repr__(self) -> str:
         return (

@@ -184,34 +184,41 @@ class NeuralLinearPosterior(BatchedBanditPosterior):
         # when their sum is (one pass instead of a mask of every entry).
         if not bool(torch.isfinite(feats.sum())):
             raise ValueError("the network's features must be finite (no NaN or inf)")
-        self.regression.refit(feats, data.groups, data.targets, validate=False)
+        self.regression._refit(feats, data.groups, data.targets)
 
-    def predictive(self, inputs: Any, *, validate: bool = True) -> StudentTPredictive:
+    # The public methods check the inputs and, through the regression's public methods, their
+    # features; the private ones (the agents' path) trust both.
+    def predictive(self, inputs: Any) -> StudentTPredictive:
         """Student-t posterior of every arm's mean reward (``(B, K, d)`` → ``(B, K)`` each)."""
-        x = self.check_inputs(inputs) if validate else inputs
-        return self.regression.predictive(self.features(x), validate=validate)
+        return self.regression.predictive(self.features(self.check_inputs(inputs)))
 
-    def mean(self, inputs: Any, *, validate: bool = True) -> torch.Tensor:
+    def _predictive(self, x: torch.Tensor) -> StudentTPredictive:
+        return self.regression._predictive(self.features(x))
+
+    def mean(self, inputs: Any) -> torch.Tensor:
         """Posterior mean reward of every arm, ``(B, K)``."""
-        x = self.check_inputs(inputs) if validate else inputs
-        return self.regression.mean(self.features(x), validate=validate)
+        return self.regression.mean(self.features(self.check_inputs(inputs)))
 
-    def thompson_values(
-        self, inputs: Any, generators: Sequence[torch.Generator], *, validate: bool = True
-    ) -> torch.Tensor:
+    def _mean(self, x: torch.Tensor) -> torch.Tensor:
+        return self.regression._mean(self.features(x))
+
+    def thompson_values(self, inputs: Any, generators: Sequence[torch.Generator]) -> torch.Tensor:
         """Every arm's mean reward under one draw of the regression weights, ``(B, K)``."""
-        x = self.check_inputs(inputs) if validate else inputs
-        return self.regression.thompson_values(self.features(x), generators, validate=validate)
+        x = self.check_inputs(inputs)
+        return self.regression.thompson_values(self.features(x), generators)
 
-    def update(self, inputs: Any, groups: Any, targets: Any, *, validate: bool = True) -> None:
+    def _thompson_values(
+        self, x: torch.Tensor, generators: Sequence[torch.Generator]
+    ) -> torch.Tensor:
+        return self.regression._thompson_values(self.features(x), generators)
+
+    def update(self, inputs: Any, groups: Any, targets: Any) -> None:
         """Absorb one observation per row (:meth:`one_observation`'s arguments), and retrain
         every ``train_every`` updates."""
-        x, g, y = self.one_observation(inputs, groups, targets, validate=validate)
+        x, g, y = self.one_observation(inputs, groups, targets)
         if (self.num_updates + 1) % self.train_every != 0:
             # The regression refuses an overflowing update before it changes anything.
-            self.regression.update(
-                self.features(x[:, None]), g[:, None], y[:, None], validate=False
-            )
+            self.regression._update(self.features(x[:, None]), g[:, None], y[:, None])
             self.data.add(x, g, y)
             self.num_updates += 1
             return

@@ -103,9 +103,7 @@ def _far_tail_ei(log_u: np.ndarray, nu: np.ndarray) -> np.ndarray:
     return np.exp(log_g)
 
 
-def student_t_expected_improvement(
-    mean: Any, scale: Any, dof: Any, baseline: Any, *, validate: bool = True
-) -> Any:
+def student_t_expected_improvement(mean: Any, scale: Any, dof: Any, baseline: Any) -> Any:
     """Expected improvement ``E[(X − v)^+]`` of ``X = mean + scale·T``, ``T ~ t_dof``.
 
     ``scale = 0`` gives ``(mean − v)^+`` exactly; always ``EI ≥ (mean − v)^+``.
@@ -114,8 +112,6 @@ def student_t_expected_improvement(
     ----------
     mean, scale, dof, baseline : torch.Tensor, numpy.ndarray or float
         Broadcastable, finite, ``scale >= 0``, ``dof > 1``; tensors on one device.
-    validate : bool, default True
-        Check finiteness, ``scale >= 0`` and ``dof > 1``.
 
     Returns
     -------
@@ -137,21 +133,38 @@ def student_t_expected_improvement(
     1.5
     """
     args = {"mean": mean, "scale": scale, "dof": dof, "baseline": baseline}
-    arrays: dict[str, np.ndarray] = {}
-    use_torch = any(is_torch(x) for x in args.values())
-    if use_torch:
-        torch, device, dtype = torch_ei_inputs(args)
     for name, value in args.items():
-        if is_torch(value):
-            arrays[name] = value.detach().to("cpu", torch.float64).numpy()
-        elif validate:
-            arrays[name] = check_finite_array(value, name).astype(np.float64)
-        else:
-            arrays[name] = np.asarray(value, dtype=np.float64)
-    if validate:
-        check_ei_values(arrays, "scale")
-        if np.any(arrays["dof"] <= 1):
-            raise ValueError(f"dof must be > 1, got a minimum of {arrays['dof'].min()}")
+        if not is_torch(value):
+            args[name] = check_finite_array(value, name)
+    like, arrays = _to_host(args)
+    check_ei_values(arrays, "scale")
+    if np.any(arrays["dof"] <= 1):
+        raise ValueError(f"dof must be > 1, got a minimum of {arrays['dof'].min()}")
+    return _evaluate(like, arrays)
+
+
+def student_t_ei_unchecked(mean: Any, scale: Any, dof: Any, baseline: Any) -> Any:
+    """:func:`student_t_expected_improvement` of a posterior's own predictive: no finiteness,
+    ``scale >= 0`` or ``dof > 1`` checks."""
+    args = {"mean": mean, "scale": scale, "dof": dof, "baseline": baseline}
+    return _evaluate(*_to_host(args))
+
+
+def _to_host(args: dict[str, Any]) -> tuple[Any, dict[str, np.ndarray]]:
+    """``(like, arrays)``: the inputs as float64 host arrays, and ``(torch, device, dtype)`` of
+    the tensors among them (``None`` if there are none), checked real and on one device."""
+    like: Any = torch_ei_inputs(args) if any(is_torch(x) for x in args.values()) else None
+    arrays = {
+        name: value.detach().to("cpu", like[0].float64).numpy()
+        if is_torch(value)
+        else np.asarray(value, dtype=np.float64)
+        for name, value in args.items()
+    }
+    return like, arrays
+
+
+def _evaluate(like: Any, arrays: dict[str, np.ndarray]) -> Any:
+    """The EI of the broadcast host arrays, as a tensor of ``like`` (unless ``None``)."""
     m, s, nu, v = broadcast_named(arrays)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
         d = m - v  # ±inf only where |m − v| exceeds the largest float: then so does EI
@@ -164,6 +177,7 @@ def student_t_expected_improvement(
         )
         tail = s_safe * _upper_tail_ei(gap / s_safe, log_gap - np.log(s_safe), nu)
         out = np.where(positive, np.maximum(d, 0.0) + tail, np.maximum(d, 0.0))
-    if not use_torch:
+    if like is None:
         return np.asarray(out)
+    torch, device, dtype = like
     return torch.as_tensor(out, dtype=dtype).to(device)

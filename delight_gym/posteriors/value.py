@@ -19,7 +19,7 @@ from delight_gym._checks import (
 )
 from delight_gym.de.posterior import check_baseline
 from delight_gym.posteriors.encoders import DiscreteEncoder, encoder_for_space
-from delight_gym.posteriors.gaussian import gaussian_expected_improvement
+from delight_gym.posteriors.gaussian import gaussian_ei_unchecked
 
 __all__ = ["TabularValuePosterior", "default_posterior"]
 
@@ -106,9 +106,7 @@ class TabularValuePosterior:
         """Gaussian EI ``E[(Q(s_i, a) − baseline_i)^+]``, float64 ``(n, A)``."""
         s = self.encoder(observations, "observations")
         base = check_baseline(baseline, s.shape[0])
-        ei = gaussian_expected_improvement(
-            self.means[s], self._std(self.counts[s]), base[:, None], validate=False
-        )
+        ei = gaussian_ei_unchecked(self.means[s], self._std(self.counts[s]), base[:, None])
         return np.asarray(ei, dtype=np.float64)
 
     def update(
