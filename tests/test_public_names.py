@@ -33,3 +33,13 @@ def test_public_class_names_are_unique() -> None:
     assert not shared, shared
     assert homes["DelightOptions"] == {"delight_gym.de.options"}
     assert homes["DelightSettings"] == {"delight_gym.agents.base"}
+
+
+def test_the_package_lists_every_lazy_name_once_and_each_resolves():
+    import delight_gym
+
+    # __all__ is a literal (type checkers read it); the lazy table must agree with it.
+    assert len(delight_gym.__all__) == len(set(delight_gym.__all__))
+    assert set(delight_gym._LAZY) <= set(delight_gym.__all__)
+    for name in delight_gym.__all__:
+        assert getattr(delight_gym, name) is not None, name
