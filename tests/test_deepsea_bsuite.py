@@ -311,9 +311,9 @@ TINY_EPISODES = 12
 
 def _batched(seeds: int, seed: int, episodes: int, **kw):
     from delight_gym.experiments.deepsea_bsuite import run_bsuite_deep_sea_batched
-    from delight_gym.experiments.families.base import one_torch_thread
+    from delight_gym.experiments.runner import one_math_thread
 
-    with one_torch_thread():  # as the cell runs it
+    with one_math_thread():  # as the cell runs it
         return run_bsuite_deep_sea_batched(
             "boot_dqn", SIZE, seeds=seeds, seed=seed, episodes=episodes, device="cpu", **kw
         )
@@ -325,11 +325,11 @@ def test_batched_runs_are_seed_batched_boot_dqns_play_cut_by_bsuites_rule() -> N
     solve episode."""
     from delight_gym.agents.boot_dqn import SeedBatchedBootDQN
     from delight_gym.envs.deep_sea import DeepSeaVectorEnv
-    from delight_gym.experiments.families.base import one_torch_thread
+    from delight_gym.experiments.runner import one_math_thread
 
     episodes = 25
     full = _batched(3, 5, episodes, early_stop=False)
-    with one_torch_thread():
+    with one_math_thread():
         agent = SeedBatchedBootDQN(3, SIZE * SIZE, 2, seed=5)
         flags = agent.play(DeepSeaVectorEnv(3, size=SIZE, mapping_seed=[5, 6, 7]), episodes, seed=5)
     np.testing.assert_array_equal(np.stack([run.bad for run in full]), flags)

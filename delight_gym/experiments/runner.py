@@ -107,7 +107,7 @@ def _compute_cell(
     """Run one cell (in a worker or in-process); ``setting`` holds its family's fixed keywords."""
     # One torch thread: a cell's numbers then do not depend on the cores, OMP_NUM_THREADS or
     # the backend (CPU reductions on several threads sum in another order).
-    with _one_math_thread():
+    with one_math_thread():
         try:
             result = fn(agent=agent, horizon=horizon, seeds=seeds, seed=seed, **setting)
             output: dict[str, Any] = {"seconds": float(result.seconds)}
@@ -200,7 +200,7 @@ def _run_local(
 
 
 @contextlib.contextmanager
-def _one_math_thread() -> Iterator[None]:
+def one_math_thread() -> Iterator[None]:
     """Torch on one thread for one cell, as in the pool's workers; if torch is not imported
     yet, ``OMP_NUM_THREADS=1`` for its import, so that a cell without torch does not import
     it."""

@@ -7,10 +7,9 @@ its run function as ``"module:function"`` and its report reads a :class:`SweepOu
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -330,16 +329,3 @@ ARMS = Parameter(
 )
 #: The paper's bandit agents (the ``bernoulli`` and ``linear`` families').
 BANDIT_AGENTS = (DELIGHT, THOMPSON, EGREEDY, GREEDY, UCB)
-
-
-@contextlib.contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Run the block with torch on one thread, as the runner runs every cell."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
