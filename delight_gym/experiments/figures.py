@@ -59,7 +59,8 @@ def plot_curves(
     metric: str = "regret",
     ylabel: str = "cumulative regret",
 ) -> list[Path]:
-    """One panel per value of ``setting_column``: each agent's curve vs ``t``, mean ± 1 s.e.
+    """One panel per value of ``setting_column``: each agent's curve vs ``t``, mean ± 1 s.e.;
+    returns the ``path_stem.png`` and ``path_stem.pdf`` it writes.
 
     Parameters
     ----------
@@ -78,11 +79,6 @@ def plot_curves(
         :data:`AGENT_LINESTYLES`).
     metric, ylabel : str
         the curve's columns (``metric_mean``, ``metric_se``) and its axis label.
-
-    Returns
-    -------
-    list[Path]
-        The ``path_stem.png`` and ``path_stem.pdf`` it writes.
     """
     mean_col, se_col = f"{metric}_mean", f"{metric}_se"
     labels = AGENT_LABELS if agent_labels is None else agent_labels

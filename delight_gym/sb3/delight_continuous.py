@@ -138,7 +138,6 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
         )
 
     def _make_host(self) -> BoxHost:
-        """The host around this algorithm."""
         raise NotImplementedError
 
     def _actor_actions(self, observations: torch.Tensor) -> torch.Tensor:
