@@ -54,19 +54,20 @@ import gymnasium as gym
 import torch
 
 import delight_gym  # noqa: F401  (registers DeepSea-v0)
+from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS
 
 #: Settings shared by every agent (bsuite's boot_dqn where SB3's DQN has the same knob).
 COMMON: dict[str, Any] = {
-    "learning_rate": 1e-3,
-    "buffer_size": 10_000,
-    "learning_starts": 128,
-    "batch_size": 128,
-    "gamma": 0.99,
-    "train_freq": 1,
+    "learning_rate": BOOT_DQN_DEFAULTS.learning_rate,
+    "buffer_size": BOOT_DQN_DEFAULTS.buffer_size,
+    "learning_starts": BOOT_DQN_DEFAULTS.learning_starts,
+    "batch_size": BOOT_DQN_DEFAULTS.batch_size,
+    "gamma": BOOT_DQN_DEFAULTS.gamma,
+    "train_freq": BOOT_DQN_DEFAULTS.sgd_period,
     "gradient_steps": 1,
-    "target_update_interval": 4,
+    "target_update_interval": BOOT_DQN_DEFAULTS.target_update_period,
 }
-HIDDEN = (64, 64)
+HIDDEN = BOOT_DQN_DEFAULTS.hidden_sizes
 
 AgentFactory = Callable[[gym.Env, int, int, str], Any]
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import torch
 
+from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS
+
 
 @dataclass
 class Args:
@@ -47,15 +49,15 @@ class Args:
 
 #: bsuite's boot_dqn settings where SB3's DQN has the same knob (the network: [64, 64]).
 BSUITE_COMMON = {
-    "learning_rate": 1e-3,
-    "buffer_size": 10_000,
-    "learning_starts": 128,
-    "batch_size": 128,
-    "gamma": 0.99,
-    "train_freq": 1,
+    "learning_rate": BOOT_DQN_DEFAULTS.learning_rate,
+    "buffer_size": BOOT_DQN_DEFAULTS.buffer_size,
+    "learning_starts": BOOT_DQN_DEFAULTS.learning_starts,
+    "batch_size": BOOT_DQN_DEFAULTS.batch_size,
+    "gamma": BOOT_DQN_DEFAULTS.gamma,
+    "train_freq": BOOT_DQN_DEFAULTS.sgd_period,
     "gradient_steps": 1,
-    "target_update_interval": 4,
-    "policy_kwargs": {"net_arch": [64, 64]},
+    "target_update_interval": BOOT_DQN_DEFAULTS.target_update_period,
+    "policy_kwargs": {"net_arch": list(BOOT_DQN_DEFAULTS.hidden_sizes)},
 }
 DEEPSEA_SIZE = 20
 #: Pendulum's training steps in the control family (``delight-gym run pendulum``).
