@@ -29,8 +29,7 @@ import time
 from dataclasses import dataclass
 
 import torch
-
-from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS
+from bench_deep_agents import COMMON, HIDDEN  # this folder is on sys.path when run
 
 
 @dataclass
@@ -47,18 +46,8 @@ class Args:
     only: str = "all"
 
 
-#: bsuite's boot_dqn settings where SB3's DQN has the same knob (the network: [64, 64]).
-BSUITE_COMMON = {
-    "learning_rate": BOOT_DQN_DEFAULTS.learning_rate,
-    "buffer_size": BOOT_DQN_DEFAULTS.buffer_size,
-    "learning_starts": BOOT_DQN_DEFAULTS.learning_starts,
-    "batch_size": BOOT_DQN_DEFAULTS.batch_size,
-    "gamma": BOOT_DQN_DEFAULTS.gamma,
-    "train_freq": BOOT_DQN_DEFAULTS.sgd_period,
-    "gradient_steps": 1,
-    "target_update_interval": BOOT_DQN_DEFAULTS.target_update_period,
-    "policy_kwargs": {"net_arch": list(BOOT_DQN_DEFAULTS.hidden_sizes)},
-}
+#: bsuite's boot_dqn settings where SB3's DQN has the same knob, and its [64, 64] network.
+BSUITE_COMMON = {**COMMON, "policy_kwargs": {"net_arch": list(HIDDEN)}}
 DEEPSEA_SIZE = 20
 #: Pendulum's training steps in the control family (``delight-gym run pendulum``).
 PENDULUM_STEPS = 20_000
