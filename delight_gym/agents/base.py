@@ -166,11 +166,8 @@ class TorchPosteriorAgent:
 
 
 def agent_registry(*classes: type[AgentT]) -> dict[str, type[AgentT]]:
-    """``{cls.name: cls}`` for agent classes, in the order given (names must be distinct)."""
-    registry = {cls.name: cls for cls in classes}  # type: ignore[attr-defined]
-    if len(registry) != len(classes):
-        raise ValueError("agent classes must have distinct names")
-    return registry
+    """``{cls.name: cls}`` for agent classes (of distinct names), in the order given."""
+    return {cls.name: cls for cls in classes}  # type: ignore[attr-defined]
 
 
 def build_agent(registry: dict[str, type[AgentT]], name: str, *args: Any, **kwargs: Any) -> AgentT:

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import torch
 
 from delight_gym._checks import (
+    check_all_finite,
     check_device,
     check_flag,
     check_nonnegative_float,
@@ -168,8 +169,7 @@ class ContextualAgent:
         if tuple(x.shape) != shape:
             raise ValueError(f"inputs must have shape {shape}, got {tuple(x.shape)}")
         x = x.to(self.dtype)
-        if not bool(torch.isfinite(x).all()):
-            raise ValueError("inputs must be finite (no NaN or inf)")
+        check_all_finite(x, "inputs")
         return x
 
     def _uniforms(self, count: int) -> torch.Tensor:
@@ -207,8 +207,7 @@ class ContextualAgent:
         if tuple(r.shape) != (self.batch,):
             raise ValueError(f"rewards must have shape ({self.batch},), got {tuple(r.shape)}")
         r = r.to(self.dtype)
-        if not bool(torch.isfinite(r).all()):
-            raise ValueError("rewards must be finite (no NaN or inf)")
+        check_all_finite(r, "rewards")
         a = a.long()
         if self.posterior is not None:
             groups = a if self.per_arm else torch.zeros_like(a)  # one shared model: group 0

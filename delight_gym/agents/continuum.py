@@ -69,9 +69,15 @@ def srinivas_beta(t: Any, num_points: int, delta: float = 0.1) -> Any:
     d = check_positive_float(delta, "delta", normal=True)
     if d >= 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
-    if not np.all(np.asarray(t, dtype=np.float64) >= 1):
+    return _srinivas_beta(_check_rounds(t), n, d)
+
+
+def _check_rounds(t: Any) -> np.ndarray:
+    """``t`` as a float64 array, refused unless every round is ``>= 1``."""
+    arr = np.asarray(t, dtype=np.float64)
+    if not np.all(arr >= 1):
         raise ValueError(f"t must be >= 1, got {t}")
-    return _srinivas_beta(t, n, d)
+    return arr
 
 
 def _srinivas_beta(t: Any, n: int, d: float) -> Any:
@@ -106,9 +112,7 @@ def srinivas_beta_continuous(
     check_positive_float(delta, "delta", normal=True)
     for name, value in (("a", a), ("b", b), ("r", r)):
         check_positive_float(value, name)
-    arr = np.asarray(t, dtype=np.float64)
-    if not np.all(arr >= 1):
-        raise ValueError(f"t must be >= 1, got {t}")
+    arr = _check_rounds(t)
     with np.errstate(over="ignore"):
         first = 2.0 * np.log(2.0 * arr**2 * math.pi**2 / (3.0 * delta))
         inner = arr**2 * dd * b * r * math.sqrt(math.log(4.0 * dd * a / delta))
@@ -256,19 +260,20 @@ class ContinuumAgent:
                 surprisal_cap=surprisal_cap,
             )
 
+    def _delight_rule(self, what: str) -> CandidateDelight:
+        if self.delight is None:
+            raise AttributeError(f"agent {self.name!r} has no {what}")
+        return self.delight
+
     @property
     def gate_price(self) -> float:
         """``λ`` (``delight`` only)."""
-        if self.delight is None:
-            raise AttributeError(f"agent {self.name!r} has no gate price")
-        return self.delight.gate_price
+        return self._delight_rule("gate price").gate_price
 
     @property
     def surprisal_cap(self) -> float:
         """``L`` (``delight`` only)."""
-        if self.delight is None:
-            raise AttributeError(f"agent {self.name!r} has no surprisal cap")
-        return self.delight.surprisal_cap
+        return self._delight_rule("surprisal cap").surprisal_cap
 
     def _tensor(self, points: np.ndarray) -> torch.Tensor:
         return torch.as_tensor(points, dtype=self.posterior.dtype)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from delight_gym._checks import check_positive_int
+from delight_gym._checks import check_all_finite, check_positive_int
 from delight_gym.agents.base import (
     AnnealedSettings,
     DelightSettings,
@@ -85,8 +85,7 @@ class LinearAgent(TorchPosteriorAgent):
                 f"features must have shape ({self.batch_size}, {self.num_arms}, {self.dim}), "
                 f"got {tuple(x.shape)}"
             )
-        if not bool(torch.isfinite(x).all()):
-            raise ValueError("features must be finite")
+        check_all_finite(x, "features")
         self._features = x
         return x
 

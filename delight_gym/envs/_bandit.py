@@ -9,7 +9,6 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
 from numpy.typing import NDArray
 
 from delight_gym._checks import check_action_batch, check_would_fit
@@ -24,6 +23,7 @@ from delight_gym.envs._base import (
     pull_info,
     read_only_copy,
     render_mode_missing,
+    require_drawn,
     vector_step_infos,
 )
 
@@ -63,9 +63,9 @@ class BanditKeywords:
 
     def _drawn_copy(self, part: NDArray[Any] | None, not_drawn: str | None = None) -> NDArray[Any]:
         """A read-only copy of ``part``; ``ResetNeeded`` while it is None."""
-        if part is None:
-            raise ResetNeeded(self._not_drawn if not_drawn is None else not_drawn)
-        return read_only_copy(part)
+        return read_only_copy(
+            require_drawn(part, self._not_drawn if not_drawn is None else not_drawn)
+        )
 
 
 class BanditEnv(BanditKeywords, InstanceEnv[ObsT]):
@@ -94,9 +94,7 @@ class BanditMeans(BanditKeywords, InstanceState):
         return self._means is not None
 
     def _require_means(self) -> NDArray[np.float64]:
-        if self._means is None:
-            raise ResetNeeded(self._not_drawn)
-        return self._means
+        return require_drawn(self._means, self._not_drawn)
 
     @property
     def means(self) -> NDArray[np.float64]:

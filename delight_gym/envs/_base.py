@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from delight_gym._checks import check_flag
 
 ObsT = TypeVar("ObsT")
+PartT = TypeVar("PartT")
 #: What a native vector env's ``step`` returns: observations, rewards, flags and ``infos``.
 VectorStep = tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]
 
@@ -121,6 +122,13 @@ def render_mode_missing(env: Any) -> bool:
     hint = f"; use {name}(render_mode={modes[0]!r}) or gym.make(..., render_mode=...)"
     gym.logger.warn(f"You are calling render() without a render_mode{hint if modes else '.'}")
     return True
+
+
+def require_drawn(part: PartT | None, not_drawn: str) -> PartT:
+    """``part`` of the instance once drawn; a ``ResetNeeded`` saying ``not_drawn`` while None."""
+    if part is None:
+        raise ResetNeeded(not_drawn)
+    return part
 
 
 def read_only_copy(arr: NDArray[Any]) -> NDArray[Any]:

@@ -15,16 +15,17 @@ from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import (
     array_bytes,
     check_finite_array,
+    check_magnitude,
     check_nonnegative_float,
     check_nonnegative_int,
     check_positive_float,
     check_positive_int,
+    check_unit_interval_array,
     check_would_fit,
 )
 from delight_gym.envs._bandit import SUB_ENV_BYTES, BanditEnv, BanditKeywords, BanditVectorEnv
@@ -33,6 +34,7 @@ from delight_gym.envs._base import (
     pull_info,
     read_only_copy,
     render_mode_missing,
+    require_drawn,
     set_vector_spaces,
     vector_step_infos,
     zero_final_obs,
@@ -246,9 +248,9 @@ class _ContinuumParameters(BanditKeywords):
         return self._centers is not None
 
     def _instance(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        if self._centers is None or self._heights is None:
-            raise ResetNeeded(self._not_drawn)
-        return self._centers, self._heights
+        return require_drawn(self._centers, self._not_drawn), require_drawn(
+            self._heights, self._not_drawn
+        )
 
     @property
     def centers(self) -> NDArray[np.float64]:
@@ -279,24 +281,18 @@ class _ContinuumParameters(BanditKeywords):
         self.bump_width = _check_width(bump_width, "bump_width")
         self.needle_width = _check_width(needle_width, "needle_width")
         self.noise = check_nonnegative_float(noise, "noise")
-        if self.noise > MAX_NOISE:
-            raise ValueError(
-                f"noise must be at most {MAX_NOISE:g} (so that the rewards and their squares "
-                f"stay finite), got {noise}"
-            )
+        check_magnitude(
+            self.noise, "noise", MAX_NOISE, why="so that the rewards and their squares stay finite"
+        )
         self._set_render_mode(render_mode)
         fixed = None
         if (centers is None) != (heights is None):
             raise ValueError("centers and heights fix the instance together: pass both or neither")
         if centers is not None and heights is not None:
             c = instance_array(
-                check_finite_array(centers, "centers"), "centers", ("J", "dim"), num_envs
+                check_unit_interval_array(centers, "centers"), "centers", ("J", "dim"), num_envs
             )
             h = instance_array(check_finite_array(heights, "heights"), "heights", ("J",), num_envs)
-            if c.min() < 0.0 or c.max() > 1.0:
-                raise ValueError(
-                    f"centers must lie in [0, 1], got values in [{c.min()}, {c.max()}]"
-                )
             if h.min() <= 0.0:
                 raise ValueError(f"heights must be > 0, got a minimum of {h.min()}")
             if h.shape[-1] != c.shape[-2]:

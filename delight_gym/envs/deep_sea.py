@@ -29,6 +29,7 @@ from delight_gym.envs._base import (
     check_render_mode,
     read_only_copy,
     render_mode_missing,
+    require_drawn,
     set_vector_spaces,
     vector_step_infos,
 )
@@ -93,9 +94,8 @@ class _DeepSeaParameters:
         self._mapping: NDArray[np.int64] | None = None
 
     def _require_mapping(self) -> NDArray[np.int64]:
-        if self._mapping is None:
-            raise ResetNeeded("the action mapping is drawn at the first reset(); call reset()")
-        return self._mapping
+        not_drawn = "the action mapping is drawn at the first reset(); call reset()"
+        return require_drawn(self._mapping, not_drawn)
 
     def _has_instance(self) -> bool:
         return self._mapping is not None

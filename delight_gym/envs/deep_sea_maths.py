@@ -10,10 +10,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from delight_gym._checks import (
+    check_binary,
     check_finite_array,
     check_flag,
     check_nonnegative_float,
     check_positive_int,
+    check_unit_interval_array,
 )
 
 __all__ = [
@@ -133,8 +135,7 @@ def deep_sea_expected_return(
     mapping = check_finite_array(action_mapping, "action_mapping")
     if mapping.ndim != 2 or mapping.shape[0] != mapping.shape[1] or mapping.size == 0:
         raise ValueError(f"action_mapping must have shape (N, N), got {mapping.shape}")
-    if not np.all((mapping == 0) | (mapping == 1)):
-        raise ValueError("action_mapping must hold only 0 and 1")
+    check_binary(mapping, "action_mapping")
     n = mapping.shape[0]
     probs = check_finite_array(action_one_probs, "action_one_probs")
     if probs.shape == (n,):
@@ -145,8 +146,7 @@ def deep_sea_expected_return(
         raise ValueError(
             f"action_one_probs must have shape (N, N) = ({n}, {n}) or (N,), got {probs.shape}"
         )
-    if probs.min() < 0 or probs.max() > 1:
-        raise ValueError("action_one_probs must lie in [0, 1]")
+    check_unit_interval_array(probs, "action_one_probs")
     det = check_flag(deterministic, "deterministic")
     move_cost = check_nonnegative_float(unscaled_move_cost, "unscaled_move_cost") / n
     success = 1.0 if det else 1.0 - 1.0 / n

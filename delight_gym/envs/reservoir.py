@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.error import ResetNeeded
 from numpy.typing import NDArray
 
 from delight_gym._checks import check_positive_float, check_positive_int
@@ -21,6 +20,7 @@ from delight_gym.envs._base import (
     pull_info,
     read_only_copy,
     render_mode_missing,
+    require_drawn,
 )
 
 __all__ = ["REWARD_MODES", "ReservoirEnv"]
@@ -77,9 +77,8 @@ class ReservoirEnv(InstanceEnv[np.int64]):
     @property
     def values(self) -> NDArray[np.float64]:
         """The arms' values, shape ``(num_arms,)`` (a read-only copy)."""
-        if self._values is None:
-            raise ResetNeeded("the reservoir is drawn at the first reset(); call reset()")
-        return read_only_copy(self._values)
+        not_drawn = "the reservoir is drawn at the first reset(); call reset()"
+        return read_only_copy(require_drawn(self._values, not_drawn))
 
     def _has_instance(self) -> bool:
         return self._values is not None

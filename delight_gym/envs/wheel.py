@@ -66,13 +66,14 @@ def wheel_means(
     contexts = check_finite_array(contexts, "contexts")
     if contexts.ndim == 0 or contexts.shape[-1] != 2:
         raise ValueError(f"contexts must have shape (..., 2), got {contexts.shape}")
-    return _wheel_means(
-        contexts,
-        check_probability(delta, "delta"),
-        check_finite_float(mean_safe, "mean_safe"),
-        check_finite_float(mean_other, "mean_other"),
-        check_finite_float(mean_large, "mean_large"),
-    )
+    return _wheel_means(contexts, *_check_wheel(delta, mean_safe, mean_other, mean_large))
+
+
+def _check_wheel(delta: Any, *means: Any) -> tuple[float, ...]:
+    """``delta`` in ``[0, 1]`` and the finite ``mean_safe``, ``mean_other``, ``mean_large``."""
+    names = ("mean_safe", "mean_other", "mean_large")
+    checked = check_probability(delta, "delta")
+    return (checked, *(check_finite_float(m, n) for n, m in zip(names, means, strict=True)))
 
 
 def _wheel_means(
@@ -120,10 +121,8 @@ class _WheelParameters(BanditKeywords):
         noise: Any,
         render_mode: str | None,
     ) -> None:
-        self.delta = check_probability(delta, "delta")
-        self.mean_safe = check_finite_float(mean_safe, "mean_safe")
-        self.mean_other = check_finite_float(mean_other, "mean_other")
-        self.mean_large = check_finite_float(mean_large, "mean_large")
+        checked = _check_wheel(delta, mean_safe, mean_other, mean_large)
+        self.delta, self.mean_safe, self.mean_other, self.mean_large = checked
         self.noise = check_nonnegative_float(noise, "noise")
         self.num_arms = WHEEL_NUM_ARMS
         self._set_render_mode(render_mode)

@@ -80,9 +80,7 @@ class _ReservoirAgent:
     def update(self, actions: Any, values: Any) -> None:
         """Feed back the arms played, shape ``(batch,)``, and their revealed values."""
         arms = check_action_batch(actions, self.batch_size, np.iinfo(np.int64).max)
-        x = check_finite_array(values, "values")
-        if x.shape != (self.batch_size,):
-            raise ValueError(f"values must have shape ({self.batch_size},), got {x.shape}")
+        x = check_finite_array(values, "values", shape=(self.batch_size,))
         new = arms == self.n_tried
         if np.any(~new & (arms != self.best_arm)):
             raise ValueError("actions must be a fresh arm (n_tried) or the best revealed arm")
