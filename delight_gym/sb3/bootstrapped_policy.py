@@ -1,7 +1,9 @@
-"""The replay buffer (with bootstrap masks) and the policy of ``BootstrappedDQN``."""
+"""The replay buffer (with bootstrap masks) and the policy of ``BootstrappedDQN``, and what the
+SB3 front ends share: :func:`spawn_rng` and :func:`sb3_arguments`."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -27,6 +29,7 @@ __all__ = [
     "BootstrapReplayBuffer",
     "BootstrapReplayBufferSamples",
     "BootstrappedDQNPolicy",
+    "sb3_arguments",
     "spawn_rng",
 ]
 
@@ -34,6 +37,14 @@ __all__ = [
 def spawn_rng(seed: int | None, stream: int) -> np.random.Generator:
     """Independent generator ``stream`` of ``seed`` (fresh entropy for ``None``)."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(stream,)))
+
+
+def sb3_arguments(sb3_class: type, given: dict[str, Any], **fixed: Any) -> dict[str, Any]:
+    """The keyword arguments of ``sb3_class.__init__``: ``fixed``, the others from ``given``
+    (a front end's ``locals()``: its parameters have SB3's names; a missing one is a
+    ``KeyError``)."""
+    names = inspect.signature(sb3_class).parameters
+    return {name: given[name] for name in names if name not in fixed} | fixed
 
 
 class BootstrapReplayBufferSamples(NamedTuple):

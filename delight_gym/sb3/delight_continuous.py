@@ -40,6 +40,7 @@ from delight_gym.de.hosts import BoxHost
 from delight_gym.de.options import DelightOptions
 from delight_gym.posteriors.q_ensemble import ContinuousQEnsemble, ContinuousTransitions
 from delight_gym.sb3.base import DelightExplorerMixin, StoredTransition
+from delight_gym.sb3.bootstrapped_policy import sb3_arguments
 from delight_gym.sb3.hosts import DEFAULT_HOST_STD, SB3DeterministicHost, SB3GaussianHost
 
 __all__ = ["DEFAULT_POSTERIOR_EPSILON", "DelightOffPolicyMixin", "DelightSAC", "DelightTD3"]
@@ -346,36 +347,7 @@ class DelightSAC(DelightOffPolicyMixin, SAC):
             batch_size=batch_size,
             posterior_epsilon=posterior_epsilon,
         )
-        super().__init__(
-            policy,
-            env,
-            learning_rate=learning_rate,
-            buffer_size=buffer_size,
-            learning_starts=learning_starts,
-            batch_size=batch_size,
-            tau=tau,
-            gamma=gamma,
-            train_freq=train_freq,
-            gradient_steps=gradient_steps,
-            action_noise=action_noise,
-            replay_buffer_class=replay_buffer_class,
-            replay_buffer_kwargs=replay_buffer_kwargs,
-            optimize_memory_usage=optimize_memory_usage,
-            n_steps=n_steps,
-            ent_coef=ent_coef,
-            target_update_interval=target_update_interval,
-            target_entropy=target_entropy,
-            use_sde=use_sde,
-            sde_sample_freq=sde_sample_freq,
-            use_sde_at_warmup=use_sde_at_warmup,
-            stats_window_size=stats_window_size,
-            tensorboard_log=tensorboard_log,
-            policy_kwargs=policy_kwargs,
-            verbose=verbose,
-            seed=seed,
-            device=device,
-            _init_setup_model=_init_setup_model,
-        )
+        super().__init__(**sb3_arguments(SAC, locals()))
 
     def _make_host(self) -> BoxHost:
         return SB3GaussianHost(self)
@@ -464,33 +436,7 @@ class DelightTD3(DelightOffPolicyMixin, TD3):
             posterior_epsilon=posterior_epsilon,
             host_std=host_std,
         )
-        super().__init__(
-            policy,
-            env,
-            learning_rate=learning_rate,
-            buffer_size=buffer_size,
-            learning_starts=learning_starts,
-            batch_size=batch_size,
-            tau=tau,
-            gamma=gamma,
-            train_freq=train_freq,
-            gradient_steps=gradient_steps,
-            action_noise=action_noise,
-            replay_buffer_class=replay_buffer_class,
-            replay_buffer_kwargs=replay_buffer_kwargs,
-            optimize_memory_usage=optimize_memory_usage,
-            n_steps=n_steps,
-            policy_delay=policy_delay,
-            target_policy_noise=target_policy_noise,
-            target_noise_clip=target_noise_clip,
-            stats_window_size=stats_window_size,
-            tensorboard_log=tensorboard_log,
-            policy_kwargs=policy_kwargs,
-            verbose=verbose,
-            seed=seed,
-            device=device,
-            _init_setup_model=_init_setup_model,
-        )
+        super().__init__(**sb3_arguments(TD3, locals()))
 
     def _make_host(self) -> BoxHost:
         return SB3DeterministicHost(self, self._delight_config["host_std"])

@@ -24,6 +24,7 @@ from delight_gym.de.posterior import ValuePosterior
 from delight_gym.posteriors.encoders import encoder_for_space
 from delight_gym.posteriors.ensemble import EnsembleQPosterior
 from delight_gym.sb3.base import DelightExplorerMixin, StoredTransition
+from delight_gym.sb3.bootstrapped_policy import sb3_arguments
 from delight_gym.sb3.hosts import SB3QHost
 
 __all__ = ["DelightDQN"]
@@ -98,32 +99,13 @@ class DelightDQN(DelightExplorerMixin[DiscreteDelightWrapper], DQN):
             lazy_gate=lazy_gate,
         )
         super().__init__(
-            policy,
-            env,
-            learning_rate=learning_rate,
-            buffer_size=buffer_size,
-            learning_starts=learning_starts,
-            batch_size=batch_size,
-            tau=tau,
-            gamma=gamma,
-            train_freq=train_freq,
-            gradient_steps=gradient_steps,
-            replay_buffer_class=replay_buffer_class,
-            replay_buffer_kwargs=replay_buffer_kwargs,
-            optimize_memory_usage=optimize_memory_usage,
-            n_steps=n_steps,
-            target_update_interval=target_update_interval,
-            exploration_fraction=1.0,
-            exploration_initial_eps=0.0,
-            exploration_final_eps=0.0,
-            max_grad_norm=max_grad_norm,
-            stats_window_size=stats_window_size,
-            tensorboard_log=tensorboard_log,
-            policy_kwargs=policy_kwargs,
-            verbose=verbose,
-            seed=seed,
-            device=device,
-            _init_setup_model=_init_setup_model,
+            **sb3_arguments(
+                DQN,
+                locals(),
+                exploration_fraction=1.0,
+                exploration_initial_eps=0.0,
+                exploration_final_eps=0.0,
+            )
         )
 
     def _make_delight(self) -> DiscreteDelightWrapper:

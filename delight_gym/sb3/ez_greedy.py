@@ -22,6 +22,7 @@ from stable_baselines3.common.type_aliases import GymEnv, MaybeCallback, Schedul
 from stable_baselines3.dqn.policies import DQNPolicy
 
 from delight_gym._checks import check_positive_float, check_positive_int, check_seed
+from delight_gym.sb3.bootstrapped_policy import sb3_arguments
 
 __all__ = ["DEFAULT_EZ_MAX_DURATION", "DEFAULT_EZ_MU", "EZGreedyDQN", "zeta_durations"]
 
@@ -144,34 +145,7 @@ class EZGreedyDQN(DQN):
         self.ez_rng = np.random.default_rng(check_seed(seed))
         self.ez_action = np.zeros(0, dtype=np.int64)
         self.ez_remaining = np.zeros(0, dtype=np.int64)
-        super().__init__(
-            policy,
-            env,  # type: ignore[arg-type]
-            learning_rate=learning_rate,
-            buffer_size=buffer_size,
-            learning_starts=learning_starts,
-            batch_size=batch_size,
-            tau=tau,
-            gamma=gamma,
-            train_freq=train_freq,
-            gradient_steps=gradient_steps,
-            replay_buffer_class=replay_buffer_class,
-            replay_buffer_kwargs=replay_buffer_kwargs,
-            optimize_memory_usage=optimize_memory_usage,
-            n_steps=n_steps,
-            target_update_interval=target_update_interval,
-            exploration_fraction=exploration_fraction,
-            exploration_initial_eps=exploration_initial_eps,
-            exploration_final_eps=exploration_final_eps,
-            max_grad_norm=max_grad_norm,
-            stats_window_size=stats_window_size,
-            tensorboard_log=tensorboard_log,
-            policy_kwargs=policy_kwargs,
-            verbose=verbose,
-            seed=seed,
-            device=device,
-            _init_setup_model=_init_setup_model,
-        )
+        super().__init__(**sb3_arguments(DQN, locals()))
 
     def ez_epsilon(self, learning_starts: int) -> float:
         """The ε of the next decision: 1 before ``learning_starts``, else SB3's schedule at the
