@@ -17,6 +17,7 @@ from gymnasium import spaces
 
 from delight_gym._checks import (
     array_bytes,
+    check_finite_array,
     check_nonnegative_int,
     check_positive_float,
     check_positive_int,
@@ -356,10 +357,7 @@ class ContinuumAgent:
 
     def update(self, actions: np.ndarray, rewards: np.ndarray) -> None:
         """Absorb one round: ``actions`` ``(B, d)`` in ``[0, 1]``, ``rewards`` ``(B,)``."""
-        x = check_unit_interval_array(actions, "actions")
-        if x.shape != (self.batch_size, self.dim):
-            raise ValueError(
-                f"actions must have shape {(self.batch_size, self.dim)}, got {x.shape}"
-            )
+        x = check_finite_array(actions, "actions", shape=(self.batch_size, self.dim))
+        x = check_unit_interval_array(x, "actions")
         self.posterior.update(self._tensor(x)[:, None], self._tensor(rewards)[:, None])
         self.t += 1

@@ -11,10 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-import numpy as np
 import torch
 
-from delight_gym._checks import check_positive_float
+from delight_gym._checks import check_nonnegative_int, check_positive_float
 from delight_gym.agents.base import (
     AnnealedSettings,
     DelightSettings,
@@ -111,8 +110,7 @@ class MDPAgent(TorchPosteriorAgent):
     def _check_step(self, h: Any, states: Any) -> torch.Tensor:
         if self.step < 0:
             raise RuntimeError("call begin_episode() before act()")
-        if isinstance(h, bool) or not isinstance(h, (int, np.integer)):
-            raise TypeError(f"h must be an integer, got {h!r}")
+        check_nonnegative_int(h, "h")
         if int(h) != self.step:
             raise ValueError(f"h must be the current step {self.step}, got {h}")
         return self.posterior._check_index(states, "states", self.num_states)

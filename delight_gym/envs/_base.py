@@ -56,6 +56,15 @@ def check_reset_options(
     return options
 
 
+def check_agrees(name: str, given: int | None, implied: int | None, source: str) -> None:
+    """A ``ValueError`` if ``name`` was given and ``source`` implies another value."""
+    if given is not None and implied is not None and given != implied:
+        raise ValueError(
+            f"{name}={given} disagrees with {source}, which implies {name}={implied}; "
+            "pass one of them or make them agree"
+        )
+
+
 def resample_flag(options: dict[str, Any] | None, fixed: str | None) -> bool:
     """A single env's ``options["resample"]`` (default False), checked; ``fixed`` is None
     when the instance may be redrawn, else why not (a True request then raises)."""

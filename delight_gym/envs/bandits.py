@@ -18,7 +18,7 @@ from delight_gym.envs._bandit import (
     OneStepBanditVectorEnv,
     check_bandit_fits,
 )
-from delight_gym.envs._base import instance_array, set_vector_spaces, zero_final_obs
+from delight_gym.envs._base import check_agrees, instance_array, set_vector_spaces, zero_final_obs
 
 __all__ = ["DEFAULT_NUM_ARMS", "BernoulliBanditEnv", "BernoulliBanditVectorEnv"]
 
@@ -36,11 +36,7 @@ def _resolve_num_arms(num_arms: Any, means_arms: int | None) -> int:
     if num_arms is None:
         return DEFAULT_NUM_ARMS if means_arms is None else means_arms
     k = check_positive_int(num_arms, "num_arms")
-    if means_arms is not None and means_arms != k:
-        raise ValueError(
-            f"num_arms={k} disagrees with means, which has {means_arms} arms; "
-            "pass one of them or make them agree"
-        )
+    check_agrees("num_arms", k, means_arms, "means")
     return k
 
 

@@ -30,6 +30,7 @@ from delight_gym._checks import (
 )
 from delight_gym.envs._bandit import SUB_ENV_BYTES, BanditEnv, BanditKeywords, BanditVectorEnv
 from delight_gym.envs._base import (
+    check_agrees,
     instance_array,
     pull_info,
     read_only_copy,
@@ -304,11 +305,7 @@ class _ContinuumParameters(BanditKeywords):
                 ("dim", d, c.shape[-1]),
                 ("num_bumps", k, c.shape[-2] - 1),
             ):
-                if given is not None and given != implied:
-                    raise ValueError(
-                        f"{name}={given} disagrees with centers of shape {c.shape}, which "
-                        f"implies {name}={implied}; pass one of them or make them agree"
-                    )
+                check_agrees(name, given, implied, f"centers of shape {c.shape}")
             d, k, fixed = c.shape[-1], c.shape[-2] - 1, (c, h)
         self.dim = DEFAULT_CONTINUUM_DIM if d is None else d
         self.num_bumps = DEFAULT_NUM_BUMPS if k is None else k

@@ -12,14 +12,19 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import ArrayLike, NDArray
 
-from delight_gym._checks import check_finite_array, check_nonnegative_float, check_positive_int
+from delight_gym._checks import (
+    check_finite_array,
+    check_magnitude,
+    check_nonnegative_float,
+    check_positive_int,
+)
 from delight_gym.envs._bandit import (
     FeatureBanditInstance,
     GaussianBanditEnv,
     GaussianBanditVectorEnv,
     check_bandit_fits,
 )
-from delight_gym.envs._base import instance_array, set_vector_spaces
+from delight_gym.envs._base import check_agrees, instance_array, set_vector_spaces
 
 __all__ = [
     "DEFAULT_DIM",
@@ -65,11 +70,9 @@ _FEATURE_AXES = ("num_arms", "dim")
 
 def _check_features(value: Any, num_envs: int | None) -> NDArray[np.float64]:
     arr = instance_array(check_finite_array(value, "features"), "features", _FEATURE_AXES, num_envs)
-    if np.abs(arr).max() > _OBS_BOUND:
-        raise ValueError(
-            f"features must lie within the float32 range (|x| <= {_OBS_BOUND:.4g}) because the "
-            f"observation is float32; got a magnitude of {np.abs(arr).max():.4g}"
-        )
+    check_magnitude(
+        arr, "features", _OBS_BOUND, why="(the float32 range: the observation is float32)"
+    )
     return arr
 
 
@@ -85,11 +88,7 @@ def _resolve_shape(
     if features is not None:
         fk, fd = features.shape[-2:]
         for name, given, found in (("num_arms", k, fk), ("dim", d, fd)):
-            if given is not None and found != given:
-                raise ValueError(
-                    f"features has shape {features.shape} but {name}={given}; "
-                    "pass one of them or make them agree"
-                )
+            check_agrees(name, given, found, f"features of shape {features.shape}")
         k, d = fk, fd
     if theta is not None:
         td = theta.shape[-1]

@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from delight_gym._checks import check_finite_array, check_positive_int
 from delight_gym.envs._base import (
     InstanceEnv,
+    check_agrees,
     check_discrete_action,
     check_render_mode,
     render_mode_missing,
@@ -98,8 +99,9 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
             k = self._alphas.size
             if self._betas.size != k or self._costs.size != k:
                 raise ValueError("alphas, betas and costs must have the same length")
-            if num_boxes is not None and check_positive_int(num_boxes, "num_boxes") != k:
-                raise ValueError(f"num_boxes={num_boxes} disagrees with the priors' length {k}")
+            if num_boxes is not None:
+                num = check_positive_int(num_boxes, "num_boxes")
+                check_agrees("num_boxes", num, k, "the priors' length")
             if np.any(self._costs > 1):
                 raise ValueError("costs must lie in (0, 1]")
         else:

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from delight_gym._checks import check_finite_array, check_positive_float
+from delight_gym._checks import check_finite_array, check_magnitude, check_positive_float
 from delight_gym.de.rule import DEFAULT_GATE_PRICE, delight_rule
 from delight_gym.posteriors.beta import beta_expected_improvement
 from delight_gym.theory.reservation import reservation_index
@@ -163,11 +163,8 @@ class DelightPandoraAgent(_BoxAgent):
         self.alphas, self.betas, self.costs = _boxes(alphas, betas, costs)
         self.gate_price = check_positive_float(gate_price, "gate_price")
         self.surprisal = self.gate_price / self.costs
-        if self.surprisal.max() > _MAX_SURPRISAL:
-            raise ValueError(
-                f"gate_price / costs must be <= {_MAX_SURPRISAL} (host probabilities exp(-ℓ) "
-                "underflow beyond); lower gate_price"
-            )
+        why = "(host probabilities exp(-ℓ) underflow beyond); lower gate_price"
+        check_magnitude(self.surprisal, "gate_price / costs", _MAX_SURPRISAL, why=why)
         self.num_boxes = self.costs.size
         logits = np.append(-self.surprisal, 0.0)  # stop is the host's favourite
         self.host = np.exp(logits - logits.max())

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from scipy import integrate, optimize
 
-from delight_gym._checks import check_positive_float
+from delight_gym._checks import check_all_finite, check_positive_float
 from delight_gym.de.rule import DEFAULT_GATE_PRICE, DEFAULT_SURPRISAL_CAP
 from delight_gym.posteriors.beta import beta_expected_improvement
 
@@ -87,8 +87,7 @@ def partial_expectation(prior: Any, z: Any) -> Any:
     """
     name, shapes, loc, scale = _check_prior(prior)
     zz = np.asarray(z, dtype=np.float64)
-    if not np.all(np.isfinite(zz)):
-        raise ValueError("z must be finite (no NaN or inf)")
+    check_all_finite(zz, "z")
     return _out(np.asarray(_g(prior, name, shapes, loc, scale, zz), dtype=np.float64))
 
 
