@@ -21,7 +21,7 @@ try:
 except ImportError:  # pragma: no cover - not a POSIX system
     resource = None  # type: ignore[assignment]
 
-from delight_gym._arrays import is_torch
+from delight_gym._arrays import array_namespace, is_torch
 
 if TYPE_CHECKING:
     import torch
@@ -203,17 +203,20 @@ def check_box_bounds(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-def check_probabilities(probs: np.ndarray, name: str, *, atol: float = 1e-6) -> None:
-    """Raise unless ``probs`` (last axis = actions) is non-negative and sums to one."""
+def check_probabilities(probs: Any, name: str, *, atol: float = 1e-6) -> None:
+    """Raise unless ``probs`` (array or tensor, last axis = actions) is non-negative and sums
+    to one."""
+    xp = array_namespace(probs)
     if probs.shape[-1:] == (0,) or probs.ndim == 0:
         raise ValueError(f"{name} must have at least one action on its last axis")
-    if not np.all(np.isfinite(probs)):
+    if not bool(xp.all(xp.isfinite(probs))):
         raise ValueError(f"{name} must be finite (no NaN or inf)")
-    if np.any(probs < 0):
+    if bool(xp.any(probs < 0)):
         raise ValueError(f"{name} must be non-negative")
     total = probs.sum(axis=-1)
-    if np.any(np.abs(total - 1.0) > atol):
-        worst = float(total.flat[np.argmax(np.abs(total - 1.0))])
+    error = xp.abs(total - 1.0)
+    if bool(xp.any(error > atol)):
+        worst = float(total.reshape(-1)[int(xp.argmax(error.reshape(-1)))])
         raise ValueError(
             f"{name} must sum to 1 along the last axis (found a row summing to {worst})"
         )
@@ -228,37 +231,31 @@ def check_action_batch(
     arr = host_view(actions)
     if tuple(arr.shape) != (size,):
         raise ValueError(f"{name} must have shape ({size},), got {tuple(arr.shape)}")
-    if not isinstance(arr, np.ndarray):
-        return _check_action_tensor(arr, num_actions, name)
-    if arr.dtype.kind not in "iu":
-        raise ValueError(f"{name} must be integers, got dtype {arr.dtype}")
-    out = arr.astype(np.int64)
-    # One comparison catches both ends: negatives wrap to huge values as uint64.
-    if (out.view(np.uint64) >= num_actions).any():
-        where = np.flatnonzero((arr < 0) | (arr >= num_actions))[:10]
-        raise ValueError(
-            f"{name} must lie in [0, {num_actions - 1}]; entries {where.tolist()} "
-            f"got {arr[where].tolist()}"
-        )
-    return out
+    dtype, numpy = arr.dtype, isinstance(arr, np.ndarray)
+    if numpy:
+        integers = dtype.kind in "iu"
+    else:  # a tensor
+        bool_ = sys.modules["torch"].bool
+        integers = not (dtype.is_floating_point or dtype.is_complex or dtype == bool_)
+    if not integers:
+        raise ValueError(f"{name} must be integers, got dtype {dtype}")
+    out = arr.astype(np.int64) if numpy else arr.long()
+    # numpy: one comparison catches both ends, negatives wrap to huge values as uint64
+    bad = (out.view(np.uint64) >= num_actions) if numpy else (out < 0) | (out >= num_actions)
+    if not bool(bad.any()):
+        return out
+    where = _first_entries((out < 0) | (out >= num_actions))
+    raise ValueError(
+        f"{name} must lie in [0, {num_actions - 1}]; entries {where.tolist()} "
+        f"got {arr[where].tolist()}"
+    )
 
 
-def _check_action_tensor(actions: Any, num_actions: int, name: str) -> Any:
-    if (
-        actions.dtype.is_floating_point
-        or actions.dtype.is_complex
-        or actions.dtype == sys.modules["torch"].bool
-    ):
-        raise ValueError(f"{name} must be integers, got dtype {actions.dtype}")
-    out = actions.long()
-    bad = (out < 0) | (out >= num_actions)
-    if bool(bad.any()):
-        where = bad.nonzero().reshape(-1)[:10]
-        raise ValueError(
-            f"{name} must lie in [0, {num_actions - 1}]; entries {where.tolist()} "
-            f"got {out[where].tolist()}"
-        )
-    return out
+def _first_entries(mask: Any) -> Any:
+    """The first ten indices where the 1-D bool array or tensor ``mask`` holds (for messages)."""
+    if isinstance(mask, np.ndarray):
+        return np.flatnonzero(mask)[:10]
+    return mask.nonzero().reshape(-1)[:10]
 
 
 def check_float_dtype(dtype: Any, name: str = "dtype") -> torch.dtype:
@@ -318,16 +315,14 @@ def check_all_finite(value: Any, name: str, *, where: str = "") -> None:
     ``" at timestep 25"``) unless every entry of ``value`` (array or tensor, checked where it
     lives) is finite."""
     arr = host_view(value)
-    if isinstance(arr, np.ndarray):
-        if arr.dtype.kind not in "fc" or np.isfinite(arr).all():
-            return
-        index = np.unravel_index(int(np.argmin(np.isfinite(arr))), arr.shape)
-    else:
-        finite = arr.isfinite()
-        if bool(finite.all()):
-            return
-        index = np.unravel_index(int((~finite).reshape(-1).int().argmax()), tuple(arr.shape))
-    entry = tuple(int(i) for i in index)
+    numpy = isinstance(arr, np.ndarray)
+    if numpy and arr.dtype.kind not in "fc":
+        return
+    finite = np.isfinite(arr) if numpy else arr.isfinite()
+    if bool(finite.all()):
+        return
+    first = int(_first_entries(~finite.reshape(-1))[0])
+    entry = tuple(int(i) for i in np.unravel_index(first, tuple(arr.shape)))
     shown = f" (entry {entry[0] if len(entry) == 1 else entry}: {arr[entry].item()})"
     raise ValueError(f"{name} must be finite (no NaN or inf){where}; got a non-finite value{shown}")
 
@@ -341,21 +336,15 @@ def check_binary(value: Any, name: str) -> None:
             return
         if arr.dtype.kind not in "iuf":
             raise ValueError(f"{name} must be bools or 0/1, got dtype {arr.dtype}")
-        bad = (arr != 0) & (arr != 1)
-        if not bad.any():
-            return
-        where = np.flatnonzero(bad.reshape(-1))[:10]
-        values = arr.reshape(-1)[where].tolist()
-    else:
-        if arr.dtype == sys.modules["torch"].bool:
-            return
-        bad = (arr != 0) & (arr != 1)
-        if not bool(bad.any()):
-            return
-        where = np.flatnonzero(bad.reshape(-1).cpu().numpy())[:10]
-        values = arr.reshape(-1)[where.tolist()].tolist()
+    elif arr.dtype == sys.modules["torch"].bool:
+        return
+    bad = (arr != 0) & (arr != 1)
+    if not bool(bad.any()):
+        return
+    where = _first_entries(bad.reshape(-1))
     raise ValueError(
-        f"{name} must be bools or 0/1; entries {where.tolist()} got {values} (never rounded)"
+        f"{name} must be bools or 0/1; entries {where.tolist()} got "
+        f"{arr.reshape(-1)[where].tolist()} (never rounded)"
     )
 
 
@@ -470,14 +459,9 @@ def check_magnitude(value: Any, name: str, limit: float, *, why: str = "") -> No
     finite ``value`` (array or tensor) exceeds ``limit`` in magnitude; ``why`` (e.g. ``"so that
     its square stays finite"``) ends the message."""
     arr = host_view(value)
-    if isinstance(arr, np.ndarray):
-        if arr.size == 0 or arr.dtype.kind not in "iuf":
-            return
-        biggest = float(np.max(np.abs(arr)))
-    else:
-        if arr.numel() == 0:
-            return
-        biggest = float(arr.abs().max())
+    if 0 in tuple(arr.shape) or (isinstance(arr, np.ndarray) and arr.dtype.kind not in "iuf"):
+        return
+    biggest = float(abs(arr).max())
     if biggest > limit:
         reason = f" {why}" if why else ""
         raise ValueError(

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from delight_gym._checks import check_all_finite, check_binary, check_probabilities
+from delight_gym._checks import check_all_finite, check_binary, check_flag, check_probabilities
 from delight_gym.de.commitment import Commitment
 from delight_gym.de.decide import decide_on_values
 from delight_gym.de.engine import DelightEngine, ObservedTransition, act_on_values, row_vector
@@ -74,9 +74,7 @@ class DiscreteDelightWrapper(DelightEngine):
         observation_space: Any = None,
         action_space: Any = None,
     ) -> None:
-        if not isinstance(lazy_gate, bool):
-            raise TypeError(f"lazy_gate must be a bool, got {lazy_gate!r}")
-        self.lazy_gate = lazy_gate
+        self.lazy_gate = check_flag(lazy_gate, "lazy_gate")
         self.delight = self._resolve_options(delight)
         self.host: Host = make_host(
             host,

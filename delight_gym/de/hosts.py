@@ -203,14 +203,12 @@ def make_host(
         for name, value in (("host_std", host_std), ("host_log_density", host_log_density)):
             if value is not None:
                 raise TypeError(f"{name} applies only to Box action spaces, got {space!r}")
-    elif temperature is not None:
-        raise TypeError("host_temperature applies only to DQN hosts on Discrete actions")
     if space is not None and not isinstance(space, spaces.Discrete | spaces.Box):
         raise ValueError(f"action_space must be Discrete or Box, got {space!r}")
+    if temperature is not None and (box or not (is_model and hasattr(host.policy, "q_net"))):
+        raise TypeError("host_temperature applies only to DQN hosts on Discrete actions")
     if box:
         return _make_box_host(host, sb3_hosts, observation_space, space, host_std, host_log_density)
-    if temperature is not None and not (is_model and hasattr(host.policy, "q_net")):
-        raise TypeError("host_temperature applies only to DQN hosts (greedy vs Boltzmann)")
     if isinstance(host, CallableHost | sb3_hosts.SB3PolicyHost | sb3_hosts.SB3QHost):
         return host
     if is_model:

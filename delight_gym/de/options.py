@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from delight_gym._checks import check_positive_float, check_probability
+from delight_gym._checks import check_flag, check_positive_float, check_probability
 from delight_gym.de.commitment import check_durations
 from delight_gym.de.posterior import BASELINES
 from delight_gym.de.rule import (
@@ -102,8 +102,7 @@ class DelightOptions:
             set_(self, "clock", clock)
         if self.host is not None and self.host not in HOSTS:
             raise ValueError(f"host must be one of {HOSTS} or None, got {self.host!r}")
-        if not isinstance(self.commit, bool):
-            raise TypeError(f"commit must be a bool, got {self.commit!r}")
+        set_(self, "commit", check_flag(self.commit, "commit"))
         if self.commit and self.host == "mean":
             raise ValueError("commit switches the episode's head: it needs host='head'")
         set_(self, "durations", tuple(int(k) for k in check_durations(self.durations)))

@@ -24,6 +24,7 @@ from delight_gym._arrays import array_namespace, is_torch
 from delight_gym._checks import (
     check_nonnegative_float,
     check_positive_float,
+    check_probabilities,
     check_probability,
 )
 
@@ -92,12 +93,7 @@ def _check_rule_inputs(
         if not bool(xp.all(xp.isfinite(value))) or bool(xp.any(value < 0)):
             raise ValueError(f"{name} must be finite and non-negative (no NaN or inf)")
     probs = host_probs if multiplicity is None else host_probs * multiplicity
-    if not bool(xp.all(xp.isfinite(probs))):
-        raise ValueError("host_probs must be finite (no NaN or inf)")
-    if bool(xp.any(probs < 0)):
-        raise ValueError("host_probs must be non-negative")
-    if bool(xp.any(xp.abs(probs.sum(axis=-1) - 1.0) > atol)):
-        raise ValueError("host_probs must sum to 1 along the last axis")
+    check_probabilities(probs, "host_probs", atol=atol)
     if np.isscalar(epsilon):
         check_probability(epsilon, "epsilon")
         return

@@ -349,10 +349,9 @@ class BootstrappedDQN(DelightAlgorithmMixin, OffPolicyAlgorithm):
     ) -> Prediction:
         # Greedy on each row's head, with DE on top. The heads travel in ``state`` as
         # ``(heads,)``: rows without one or with ``episode_start`` set draw a new head.
+        # a tensor: _setup_model refused the other observation spaces (Dict)
         obs, vectorized = self.policy.obs_to_tensor(observation)
-        if not isinstance(obs, torch.Tensor):  # pragma: no cover - Dict spaces are refused
-            raise TypeError("BootstrappedDQN needs a Box or Discrete observation")
-        n = int(obs.shape[0])
+        n = len(obs)
         if state is None:
             heads = self._draw_heads(n)
         else:
