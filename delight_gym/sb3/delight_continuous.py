@@ -69,8 +69,6 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
     _posterior_credit: float = 0.0
 
     def _keep_delight_config(self, **config: Any) -> None:
-        """As the base class's; ``n_steps`` (popped from ``config``) must be 1, ``batch_size``
-        (popped) ``>= 1``, ``posterior_epsilon`` in ``[0, 1]``."""
         n_steps = config.pop("n_steps")
         check_positive_int(config.pop("batch_size"), "batch_size")
         eps = check_probability(config.pop("posterior_epsilon"), "posterior_epsilon")
@@ -84,8 +82,7 @@ class DelightOffPolicyMixin(DelightExplorerMixin[ContinuousDelightWrapper]):
 
     @classmethod
     def _wrap_env(cls, env: GymEnv, verbose: int = 0, monitor_wrapper: bool = True) -> VecEnv:
-        """SB3's, after refusing composite (``Dict``) observations, which DE cannot take
-        (before SB3 would suggest ``MultiInputPolicy``)."""
+        """SB3's, after refusing ``Dict`` observations (before SB3 suggests MultiInputPolicy)."""
         space = env.observation_space
         if not isinstance(space, spaces.Box | spaces.Discrete):
             raise TypeError(

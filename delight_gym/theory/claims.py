@@ -375,8 +375,7 @@ def check_fixed_history(seed: int = 0, histories: int = 200) -> ClaimCheck:
             agent.posterior.alpha[:] = 1.0 + wins
             agent.posterior.beta[:] = 1.0 + pulls - wins
             agent.t = t
-        de.rng = np.random.default_rng([seed, 41, h])
-        eg.rng = np.random.default_rng([seed, 41, h])
+            agent.rng = np.random.default_rng([seed, 41, h])
         means = de.posterior.mean()
         host = np.argmax(means, axis=1)
         baseline = means.max(axis=1)
