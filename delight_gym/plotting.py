@@ -68,8 +68,7 @@ def new_figure(
 
     fig = Figure(figsize=figsize, layout=layout)
     FigureCanvasAgg(fig)
-    axes = fig.subplots(nrows, ncols, squeeze=False, **subplots)
-    return fig, axes
+    return fig, fig.subplots(nrows, ncols, squeeze=False, **subplots)
 
 
 def save_figure(fig: Any, path_stem: Path | str) -> list[Path]:
@@ -77,11 +76,9 @@ def save_figure(fig: Any, path_stem: Path | str) -> list[Path]:
     the paths. A figure made through ``pyplot`` is closed afterwards (the ones of
     :func:`new_figure` need no closing)."""
     Path(path_stem).parent.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for ext in FIGURE_FORMATS:
-        p = Path(f"{path_stem}.{ext}")
-        fig.savefig(p, dpi=FIGURE_DPI)
-        paths.append(p)
+    paths = [Path(f"{path_stem}.{ext}") for ext in FIGURE_FORMATS]
+    for path in paths:
+        fig.savefig(path, dpi=FIGURE_DPI)
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is not None:
         pyplot.close(fig)
