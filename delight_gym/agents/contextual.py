@@ -67,6 +67,11 @@ def _build_posterior(
     return cls(*sizes, generators=gens, device=device, **kw)
 
 
+def _check_shape(value: torch.Tensor, name: str, shape: tuple[int, ...]) -> None:
+    if tuple(value.shape) != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {tuple(value.shape)}")
+
+
 class ContextualAgent:
     """Base of the contextual agents: sizes, the posterior, the row generators and ``t``.
 
@@ -165,9 +170,7 @@ class ContextualAgent:
         x = torch.as_tensor(inputs, device=self.device)
         if not x.is_floating_point():
             raise TypeError(f"inputs must be a float tensor, got {x.dtype}")
-        shape = (self.batch, self.num_arms, self.input_dim)
-        if tuple(x.shape) != shape:
-            raise ValueError(f"inputs must have shape {shape}, got {tuple(x.shape)}")
+        _check_shape(x, "inputs", (self.batch, self.num_arms, self.input_dim))
         x = x.to(self.dtype)
         check_all_finite(x, "inputs")
         return x
@@ -199,13 +202,11 @@ class ContextualAgent:
         a = torch.as_tensor(actions, device=self.device)
         if a.is_floating_point() or a.dtype == torch.bool:
             raise TypeError(f"actions must be an integer tensor, got {a.dtype}")
-        if tuple(a.shape) != (self.batch,):
-            raise ValueError(f"actions must have shape ({self.batch},), got {tuple(a.shape)}")
+        _check_shape(a, "actions", (self.batch,))
         if bool(((a < 0) | (a >= self.num_arms)).any()):
             raise ValueError(f"actions must lie in [0, {self.num_arms})")
         r = torch.as_tensor(rewards, device=self.device)
-        if tuple(r.shape) != (self.batch,):
-            raise ValueError(f"rewards must have shape ({self.batch},), got {tuple(r.shape)}")
+        _check_shape(r, "rewards", (self.batch,))
         r = r.to(self.dtype)
         check_all_finite(r, "rewards")
         a = a.long()

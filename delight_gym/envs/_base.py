@@ -65,14 +65,24 @@ def check_agrees(name: str, given: int | None, implied: int | None, source: str)
         )
 
 
+def check_num_entries(values: Sequence[Any], name: str, num_envs: int) -> None:
+    """A ``ValueError`` naming ``name`` unless ``values`` has one entry per sub-env."""
+    if len(values) != num_envs:
+        raise ValueError(f"{name} must have num_envs={num_envs} entries, got {len(values)}")
+
+
+def _refuse_fixed(resample: bool, fixed: str | None) -> None:
+    if resample and fixed is not None:
+        raise ValueError(f'options["resample"] is not allowed: {fixed}')
+
+
 def resample_flag(options: dict[str, Any] | None, fixed: str | None) -> bool:
     """A single env's ``options["resample"]`` (default False), checked; ``fixed`` is None
     when the instance may be redrawn, else why not (a True request then raises)."""
     resample = check_flag(
         check_reset_options(options).get("resample", False), 'options["resample"]'
     )
-    if resample and fixed is not None:
-        raise ValueError(f'options["resample"]=True is not allowed: {fixed}')
+    _refuse_fixed(resample, fixed)
     return resample
 
 
@@ -92,8 +102,7 @@ def resample_mask(
                 f"(num_envs,) = ({num_envs},), got {value!r}"
             )
         mask = mask.copy()
-    if mask.any() and fixed is not None:
-        raise ValueError(f'options["resample"] is not allowed: {fixed}')
+    _refuse_fixed(bool(mask.any()), fixed)
     return mask
 
 
@@ -222,10 +231,7 @@ class PerEnvGenerators:
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             return [int(seed) + i for i in range(self.num_envs)]
         if isinstance(seed, (list, tuple)):
-            if len(seed) != self.num_envs:
-                raise ValueError(
-                    f"seed as a list must have num_envs={self.num_envs} entries, got {len(seed)}"
-                )
+            check_num_entries(seed, "seed as a list", self.num_envs)
             return list(seed)
         raise TypeError(f"seed must be None, an int or a list of ints, got {type(seed).__name__}")
 

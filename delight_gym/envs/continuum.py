@@ -164,11 +164,8 @@ def _check_box_actions(value: Any, shape: tuple[int, ...], name: str) -> NDArray
         raise ValueError(f"{name} must be an array of reals: {exc}") from None
     if arr.dtype.kind not in "iuf":
         raise ValueError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    if arr.shape != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
     out = arr.astype(np.float64)
-    if not np.all(np.isfinite(out)):
-        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    check_finite_array(out, name, shape=shape)
     bad = (out < 0.0) | (out > 1.0)
     if bad.any():
         where = np.argwhere(bad)[:5].tolist()

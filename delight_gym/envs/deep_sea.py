@@ -26,6 +26,7 @@ from delight_gym.envs._base import (
     InstanceVectorEnv,
     VectorStep,
     check_discrete_action,
+    check_num_entries,
     check_render_mode,
     read_only_copy,
     render_mode_missing,
@@ -118,11 +119,7 @@ class _DeepSeaParameters:
         if num_envs is None:
             return [check_mapping_seed(mapping_seed)]
         if isinstance(mapping_seed, (list, tuple)):
-            if len(mapping_seed) != num_envs:
-                raise ValueError(
-                    f"mapping_seed as a sequence must have num_envs={num_envs} entries, "
-                    f"got {len(mapping_seed)}"
-                )
+            check_num_entries(mapping_seed, "mapping_seed as a sequence", num_envs)
             return [check_mapping_seed(s, f"mapping_seed[{i}]") for i, s in enumerate(mapping_seed)]
         return [check_mapping_seed(mapping_seed)] * num_envs
 

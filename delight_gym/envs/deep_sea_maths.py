@@ -139,8 +139,7 @@ def deep_sea_expected_return(
     n = mapping.shape[0]
     probs = check_finite_array(action_one_probs, "action_one_probs")
     if probs.shape == (n,):
-        if not np.all((probs == 0) | (probs == 1)):
-            raise ValueError("action_one_probs as an action sequence (shape (N,)) must be 0/1")
+        check_binary(probs, "action_one_probs as an action sequence (shape (N,))")
         probs = np.repeat(probs[:, None], n, axis=1)
     if probs.shape != (n, n):
         raise ValueError(

@@ -57,9 +57,7 @@ class _BoxAgent:
 
     def act(self, obs: Any) -> int:
         """The action for an env observation of shape ``(K, 3)``."""
-        o = np.asarray(obs, dtype=np.float64)
-        if o.shape != (self.num_boxes, 3):
-            raise ValueError(f"obs must have shape ({self.num_boxes}, 3), got {o.shape}")
+        o = check_finite_array(obs, "obs", shape=(self.num_boxes, 3))
         return self.choose(o[:, 0] > 0.5, o[:, 1])
 
 
