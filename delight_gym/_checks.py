@@ -134,9 +134,7 @@ def _check_float_above(value: Any, name: str, *, allow_inf: bool, strict: bool) 
     out = _as_real(value, name)
     if not (out > 0 if strict else out >= 0):
         raise ValueError(f"{name} must be {'>' if strict else '>='} 0, got {value}")
-    if not allow_inf and not np.isfinite(out):
-        raise ValueError(f"{name} must be finite, got {value}")
-    return out
+    return out if allow_inf else check_finite_float(out, name)
 
 
 def check_finite_float(value: Any, name: str) -> float:

@@ -21,6 +21,7 @@ from delight_gym._checks import (
     check_positive_int,
     check_probabilities,
     check_probability,
+    check_unit_interval_array,
 )
 from delight_gym.de.rule import (
     DEFAULT_GATE_PRICE,
@@ -158,8 +159,8 @@ def option_rule(
         raise ValueError("expected_improvement must be non-negative")
     if np.isscalar(epsilon):
         check_probability(epsilon, "epsilon")
-    elif np.any(np.asarray(epsilon) < 0) or np.any(np.asarray(epsilon) > 1):
-        raise ValueError("epsilon must lie in [0, 1]")
+    else:
+        check_unit_interval_array(epsilon, "epsilon")
     try:
         fits = np.broadcast_shapes(ei.shape, host.shape) == host.shape
     except ValueError:
