@@ -176,10 +176,15 @@ def resolve_function(path: str) -> Callable[..., Any]:
     return fn
 
 
+def _check_by_path(path: str, value: Any, name: str) -> Any:
+    return resolve_function(path)(value, name)
+
+
 def lazy_check(path: str) -> Callable[[Any, str], Any]:
     """A :attr:`Parameter.check` that imports the check ``"module:function"`` when a value is
-    checked (so that importing a family imports neither torch nor the environments)."""
-    return lambda value, name: resolve_function(path)(value, name)
+    checked (so that importing a family imports neither torch nor the environments); a
+    ``functools.partial``, so that a family pickles (the figure process gets it)."""
+    return functools.partial(_check_by_path, path)
 
 
 @dataclass(frozen=True)
