@@ -57,12 +57,18 @@ INITS = ("uniform", "trunc_normal")
 class BatchedMLP(nn.Module):
     """``N`` ReLU MLPs with layer sizes ``(in, hidden..., G)``, ``G`` outputs (one per group).
 
+    The posteriors build it from their checked settings: only ``init_scale`` and the memory
+    needed are checked here.
+
     Parameters
     ----------
     num_models : int
+        ``N >= 1``.
     sizes : sequence of int
+        Positive: an input, at least one hidden and an output size.
     generators : sequence of torch.Generator
-        CPU generators; model ``j`` draws from ``generators[j // (N / len(generators))]``.
+        CPU generators, as many as divide ``N``; model ``j`` draws from
+        ``generators[j // (N / len(generators))]``.
     init : str, default "uniform"
         One of :data:`INITS`.
     init_scale : float, default 0.3
@@ -83,12 +89,8 @@ class BatchedMLP(nn.Module):
         dtype: torch.dtype = torch.float32,
     ) -> None:
         super().__init__()
-        self.num_models = check_positive_int(num_models, "num_models")
-        self.sizes = tuple(check_positive_int(s, "sizes") for s in sizes)
-        if len(self.sizes) < 3:
-            raise ValueError(f"sizes must hold an input, >= 1 hidden and an output size: {sizes}")
-        if init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        self.num_models = num_models
+        self.sizes = tuple(sizes)
         scale = check_positive_float(init_scale, "init_scale")
         itemsize = torch.empty(0, dtype=dtype).element_size()
         check_would_fit(
@@ -97,8 +99,6 @@ class BatchedMLP(nn.Module):
             device if device is not None else "cpu",
         )
         gens = list(generators)
-        if not gens or self.num_models % len(gens):
-            raise ValueError(f"len(generators) must divide num_models = {self.num_models}")
         per = self.num_models // len(gens)
         layers: list[list[torch.Tensor]] = [[] for _ in range(len(self.sizes) - 1)]
         for j in range(self.num_models):
@@ -288,8 +288,6 @@ def rmsprop_step(
     learning_rate, max_grad_norm, decay, eps : float
     """
     grads = [p.grad for p in params]
-    if any(g is None for g in grads):
-        raise ValueError("every parameter needs a gradient")
     n = params[0].shape[0]
     sq = sum(g.reshape(n, -1).square().sum(1) for g in grads if g is not None)
     norm = torch.as_tensor(sq).sqrt()

@@ -35,7 +35,8 @@ class StateTables:
     Parameters
     ----------
     num_states : int
-        ``S``: the look-up inputs are ``0 … S - 1``, and ``-1`` for an all-zero one-hot row.
+        ``S`` (at most :data:`TABLE_MAX_STATES`, as the caller checks): the look-up inputs are
+        ``0 … S - 1``, and ``-1`` for an all-zero one-hot row.
     mlp : callable
         ``mlp(states, layers) -> (H, n, A)``: the network's batched heads on int64 states.
 
@@ -51,10 +52,6 @@ class StateTables:
     """
 
     def __init__(self, num_states: int, mlp: MLP) -> None:
-        if num_states > TABLE_MAX_STATES:
-            raise ValueError(
-                f"state tables hold at most {TABLE_MAX_STATES} states, got {num_states}"
-            )
         self.num_states = num_states
         self._mlp = mlp
         self.prior = torch.empty(0)

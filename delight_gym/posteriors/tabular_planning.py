@@ -8,8 +8,6 @@ from typing import Any
 
 import torch
 
-from delight_gym._checks import check_positive_int
-
 __all__ = ["TabularModel", "value_iteration"]
 
 
@@ -63,6 +61,7 @@ def value_iteration(
     ----------
     model : TabularModel
     horizon : int
+        ``H >= 1`` (the posterior's, checked when it was built).
     first_step : int
         The first step wanted; only the backups ``h ≥ first_step`` are done.
     out : torch.Tensor, optional
@@ -73,7 +72,7 @@ def value_iteration(
     torch.Tensor
         ``(H - first_step, B, S, A)``; ``Q[i]`` is ``Q_{first_step + i}``.
     """
-    h_total = check_positive_int(horizon, "horizon")
+    h_total = horizon
     if not 0 <= first_step < h_total:
         raise ValueError(f"first_step must lie in [0, {h_total}), got {first_step}")
     b, s, a = model.reward.shape
