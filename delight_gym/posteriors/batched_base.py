@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from delight_gym._checks import check_magnitude, check_positive_int
+from delight_gym._checks import check_all_finite, check_magnitude, check_positive_int
 
 __all__ = [
     "BatchedBanditPosterior",
@@ -35,8 +35,7 @@ def check_baseline(baseline: Any, rows: int, dtype: torch.dtype, device: Any) ->
             f"got {tuple(v.shape)}"
         )
     v = v.to(dtype)
-    if not bool(torch.isfinite(v).all()):
-        raise ValueError("baseline must be finite (no NaN or inf)")
+    check_all_finite(v, "baseline")
     return v.reshape(-1, 1).expand(rows, 1)
 
 
@@ -68,8 +67,7 @@ def check_arm_inputs(
         raise ValueError(
             f"inputs must hold 1 or num_groups = {num_groups} arms per row, got {x.shape[1]}"
         )
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError("inputs must be finite (no NaN or inf)")
+    check_all_finite(x, "inputs")
     return x
 
 
@@ -108,8 +106,7 @@ def check_observations(
         raise ValueError(f"targets must have {batch * n} entries, got {y.numel()}")
     y = y.reshape(batch, n)
     for name, t in (("inputs", x), ("targets", y)):
-        if not bool(torch.isfinite(t).all()):
-            raise ValueError(f"{name} must be finite (no NaN or inf)")
+        check_all_finite(t, name)
     return x, g.long(), y
 
 

@@ -18,6 +18,7 @@ from gymnasium import spaces
 
 from delight_gym._checks import (
     check_device,
+    check_finite_array,
     check_positive_float,
     check_positive_int,
     check_probabilities,
@@ -223,13 +224,7 @@ class EnsembleQPosterior:
         n, a = q.shape[1], q.shape[2]
         if host_probs is None and baseline == "max":
             host_probs = np.full((n, a), 1.0 / a)  # unused by the "max" baseline
-        # check_probabilities covers finiteness too.
-        try:
-            checked = np.asarray(host_probs, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"host_probs must be array-like of numbers: {exc}") from None
-        if checked.shape != (n, a):
-            raise ValueError(f"host_probs must have shape {(n, a)}, got {checked.shape}")
+        checked = check_finite_array(host_probs, "host_probs", shape=(n, a))
         check_probabilities(checked, "host_probs")
         return self._evaluate(q, checked, baseline)
 

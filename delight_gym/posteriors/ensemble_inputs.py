@@ -190,11 +190,7 @@ class EnsembleInputs:
             )
         act = _column(batch.actions, b, "actions")
         act = check_action_batch(act, b, self.num_actions, "actions")
-        rew = _column(batch.rewards, b, "rewards")
-        if _dtype_kind(rew) not in "iuf":
-            raise TypeError(f"rewards must be real numbers, got dtype {rew.dtype}")
-        rew = _cast(rew, "float32")
-        check_all_finite(rew, "rewards", where=" in float32")
+        rew = _float32(_column(batch.rewards, b, "rewards"), "rewards", "iuf", "real numbers")
         done = _column(batch.terminated, b, "terminated")
         check_binary(done, "terminated")
         m = None
@@ -204,10 +200,7 @@ class EnsembleInputs:
                 raise ValueError(
                     f"masks must have shape ({b}, {self.num_heads}), got {tuple(m.shape)}"
                 )
-            if _dtype_kind(m) not in "biuf":
-                raise TypeError(f"masks must be numbers, got dtype {m.dtype}")
-            m = _cast(m, "float32")
-            check_all_finite(m, "masks", where=" in float32")
+            m = _float32(m, "masks", "biuf", "numbers")
             if bool((m < 0).any()):
                 raise ValueError("masks must be >= 0 (weights of each transition in each head)")
             m = as_device_tensor(m, device)
@@ -314,6 +307,16 @@ def _dtype_kind(x: Any) -> str:
     if x.dtype.is_complex:
         return "c"
     return "u" if x.dtype == torch.uint8 else "i"
+
+
+def _float32(x: Any, name: str, kinds: str, what: str) -> Any:
+    # x (array or tensor) as float32: a TypeError unless its dtype kind is one of kinds, a
+    # ValueError unless finite in float32 (beyond its range: inf)
+    if _dtype_kind(x) not in kinds:
+        raise TypeError(f"{name} must be {what}, got dtype {x.dtype}")
+    out = _cast(x, "float32")
+    check_all_finite(out, name, where=" in float32")
+    return out
 
 
 def _cast(x: Any, dtype: str) -> Any:

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from delight_gym._arrays import array_namespace, is_torch
-from delight_gym._checks import broadcast_named, check_finite_array
+from delight_gym._arrays import is_torch
+from delight_gym._checks import broadcast_named, check_all_finite, check_finite_array
 
 __all__ = [
     "CF_TERMS",
@@ -94,8 +94,7 @@ def torch_ei_inputs(args: dict[str, Any]) -> tuple[Any, Any, Any]:
 def check_ei_values(arrays: dict[str, Any], nonneg: str) -> None:
     """Refuse non-finite entries of the (numpy or torch) arrays and a negative ``nonneg`` one."""
     for name, x in arrays.items():
-        if not bool(array_namespace(x).isfinite(x).all()):
-            raise ValueError(f"{name} must be finite (no NaN or inf)")
+        check_all_finite(x, name)
     low = arrays[nonneg]
     if bool((low < 0).any()):
         raise ValueError(f"{nonneg} must be >= 0, got a minimum of {float(low.min())}")

@@ -16,26 +16,38 @@ from typing import Any
 import numpy as np
 import torch
 
-from delight_gym._checks import check_device, check_finite_array, check_positive_float
+from delight_gym._checks import (
+    check_all_finite,
+    check_device,
+    check_finite_array,
+    check_positive_float,
+)
 from delight_gym.de.posterior import PosteriorValues, check_baseline, host_baseline
 from delight_gym.posteriors.adapters import BanditAdapter, split_values, to_numpy
 from delight_gym.posteriors.arguments import check_regression_options
 from delight_gym.posteriors.gaussian import gaussian_ei_unchecked
 
-__all__ = ["LinearGaussianAdapter", "LinearGaussianPosterior", "cholesky_rank_one_update"]
+__all__ = [
+    "LinearGaussianAdapter",
+    "LinearGaussianPosterior",
+    "cholesky_rank_one_update",
+    "real_tensor",
+]
 
 
-def _as_tensor(value: Any, name: str, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """``value`` as a finite tensor of ``dtype`` on ``device``."""
+def real_tensor(value: Any, name: str, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    """``value`` (a tensor, or array_like of numbers) as a finite tensor of ``dtype`` on
+    ``device``, detached; a ``TypeError`` naming ``name`` for a complex or bool tensor or a
+    complex array (numpy would drop its imaginary part), a ``ValueError`` for NaN or inf."""
     if isinstance(value, torch.Tensor):
         if value.is_complex() or value.dtype == torch.bool:
             raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
-        out = value.to(device=device, dtype=dtype)
+        out = value.detach().to(device=device, dtype=dtype)
+    elif hasattr(value, "dtype") and np.iscomplexobj(value):
+        raise TypeError(f"{name} must be real, got dtype {value.dtype}")
     else:
-        arr = check_finite_array(value, name)
-        out = torch.as_tensor(arr, dtype=dtype, device=device)
-    if not bool(torch.isfinite(out).all()):
-        raise ValueError(f"{name} must be finite (no NaN or inf) in {dtype}")
+        out = torch.as_tensor(check_finite_array(value, name), dtype=dtype, device=device)
+    check_all_finite(out, name, where=f" in {dtype}")
     return out
 
 
@@ -148,7 +160,7 @@ class LinearGaussianPosterior:
 
     def _checked(self, value: Any, name: str, shape: tuple[int | None, ...]) -> torch.Tensor:
         """``value`` as a finite tensor of ``shape`` (``None``: any size, shown as ``K``)."""
-        out = _as_tensor(value, name, self.dtype, self.device)
+        out = real_tensor(value, name, self.dtype, self.device)
         if out.ndim != len(shape) or any(
             want not in (None, got) for want, got in zip(shape, out.shape, strict=True)
         ):

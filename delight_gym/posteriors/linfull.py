@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from delight_gym._checks import check_positive_float, check_would_fit, magnitude_limit
+from delight_gym._checks import check_flag, check_positive_float, check_would_fit, magnitude_limit
 from delight_gym.posteriors.arguments import check_placement
 from delight_gym.posteriors.batched_base import (
     BatchedBanditPosterior,
@@ -173,9 +173,7 @@ class LinFullPosterior(BatchedBanditPosterior):
         self.lambda_prior = check_positive_float(lambda_prior, "lambda_prior")
         self.a0 = check_prior_shape(a0)
         self.b0 = check_positive_float(b0, "b0")
-        if not isinstance(intercept, bool):
-            raise TypeError(f"intercept must be a bool, got {intercept!r}")
-        self.intercept = intercept
+        self.intercept = check_flag(intercept, "intercept")
         self.dim = self.input_dim + int(intercept)
         self.device, self.dtype = check_placement(device, dtype)
         itemsize = torch.empty(0, dtype=self.dtype).element_size()
@@ -286,12 +284,13 @@ class LinFullPosterior(BatchedBanditPosterior):
         something would be non-finite (then a ``ValueError``, and nothing changes)."""
         gram, moment, sum_squares, count = stats
         why = f"would overflow {self.dtype}; the posterior is unchanged"
-        if not bool(torch.isfinite(gram).all()):
-            raise ValueError(f"inputs: the Gram matrix X̃ᵀX̃ {why}")
-        if not bool(torch.isfinite(sum_squares).all()):
-            raise ValueError(f"targets: the sum of squared rewards yᵀy {why}")
-        if not bool(torch.isfinite(moment).all()):
-            raise ValueError(f"inputs and targets: X̃ᵀy {why}")
+        for value, what in (
+            (gram, "inputs: the Gram matrix X̃ᵀX̃"),
+            (sum_squares, "targets: the sum of squared rewards yᵀy"),
+            (moment, "inputs and targets: X̃ᵀy"),
+        ):
+            if not bool(torch.isfinite(value).all()):
+                raise ValueError(f"{what} {why}")
         chol, info = torch.linalg.cholesky_ex(gram)
         eye = torch.eye(self.dim, dtype=self.dtype, device=self.device)
         white = torch.linalg.solve_triangular(chol, eye.expand_as(gram), upper=False)
@@ -306,19 +305,10 @@ class LinFullPosterior(BatchedBanditPosterior):
         for name, value in zip(_STATS, (*stats, loc, white, shape, rate), strict=True):
             getattr(self, name)[idx] = value
 
-    def _arm_groups(self, num_arms: int) -> bool:
-        """Whether arm ``k`` uses model ``k`` (``G = K``) rather than model 0 (``G = 1``)."""
-        if self.num_groups == 1:
-            return False
-        if self.num_groups == num_arms:
-            return True
-        raise ValueError(
-            f"inputs must hold 1 or num_groups = {self.num_groups} arms per row, got {num_arms}"
-        )
-
     def _values(self, z: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-        """``x̃_aᵀw_{g(a)}`` of every arm, ``(B, K)``, for designs ``z`` ``(B, K, D)``."""
-        if self._arm_groups(z.shape[1]):
+        """``x̃_aᵀw_{g(a)}`` of every arm, ``(B, K)``, for designs ``z`` ``(B, K, D)`` of checked
+        inputs (``G`` is 1 or ``K``): arm ``k`` uses model ``k`` if ``G = K``, else model 0."""
+        if self.num_groups != 1:
             return (z * weights).sum(-1)
         return (z @ weights[:, 0, :, None])[..., 0]
 
@@ -330,7 +320,7 @@ class LinFullPosterior(BatchedBanditPosterior):
     def _predictive(self, x: torch.Tensor) -> StudentTPredictive:
         z = self.design(x)
         mean = self._values(z, self.loc)
-        per_arm = self.num_groups != 1  # _values checked that G is 1 or K
+        per_arm = self.num_groups != 1  # the inputs were checked: G is 1 or K
 
         def spread(rows: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
             idx: Any = slice(None) if rows is None else rows

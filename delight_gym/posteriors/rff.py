@@ -18,8 +18,6 @@ import torch
 
 from delight_gym._checks import (
     array_bytes,
-    check_all_finite,
-    check_finite_array,
     check_magnitude,
     check_nonnegative_float,
     check_nonnegative_int,
@@ -34,7 +32,7 @@ from delight_gym.posteriors.gaussian import (
     gaussian_expected_improvement,
     log_gaussian_expected_improvement,
 )
-from delight_gym.posteriors.linear import cholesky_rank_one_update
+from delight_gym.posteriors.linear import cholesky_rank_one_update, real_tensor
 
 __all__ = ["RFFPosterior", "RFFSample"]
 
@@ -50,21 +48,13 @@ def _as_tensor(
 ) -> torch.Tensor:
     """``value`` as a finite float64 tensor of ``shape`` (``None``: any size) on ``device``, at
     most ``limit`` in magnitude."""
-    if isinstance(value, torch.Tensor):
-        if value.is_complex() or value.dtype == torch.bool:
-            raise TypeError(f"{name} must be a real tensor, got dtype {value.dtype}")
-        out = value.detach().to(device=device, dtype=STATS_DTYPE)
-    elif hasattr(value, "dtype") and np.iscomplexobj(value):  # numpy would drop the imaginary
-        raise TypeError(f"{name} must be real, got dtype {value.dtype}")
-    else:
-        out = torch.as_tensor(check_finite_array(value, name), dtype=STATS_DTYPE, device=device)
+    out = real_tensor(value, name, STATS_DTYPE, device)
     sizes = tuple(out.shape)
     if len(sizes) != len(shape) or any(
         s not in (None, t) for s, t in zip(shape, sizes, strict=True)
     ):
         want = ", ".join("n" if s is None else str(s) for s in shape)
         raise ValueError(f"{name} must have shape ({want}), got {tuple(out.shape)}")
-    check_all_finite(out, name)
     check_magnitude(out, name, limit, why="(the posterior's stated input range)")
     return out
 

@@ -14,6 +14,7 @@ import torch
 
 from delight_gym._checks import (
     check_action_batch,
+    check_all_finite,
     check_finite_array,
     check_finite_float,
     check_positive_float,
@@ -44,6 +45,13 @@ __all__ = [
 DEFAULT_TRANSITION_MASS = 0.1
 #: Default truncation of the stick-breaking series of a sampled transition row.
 DEFAULT_STICK_TOLERANCE = 1e-9
+
+
+def _pair(value: Any, name: str, hint: str = "") -> Any:
+    # value, a ValueError naming name unless it holds two entries
+    if len(value) != 2:
+        raise ValueError(f"{name} must be a pair{hint}")
+    return value
 
 
 class TabularMDPPosterior:
@@ -93,16 +101,13 @@ class TabularMDPPosterior:
             raise ValueError(f"reward_model must be 'beta' or 'normal', got {reward_model!r}")
         self.reward_model = reward_model
         self.device, self.dtype = check_placement(device, dtype)
-        if len(reward_range) != 2:
-            raise ValueError("reward_range must be a pair (low, high)")
-        low, high = (float(x) for x in reward_range)
+        low, high = (float(x) for x in _pair(reward_range, "reward_range", " (low, high)"))
         if not (math.isfinite(low) and math.isfinite(high) and low < high):
             raise ValueError(f"reward_range must be finite with low < high, got {reward_range}")
         self.reward_range = (low, high)
         if reward_prior is None:
             reward_prior = (1.0, 1.0) if reward_model == "beta" else (0.0, 1.0)
-        if len(reward_prior) != 2:
-            raise ValueError("reward_prior must be a pair")
+        _pair(reward_prior, "reward_prior")
         # A Beta prior's first parameter must be positive, a Normal prior's mean only finite.
         first = check_positive_float if reward_model == "beta" else check_finite_float
         self.reward_prior = (
@@ -174,8 +179,7 @@ class TabularMDPPosterior:
         r = torch.as_tensor(rewards, dtype=self.dtype, device=self.device)
         if r.shape != (self.batch_size,):
             raise ValueError(f"rewards must have shape ({self.batch_size},), got {tuple(r.shape)}")
-        if not bool(torch.isfinite(r).all()):
-            raise ValueError("rewards must be finite")
+        check_all_finite(r, "rewards")
         # Flat index of each row's (seed, s, a) pair: one index op per statistic.
         pair = (self._rows * self.num_states + s) * self.num_actions + a
         if self.reward_model == "beta":
