@@ -135,8 +135,9 @@ class BatchedBanditPosterior:
     def check_observations(
         self, inputs: Any, groups: Any, targets: Any, input_dim: int | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """:func:`check_observations` for this posterior (``input_dim`` default: its ``d``)."""
-        return check_observations(
+        """:func:`check_observations` for this posterior (``input_dim`` default: its ``d``),
+        then :meth:`check_magnitudes`."""
+        x, g, y = check_observations(
             inputs,
             groups,
             targets,
@@ -145,6 +146,8 @@ class BatchedBanditPosterior:
             dtype=self.dtype,
             device=self.device,
         )
+        self.check_magnitudes(x, y)
+        return x, g, y
 
     def one_observation(
         self, inputs: Any, groups: Any, targets: Any
@@ -154,7 +157,6 @@ class BatchedBanditPosterior:
         x, g, y = self.check_observations(inputs, groups, targets)
         if x.shape[1] != 1:
             raise ValueError("inputs must hold one observation per row, shape (B, d)")
-        self.check_magnitudes(x, y)
         return x[:, 0], g[:, 0], y[:, 0]
 
     def check_magnitudes(self, inputs: torch.Tensor, targets: torch.Tensor) -> None:

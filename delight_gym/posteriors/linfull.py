@@ -210,7 +210,6 @@ class LinFullPosterior(BatchedBanditPosterior):
         ``groups[i]``; ``(B, d)``, int ``(B,)`` in ``[0, G)`` and finite ``(B,)`` tensors (one
         per row) or ``(B, n, d)``, ``(B, n)``, ``(B, n)``."""
         x, g, y = self.check_observations(inputs, groups, targets)
-        self.check_magnitudes(x, y)
         self._update(x, g, y)
 
     def _update(self, x: torch.Tensor, g: torch.Tensor, y: torch.Tensor) -> None:
@@ -265,7 +264,6 @@ class LinFullPosterior(BatchedBanditPosterior):
         """:meth:`reset`, then :meth:`update` with all ``(B, n, d)`` observations (a refused
         update leaves the posterior as it was)."""
         x, g, y = self.check_observations(inputs, groups, targets)
-        self.check_magnitudes(x, y)
         self._refit(x, g, y)
 
     def _refit(self, x: torch.Tensor, g: torch.Tensor, y: torch.Tensor) -> None:
