@@ -173,6 +173,10 @@ class LinearGaussianPosterior:
         """Posterior mean and standard deviation ``‖U⁻¹φ(a)‖``, each ``(B, K)``, of
         ``f(a) = φ(a)ᵀθ`` (no observation noise) for ``(B, K, D)`` features."""
         phi = self._checked(features, "features", (self.batch_size, None, self.dim))
+        return self._predictive(phi)
+
+    def _predictive(self, phi: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`predictive` of checked features."""
         mu = phi @ self.mean().unsqueeze(-1)
         white = torch.linalg.solve_triangular(self.precision_factor, phi.mT, upper=True)
         return mu.squeeze(-1), torch.linalg.vector_norm(white, dim=-2)
@@ -254,16 +258,8 @@ class LinearGaussianAdapter(BanditAdapter):
 
     def _phi(self, observations: Any) -> Any:
         raw = observations if self.features is None else self.features(observations)
-        phi = torch.as_tensor(
-            np.asarray(raw) if not isinstance(raw, torch.Tensor) else raw,
-            dtype=self.posterior.dtype,
-            device=self.posterior.device,
-        )
-        n = len(observations)
-        expected = (n, self.num_actions, self.posterior.dim)
-        if tuple(phi.shape) != expected:
-            raise ValueError(f"features must have shape {expected}, got {tuple(phi.shape)}")
-        return phi
+        expected = (len(observations), self.num_actions, self.posterior.dim)
+        return self.posterior._checked(raw, "features", expected)
 
     def _predictive(self, observations: Any) -> tuple[Any, Any]:
         """Predictive mean and standard deviation, ``(n, A)`` tensors on the device."""
@@ -272,9 +268,9 @@ class LinearGaussianAdapter(BanditAdapter):
         phi = self._phi(observations)
         # One shared posterior row: the n observations' arms become one row of n·A arms.
         if self.posterior.batch_size == 1 and n > 1:
-            mu, sd = self.posterior.predictive(phi.reshape(1, -1, self.posterior.dim))
+            mu, sd = self.posterior._predictive(phi.reshape(1, -1, self.posterior.dim))
             return mu.reshape(n, -1), sd.reshape(n, -1)
-        return self.posterior.predictive(phi)
+        return self.posterior._predictive(phi)
 
     def mean(self, observations: Any) -> np.ndarray:
         """Predictive means ``φ(s, a)ᵀμ``, ``(n, A)``."""
