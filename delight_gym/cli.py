@@ -31,12 +31,14 @@ from delight_gym.cli_limits import (
     curve_sizes,
 )
 from delight_gym.de.options import DelightOptions
-from delight_gym.experiments.families import FAMILIES, Family, SettingError
+from delight_gym.experiments.families import DE_PARAMETERS, FAMILIES, Family, SettingError
 from delight_gym.experiments.families.control import TASKS as CONTROL_TASKS
 from delight_gym.experiments.results import (
     RUN_RECORD,
     OtherSettingsError,
+    cell_path,
     claim_folder,
+    format_summary,
     prepare_folder,
 )
 from delight_gym.experiments.specs import FIGURES, PAPER_FIGURES, ExperimentSpec, setting_grid
@@ -69,8 +71,6 @@ examples:
 #: :mod:`delight_gym.theory`) and ``all`` (the paper's figures,
 #: :data:`~delight_gym.experiments.specs.PAPER_FIGURES`).
 FIGURE_NAMES = (*FIGURES, "theory", "all")
-#: The DE settings ``run`` checks with :class:`~delight_gym.de.options.DelightOptions`.
-_DE_SETTINGS = ("half_life", "gate_price", "surprisal_cap")
 
 
 def _checked(check: Callable[[object, str], T], option: str) -> Callable[[str], T]:
@@ -319,8 +319,6 @@ def _claim_out(
 
 
 def _report(result: ExperimentResult, out: Path, cache: Path, files: Sequence[Path]) -> None:
-    from delight_gym.experiments.results import format_summary
-
     print(format_summary(result.summary))
     print(
         f"\ncells: {len(result.computed)} computed, {len(result.loaded)} loaded "
@@ -341,30 +339,18 @@ def reproduce_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     from delight_gym.plotting import FigureProcess
 
     names = list(PAPER_FIGURES) if args.figure == "all" else [args.figure]
-    changes = {
-        field: value
-        for field, value in (
-            ("seeds", args.seeds),
-            ("horizon", args.horizon),
-            ("batch_size", args.batch_size),
-            ("seed", args.seed),
-        )
-        if value is not None
-    }
+    fields = ("seeds", "horizon", "batch_size", "seed")
+    changes = {f: getattr(args, f) for f in fields if getattr(args, f) is not None}
     jobs: list[tuple[str, ExperimentSpec, Path, Path]] = []
     for name in names:
         spec = FIGURES[name].spec(quick=args.quick).replace(**changes)
-        if args.figure == "all":
-            cache = args.out if args.out is not None else Path("results")
+        if args.figure == "all":  # one cache for every figure, each figure in its folder
+            cache = args.out or Path("results")
             out = cache / name
         else:
-            out = args.out if args.out is not None else Path("results") / name
-            cache = out
+            out = cache = args.out or Path("results") / name
+        check_fits(parser, curve_sizes(spec.horizon, min(spec.seeds, spec.batch_size), spec.seeds))
         jobs.append((name, spec, out, cache))
-    for _, spec, _, _ in jobs:
-        horizon, seeds = int(spec.horizon or 1), int(spec.seeds)
-        batch = min(seeds, int(spec.batch_size or seeds))
-        check_fits(parser, curve_sizes(horizon, batch, seeds))
     for out in dict.fromkeys(path for _, _, o, c in jobs for path in (o, c)):
         _prepare_out(parser, out)
     for _, spec, out, _ in jobs:
@@ -416,7 +402,7 @@ def _run_spec(
     except SettingError as exc:
         parser.error(f"{family.parameters[exc.key].option}: {exc}")
     for param in family.agent_parameters:  # DE's settings as DE checks them (normal floats)
-        if param.name in _DE_SETTINGS:
+        if param in DE_PARAMETERS:
             try:
                 DelightOptions(**{param.name: tuning[param.name]})
             except (TypeError, ValueError) as exc:
@@ -446,7 +432,7 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     # it), so that its own imports overlap these.
     figures_module = "delight_gym.experiments.figures"
     with FigureProcess([figures_module], enabled=not args.no_plot) as drawing:
-        from delight_gym.experiments.figures import plot_curves
+        from delight_gym.experiments.figures import family_curve_options, plot_curves
         from delight_gym.experiments.runner import run_experiment
 
         result = run_experiment(
@@ -464,13 +450,8 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
                 "panel",
                 out / "regret_curves",
                 title=family.title,
-                xlabel=family.time_label,
                 panel_label="",
-                metric=family.metric,
-                ylabel=family.metric_label,
-                agent_labels={a.name: a.label or a.name for a in family.agents},
-                agent_colors={a.name: a.color for a in family.agents if a.color},
-                agent_linestyles={a.name: a.linestyle for a in family.agents},
+                **family_curve_options(family),
             )
     _report(result, out, out, files)
     return 0
@@ -506,8 +487,6 @@ def _reproduce_theory(parser: argparse.ArgumentParser, args: argparse.Namespace)
 def _interrupted(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """After Ctrl-C: one line saying how many cells are saved and that the same command
     resumes from them; exit status 130 (128 + SIGINT), as a shell reports it."""
-    from delight_gym.experiments.results import cell_path
-
     sweeps: list[tuple[ExperimentSpec, Path]] = getattr(args, "sweeps", [])
     cells = [(cache, cell.key) for spec, cache in sweeps for cell in spec.cells()]
     saved = sum(cell_path(cache, key).exists() for cache, key in cells)

@@ -62,17 +62,14 @@ def cell_sizes(
     if family.name == "neural-width":
         k, d, c = (int(instance[key]) for key in ("arms", "dim", "context_dim"))  # type: ignore[call-overload]
         rows = f"{batch} rows of K={k} arms, D={d} + C={c} inputs"
-        parts[f"--dim, --context-dim, --arms: the env's arrays ({rows})"] = neural_bandit_nbytes(
-            k, d, c, batch
-        )
+        dims = "--dim, --context-dim"
+        parts[f"{dims}, --arms: the env's arrays ({rows})"] = neural_bandit_nbytes(k, d, c, batch)
         # as the agents' own check: 4 copies of a round's inputs and activations (float64)
-        parts[f"--dim, --context-dim, --arms: a round's inputs ({rows})"] = 4 * array_bytes(
-            batch, k, d + c + NETWORK_WIDTH + 2
-        )
+        inputs = 4 * array_bytes(batch, k, d + c + NETWORK_WIDTH + 2)
+        parts[f"{dims}, --arms: a round's inputs ({rows})"] = inputs
         # the first layer's weights, gradient and Adam's two moments, per seed
-        parts[f"--dim, --context-dim: the networks' first layer ({rows})"] = 4 * array_bytes(
-            batch, d + c, NETWORK_WIDTH
-        )
+        layer = 4 * array_bytes(batch, d + c, NETWORK_WIDTH)
+        parts[f"{dims}: the networks' first layer ({rows})"] = layer
     return parts
 
 

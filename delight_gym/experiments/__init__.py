@@ -30,16 +30,14 @@ __all__ = [
 ]
 
 _MODULES = {
-    "FAMILIES": "families",
-    "Family": "families",
-    "FIGURES": "specs",
-    "ExperimentSpec": "specs",
-    "BanditResult": "bandit",
-    "run_bernoulli": "bandit",
-    "ExperimentResult": "runner",
-    "run_experiment": "runner",
+    "families": ("FAMILIES", "Family"),
+    "specs": ("FIGURES", "ExperimentSpec"),
+    "bandit": ("BanditResult", "run_bernoulli"),
+    "runner": ("ExperimentResult", "run_experiment"),
 }
-__getattr__ = lazy_getattr(__name__, {k: f"{__name__}.{m}" for k, m in _MODULES.items()})
+__getattr__ = lazy_getattr(
+    __name__, {name: f"{__name__}.{m}" for m, names in _MODULES.items() for name in names}
+)
 
 
 def __dir__() -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from delight_gym.experiments.families import FAMILIES
+from delight_gym.experiments.families import FAMILIES, Family
 from delight_gym.experiments.figure_style import (
     AGENT_COLORS,
     AGENT_LABELS,
@@ -410,6 +410,19 @@ def plot_regret_panels(
 plot_final_regret = plot_regret_panels
 
 
+def family_curve_options(family: Family) -> dict[str, Any]:
+    """:func:`plot_curves`' keywords for the curves of ``family``: its time axis, its metric
+    and its agents' labels and styles."""
+    return {
+        "xlabel": family.time_label,
+        "metric": family.metric,
+        "ylabel": family.metric_label,
+        "agent_labels": {a.name: a.label or a.name for a in family.agents},
+        "agent_colors": {a.name: a.color for a in family.agents if a.color},
+        "agent_linestyles": {a.name: a.linestyle for a in family.agents},
+    }
+
+
 def plot_solved_curves(
     summary: pd.DataFrame,
     curves: pd.DataFrame,
@@ -421,19 +434,9 @@ def plot_solved_curves(
     """The control families' figure: fraction of seeds solved vs training steps, per agent
     (labels and styles of the agents of the family named ``agents_of``)."""
     del summary
-    agents = FAMILIES[agents_of].agents
+    options = family_curve_options(FAMILIES[agents_of])
     return plot_curves(
-        curves.assign(panel=""),
-        "panel",
-        path_stem,
-        title=title,
-        panel_label="",
-        xlabel="training steps",
-        metric="solved",
-        ylabel="fraction of seeds solved",
-        agent_labels={a.name: a.label or a.name for a in agents},
-        agent_colors={a.name: a.color for a in agents if a.color},
-        agent_linestyles={a.name: a.linestyle for a in agents},
+        curves.assign(panel=""), "panel", path_stem, title=title, panel_label="", **options
     )
 
 

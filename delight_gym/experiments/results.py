@@ -267,8 +267,7 @@ def run_record(spec: ExperimentSpec) -> dict[str, object]:
         "seed": spec.seed,
         "batch_size": spec.batch_size,
     }
-    loaded: dict[str, object] = json.loads(json.dumps(record, default=str))
-    return loaded
+    return json.loads(json.dumps(record, default=str))
 
 
 def record_differences(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:

@@ -54,8 +54,6 @@ SERIAL_SECONDS = 10.0
 
 #: ``(cell, output)`` handler called by the backends for each finished cell.
 _Finish = Callable[[Cell, dict[str, Any]], None]
-#: A cell function (:mod:`delight_gym.experiments.families`).
-_CellFunction = Callable[..., Any]
 
 
 class CellError(RuntimeError):
@@ -96,7 +94,7 @@ def default_jobs() -> int:
 
 
 def _compute_cell(
-    fn: _CellFunction,
+    fn: Callable[..., Any],
     agent: str,
     setting: dict[str, Any],
     horizon: int,

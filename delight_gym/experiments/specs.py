@@ -102,8 +102,7 @@ class Cell:
         """Short human-readable name, e.g. ``delight K=100 M=10 λ=0.1 L=10 seeds 0-24``."""
         params = self.family.parameters
         parts = [params[k].format(v) for k, v in self.setting.items()]
-        first = self.seed
-        return " ".join([self.agent, *parts, f"seeds {first}-{first + self.seeds - 1}"])
+        return " ".join([self.agent, *parts, f"seeds {self.seed}-{self.seed + self.seeds - 1}"])
 
 
 @dataclass(frozen=True)
@@ -317,9 +316,6 @@ _TUNE_SPEC = {"agents": ("delight", "thompson", "greedy"), **_PUBLISHED_BATCH}
 _TUNE_GRID = ((10, 30, 100, 300, 1000), (0.01, 0.03, 0.1, 0.3, 1.0))
 _TUNE_QUICK_GRID = ((10, 100, 1000), (0.01, 0.1, 1.0))
 _DEEP_SEA_QUICK = {"horizon": 200}
-_WHEEL_QUICK: dict[str, Any] = {"horizon": 300, "seeds": 10, "batch_size": 10}
-_NEURAL_FULL: dict[str, Any] = {"horizon": 1000, "seeds": 10, "batch_size": 10}
-_NEURAL_QUICK: dict[str, Any] = {"horizon": 200, "seeds": 10, "batch_size": 10}
 
 
 def _control_figure(family: Family, quick_agents: tuple[str, ...]) -> FigureSpec:
@@ -456,7 +452,7 @@ FIGURES: Mapping[str, FigureSpec] = {
             setting_grid(delta=(0.5, 0.95), noise=(0.01,)),
             title="Wheel bandit: cumulative regret relative to uniform play vs δ",
             plot="plot_regret_panels",
-            quick=_WHEEL_QUICK,
+            quick={"horizon": 300, "seeds": 10, "batch_size": 10},
             paper=False,
             x="delta",
             xlabel="radius δ of the low-reward disk",
@@ -471,8 +467,8 @@ FIGURES: Mapping[str, FigureSpec] = {
             _neural_grid(10, 100),
             title="Neural bandits: regret vs number of arms K",
             plot="plot_regret_panels",
-            spec=_NEURAL_FULL,
-            quick=_NEURAL_QUICK,
+            spec={"horizon": 1000, "seeds": 10, "batch_size": 10},
+            quick={"horizon": 200, "seeds": 10, "batch_size": 10},
             paper=False,
             x="arms",
             panel="reward",
