@@ -271,9 +271,9 @@ class _ContinuumParameters(BanditKeywords):
         heights: ArrayLike | None,
         render_mode: str | None,
         num_envs: int | None = None,
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
-        """Check and store the keywords; return the given ``(centers, heights)`` as float64
-        copies (batched for a vector env), or None when they are to be drawn."""
+    ) -> None:
+        """Check and store the keywords and the given ``centers`` and ``heights`` (float64
+        copies, batched for a vector env; None when they are to be drawn)."""
         d = None if dim is None else check_positive_int(dim, "dim")
         k = None if num_bumps is None else check_nonnegative_int(num_bumps, "num_bumps")
         self.bump_width = _check_width(bump_width, "bump_width")
@@ -309,7 +309,9 @@ class _ContinuumParameters(BanditKeywords):
         _check_sizes(num_envs, self.num_bumps, self.dim, drawn=fixed is None)
         self.widths = np.full(self.num_bumps + 1, self.bump_width)
         self.widths[0] = self.needle_width
-        return fixed
+        self._fixed_instance = None if fixed is None else _FIXED
+        self._centers, self._heights = (None, None) if fixed is None else fixed
+        self._has_reset = False
 
     def _action_box(self) -> spaces.Space[Any]:
         box = spaces.Box(0.0, 1.0, shape=(self.dim,), dtype=np.float32)
@@ -372,16 +374,12 @@ class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
         heights: ArrayLike | None = None,
         render_mode: str | None = None,
     ) -> None:
-        fixed = self._set_parameters(
+        self._set_parameters(
             dim, num_bumps, bump_width, needle_width, noise, centers, heights, render_mode
         )
         self.action_space = self._action_box()
         self.observation_space = spaces.Discrete(1)
-        self._fixed_instance = None if fixed is None else _FIXED
-        self._centers = None if fixed is None else fixed[0]
-        self._heights = None if fixed is None else fixed[1]
         self._last: tuple[NDArray[np.float64], float, float] | None = None
-        self._has_reset = False
 
     def _draw_instance(self) -> None:
         self._centers, self._heights = _draw_instance(self.np_random, self.num_bumps, self.dim)
@@ -462,19 +460,15 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, BanditVectorEnv):  # type: 
         render_mode: str | None = None,
     ) -> None:
         self.num_envs = check_positive_int(num_envs, "num_envs")
-        fixed = self._set_parameters(
+        self._set_parameters(
             dim, num_bumps, bump_width, needle_width, noise, centers, heights, render_mode,
             self.num_envs,
         )  # fmt: skip
         set_vector_spaces(self, self._action_box(), spaces.Discrete(1))
         self._init_generators()
-        self._fixed_instance = None if fixed is None else _FIXED
-        self._centers = None if fixed is None else fixed[0]
-        self._heights = None if fixed is None else fixed[1]
         self._all_true = np.ones(self.num_envs, dtype=np.bool_)
         self._last: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None
         self._last = None
-        self._has_reset = False
 
     def _allocate_instances(self) -> None:
         self._centers = np.empty((self.num_envs, self.num_bumps + 1, self.dim))
