@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from delight_gym._arrays import array_namespace
+from delight_gym._arrays import array_namespace, is_torch
 from delight_gym._checks import (
     array_bytes,
     check_action_batch,
@@ -236,9 +236,8 @@ def _take_rows(states: Any, rows: np.ndarray) -> Any:
         return {key: _take_rows(value, rows) for key, value in states.items()}
     if states is None:
         return None
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(states, torch.Tensor):
-        return states[torch.from_numpy(rows).to(states.device)]
+    if is_torch(states):
+        return states[sys.modules["torch"].from_numpy(rows).to(states.device)]
     return np.asarray(states)[rows]
 
 

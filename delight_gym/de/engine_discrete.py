@@ -154,17 +154,9 @@ class DiscreteDelightWrapper(DelightEngine):
         probs = self.host_probs(obs)
         if deterministic:
             actions = np.asarray(self.host.act(obs, probs), dtype=np.int64).reshape(n)
-            info: dict[str, Any] = {
-                "overridden": np.zeros(n, dtype=bool),
-                "explored": np.zeros(n, dtype=bool),
-                "gate_size": np.zeros(n, dtype=np.int64),
-                "epsilon": 0.0,
-                "delight": np.zeros(n),
-                "baseline": np.full(n, np.nan),
-                "host_probs": probs,
-                "acting_probs": probs,
-                "expected_improvement": np.zeros_like(probs),
-            }
+            info = _rows_info(probs, 0.0, np.zeros(n, dtype=bool))  # the host's act: no gate
+            info.update(gate_size=np.zeros(n, dtype=np.int64), delight=np.zeros(n))
+            info.update(acting_probs=probs, expected_improvement=np.zeros_like(probs))
         elif self.delight.durations != (1,):
             actions, info = self._act_committed(obs, probs)
         elif not self.lazy_gate:
