@@ -127,7 +127,6 @@ _POSITIVE = {
     name: _checked(check_positive_int, f"--{name}")
     for name in ("seeds", "horizon", "episodes", "steps", "batch-size", "jobs")
 }
-_SEED = _checked(check_nonnegative_int, "--seed")
 
 
 def _add_execution_options(p: argparse.ArgumentParser) -> None:
@@ -184,7 +183,7 @@ def _add_sweep_options(p: argparse.ArgumentParser, family: Family | None) -> Non
     sized("--seeds", "seeds", "N", "independent instances per agent and setting {default}")
     p.add_argument(
         "--seed",
-        type=_SEED,
+        type=_checked(check_nonnegative_int, "--seed"),
         default=0,
         metavar="S",
         help="base seed: instance i is seeded S+i (default %(default)s)",

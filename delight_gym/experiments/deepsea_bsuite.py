@@ -72,7 +72,6 @@ BSUITE_DQN_SETTINGS: dict[str, Any] = {
     "target_update_interval": 4,
     "policy_kwargs": {"net_arch": [50, 50]},
 }
-_DE_KEYS = tuple(p.name for p in DE_PARAMETERS)
 
 
 @dataclass
@@ -104,7 +103,6 @@ class BsuiteRun:
 
     @property
     def episodes(self) -> int:
-        """Episodes played."""
         return int(self.bad.shape[0])
 
 
@@ -171,7 +169,7 @@ class BsuitePlan:
 
 def _de_settings(agent: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     """Pop the DE keywords out of ``kwargs``; a ``TypeError`` for those ``agent`` does not take."""
-    found = {k: kwargs.pop(k) for k in _DE_KEYS if k in kwargs}
+    found = {p.name: kwargs.pop(p.name) for p in DE_PARAMETERS if p.name in kwargs}
     if found and agent not in DE_AGENTS:
         raise TypeError(f"agent {agent!r} has no DE: it does not take {sorted(found)}")
     fixed = sorted(set(found) & set(BOOT_DQN_DE_OPTIONS.get(agent) or {}))
@@ -187,7 +185,6 @@ def make_deep_agent(agent: str, env: Any, *, seed: int, **kwargs: Any) -> Any:
     settings (``tensorboard_log``...)."""
     if agent not in DEEP_AGENTS:
         raise ValueError(f"agent must be one of {list(DEEP_AGENTS)}, got {agent!r}")
-    kwargs = dict(kwargs)
     de = _de_settings(agent, kwargs)
     common: dict[str, Any] = {"seed": seed, "device": "cpu"}
     if agent == DQN_EGREEDY.name:

@@ -71,15 +71,14 @@ def _contextual_agents(nl_settings: Parameter) -> tuple[Agent, ...]:
     """``RULE-POSTERIOR`` for the three rules and learned posteriors (the NeuralLinear ones
     taking ``nl_settings``), then annealed ε-greedy and uniform play."""
     posteriors = {"linfull": "LinFull", "neurallinear": "NeuralLinear", "ensemble": "ensemble"}
-    colors = {
-        "delight": ("#d62728", "#e377c2", "#8c564b"),
-        "thompson": ("#1f77b4", "#17becf", "#9467bd"),
-        "greedy": ("#7f7f7f", "#bcbd22", "#393b79"),
+    rules = {  # rule: its label, its colour with each posterior
+        "delight": ("DE", ("#d62728", "#e377c2", "#8c564b")),
+        "thompson": ("Thompson", ("#1f77b4", "#17becf", "#9467bd")),
+        "greedy": ("greedy", ("#7f7f7f", "#bcbd22", "#393b79")),
     }
-    rules = {"delight": "DE", "thompson": "Thompson", "greedy": "greedy"}
     agents = []
-    for rule, label in rules.items():
-        for (post, post_label), color in zip(posteriors.items(), colors[rule], strict=True):
+    for rule, (label, colors) in rules.items():
+        for (post, post_label), color in zip(posteriors.items(), colors, strict=True):
             agents.append(
                 Agent(
                     f"{rule}-{post}",
@@ -95,9 +94,6 @@ def _contextual_agents(nl_settings: Parameter) -> tuple[Agent, ...]:
     return (*agents, EGREEDY, UNIFORM)
 
 
-_CONTEXTUAL_NAMES = tuple(a.name for a in _contextual_agents(NL_SETTINGS))
-
-
 def _contextual_family(
     nl_settings: Parameter, instance: tuple[Parameter, ...], noise: float, **fields: Any
 ) -> Family:
@@ -106,10 +102,11 @@ def _contextual_family(
     sigma = Parameter(
         "noise", float, check_nonnegative_float, sweep=(noise,), symbol="σ", help="noise σ"
     )
+    agents = _contextual_agents(nl_settings)
     return Family(
-        agents=_contextual_agents(nl_settings),
+        agents=agents,
         instance=(*instance, sigma),
-        default_agents=_CONTEXTUAL_NAMES,
+        default_agents=tuple(a.name for a in agents),
         batch_size=fields["seeds"],
         **fields,
     )
