@@ -41,10 +41,10 @@ def spawn_rng(seed: int | None, stream: int) -> np.random.Generator:
 
 def sb3_arguments(sb3_class: type, given: dict[str, Any], **fixed: Any) -> dict[str, Any]:
     """The keyword arguments of ``sb3_class.__init__``: ``fixed``, the others from ``given``
-    (a front end's ``locals()``: its parameters have SB3's names; a missing one is a
-    ``KeyError``)."""
+    (a front end's ``locals()``: its parameters have SB3's names). A parameter of a newer SB3
+    that the front end does not know keeps SB3's default."""
     names = inspect.signature(sb3_class).parameters
-    return {name: given[name] for name in names if name not in fixed} | fixed
+    return {name: given[name] for name in names if name in given and name not in fixed} | fixed
 
 
 class BootstrapReplayBufferSamples(NamedTuple):
