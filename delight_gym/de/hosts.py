@@ -242,10 +242,7 @@ def _make_box_host(
         return host
     std = DEFAULT_HOST_STD if host_std is None else check_positive_float(host_std, "host_std")
     if is_model:
-        policy = host.policy
-        if hasattr(policy, "get_distribution") or hasattr(
-            getattr(policy, "actor", None), "get_action_dist_params"
-        ):
+        if sb3_hosts.has_gaussian_policy(host):
             if host_std is not None:
                 raise TypeError(
                     f"host_std is the proposal of a deterministic host; {type(host).__name__} "

@@ -145,6 +145,14 @@ class _SB3BoxHost(SB3ModelHost):
         return self._predict(observations).astype(np.float64).reshape(len(observations), -1)
 
 
+def has_gaussian_policy(model: Any) -> bool:
+    """Whether the SB3 ``model`` acts from a Gaussian (SAC's actor, PPO's or A2C's policy)."""
+    policy = model.policy
+    return hasattr(policy, "get_distribution") or hasattr(
+        getattr(policy, "actor", None), "get_action_dist_params"
+    )
+
+
 class SB3GaussianHost(_SB3BoxHost):
     """SB3 SAC, PPO or A2C on a ``Box`` action space as a stochastic host.
 
@@ -161,16 +169,12 @@ class SB3GaussianHost(_SB3BoxHost):
 
     def __init__(self, model: Any) -> None:
         super().__init__(model)
-        policy = model.policy
-        if not (
-            hasattr(policy, "get_distribution")
-            or hasattr(getattr(policy, "actor", None), "get_action_dist_params")
-        ):
+        if not has_gaussian_policy(model):
             raise TypeError(
                 f"host {type(model).__name__} has no Gaussian policy (SAC, PPO, A2C); use "
                 "SB3DeterministicHost for TD3 or DDPG"
             )
-        self.squashed = bool(policy.squash_output)
+        self.squashed = bool(model.policy.squash_output)
 
     def _distribution(self, observations: Any) -> Any:
         policy = self._model().policy
