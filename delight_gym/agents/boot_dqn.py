@@ -194,10 +194,8 @@ class SeedBatchedBootDQN:
             obs, rewards, terminated, truncated, infos = env.step(actions)
             terminated, truncated = np.asarray(terminated), np.asarray(truncated)
             next_states = one_hot_states(obs)  # where an episode ended: the next one's start
-            # -1: a terminal state, not bootstrapped from
-            self.observe(
-                states, actions, rewards, np.where(terminated, -1, next_states), terminated
-            )
+            after = np.where(terminated, -1, next_states)  # -1: terminal, not bootstrapped from
+            self.observe(states, actions, rewards, after, terminated)
             going = on_step(terminated, truncated, infos)
             ended = terminated | truncated
             if ended.any():

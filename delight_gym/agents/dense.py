@@ -75,7 +75,6 @@ class DenseEpsilonGreedyAgent(AnnealedSettings, DenseBernoulliAgent):
     name = "egreedy"
 
     def act(self) -> np.ndarray:
-        # The dense reference (module docstring): deliberately not shared with the fast agent.
         eps = epsilon_schedule(self.t, self.half_life)
         explore = self.rng.random(self.batch_size) < eps
         random_arm = self.rng.integers(self.num_arms, size=self.batch_size)
@@ -92,13 +91,10 @@ class DenseUCBAgent(DenseBernoulliAgent):
 
     def act(self) -> np.ndarray:
         n = self.pulls
-        untried = n == 0
-        post = self.posterior
-        successes = post.alpha - post.prior_alpha
+        successes = self.posterior.alpha - self.posterior.prior_alpha
         with np.errstate(divide="ignore", invalid="ignore"):  # untried arms are set to inf
             index = successes / n + np.sqrt(2.0 * np.log(max(self.t, 1)) / n)
-        index = np.where(untried, np.inf, index)
-        return np.argmax(index, axis=-1)
+        return np.argmax(np.where(n == 0, np.inf, index), axis=-1)
 
 
 class DenseDelightAgent(DelightSettings, DenseBernoulliAgent):

@@ -48,6 +48,12 @@ def bandit_summary(
     )
 
 
+def float32_box(shape: tuple[int, ...], bound: float = 1.0) -> spaces.Space[NDArray[np.float32]]:
+    """``Box(-bound, bound, shape, float32)``, the feature bandits' observation space."""
+    box = spaces.Box(-bound, bound, shape=shape, dtype=np.float32)
+    return cast("spaces.Space[NDArray[np.float32]]", box)  # Box is typed for any dtype
+
+
 class BanditKeywords:
     """What a bandit env, single or vector, and its family's keyword mixin declare."""
 
@@ -240,15 +246,14 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
         if render_mode_missing(self):
             return None
         name, shape = self.family, self._render_shape()
-        if self._means is None:
-            return tuple(bandit_summary(name, shape, None, None, "") for _ in range(self.num_envs))
         texts = []
         for i in range(self.num_envs):
+            means = None if self._means is None else self._means[i]
             last: tuple[int, float] | None = None
             if self._last_actions is not None and self._last_rewards is not None:
-                arm = int(self._last_actions[i])
+                arm = int(self._last_actions[i])  # -1: no pull on this instance yet
                 last = None if arm < 0 else (arm, float(self._last_rewards[i]))
-            texts.append(bandit_summary(name, shape, self._means[i], last, self.reward_format))
+            texts.append(bandit_summary(name, shape, means, last, self.reward_format))
         return tuple(texts)
 
 
@@ -330,12 +335,6 @@ class GaussianBanditVectorEnv(OneStepBanditVectorEnv):
 
 
 # ------------------------------------------------------------------------- contextual
-def unit_box(shape: tuple[int, ...]) -> spaces.Space[NDArray[np.float32]]:
-    """``Box(-1, 1, shape, float32)``, the contextual bandits' observation space."""
-    box = spaces.Box(-1.0, 1.0, shape=shape, dtype=np.float32)
-    return cast("spaces.Space[NDArray[np.float32]]", box)  # Box is typed for any dtype
-
-
 class ContextualBanditEnv(GaussianBanditEnv):
     """A Gaussian one-step bandit whose arm means depend on a context drawn at every reset.
 
@@ -363,8 +362,11 @@ class ContextualBanditVectorEnv(GaussianBanditVectorEnv):
     """``num_envs`` independent contextual bandits; every step pulls, then draws each sub-env's
     next context from its own generator (as a single env's next ``reset`` does).
 
-    Subclasses implement :meth:`_draw_contexts` (setting ``_means``, ``_optimal``, ``_obs``).
+    Subclasses implement :meth:`_draw_contexts` (setting ``_means``, ``_optimal``, ``_obs``
+    and ``_contexts``).
     """
+
+    _contexts: NDArray[np.float64]
 
     @property
     def reward_scale(self) -> float:
@@ -376,6 +378,12 @@ class ContextualBanditVectorEnv(GaussianBanditVectorEnv):
 
     def _start_episodes(self) -> None:
         self._draw_contexts()
+
+    @property
+    def context(self) -> NDArray[np.float64]:
+        """Every sub-env's current context, ``(num_envs, C)`` (a read-only copy)."""
+        self._require_means()
+        return read_only_copy(self._contexts)
 
     def _final_observations(self) -> NDArray[np.object_]:
         final = self._observations()
@@ -389,9 +397,8 @@ class ContextualBanditVectorEnv(GaussianBanditVectorEnv):
         self._require_reset()
         best = self.optimal_arm
         _, rewards, terminated, truncated, infos = super().step(actions)
-        every = np.ones(self.num_envs, dtype=np.bool_)
         for target in (infos, infos["final_info"]):
             target["optimal_action"] = best.copy()
-            target["_optimal_action"] = every.copy()
+            target["_optimal_action"] = self._all_true.copy()
         self._draw_contexts()
         return self._observations(), rewards, terminated, truncated, infos

@@ -28,9 +28,6 @@ PartT = TypeVar("PartT")
 #: What a native vector env's ``step`` returns: observations, rewards, flags and ``infos``.
 VectorStep = tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]
 
-#: The ``reset(options=...)`` keys every env of the package accepts.
-RESET_OPTIONS = frozenset({"resample"})
-
 
 # ------------------------------------------------------------------------------ checks
 def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
@@ -41,9 +38,10 @@ def check_render_mode(render_mode: Any, modes: Sequence[str]) -> str | None:
 
 
 def check_reset_options(
-    options: dict[str, Any] | None, allowed: frozenset[str] = RESET_OPTIONS
+    options: dict[str, Any] | None, allowed: frozenset[str] = frozenset({"resample"})
 ) -> dict[str, Any]:
-    """``reset``'s ``options`` as a dict (``{}`` for None); only keys in ``allowed``."""
+    """``reset``'s ``options`` as a dict (``{}`` for None); only keys in ``allowed`` (every env
+    of the package accepts ``"resample"``)."""
     if options is None:
         return {}
     if not isinstance(options, dict):
@@ -136,8 +134,7 @@ def render_mode_missing(env: Any) -> bool:
     if env.render_mode is not None:
         return False
     modes = env.metadata.get("render_modes", [])
-    name = type(env).__name__
-    hint = f"; use {name}(render_mode={modes[0]!r}) or gym.make(..., render_mode=...)"
+    hint = f"; use {type(env).__name__}(render_mode={modes[0]!r}) or gym.make(..., render_mode=...)"
     gym.logger.warn(f"You are calling render() without a render_mode{hint if modes else '.'}")
     return True
 

@@ -26,8 +26,6 @@ __all__ = ["DEFAULT_NUM_ARMS", "BernoulliBanditEnv", "BernoulliBanditVectorEnv"]
 DEFAULT_NUM_ARMS = 10
 
 _FIXED = "this env was built with fixed means"
-
-
 #: Memory per arm: its mean and a uniform draw (float64).
 _BYTES_PER_ARM = 16
 
@@ -49,8 +47,7 @@ class _BernoulliParameters(BanditMeans):
     def _set_parameters(
         self, num_arms: Any, means: ArrayLike | None, render_mode: Any, num_envs: int | None = None
     ) -> NDArray[np.float64] | None:
-        """Check and store the keywords; return the given ``means`` as a float64 copy (shape
-        ``(K,)``, or ``(num_envs, K)`` for a vector env) or None when they are to be drawn."""
+        """Check and store the keywords; return the given ``means`` (float64) or None."""
         fixed = None
         if means is not None:
             checked = check_unit_interval_array(means, "means")

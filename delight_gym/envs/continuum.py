@@ -30,6 +30,7 @@ from delight_gym._checks import (
 )
 from delight_gym.envs._bandit import SUB_ENV_BYTES, BanditEnv, BanditKeywords, BanditVectorEnv
 from delight_gym.envs._base import (
+    VectorStep,
     check_agrees,
     instance_array,
     pull_info,
@@ -246,9 +247,8 @@ class _ContinuumParameters(BanditKeywords):
         return self._centers is not None
 
     def _instance(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        return require_drawn(self._centers, self._not_drawn), require_drawn(
-            self._heights, self._not_drawn
-        )
+        not_drawn = self._not_drawn
+        return require_drawn(self._centers, not_drawn), require_drawn(self._heights, not_drawn)
 
     @property
     def centers(self) -> NDArray[np.float64]:
@@ -272,8 +272,7 @@ class _ContinuumParameters(BanditKeywords):
         render_mode: str | None,
         num_envs: int | None = None,
     ) -> None:
-        """Check and store the keywords and the given ``centers`` and ``heights`` (float64
-        copies, batched for a vector env; None when they are to be drawn)."""
+        """Check and store the keywords and the given ``centers`` and ``heights`` (or None)."""
         d = None if dim is None else check_positive_int(dim, "dim")
         k = None if num_bumps is None else check_nonnegative_int(num_bumps, "num_bumps")
         self.bump_width = _check_width(bump_width, "bump_width")
@@ -496,9 +495,7 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, BanditVectorEnv):  # type: 
         """``max_j h_j`` of each sub-env, ``(num_envs,)``."""
         return self._instance()[1].max(axis=1)
 
-    def step(
-        self, actions: Any
-    ) -> tuple[Any, NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], dict[str, Any]]:
+    def step(self, actions: Any) -> VectorStep:
         """Pull ``actions[i]`` in sub-env ``i``; each terminates and is reset in this step."""
         self._require_reset()
         centers, heights = self._instance()

@@ -110,8 +110,7 @@ class _DeepSeaParameters:
         )
 
     def _given_mapping_seeds(self, mapping_seed: Any, num_envs: int | None) -> list[int] | None:
-        """``mapping_seed`` checked, as one seed per env (or None); a single env (``num_envs``
-        None) takes an int only."""
+        """``mapping_seed`` checked, one seed per env (or None); a single env takes an int only."""
         if mapping_seed is None:
             return None
         if not self._randomize_actions:
@@ -434,11 +433,9 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
             "denoised_reward": denoised,
             "denoised_return": self._denoised_return.copy(),
         }
-        final_obs = None
-        if terminated.any():
-            final_obs = np.full(m, None, dtype=object)
-            for i in np.flatnonzero(terminated).tolist():
-                final_obs[i] = np.zeros((n, n), dtype=np.float32)
+        final_obs = np.full(m, None, dtype=object)  # read only where terminated
+        for i in np.flatnonzero(terminated).tolist():
+            final_obs[i] = np.zeros((n, n), dtype=np.float32)
         success = {"is_success": self._found & terminated}
         infos = vector_step_infos(step_info, terminated, final_obs, success)
         self._start_episodes(terminated)  # SAME_STEP autoreset; the mapping is kept

@@ -6,7 +6,7 @@ the features and ``θ*`` (``features=`` / ``theta=`` fix them), drawn at the fir
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -23,6 +23,7 @@ from delight_gym.envs._bandit import (
     GaussianBanditEnv,
     GaussianBanditVectorEnv,
     check_bandit_fits,
+    float32_box,
 )
 from delight_gym.envs._base import check_agrees, instance_array, set_vector_spaces
 
@@ -41,11 +42,6 @@ DEFAULT_DIM = 10
 #: Bound of the observation ``Box``: the largest finite float32 (finite bounds keep
 #: ``check_env`` free of warnings; an observation never holds an infinity).
 _OBS_BOUND = float(np.finfo(np.float32).max)
-
-
-def _obs_space(shape: tuple[int, ...]) -> spaces.Space[NDArray[np.float32]]:
-    box = spaces.Box(-_OBS_BOUND, _OBS_BOUND, shape=shape, dtype=np.float32)
-    return cast("spaces.Space[NDArray[np.float32]]", box)  # Box is typed for any dtype
 
 
 def _draw_features(rng: np.random.Generator, num_arms: int, dim: int) -> NDArray[np.float64]:
@@ -120,8 +116,7 @@ class _LinearBanditParameters(FeatureBanditInstance):
         render_mode: str | None,
         num_envs: int | None = None,
     ) -> tuple[NDArray[np.float64] | None, NDArray[np.float64] | None]:
-        """Check and store the keywords; return the given ``features`` and ``theta`` as float64
-        copies (batched for a vector env), None where they are to be drawn."""
+        """Check and store the keywords; return the given ``features`` and ``theta`` (or None)."""
         fixed_features = None if features is None else _check_features(features, num_envs)
         fixed_theta = None
         if theta is not None:
@@ -190,7 +185,7 @@ class LinearBanditEnv(_LinearBanditParameters, GaussianBanditEnv):
             num_arms, dim, noise, features, theta, render_mode
         )
         self.action_space = spaces.Discrete(self.num_arms)
-        self.observation_space = _obs_space((self.num_arms, self.dim))
+        self.observation_space = float32_box((self.num_arms, self.dim), _OBS_BOUND)
         self._init_bandit_state(self._fixed_reason())
         self._features: NDArray[np.float64] | None = fixed_features
         self._theta: NDArray[np.float64] | None = fixed_theta
@@ -256,7 +251,7 @@ class LinearBanditVectorEnv(_LinearBanditParameters, GaussianBanditVectorEnv):  
             num_arms, dim, noise, features, theta, render_mode, self.num_envs
         )
         n, k, d = self.num_envs, self.num_arms, self.dim
-        set_vector_spaces(self, spaces.Discrete(k), _obs_space((k, d)))
+        set_vector_spaces(self, spaces.Discrete(k), float32_box((k, d), _OBS_BOUND))
         self._features = np.zeros((n, k, d)) if fixed_features is None else fixed_features
         self._theta = np.zeros((n, d)) if fixed_theta is None else fixed_theta
         means = None

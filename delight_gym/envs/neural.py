@@ -22,7 +22,7 @@ from delight_gym.envs._bandit import (
     ContextualBanditVectorEnv,
     FeatureBanditInstance,
     check_bandit_fits,
-    unit_box,
+    float32_box,
 )
 from delight_gym.envs._base import read_only_copy, set_vector_spaces
 
@@ -99,8 +99,7 @@ def check_neural_arms(value: Any, name: str = "num_arms") -> int:
 
 
 class _NeuralParameters(FeatureBanditInstance):
-    """The keywords shared by the single and vector neural bandits, checked once, and the maths
-    of an instance and a context (single or batched)."""
+    """The neural bandits' keywords, checked once, and the maths of an instance and a context."""
 
     family = "NeuralBandit"
     num_arms: int
@@ -210,7 +209,7 @@ class NeuralBanditEnv(_NeuralParameters, ContextualBanditEnv):
     ) -> None:
         self._set_parameters(num_arms, dim, context_dim, reward, noise, render_mode)
         self.action_space = spaces.Discrete(self.num_arms)
-        self.observation_space = unit_box((self.num_arms, self.input_dim))
+        self.observation_space = float32_box((self.num_arms, self.input_dim))
         self._init_bandit_state(None)
         self._features: NDArray[np.float64] | None = None
         self._theta: NDArray[np.float64] | None = None
@@ -278,7 +277,7 @@ class NeuralBanditVectorEnv(_NeuralParameters, ContextualBanditVectorEnv):  # ty
         self.num_envs = check_positive_int(num_envs, "num_envs")
         self._set_parameters(num_arms, dim, context_dim, reward, noise, render_mode, num_envs)
         n, k = self.num_envs, self.num_arms
-        set_vector_spaces(self, spaces.Discrete(k), unit_box((k, self.input_dim)))
+        set_vector_spaces(self, spaces.Discrete(k), float32_box((k, self.input_dim)))
         self._features = np.zeros((n, k, self.dim))
         self._theta = np.zeros((n, self.input_dim))
         self._arm_part = np.zeros((n, k))
@@ -313,9 +312,3 @@ class NeuralBanditVectorEnv(_NeuralParameters, ContextualBanditVectorEnv):  # ty
             self._features, self._theta, self._arm_part, self._contexts
         )
         self._optimal = self._means.max(axis=1)
-
-    @property
-    def context(self) -> NDArray[np.float64]:
-        """Every sub-env's context, shape ``(num_envs, context_dim)`` (a read-only copy)."""
-        self._require_means()
-        return read_only_copy(self._contexts)

@@ -20,9 +20,9 @@ from delight_gym.envs._bandit import (
     ContextualBanditEnv,
     ContextualBanditVectorEnv,
     check_bandit_fits,
-    unit_box,
+    float32_box,
 )
-from delight_gym.envs._base import read_only_copy, set_vector_spaces
+from delight_gym.envs._base import set_vector_spaces
 
 __all__ = [
     "WHEEL_NUM_ARMS",
@@ -179,7 +179,7 @@ class WheelBanditEnv(_WheelParameters, ContextualBanditEnv):
     ) -> None:
         self._set_parameters(delta, mean_safe, mean_other, mean_large, noise, render_mode)
         self.action_space = spaces.Discrete(WHEEL_NUM_ARMS)
-        self.observation_space = unit_box((2,))
+        self.observation_space = float32_box((2,))
         self._init_bandit_state(None)
         self._context: NDArray[np.float64] | None = None
         self._obs = None
@@ -188,7 +188,7 @@ class WheelBanditEnv(_WheelParameters, ContextualBanditEnv):
         return True  # nothing to draw: the keywords fix the wheel
 
     def _draw_instance(self) -> None:
-        pass  # never called: _has_instance is always True
+        pass  # resample: still nothing to draw
 
     def _draw_context(self) -> None:
         self._context = draw_disk_point(self.np_random)
@@ -232,7 +232,7 @@ class WheelBanditVectorEnv(_WheelParameters, ContextualBanditVectorEnv):  # type
         # Per sub-env: context, means, observation, optimum and flags (about 160 bytes).
         check_bandit_fits(self.num_envs, WHEEL_NUM_ARMS, 32)
         self._set_parameters(delta, mean_safe, mean_other, mean_large, noise, render_mode)
-        set_vector_spaces(self, spaces.Discrete(WHEEL_NUM_ARMS), unit_box((2,)))
+        set_vector_spaces(self, spaces.Discrete(WHEEL_NUM_ARMS), float32_box((2,)))
         self._obs = None
         self._contexts = np.zeros((self.num_envs, 2))
         self._init_bandit_state(None)
@@ -248,9 +248,3 @@ class WheelBanditVectorEnv(_WheelParameters, ContextualBanditVectorEnv):  # type
             self._contexts[j] = draw_disk_point(self._rng(j))
         self._means, self._obs = self._context_state(self._contexts)
         self._optimal = self._means.max(axis=1)
-
-    @property
-    def context(self) -> NDArray[np.float64]:
-        """Every sub-env's current context, shape ``(num_envs, 2)`` (a read-only copy)."""
-        self._require_means()
-        return read_only_copy(self._contexts)

@@ -164,8 +164,8 @@ def reservation_index(prior: Any, surprisal: Any, gate_price: Any) -> Any:
     solve = np.isfinite(cost) & (cost > 0)
     if not solve.any():
         return _out(out)
-    scale_b = np.broadcast_to(np.asarray(scale, dtype=np.float64), shape)
-    loc_b = np.broadcast_to(np.asarray(loc, dtype=np.float64), shape)
+    broadcast = [np.broadcast_to(p, shape) for p in params]  # the shapes, loc and scale
+    loc_b, scale_b = broadcast[-2:]
     c = cost / scale_b  # the equation in standard units u = (z − loc)/scale: g_std(u) = c
     if name == "uniform":  # g_std(u) = (1 − u)²/2 on [0, 1] and 1/2 − u below 0
         u = np.where(c >= 0.5, 0.5 - c, 1.0 - np.sqrt(2.0 * np.minimum(c, 0.5)))
@@ -181,7 +181,7 @@ def reservation_index(prior: Any, surprisal: Any, gate_price: Any) -> Any:
     idx = np.flatnonzero(solve.ravel())
     z = np.empty(idx.size)
     z_flat = out.ravel().copy()
-    sub_prior = _element_prior(prior, name, shapes, loc, scale, shape, idx)
+    sub_prior = _element_prior(prior, name, [p.ravel() for p in broadcast], idx)
     cost_i = cost.ravel()[idx]
     lower_i = lower.ravel()[idx]
     mean_i = mean.ravel()[idx]
@@ -200,21 +200,15 @@ def reservation_index(prior: Any, surprisal: Any, gate_price: Any) -> Any:
     return _out(z_flat.reshape(shape))
 
 
-def _element_prior(
-    prior: Any, name: str, shapes: tuple[Any, ...], loc: Any, scale: Any, shape: Any, idx: Any
-) -> Any:
-    """A function ``rows -> (g, sf)`` of the broadcast elements ``idx[rows]``."""
-    flat = [np.broadcast_to(np.asarray(p, dtype=np.float64), shape).ravel() for p in shapes]
-    loc_f = np.broadcast_to(np.asarray(loc, dtype=np.float64), shape).ravel()
-    scale_f = np.broadcast_to(np.asarray(scale, dtype=np.float64), shape).ravel()
+def _element_prior(prior: Any, name: str, flat: list[np.ndarray], idx: Any) -> Any:
+    """A function ``rows -> (g, sf)`` of the elements ``idx[rows]`` (``flat``: the shapes, loc
+    and scale, broadcast and flattened)."""
 
     def select(rows: np.ndarray) -> tuple[Any, Any]:
-        sel = idx[rows]
-        sh = tuple(p[sel] for p in flat)
-        lo, sc = loc_f[sel], scale_f[sel]
+        *sh, lo, sc = (p[idx[rows]] for p in flat)
 
         def g(z: np.ndarray) -> np.ndarray:
-            return np.asarray(_g(prior, name, sh, lo, sc, z), dtype=np.float64)
+            return np.asarray(_g(prior, name, tuple(sh), lo, sc, z), dtype=np.float64)
 
         def sf(z: np.ndarray) -> np.ndarray:
             return np.asarray(prior.dist.sf(z, *sh, loc=lo, scale=sc), dtype=np.float64)
@@ -255,7 +249,6 @@ def _brent(prior: Any, cost: float, start: float) -> float:
     def f(z: float) -> float:
         return float(_g_quad(prior, np.asarray(z))) - cost
 
-    lo = start
     hi = float(prior.support()[1])
     if not np.isfinite(hi):
         hi = float(prior.mean()) + 1.0
@@ -263,7 +256,7 @@ def _brent(prior: Any, cost: float, start: float) -> float:
         while f(hi) >= 0:
             width *= 2.0
             hi = float(prior.mean()) + width
-    return float(optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps))
+    return float(optimize.brentq(f, start, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps))
 
 
 def fresh_arm_threshold(
