@@ -23,13 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from delight_gym._checks import check_nonnegative_int, check_positive_int
 from delight_gym._version import __version__
-from delight_gym.cli_limits import (
-    cell_sizes,
-    check_control,
-    check_fits,
-    check_ranges,
-    curve_sizes,
-)
+from delight_gym.cli_limits import cell_sizes, check_control, check_fits, check_ranges, curve_sizes
 from delight_gym.de.options import DelightOptions
 from delight_gym.experiments.families import DE_PARAMETERS, FAMILIES, Family, SettingError
 from delight_gym.experiments.families.control import TASKS as CONTROL_TASKS
