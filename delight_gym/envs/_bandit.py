@@ -22,7 +22,6 @@ from delight_gym.envs._base import (
     check_render_mode,
     pull_info,
     read_only_copy,
-    render_mode_missing,
     require_drawn,
     vector_step_infos,
 )
@@ -163,10 +162,7 @@ class OneStepBanditEnv(BanditMeans, BanditEnv[ObsT]):
         self._last_pull = (arm, reward)
         return self._observation(), reward, True, False, pull_info(expected, self._optimal)
 
-    def render(self) -> str | None:
-        """With ``render_mode="ansi"``, a one-line text summary; otherwise ``None``."""
-        if render_mode_missing(self):
-            return None
+    def _frame(self) -> str:
         return bandit_summary(
             self.family, self._render_shape(), self._means, self._last_pull, self.reward_format
         )
@@ -241,10 +237,7 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
         infos = vector_step_infos(step_info, every, self._final_observations())
         return self._observations(), rewards, every.copy(), ~every, infos
 
-    def render(self) -> tuple[str, ...] | None:
-        """With ``render_mode="ansi"``, one line of text per sub-env; otherwise ``None``."""
-        if render_mode_missing(self):
-            return None
+    def _frames(self) -> tuple[str, ...]:
         name, shape = self.family, self._render_shape()
         texts = []
         for i in range(self.num_envs):

@@ -306,6 +306,13 @@ class InstanceEnv(InstanceState, gym.Env[ObsT, np.int64]):
     def _start_episode(self) -> ObsT:
         raise NotImplementedError
 
+    def _frame(self) -> Any:  # the frame of self.render_mode (set)
+        raise NotImplementedError
+
+    def render(self) -> Any:
+        """The ``render_mode`` frame (``"ansi"``: text, ``"rgb_array"``: an image), else None."""
+        return None if render_mode_missing(self) else self._frame()
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[ObsT, dict[str, Any]]:
@@ -351,6 +358,13 @@ class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ig
 
     def _observations(self) -> Any:
         raise NotImplementedError
+
+    def _frames(self) -> tuple[Any, ...]:  # a frame of self.render_mode (set) per sub-env
+        raise NotImplementedError
+
+    def render(self) -> tuple[Any, ...] | None:
+        """One ``render_mode`` frame per sub-env (``"ansi"``: text), else None."""
+        return None if render_mode_missing(self) else self._frames()
 
     def reset(
         self,

@@ -35,7 +35,6 @@ from delight_gym.envs._base import (
     instance_array,
     pull_info,
     read_only_copy,
-    render_mode_missing,
     require_drawn,
     set_vector_spaces,
     vector_step_infos,
@@ -421,10 +420,7 @@ class ContinuumBanditEnv(_ContinuumParameters, BanditEnv[np.int64]):
         self._last = (x, expected, reward)
         return np.int64(0), reward, True, False, pull_info(expected, float(heights.max()))
 
-    def render(self) -> str | None:
-        """With ``render_mode="ansi"``, a one-line text summary; otherwise ``None``."""
-        if render_mode_missing(self):
-            return None
+    def _frame(self) -> str:
         return self._summary(self._centers, self._heights, self._last)
 
 
@@ -510,10 +506,7 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, BanditVectorEnv):  # type: 
         infos = vector_step_infos(step_info, every, zero_final_obs(self.num_envs))
         return self._observations(), rewards, every.copy(), ~every, infos
 
-    def render(self) -> tuple[str, ...] | None:
-        """With ``render_mode="ansi"``, one line of text per sub-env; otherwise ``None``."""
-        if render_mode_missing(self):
-            return None
+    def _frames(self) -> tuple[str, ...]:
         out = []
         for i in range(self.num_envs):
             c = None if self._centers is None else self._centers[i]

@@ -29,7 +29,6 @@ from delight_gym.envs._base import (
     check_num_entries,
     check_render_mode,
     read_only_copy,
-    render_mode_missing,
     require_drawn,
     set_vector_spaces,
     vector_step_infos,
@@ -278,10 +277,7 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
             info["is_success"] = self._found_treasure
         return one_hot(n, self._row, column), reward, terminated, False, info
 
-    def render(self) -> str | NDArray[np.uint8] | None:
-        """``"ansi"``: the grid as text; ``"rgb_array"``: an RGB image; otherwise ``None``."""
-        if render_mode_missing(self):
-            return None
+    def _frame(self) -> str | NDArray[np.uint8]:  # the grid as text or as an RGB image
         if self.render_mode == "ansi":
             return render_text(
                 self._size, self._row, self._column, self._deterministic, self._denoised_return
@@ -441,10 +437,7 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
         self._start_episodes(terminated)  # SAME_STEP autoreset; the mapping is kept
         return self._observations(), rewards, terminated, np.zeros(m, dtype=np.bool_), infos
 
-    def render(self) -> tuple[str, ...] | tuple[NDArray[np.uint8], ...] | None:
-        """One frame per sub-env (text for ``"ansi"``, RGB for ``"rgb_array"``)."""
-        if render_mode_missing(self):
-            return None
+    def _frames(self) -> tuple[str, ...] | tuple[NDArray[np.uint8], ...]:
         rows, cols = self._row.tolist(), self._column.tolist()
         if self.render_mode == "ansi":
             return tuple(

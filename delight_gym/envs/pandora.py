@@ -19,7 +19,6 @@ from delight_gym.envs._base import (
     check_agrees,
     check_discrete_action,
     check_render_mode,
-    render_mode_missing,
 )
 
 __all__ = ["DEFAULT_NUM_BOXES", "PandoraBoxesEnv", "draw_boxes"]
@@ -199,10 +198,7 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
             info.update(payoff=best - self._paid, best_value=best, values=self._values.copy())
         return self._observation(), reward, terminated, truncated, info
 
-    def render(self) -> str | None:
-        """With ``render_mode="ansi"``, a one-line summary of the opened boxes."""
-        if render_mode_missing(self):
-            return None
+    def _frame(self) -> str:  # a one-line summary of the opened boxes
         if not self._instance_drawn:
             return "PandoraBoxes: instance not drawn yet (call reset())"
         shown = ", ".join(f"{a}:{self._values[a]:.3f}" for a in self._order) or "none"

@@ -19,7 +19,6 @@ from delight_gym.envs._base import (
     check_render_mode,
     pull_info,
     read_only_copy,
-    render_mode_missing,
     require_drawn,
 )
 
@@ -101,10 +100,7 @@ class ReservoirEnv(InstanceEnv[np.int64]):
         self._pulls += 1
         return np.int64(0), reward, True, False, pull_info(value, 1.0)
 
-    def render(self) -> str | None:
-        """With ``render_mode="ansi"``, a one-line summary."""
-        if render_mode_missing(self):
-            return None
+    def _frame(self) -> str:
         return (
             f"Reservoir alpha={self.tail_exponent:g} arms={self.num_arms} "
             f"({self.reward_mode}); pulls so far {self._pulls}"

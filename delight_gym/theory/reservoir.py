@@ -177,9 +177,6 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
         # Greedy host: a fresh arm's mean E[X] beats the best revealed value (ties: exploit).
         return self.best < self.prior_mean
 
-    def _gate_open(self, rows: np.ndarray) -> np.ndarray:
-        return self.surprisal_cap * self._fresh_ei(rows) >= self.gate_price
-
     def fresh(self) -> np.ndarray:
         out = self._host_fresh()
         rows = np.flatnonzero(~out)
@@ -199,7 +196,7 @@ class ReservoirDelightAgent(AnnealedSettings, _ReservoirAgent):
     def settled(self) -> np.ndarray:
         out = ~self._host_fresh()
         rows = np.flatnonzero(out)
-        out[rows] = ~self._gate_open(rows)
+        out[rows] = ~(self.surprisal_cap * self._fresh_ei(rows) >= self.gate_price)  # gate shut
         return out
 
 
