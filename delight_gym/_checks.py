@@ -32,11 +32,13 @@ __all__ = [
     "check_action_batch",
     "check_all_finite",
     "check_binary",
+    "check_callable",
     "check_device",
     "check_finite_array",
     "check_finite_float",
     "check_flag",
     "check_float_dtype",
+    "check_instance",
     "check_magnitude",
     "check_nonnegative_float",
     "check_nonnegative_int",
@@ -45,6 +47,7 @@ __all__ = [
     "check_probabilities",
     "check_probability",
     "check_seed",
+    "check_shape",
     "check_unit_interval_array",
     "check_would_fit",
     "format_bytes",
@@ -175,6 +178,29 @@ def check_unit_interval_array(value: Any, name: str) -> np.ndarray:
     if arr.size and (arr.min() < 0.0 or arr.max() > 1.0):
         raise ValueError(f"{name} must lie in [0, 1], got values in [{arr.min()}, {arr.max()}]")
     return arr
+
+
+def check_instance(value: Any, kind: type | tuple[type, ...], name: str, what: str) -> Any:
+    """``value`` if it is an instance of ``kind``; else ``TypeError("NAME must be WHAT, got
+    TYPE")``."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+    return value
+
+
+def check_callable(value: Any, name: str) -> Any:
+    """``value`` if it is callable; else ``TypeError("NAME must be callable, got TYPE")``."""
+    if not callable(value):
+        raise TypeError(f"{name} must be callable, got {type(value).__name__}")
+    return value
+
+
+def check_shape(value: Any, shape: tuple[int, ...], name: str) -> Any:
+    """``value`` (array or tensor) if its shape is ``shape``; else ``ValueError("NAME must have
+    shape SHAPE, got SHAPE'")``."""
+    if tuple(value.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(value.shape)}")
+    return value
 
 
 def check_box_bounds(space: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
