@@ -453,15 +453,10 @@ def run_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
 def _reproduce_theory(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``delight-gym reproduce theory``: the paper's claims as checks, one PASS/FAIL line each,
     written into ``--out``; exit status 1 if any fails."""
-    unused = [
-        f"--{name.replace('_', '-')}"
-        for name in ("seeds", "horizon", "batch_size", "jobs")
-        if getattr(args, name) is not None
-    ]
-    if args.backend != "local":
-        unused.append("--backend")
-    if args.overwrite:
-        unused.append("--overwrite")
+    sized = ("seeds", "horizon", "batch_size", "jobs")
+    given = {name: getattr(args, name) is not None for name in sized}
+    given.update(backend=args.backend != "local", overwrite=args.overwrite)
+    unused = [f"--{name.replace('_', '-')}" for name, on in given.items() if on]
     if unused:
         parser.error(f"reproduce theory does not take {', '.join(unused)}")
     from delight_gym.theory.claims import format_checks

@@ -98,15 +98,9 @@ def plot_curves(
                 markevery=(0.03 + 0.025 * i, 0.15),  # staggered: coincident curves stay apart
                 **style,
             )
-            ax.fill_between(
-                group["t"],
-                group[mean_col] - group[se_col].fillna(0),
-                group[mean_col] + group[se_col].fillna(0),
-                color=line.get_color(),
-                alpha=0.2,
-                linewidth=0,
-                zorder=1,
-            )
+            mean, se = group[mean_col], group[se_col].fillna(0)
+            band = {"color": line.get_color(), "alpha": 0.2, "linewidth": 0, "zorder": 1}
+            ax.fill_between(group["t"], mean - se, mean + se, **band)
         shown = f"{value:g}" if isinstance(value, (int, float, np.number)) else str(value)
         label = setting_column if panel_label is None else panel_label
         ax.set_title(f"{label} = {shown}" if label else shown)

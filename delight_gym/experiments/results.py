@@ -201,17 +201,9 @@ def curves_frame(
     frames = []
     for row in rows:
         mean, se = mean_se(np.asarray(row["cumulative"], dtype=float))
-        t = row.get("t")
-        frame = pd.DataFrame(
-            {
-                "t": np.arange(1, mean.shape[0] + 1) if t is None else np.asarray(t),
-                f"{metric}_mean": mean,
-                f"{metric}_se": se,
-            }
-        )
-        for i, c in enumerate(["experiment", "agent", *setting_columns]):
-            frame.insert(i, c, row[c])
-        frames.append(frame)
+        t = np.arange(1, mean.shape[0] + 1) if row.get("t") is None else np.asarray(row["t"])
+        columns = {c: row[c] for c in ["experiment", "agent", *setting_columns]}
+        frames.append(pd.DataFrame({**columns, "t": t, f"{metric}_mean": mean, f"{metric}_se": se}))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -181,7 +181,7 @@ DEEP_SEA_BSUITE = Family(
 
 
 #: bsuite's sizes N = 10, 12, …, 50 (``deep_sea/sweep.py``; a test reads the installed bsuite).
-BSUITE_SIZES = tuple(range(10, 51, 2))
+BSUITE_SIZES = BSUITE_EXPERIMENTS["deep_sea"].sizes
 _BSUITE_SWEEP_AGENTS = (DQN_EGREEDY, BOOT_DQN, BOOT_DQN_DE, BOOT_DQN_DE_COMMIT_FAST)
 _BSUITE_SIZE = dataclasses.replace(DEEP_SEA_BSUITE.instance[0], sweep=BSUITE_SIZES)
 # The bsuite families' agents are deepsea-bsuite's, with boot_dqn taking DEVICE.
