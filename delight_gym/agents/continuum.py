@@ -280,8 +280,7 @@ class ContinuumAgent:
         return torch.as_tensor(points, dtype=self.posterior.dtype)
 
     def _expected_improvement(self, states: Any, candidates: Any) -> np.ndarray:
-        """EI of ``candidates`` ``(r, C, d)`` over the posterior mean of column 0 (the host's);
-        ``states`` are the rows' indices."""
+        """EI of ``candidates`` ``(r, C, d)`` of rows ``states`` over their column 0's mean."""
         rows = np.asarray(states)
         full = np.zeros((self.batch_size, *candidates.shape[1:]))  # the posterior scores all B rows
         full[rows] = candidates

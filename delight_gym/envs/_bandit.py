@@ -130,7 +130,6 @@ class OneStepBanditEnv(BanditMeans, BanditEnv[ObsT]):
         self._means = means
         self._optimal = float("nan") if means is None else float(means.max())
         self._last_pull = None
-        self._has_reset = False
 
     def _observation(self) -> ObsT:
         raise NotImplementedError
@@ -189,7 +188,6 @@ class OneStepBanditVectorEnv(BanditMeans, BanditVectorEnv):  # type: ignore[misc
         self._fixed_instance = fixed
         self._rows = np.arange(self.num_envs)
         self._all_true = np.ones(self.num_envs, dtype=np.bool_)
-        self._has_reset = False
         self._last_actions: NDArray[np.int64] | None = None
         self._last_rewards: NDArray[np.float64] | None = None
 

@@ -281,8 +281,8 @@ class InstanceState:
     """What :class:`InstanceEnv` and :class:`InstanceVectorEnv` keep about their instance."""
 
     #: None when ``resample`` may redraw the instance, else why not (the error's reason).
-    _fixed_instance: str | None
-    _has_reset: bool
+    _fixed_instance: str | None = None
+    _has_reset: bool = False  # set by the first reset
 
     def _has_instance(self) -> bool:  # given to the constructor, or drawn already
         raise NotImplementedError
@@ -295,9 +295,9 @@ class InstanceState:
 class InstanceEnv(InstanceState, gym.Env[ObsT, np.int64]):
     """A single env whose instance is drawn at the first :meth:`reset` and kept.
 
-    Subclasses set ``_fixed_instance`` and ``_has_reset = False`` and implement
-    :meth:`_has_instance`, :meth:`_draw_instance` (from ``self.np_random``) and
-    :meth:`_start_episode` (the first observation).
+    Subclasses set ``_fixed_instance`` (if fixed) and implement :meth:`_has_instance`,
+    :meth:`_draw_instance` (from ``self.np_random``) and :meth:`_start_episode` (the first
+    observation).
     """
 
     def _draw_instance(self) -> None:
@@ -339,8 +339,8 @@ class InstanceVectorEnv(InstanceState, PerEnvGenerators, VectorEnv):  # type: ig
     """A native vector env of ``num_envs`` instances, sub-env ``i`` equal to a single env
     reset with seed ``seed + i``, with ``SAME_STEP`` autoreset.
 
-    Subclasses set ``num_envs``, call :meth:`_init_generators`, set ``_fixed_instance`` and
-    ``_has_reset = False``, and implement :meth:`_has_instance`, :meth:`_allocate_instances`,
+    Subclasses set ``num_envs``, call :meth:`_init_generators`, set ``_fixed_instance`` (if
+    fixed), and implement :meth:`_has_instance`, :meth:`_allocate_instances`,
     :meth:`_draw_instances` (sub-env ``j`` from ``self._rng(j)``), :meth:`_start_episodes`
     and :meth:`_observations`.
     """

@@ -309,7 +309,6 @@ class _ContinuumParameters(BanditKeywords):
         self.widths[0] = self.needle_width
         self._fixed_instance = None if fixed is None else _FIXED
         self._centers, self._heights = (None, None) if fixed is None else fixed
-        self._has_reset = False
 
     def _action_box(self) -> spaces.Space[Any]:
         box = spaces.Box(0.0, 1.0, shape=(self.dim,), dtype=np.float32)

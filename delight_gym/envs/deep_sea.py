@@ -203,7 +203,6 @@ class DeepSeaEnv(_DeepSeaParameters, InstanceEnv[NDArray[np.float32]]):
         self.observation_space = spaces.Box(0.0, 1.0, shape=(n, n), dtype=np.float32)
         self._mapping_seed: int | None = None if given is None else given[0]
         self._clear_episode()
-        self._has_reset = False
 
     @property
     def mapping_seed(self) -> int | None:
@@ -336,7 +335,6 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
         self._bad = np.zeros(m, dtype=np.bool_)
         self._found = np.zeros(m, dtype=np.bool_)
         self._denoised_return = np.zeros(m, dtype=np.float64)
-        self._has_reset = False
 
     @property
     def mapping_seed(self) -> tuple[int | None, ...]:

@@ -121,7 +121,6 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
         self.action_space = spaces.Discrete(k + 1)
         self.observation_space = spaces.Box(0.0, 1.0, (k, 3), np.float32)
         self._instance_drawn = fixed
-        self._has_reset = False
         self._values = np.zeros(k)
         self._opened = np.zeros(k, dtype=bool)
         self._order: list[int] = []

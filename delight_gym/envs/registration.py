@@ -52,6 +52,5 @@ ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in _ENV_TABLE)
 def register_envs() -> None:
     """Register every environment with Gymnasium, skipping ids already registered."""
     for entry in _ENV_TABLE:
-        if entry.id in gym.registry:
-            continue
-        gym.register(**asdict(entry))  # the fields are register's keywords; kwargs a copy
+        if entry.id not in gym.registry:
+            gym.register(**asdict(entry))  # the fields are register's keywords; kwargs a copy

@@ -69,8 +69,6 @@ class ReservoirEnv(InstanceEnv[np.int64]):
         self.action_space = spaces.Discrete(self.num_arms)
         self.observation_space = spaces.Discrete(1)
         self._values: NDArray[np.float64] | None = None
-        self._fixed_instance = None
-        self._has_reset = False
         self._pulls = 0
 
     @property
@@ -93,10 +91,8 @@ class ReservoirEnv(InstanceEnv[np.int64]):
         self._require_reset()
         assert self._values is not None  # drawn by the first reset
         value = float(self._values[check_discrete_action(action, self.action_space)])
-        if self.reward_mode == "revealed":
-            reward = value
-        else:
-            reward = float(self.np_random.random() < value)
+        bernoulli = self.reward_mode == "bernoulli"
+        reward = float(self.np_random.random() < value) if bernoulli else value
         self._pulls += 1
         return np.int64(0), reward, True, False, pull_info(value, 1.0)
 
