@@ -294,7 +294,7 @@ class GaussianBanditEnv(OneStepBanditEnv[NDArray[np.float32]]):
     """A one-step bandit paying the arm's mean plus ``noise·z``, one standard normal per pull
     (also when ``noise == 0``); the observation is a copy of the float32 ``_obs``."""
 
-    _obs: NDArray[np.float32] | None
+    _obs: NDArray[np.float32] | None = None  # until the instance (or context) is drawn
     noise: float
 
     def _observation(self) -> NDArray[np.float32]:
@@ -308,7 +308,7 @@ class GaussianBanditEnv(OneStepBanditEnv[NDArray[np.float32]]):
 class GaussianBanditVectorEnv(OneStepBanditVectorEnv):
     """The vector form of :class:`GaussianBanditEnv`."""
 
-    _obs: NDArray[np.float32] | None
+    _obs: NDArray[np.float32] | None = None  # until the instance (or context) is drawn
     noise: float
 
     def _observations(self) -> NDArray[np.float32]:

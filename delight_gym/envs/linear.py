@@ -189,7 +189,6 @@ class LinearBanditEnv(_LinearBanditParameters, GaussianBanditEnv):
         self._init_bandit_state(self._fixed_reason())
         self._features: NDArray[np.float64] | None = fixed_features
         self._theta: NDArray[np.float64] | None = fixed_theta
-        self._obs: NDArray[np.float32] | None = None
         if fixed_features is not None and fixed_theta is not None:
             self._set_instance(fixed_features, fixed_theta)
 
@@ -255,7 +254,6 @@ class LinearBanditVectorEnv(_LinearBanditParameters, GaussianBanditVectorEnv):  
         self._features = np.zeros((n, k, d)) if fixed_features is None else fixed_features
         self._theta = np.zeros((n, d)) if fixed_theta is None else fixed_theta
         means = None
-        self._obs: NDArray[np.float32] | None = None
         if self._fixed_features and self._fixed_theta:
             means = _arm_means(self._features, self._theta)
             self._obs = self._features.astype(np.float32)

@@ -215,7 +215,6 @@ class NeuralBanditEnv(_NeuralParameters, ContextualBanditEnv):
         self._theta: NDArray[np.float64] | None = None
         self._arm_part: NDArray[np.float64] | None = None
         self._context = np.zeros(self.context_dim)
-        self._obs = None
 
     def _has_instance(self) -> bool:
         return self._features is not None
@@ -282,7 +281,6 @@ class NeuralBanditVectorEnv(_NeuralParameters, ContextualBanditVectorEnv):  # ty
         self._theta = np.zeros((n, self.input_dim))
         self._arm_part = np.zeros((n, k))
         self._contexts = np.zeros((n, self.context_dim))
-        self._obs = None
         self._init_bandit_state(None)
 
     def _allocate_instances(self) -> None:

@@ -182,7 +182,6 @@ class WheelBanditEnv(_WheelParameters, ContextualBanditEnv):
         self.observation_space = float32_box((2,))
         self._init_bandit_state(None)
         self._context: NDArray[np.float64] | None = None
-        self._obs = None
 
     def _has_instance(self) -> bool:
         return True  # nothing to draw: the keywords fix the wheel
@@ -233,7 +232,6 @@ class WheelBanditVectorEnv(_WheelParameters, ContextualBanditVectorEnv):  # type
         check_bandit_fits(self.num_envs, WHEEL_NUM_ARMS, 32)
         self._set_parameters(delta, mean_safe, mean_other, mean_large, noise, render_mode)
         set_vector_spaces(self, spaces.Discrete(WHEEL_NUM_ARMS), float32_box((2,)))
-        self._obs = None
         self._contexts = np.zeros((self.num_envs, 2))
         self._init_bandit_state(None)
 
