@@ -20,8 +20,10 @@ from delight_gym._arrays import array_namespace, is_torch
 from delight_gym._checks import (
     array_bytes,
     check_action_batch,
+    check_callable,
     check_positive_float,
     check_positive_int,
+    check_shape,
     check_would_fit,
     host_view,
 )
@@ -111,8 +113,7 @@ def _check_log_weights(log_w: Array, shape: tuple[int, ...], box: bool, name: st
     """Refuse log-weights of the wrong shape, NaN or ``+inf``, non-finite in column 0 (the
     host's action) or anywhere for ``Box`` candidates (densities), naming ``name``."""
     xp = array_namespace(log_w)
-    if tuple(log_w.shape) != shape:
-        raise ValueError(f"{name} must have shape {shape}, got {tuple(log_w.shape)}")
+    check_shape(log_w, shape, name)
     if bool(xp.any(xp.isnan(log_w))) or bool(xp.any(log_w == np.inf)):
         raise ValueError(f"{name} must not hold NaN or +inf")
     if not bool(xp.all(xp.isfinite(log_w[:, 0]))):
@@ -278,10 +279,7 @@ class CandidateDelight:
         self.space, self.host, self.expected_improvement = space, host, expected_improvement
         if not callable(getattr(host, "log_weight", None)):
             raise TypeError(f"host must have a callable log_weight, got {host!r}")
-        if not callable(expected_improvement):
-            raise TypeError(
-                f"expected_improvement must be callable, got {type(expected_improvement).__name__}"
-            )
+        check_callable(expected_improvement, "expected_improvement")
         self.half_life = check_positive_float(half_life, "half_life", normal=True)
         self.gate_price, self.surprisal_cap = check_gate_settings(gate_price, surprisal_cap)
         if isinstance(proposals, str | bytes) or not isinstance(proposals, Sequence):
@@ -310,8 +308,7 @@ class CandidateDelight:
         if self.num_actions:
             return check_action_batch(actions, size, self.num_actions, name)
         arr = np.asarray(host_view(actions), dtype=np.float64)
-        if arr.shape != (size, self.low.size):
-            raise ValueError(f"{name} must have shape {(size, self.low.size)}, got {arr.shape}")
+        check_shape(arr, (size, self.low.size), name)
         if not np.isfinite(arr).all() or (arr < self.low).any() or (arr > self.high).any():
             raise ValueError(f"{name} must be finite and inside the Box [{self.low}, {self.high}]")
         return arr
@@ -355,7 +352,13 @@ class CandidateDelight:
         b = len(host_actions)
         if b == 0:
             raise ValueError("host_actions must hold at least one row (an empty batch)")
-        host = self._check_actions(host_actions, b, "host_actions")
+        return self._decide(states, self._check_actions(host_actions, b, "host_actions"), t, rng)
+
+    def _decide(
+        self, states: Any, host: np.ndarray, t: Any, rng: np.random.Generator
+    ) -> CandidateDecision:
+        """:meth:`decide` on ``host`` actions already checked: a non-empty batch in the space."""
+        b = len(host)
         eps = np.asarray(epsilon_schedule(t, self.half_life), dtype=np.float64)
         if eps.shape not in ((), (b,)):
             raise ValueError(f"t must be a scalar or have shape ({b},), got {eps.shape}")
@@ -377,8 +380,7 @@ class CandidateDelight:
         log_w = _numbers(self.host.log_weight(sub, host[rows], cands), "host.log_weight")
         _check_log_weights(log_w, shape, cands.ndim == 3, "host.log_weight")
         ei = _numbers(self.expected_improvement(sub, cands), "expected_improvement")
-        if ei.shape != shape:
-            raise ValueError(f"expected_improvement must have shape {shape}, got {ei.shape}")
+        check_shape(ei, shape, "expected_improvement")
         if not ((ei >= 0) & (ei < np.inf)).all():
             raise ValueError("expected_improvement must return finite, non-negative values")
         restricted, unique = _restricted_host(cands, log_w)

@@ -204,7 +204,8 @@ class ContinuousDelightWrapper(DelightEngine):
                 self.last_info = _no_decision_info(host_actions, self.epsilon)
                 self.last_info["held"] = np.ones(n, dtype=bool)
             else:
-                decision = self._decision.decide(obs, host_actions, self.clock, self.rng)
+                # host_actions are checked: the decision's private half skips its re-check
+                decision = self._decision._decide(obs, host_actions, self.clock, self.rng)
                 if self.delight.durations != (1,):
                     decision = self._commit(decision, held)
                 actions = decision.actions

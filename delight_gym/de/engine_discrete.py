@@ -13,7 +13,13 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from delight_gym._checks import check_all_finite, check_binary, check_flag, check_probabilities
+from delight_gym._checks import (
+    check_all_finite,
+    check_binary,
+    check_flag,
+    check_instance,
+    check_probabilities,
+)
 from delight_gym.de.commitment import Commitment
 from delight_gym.de.decide import decide_on_values
 from delight_gym.de.engine import DelightEngine, ObservedTransition, act_on_values, row_vector
@@ -88,11 +94,9 @@ class DiscreteDelightWrapper(DelightEngine):
                 "observation_space is required for a callable host (it tells one observation "
                 "from a batch)"
             )
-        if not isinstance(obs_space, spaces.Space):
-            raise TypeError(
-                f"observation_space must be a gymnasium Space, got {type(obs_space).__name__}"
-            )
-        self.observation_space = obs_space
+        self.observation_space = check_instance(
+            obs_space, spaces.Space, "observation_space", "a gymnasium Space"
+        )
         act_space = self.host.action_space
         if act_space is not None and not isinstance(act_space, spaces.Discrete):
             raise ValueError(

@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from gymnasium import spaces
 
-from delight_gym._checks import check_box_bounds, check_positive_float, host_view
+from delight_gym._checks import check_box_bounds, check_callable, check_positive_float, host_view
 from delight_gym.de.proposers import DEFAULT_HOST_STD, GaussianProposalHost, checked_actions
 
 __all__ = ["BoxHost", "CallableBoxHost", "CallableHost", "Host", "checked_actions", "make_host"]
@@ -60,9 +60,8 @@ class CallableHost:
         observation_space: Any = None,
         action_space: Any = None,
     ) -> None:
-        if not callable(fn):
-            raise TypeError(f"host must be callable, got {type(fn).__name__}")
-        self.fn, self.observation_space, self.action_space = fn, observation_space, action_space
+        self.fn = check_callable(fn, "host")
+        self.observation_space, self.action_space = observation_space, action_space
 
     def probs(self, observations: np.ndarray) -> np.ndarray:
         out = self.fn(observations)
@@ -107,8 +106,7 @@ class CallableBoxHost:
         log_density: Callable[[Any, Any], Any] | None = None,
         host_std: float = DEFAULT_HOST_STD,
     ) -> None:
-        if not callable(fn):
-            raise TypeError(f"host must be callable, got {type(fn).__name__}")
+        check_callable(fn, "host")
         if log_density is not None and not callable(log_density):
             raise TypeError(f"host_log_density must be callable, got {type(log_density).__name__}")
         self.low, self.high = check_box_bounds(action_space, "action_space")

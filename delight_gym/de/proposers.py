@@ -13,6 +13,7 @@ from scipy.special import erf, ndtr, ndtri
 from delight_gym._checks import (
     array_bytes,
     check_box_bounds,
+    check_callable,
     check_positive_float,
     check_positive_int,
     check_probabilities,
@@ -150,9 +151,7 @@ class CategoricalHost:
     """
 
     def __init__(self, probs: Callable[[Any], Array]) -> None:
-        if not callable(probs):
-            raise TypeError(f"probs must be callable, got {type(probs).__name__}")
-        self.probs = probs
+        self.probs = check_callable(probs, "probs")
 
     def _table(self, states: Any) -> np.ndarray:
         try:
@@ -295,9 +294,7 @@ class PosteriorArgmax:
 
     def __init__(self, space: Any, sample_values: Callable[..., Array], n_random: int = 64) -> None:
         self._width = UniformProposals(space)._width  # checks the space
-        if not callable(sample_values):
-            raise TypeError(f"sample_values must be callable, got {type(sample_values).__name__}")
-        self.space, self.sample_values = space, sample_values
+        self.space, self.sample_values = space, check_callable(sample_values, "sample_values")
         self.n_random = check_positive_int(n_random, "n_random")
 
     def propose(self, states: Any, host_actions: Array, n: int, rng: np.random.Generator) -> Any:

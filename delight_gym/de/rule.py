@@ -22,6 +22,7 @@ import numpy as np
 
 from delight_gym._arrays import array_namespace, is_torch
 from delight_gym._checks import (
+    check_instance,
     check_nonnegative_float,
     check_positive_float,
     check_probabilities,
@@ -352,8 +353,7 @@ def sample_acting(
 def draw_acting_uniforms(rng: np.random.Generator, shape: Any) -> tuple[np.ndarray, np.ndarray]:
     """:func:`sample_acting`'s two uniforms in its order, ``u1`` (explore?) then ``u2`` (the
     action), each of ``shape``: for :func:`sample_acting_on_explore_rows`."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
     return rng.random(shape), rng.random(shape)
 
 

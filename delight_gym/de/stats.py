@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from delight_gym._checks import check_shape
+
 __all__ = ["LOG_KEYS", "DelightStats"]
 
 #: The keys :meth:`DelightStats.summary` may return and :meth:`DelightStats.log` records.
@@ -83,8 +85,7 @@ class DelightStats:
         n = over.size
         ev = np.ones(n, dtype=bool) if evaluated is None else np.asarray(evaluated, dtype=bool)
         ev = ev.reshape(-1)
-        if ev.shape != (n,):
-            raise ValueError(f"evaluated must have shape ({n},), got {ev.shape}")
+        check_shape(ev, (n,), "evaluated")
         ei = np.asarray(overridden_ei, dtype=np.float64).reshape(-1)
         if ei.size != int(over.sum()):
             raise ValueError(

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from delight_gym._checks import check_finite_array, check_positive_int
+from delight_gym._checks import check_finite_array, check_instance, check_positive_int, check_shape
 from delight_gym.de.posterior import PosteriorValues
 
 __all__ = ["BanditAdapter", "PosteriorAdapter", "split_values", "to_numpy"]
@@ -41,11 +41,9 @@ class PosteriorAdapter:
     ``expected`` instance) and ``num_actions``."""
 
     def __init__(self, posterior: Any, expected: type, num_actions: int | None) -> None:
-        if not isinstance(posterior, expected):
-            raise TypeError(
-                f"posterior must be a {expected.__name__}, got {type(posterior).__name__}"
-            )
-        self.posterior: Any = posterior
+        self.posterior: Any = check_instance(
+            posterior, expected, "posterior", f"a {expected.__name__}"
+        )
         self.num_actions: int = check_positive_int(num_actions, "num_actions")
 
     def row_map(self, n: int) -> np.ndarray:
@@ -77,9 +75,7 @@ class PosteriorAdapter:
         out = torch.as_tensor(
             np.asarray(value), dtype=self.posterior.dtype, device=self.posterior.device
         )
-        if tuple(out.shape) != tuple(shape):
-            raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(out.shape)}")
-        return out
+        return check_shape(out, shape, name)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.posterior!r}, num_actions={self.num_actions})"

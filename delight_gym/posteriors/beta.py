@@ -7,7 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from delight_gym._checks import check_positive_float, check_positive_int, check_unit_interval_array
+from delight_gym._checks import (
+    check_instance,
+    check_positive_float,
+    check_positive_int,
+    check_shape,
+    check_unit_interval_array,
+)
 from delight_gym.de.posterior import check_baseline
 from delight_gym.posteriors.adapters import BanditAdapter
 from delight_gym.posteriors.beta_ei import (
@@ -79,16 +85,15 @@ class BetaBernoulliPosterior:
         act = np.asarray(actions)
         if act.dtype == np.bool_ or not np.issubdtype(act.dtype, np.integer):
             raise TypeError(f"actions must be an integer array, got dtype {act.dtype}")
-        if act.shape != (self.batch_size,):
-            raise ValueError(f"actions must have shape ({self.batch_size},), got {act.shape}")
+        check_shape(act, (self.batch_size,), "actions")
         if act.size and (act.min() < 0 or act.max() >= self.num_arms):
             raise ValueError(
                 f"actions must lie in [0, {self.num_arms}), got values in "
                 f"[{act.min()}, {act.max()}]"
             )
-        rew = check_unit_interval_array(rewards, "rewards")
-        if rew.shape != (self.batch_size,):
-            raise ValueError(f"rewards must have shape ({self.batch_size},), got {rew.shape}")
+        rew = check_shape(
+            check_unit_interval_array(rewards, "rewards"), (self.batch_size,), "rewards"
+        )
         # One arm per row, so the (row, action) pairs are distinct and += is exact.
         self.alpha[self._rows, act] += rew
         self.beta[self._rows, act] += 1.0 - rew
@@ -104,8 +109,7 @@ class BetaBernoulliPosterior:
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
         """One posterior draw per arm from a ``numpy.random.Generator``, float64 ``(B, K)``."""
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        check_instance(rng, np.random.Generator, "rng", "a numpy.random.Generator")
         return rng.beta(self.alpha, self.beta)
 
     def expected_improvement(self, baseline: Any) -> np.ndarray:

@@ -19,6 +19,7 @@ from delight_gym._checks import (
     check_action_batch,
     check_all_finite,
     check_binary,
+    check_shape,
     host_view,
 )
 
@@ -195,11 +196,7 @@ class EnsembleInputs:
         check_binary(done, "terminated")
         m = None
         if batch.masks is not None:
-            m = host_view(batch.masks)
-            if tuple(m.shape) != (b, self.num_heads):
-                raise ValueError(
-                    f"masks must have shape ({b}, {self.num_heads}), got {tuple(m.shape)}"
-                )
+            m = check_shape(host_view(batch.masks), (b, self.num_heads), "masks")
             m = _float32(m, "masks", "biuf", "numbers")
             if bool((m < 0).any()):
                 raise ValueError("masks must be >= 0 (weights of each transition in each head)")

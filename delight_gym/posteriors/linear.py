@@ -20,6 +20,7 @@ from delight_gym._checks import (
     check_all_finite,
     check_device,
     check_finite_array,
+    check_instance,
     check_positive_float,
 )
 from delight_gym.de.posterior import PosteriorValues, check_baseline, host_baseline
@@ -184,8 +185,7 @@ class LinearGaussianPosterior:
     def sample(self, generator: torch.Generator) -> torch.Tensor:
         """One Thompson draw per row, ``θ = μ + U⁻ᵀ ξ`` with ``ξ ~ N(0, I)`` from ``generator``
         (on the posterior's device): ``(B, D)``."""
-        if not isinstance(generator, torch.Generator):
-            raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        check_instance(generator, torch.Generator, "generator", "a torch.Generator")
         if check_device(generator.device, "generator.device") != self.device:
             raise ValueError(
                 f"generator must be on the posterior's device {self.device}, got {generator.device}"

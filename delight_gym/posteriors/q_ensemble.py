@@ -28,9 +28,11 @@ from delight_gym._checks import (
     check_all_finite,
     check_binary,
     check_box_bounds,
+    check_instance,
     check_magnitude,
     check_probability,
     check_seed,
+    check_shape,
     check_would_fit,
     host_view,
     magnitude_limit,
@@ -90,8 +92,7 @@ def _box_size(space: Any, name: str) -> int:
             f"{name} is a {type(space).__name__} space: ContinuousQEnsemble does not support "
             "composite observations; flatten them first (gymnasium.wrappers.FlattenObservation)"
         )
-    if not isinstance(space, spaces.Box):
-        raise TypeError(f"{name} must be a gymnasium Box space, got {type(space).__name__}")
+    check_instance(space, spaces.Box, name, "a gymnasium Box space")
     size = int(np.prod(space.shape)) if space.shape else 1
     if size == 0:
         raise ValueError(f"{name} must hold at least one number, got a Box of shape {space.shape}")
@@ -360,8 +361,7 @@ class ContinuousQEnsemble:
 
     def sample_head(self, rng: np.random.Generator) -> int:
         """A head drawn uniformly with ``rng``: a Thompson sample of the posterior."""
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+        check_instance(rng, np.random.Generator, "rng", "a numpy Generator")
         return int(rng.integers(self.num_heads))
 
     @torch.no_grad()
@@ -379,8 +379,7 @@ class ContinuousQEnsemble:
     def sample_values(self, observations: Any, actions: Any, rng: np.random.Generator) -> Any:
         """``Q_{k_b}(s_b, a_bc)`` with a fresh head ``k_b`` per row: ``(B, C)``; the
         ``sample_values`` of :class:`~delight_gym.de.candidates.PosteriorArgmax`."""
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+        check_instance(rng, np.random.Generator, "rng", "a numpy Generator")
         x, b, c = self._query(observations, actions, 1)
         heads = torch.as_tensor(rng.integers(self.num_heads, size=b), device=self.device)
         return self._heads(self.online, x.reshape(b, c, -1), heads)
@@ -391,8 +390,7 @@ class ContinuousQEnsemble:
         """``batch`` checked, as tensors of the ensemble's dtype on its device (``next_actions``
         computed if a callable, ``rewards``/``dones`` ``(n,)``, ``masks`` ``(n, K)`` or None);
         every error names its field."""
-        if not isinstance(batch, ContinuousTransitions):
-            raise TypeError(f"batch must be a ContinuousTransitions, got {type(batch).__name__}")
+        check_instance(batch, ContinuousTransitions, "batch", "a ContinuousTransitions")
         obs = self._observations(batch.observations, "observations")
         n = obs.shape[0]
         if n == 0:
@@ -410,9 +408,7 @@ class ContinuousQEnsemble:
         next_act = self._actions(next_actions, "next_actions", (n,))
         masks = batch.masks
         if masks is not None:
-            x = _numbers(masks, "masks", bools=True)
-            if tuple(x.shape) != (n, self.num_heads):
-                raise ValueError(f"masks must have shape ({n}, {self.num_heads}), got {x.shape}")
+            x = check_shape(_numbers(masks, "masks", bools=True), (n, self.num_heads), "masks")
             masks = self._tensor(x, "masks")
             if bool((masks < 0).any()):
                 raise ValueError("masks must be >= 0 (each transition's weight in each head)")

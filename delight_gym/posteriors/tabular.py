@@ -19,6 +19,7 @@ from delight_gym._checks import (
     check_finite_float,
     check_positive_float,
     check_positive_int,
+    check_shape,
 )
 from delight_gym.de.posterior import PosteriorValues, check_baseline, host_baseline
 from delight_gym.posteriors.adapters import PosteriorAdapter, split_values, to_numpy
@@ -177,8 +178,7 @@ class TabularMDPPosterior:
         s = self._check_index(states, "states", self.num_states)
         a = self._check_index(actions, "actions", self.num_actions)
         r = torch.as_tensor(rewards, dtype=self.dtype, device=self.device)
-        if r.shape != (self.batch_size,):
-            raise ValueError(f"rewards must have shape ({self.batch_size},), got {tuple(r.shape)}")
+        check_shape(r, (self.batch_size,), "rewards")
         check_all_finite(r, "rewards")
         # Flat index of each row's (seed, s, a) pair: one index op per statistic.
         pair = (self._rows * self.num_states + s) * self.num_actions + a
