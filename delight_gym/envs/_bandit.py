@@ -252,8 +252,8 @@ class FeatureBanditInstance(BanditMeans):
     """An instance of arm features ``φ`` and a parameter ``θ`` (linear and neural bandits);
     a part the constructor fixed is readable before any reset."""
 
-    _features: NDArray[np.float64] | None
-    _theta: NDArray[np.float64] | None
+    _features: NDArray[np.float64] | None = None  # until given or drawn
+    _theta: NDArray[np.float64] | None = None
     _fixed_features: bool = False
     _fixed_theta: bool = False
 

@@ -441,6 +441,8 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, BanditVectorEnv):  # type: 
         ``(num_envs, J, d)`` and ``(num_envs, J)``, or ``(J, d)`` and ``(J,)`` shared by all.
     """
 
+    _last: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None = None
+
     def __init__(
         self,
         num_envs: int,
@@ -461,8 +463,6 @@ class ContinuumBanditVectorEnv(_ContinuumParameters, BanditVectorEnv):  # type: 
         set_vector_spaces(self, self._action_box(), spaces.Discrete(1))
         self._init_generators()
         self._all_true = np.ones(self.num_envs, dtype=np.bool_)
-        self._last: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]] | None
-        self._last = None
 
     def _allocate_instances(self) -> None:
         self._centers = np.empty((self.num_envs, self.num_bumps + 1, self.dim))

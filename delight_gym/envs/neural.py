@@ -211,8 +211,6 @@ class NeuralBanditEnv(_NeuralParameters, ContextualBanditEnv):
         self.action_space = spaces.Discrete(self.num_arms)
         self.observation_space = float32_box((self.num_arms, self.input_dim))
         self._init_bandit_state(None)
-        self._features: NDArray[np.float64] | None = None
-        self._theta: NDArray[np.float64] | None = None
         self._arm_part: NDArray[np.float64] | None = None
         self._context = np.zeros(self.context_dim)
 
