@@ -152,15 +152,13 @@ def _add_execution_options(p: argparse.ArgumentParser) -> None:
 def _add_sweep_options(p: argparse.ArgumentParser, family: Family | None) -> None:
     """``--horizon`` (or ``--episodes``), ``--seeds``, ``--seed`` and ``--batch-size``: with the
     family's defaults (``run``), or none, keeping each figure's own (``reproduce``)."""
-    steps = family.horizon_option if family is not None else "--horizon"
-    name = steps.removeprefix("--")
-    default = "(default %(default)s)" if family is not None else "(default: the figure's)"
     if family is None:
+        steps, default = "--horizon", "(default: the figure's)"
         what = "rounds T per run (episodes for the DeepSea figures)"
     else:
-        what = {"episodes": "episodes per run", "steps": "training steps per run"}.get(
-            name, "rounds T per run"
-        )
+        steps, default = family.horizon_option, "(default %(default)s)"
+        per_run = {"--episodes": "episodes per run", "--steps": "training steps per run"}
+        what = per_run.get(steps, "rounds T per run")
 
     def sized(flag: str, attr: str, metavar: str, text: str) -> None:
         """An option defaulting to the family's ``attr`` (``run``) or the figure's."""
@@ -173,7 +171,7 @@ def _add_sweep_options(p: argparse.ArgumentParser, family: Family | None) -> Non
             help=text.format(default=default),
         )
 
-    sized(steps, "horizon", "E" if name == "episodes" else "T", what + " {default}")
+    sized(steps, "horizon", "E" if steps == "--episodes" else "T", what + " {default}")
     sized("--seeds", "seeds", "N", "independent instances per agent and setting {default}")
     p.add_argument(
         "--seed",

@@ -279,7 +279,6 @@ class FigureSpec:
     paper: bool = True
 
     def spec(self, *, quick: bool = False) -> ExperimentSpec:
-        """The full or the quick experiment."""
         return self.quick if quick else self.full
 
 

@@ -271,7 +271,6 @@ class Family:
 
     @property
     def instance_keys(self) -> tuple[str, ...]:
-        """The instance parameters' names."""
         return tuple(p.name for p in self.instance)
 
     @property

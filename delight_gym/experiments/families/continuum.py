@@ -9,6 +9,7 @@ the incumbent, posterior argmaxes); ``delight`` is the greedy host with candidat
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from delight_gym._checks import check_positive_float, check_positive_int, check_would_fit
@@ -103,9 +104,7 @@ CONTINUUM_BOTORCH = Family(
     cell="delight_gym.experiments.continuum:run_continuum",
     agents=(BOTORCH_UCB, BOTORCH_LOGEI),
     instance=(
-        Parameter(
-            "dim", int, _check_continuum_dim, sweep=(2, 5, 10), symbol="d", help="dimensions d"
-        ),
+        dataclasses.replace(CONTINUUM.instance[0], sweep=(2, 5, 10)),
         CONTINUUM.instance[1],
     ),
     default_agents=("botorch-ucb", "botorch-logei"),
