@@ -3,6 +3,7 @@ error names the argument)."""
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, NamedTuple
 
 import torch
@@ -21,6 +22,7 @@ __all__ = [
     "Placement",
     "RegressionOptions",
     "check_fraction",
+    "check_head",
     "check_head_options",
     "check_placement",
     "check_regression_options",
@@ -92,6 +94,15 @@ def check_fraction(value: Any, name: str) -> float:
     if out > 1:
         raise ValueError(f"{name} must lie in (0, 1], got {value}")
     return out
+
+
+def check_head(head: Any, num_heads: int) -> int:
+    """``head`` as an ``int`` in ``[0, num_heads)``: one head of an ensemble, checked."""
+    if isinstance(head, bool) or not isinstance(head, numbers.Integral):
+        raise TypeError(f"head must be an int, got {head!r}")
+    if not 0 <= int(head) < num_heads:
+        raise ValueError(f"head must lie in [0, {num_heads}), got {head}")
+    return int(head)
 
 
 def seeded_generator(seed: int | None, device: Any = "cpu") -> torch.Generator:

@@ -27,7 +27,7 @@ from delight_gym._checks import (
     check_would_fit,
 )
 from delight_gym.de.posterior import BASELINES, PosteriorValues, check_baseline, host_baseline
-from delight_gym.posteriors.arguments import check_fraction, seeded_generator
+from delight_gym.posteriors.arguments import check_fraction, check_head, seeded_generator
 from delight_gym.posteriors.boot_dqn_defaults import BOOT_DQN_DEFAULTS, check_replay_options
 from delight_gym.posteriors.ensemble_inputs import (
     ENCODINGS,
@@ -195,11 +195,7 @@ class EnsembleQPosterior:
 
     def q_values(self, observations: Any, head: int) -> np.ndarray:
         """Head ``head``'s ``Q_head(s, a)``: float64 ``(n, A)``."""
-        if isinstance(head, bool) or not isinstance(head, numbers.Integral):
-            raise TypeError(f"head must be an int, got {head!r}")
-        if not 0 <= int(head) < self.num_heads:
-            raise ValueError(f"head must lie in [0, {self.num_heads}), got {head}")
-        return self.head_values(observations)[int(head)]
+        return self.head_values(observations)[check_head(head, self.num_heads)]
 
     def mean(self, observations: Any) -> np.ndarray:
         """The heads' mean ``(1/K) Σ_k Q_k(s, a)``: float64 ``(n, A)``."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import numbers
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -39,6 +38,7 @@ from delight_gym._checks import (
 )
 from delight_gym.posteriors.arguments import (
     check_fraction,
+    check_head,
     check_head_options,
     check_placement,
     seeded_generator,
@@ -367,12 +367,8 @@ class ContinuousQEnsemble:
     @torch.no_grad()
     def head_values(self, observations: Any, actions: Any, head: int) -> torch.Tensor:
         """Head ``head``'s ``Q_head(s_b, a_bc)``: ``(B, C)`` (arguments as :meth:`values`)."""
-        if isinstance(head, bool) or not isinstance(head, numbers.Integral):
-            raise TypeError(f"head must be an int, got {head!r}")
-        if not 0 <= int(head) < self.num_heads:
-            raise ValueError(f"head must lie in [0, {self.num_heads}), got {head}")
+        models = torch.tensor([check_head(head, self.num_heads)], device=self.device)
         x, b, c = self._query(observations, actions, 1)
-        models = torch.tensor([int(head)], device=self.device)
         return self._heads(self.online, x[None], models).reshape(b, c)
 
     @torch.no_grad()

@@ -26,6 +26,12 @@ __all__ = [
 ]
 
 
+def _check_policy(model: Any, has: bool, missing: str) -> None:
+    """A ``TypeError`` naming ``model``'s class and what it lacks unless it ``has`` it."""
+    if not has:
+        raise TypeError(f"host {type(model).__name__} has no {missing}")
+
+
 class SB3ModelHost:
     """Base of the SB3 hosts: holds the model (not pickled with the host)."""
 
@@ -79,11 +85,11 @@ class SB3PolicyHost(_SB3Host):
 
     def __init__(self, model: Any) -> None:
         super().__init__(model)
-        if not hasattr(model.policy, "get_distribution"):
-            raise TypeError(
-                f"host {type(model).__name__} has no policy.get_distribution; use an "
-                "actor-critic model (PPO, A2C) or a DQN"
-            )
+        _check_policy(
+            model,
+            hasattr(model.policy, "get_distribution"),
+            "policy.get_distribution; use an actor-critic model (PPO, A2C) or a DQN",
+        )
 
     def probs(self, observations: np.ndarray) -> np.ndarray:
         import torch
@@ -108,8 +114,7 @@ class SB3QHost(_SB3Host):
 
     def __init__(self, model: Any, temperature: float | None = None) -> None:
         super().__init__(model)
-        if not hasattr(model.policy, "q_net"):
-            raise TypeError(f"host {type(model).__name__} has no policy.q_net")
+        _check_policy(model, hasattr(model.policy, "q_net"), "policy.q_net")
         self.temperature = (
             None if temperature is None else check_positive_float(temperature, "temperature")
         )
@@ -169,11 +174,11 @@ class SB3GaussianHost(_SB3BoxHost):
 
     def __init__(self, model: Any) -> None:
         super().__init__(model)
-        if not has_gaussian_policy(model):
-            raise TypeError(
-                f"host {type(model).__name__} has no Gaussian policy (SAC, PPO, A2C); use "
-                "SB3DeterministicHost for TD3 or DDPG"
-            )
+        _check_policy(
+            model,
+            has_gaussian_policy(model),
+            "Gaussian policy (SAC, PPO, A2C); use SB3DeterministicHost for TD3 or DDPG",
+        )
         self.squashed = bool(model.policy.squash_output)
 
     def _distribution(self, observations: Any) -> Any:
@@ -238,8 +243,7 @@ class SB3DeterministicHost(_SB3BoxHost):
 
     def __init__(self, model: Any, host_std: float = DEFAULT_HOST_STD) -> None:
         super().__init__(model)
-        if not hasattr(model.policy, "actor"):
-            raise TypeError(f"host {type(model).__name__} has no policy.actor (TD3, DDPG)")
+        _check_policy(model, hasattr(model.policy, "actor"), "policy.actor (TD3, DDPG)")
         self.proposal = GaussianProposalHost(model.action_space, host_std)
 
     def draw(self, observations: Any, rng: np.random.Generator) -> np.ndarray:

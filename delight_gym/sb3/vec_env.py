@@ -23,6 +23,8 @@ from stable_baselines3.common.vec_env.base_vec_env import (
     VecEnvStepReturn,
 )
 
+from delight_gym._checks import check_instance
+
 __all__ = ["SB3VecEnvAdapter"]
 
 #: The keys a SAME_STEP vector env adds to ``infos`` for finished sub-envs.
@@ -46,11 +48,9 @@ class SB3VecEnvAdapter(VecEnv):
     """
 
     def __init__(self, venv: VectorEnv) -> None:
-        if not isinstance(venv, VectorEnv):
-            raise TypeError(
-                "venv must be a gymnasium.vector.VectorEnv (e.g. gym.make_vec(...)), "
-                f"got {type(venv).__name__}"
-            )
+        check_instance(
+            venv, VectorEnv, "venv", "a gymnasium.vector.VectorEnv (e.g. gym.make_vec(...))"
+        )
         mode = venv.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
         try:
             self.autoreset_mode = AutoresetMode(mode)
