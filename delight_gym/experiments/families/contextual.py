@@ -79,18 +79,12 @@ def _contextual_agents(nl_settings: Parameter) -> tuple[Agent, ...]:
     agents = []
     for rule, (label, colors) in rules.items():
         for (post, post_label), color in zip(posteriors.items(), colors, strict=True):
-            agents.append(
-                Agent(
-                    f"{rule}-{post}",
-                    f"{label} ({post_label})",
-                    color,
-                    linestyle="--" if rule == "greedy" else "-",
-                    parameters=(
-                        *(DE_PARAMETERS if rule == "delight" else ()),
-                        *((nl_settings,) if post == "neurallinear" else ()),
-                    ),
-                )
+            name, style = f"{rule}-{post}", "--" if rule == "greedy" else "-"
+            parameters = (
+                *(DE_PARAMETERS if rule == "delight" else ()),
+                *((nl_settings,) if post == "neurallinear" else ()),
             )
+            agents.append(Agent(name, f"{label} ({post_label})", color, style, parameters))
     return (*agents, EGREEDY, UNIFORM)
 
 
