@@ -161,7 +161,6 @@ def _add_sweep_options(p: argparse.ArgumentParser, family: Family | None) -> Non
         what = per_run.get(steps, "rounds T per run")
 
     def sized(flag: str, attr: str, metavar: str, text: str) -> None:
-        """An option defaulting to the family's ``attr`` (``run``) or the figure's."""
         p.add_argument(
             flag,
             dest=attr,

@@ -186,8 +186,7 @@ def plot_tune(
             (row[1], "gate_price", "half_life", half_life, "gate price λ", "M"),
         )
         for ax, x, fixed, value, xlabel, fixed_name in panels:
-            line = de[(de["arms"] == k) & np.isclose(de[fixed].astype(float), value)]
-            line = line.sort_values(x)
+            line = de[(de["arms"] == k) & np.isclose(de[fixed].astype(float), value)].sort_values(x)
             if len(line):
                 _agent_band(ax, line, x, "delight")
                 log_ticks(ax, line[x])
@@ -259,8 +258,7 @@ def plot_bsuite_deep_sea(
     scores: list[float] = []
     for k, agent in enumerate(agents):
         rows = summary[summary["agent"] == agent].sort_values("size")
-        color = AGENT_COLORS.get(agent)
-        style = {"color": color} if color else {}
+        style = {"color": AGENT_COLORS[agent]} if agent in AGENT_COLORS else {}
         offset = 0.12 * (k - (len(agents) - 1) / 2)  # spread the agents along N
         pairs = []
         for n, text in zip(rows["size"], rows["solve_episodes"], strict=True):
@@ -318,8 +316,7 @@ def plot_bsuite_deep_sea(
     if title:
         # make_figure's second line speaks of means ± s.e.; this figure shows medians and runs.
         head = title.split("\nmean ± 1 s.e.")[0]
-        seeds = sorted({int(s) for s in summary["seeds"]})
-        shown = "/".join(map(str, seeds))
+        shown = "/".join(map(str, sorted({int(s) for s in summary["seeds"]})))
         fig.suptitle(
             f"{head}\nmedian over {shown} seeds (one seed = one mapping_seed) and every run"
         )
@@ -452,9 +449,8 @@ def make_figure(
     if figure.plot not in _PLOTTERS:
         raise ValueError(f"figure.plot must be one of {sorted(_PLOTTERS)}, got {figure.plot!r}")
     plot = _PLOTTERS[figure.plot]
-    stem = Path(out) / figure.name
     seeds = sorted(set(summary["seeds"]))
     title = figure.title
     if len(seeds) == 1:
         title += f"\nmean ± 1 s.e. over {int(seeds[0])} seeds"
-    return plot(summary, curves, stem, title=title, **dict(figure.plot_options))
+    return plot(summary, curves, Path(out) / figure.name, title=title, **figure.plot_options)

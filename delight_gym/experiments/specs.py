@@ -196,12 +196,9 @@ class ExperimentSpec:
     ) -> ExperimentSpec:
         """A spec of ``family`` with its defaults (agents, instance keys as setting columns,
         horizon, seeds, batch size); ``fields`` override them."""
-        fields.setdefault("agents", family.default_agents)
-        fields.setdefault("setting_columns", family.instance_keys)
-        fields.setdefault("horizon", family.horizon)
-        fields.setdefault("seeds", family.seeds)
-        fields.setdefault("batch_size", family.batch_size)
-        return cls(name=name, settings=tuple(settings), family=family, **fields)
+        defaults = {"agents": family.default_agents, "setting_columns": family.instance_keys}
+        defaults.update({k: getattr(family, k) for k in ("horizon", "seeds", "batch_size")})
+        return cls(name=name, settings=tuple(settings), family=family, **{**defaults, **fields})
 
     def replace(self, **changes: Any) -> ExperimentSpec:
         """A copy with some fields changed (validated again)."""
