@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
@@ -45,7 +45,7 @@ __all__ = ["SERIAL_SECONDS", "CellError", "ExperimentResult", "run_experiment"]
 
 Backend = Literal["local", "ray"]
 #: Backend names accepted by :func:`run_experiment` (and ``--backend``).
-BACKENDS: tuple[str, ...] = ("local", "ray")
+BACKENDS: tuple[str, ...] = get_args(Backend)
 
 #: Estimated CPU seconds of work left from which ``backend="local"`` with ``jobs > 1`` starts
 #: worker processes. A worker costs about a second of CPU to start (more with SciPy or torch):
