@@ -195,11 +195,14 @@ def check_callable(value: Any, name: str) -> Any:
     return value
 
 
-def check_shape(value: Any, shape: tuple[int, ...], name: str) -> Any:
-    """``value`` (array or tensor) if its shape is ``shape``; else ``ValueError("NAME must have
-    shape SHAPE, got SHAPE'")``."""
-    if tuple(value.shape) != tuple(shape):
-        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(value.shape)}")
+def check_shape(value: Any, shape: tuple[int | None, ...], name: str, any_size: str = "n") -> Any:
+    """``value`` (array or tensor) if its shape is ``shape`` (``None``: any size, shown as
+    ``any_size``); else ``ValueError("NAME must have shape SHAPE, got SHAPE'")``."""
+    got = tuple(value.shape)
+    if len(got) != len(shape) or any(s not in (None, g) for s, g in zip(shape, got, strict=True)):
+        want = ", ".join(any_size if s is None else str(s) for s in shape)
+        comma = "," if len(shape) == 1 else ""
+        raise ValueError(f"{name} must have shape ({want}{comma}), got {got}")
     return value
 
 

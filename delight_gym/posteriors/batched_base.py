@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from delight_gym._checks import check_all_finite, check_magnitude, check_positive_int
+from delight_gym._checks import check_all_finite, check_magnitude, check_positive_int, check_shape
 
 __all__ = [
     "BatchedBanditPosterior",
@@ -60,9 +60,9 @@ def check_arm_inputs(
     """``inputs`` as a finite ``(B, K, d)`` tensor of ``dtype`` on ``device``, for
     ``shape = (B, d)`` and ``K = num_groups`` unless ``num_groups = 1``, checked."""
     batch, dim = shape
-    x = torch.as_tensor(inputs, dtype=dtype, device=device)
-    if x.ndim != 3 or x.shape[0] != batch or x.shape[2] != dim:
-        raise ValueError(f"inputs must have shape ({batch}, K, {dim}), got {tuple(x.shape)}")
+    x = check_shape(
+        torch.as_tensor(inputs, dtype=dtype, device=device), (batch, None, dim), "inputs", "K"
+    )
     if num_groups not in (1, x.shape[1]):
         raise ValueError(
             f"inputs must hold 1 or num_groups = {num_groups} arms per row, got {x.shape[1]}"

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from delight_gym._checks import check_shape
+
 __all__ = ["DiscreteEncoder", "OneHotEncoder", "encoder_for_space"]
 
 
@@ -41,12 +43,7 @@ class OneHotEncoder:
         self.num_states = int(np.prod(self.obs_shape))
 
     def __call__(self, obs: Any, name: str, allow_blank: np.ndarray | None = None) -> np.ndarray:
-        arr = np.asarray(obs)
-        if arr.shape[1:] != self.obs_shape:
-            raise ValueError(
-                f"{name} must have shape (n, {', '.join(map(str, self.obs_shape))}), "
-                f"got {arr.shape}"
-            )
+        arr = check_shape(np.asarray(obs), (None, *self.obs_shape), name)
         flat = arr.reshape(arr.shape[0], self.num_states)
         # argmax finds each row's first nonzero entry; a one-hot row has one, equal to 1.
         nonzero = np.count_nonzero(flat, axis=1)

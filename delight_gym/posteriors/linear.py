@@ -22,6 +22,7 @@ from delight_gym._checks import (
     check_finite_array,
     check_instance,
     check_positive_float,
+    check_shape,
 )
 from delight_gym.de.posterior import PosteriorValues, check_baseline, host_baseline
 from delight_gym.posteriors.adapters import BanditAdapter, split_values, to_numpy
@@ -161,14 +162,7 @@ class LinearGaussianPosterior:
 
     def _checked(self, value: Any, name: str, shape: tuple[int | None, ...]) -> torch.Tensor:
         """``value`` as a finite tensor of ``shape`` (``None``: any size, shown as ``K``)."""
-        out = real_tensor(value, name, self.dtype, self.device)
-        if out.ndim != len(shape) or any(
-            want not in (None, got) for want, got in zip(shape, out.shape, strict=True)
-        ):
-            want = ", ".join("K" if s is None else str(s) for s in shape)
-            comma = "," if len(shape) == 1 else ""
-            raise ValueError(f"{name} must have shape ({want}{comma}), got {tuple(out.shape)}")
-        return out
+        return check_shape(real_tensor(value, name, self.dtype, self.device), shape, name, "K")
 
     def predictive(self, features: Any) -> tuple[torch.Tensor, torch.Tensor]:
         """Posterior mean and standard deviation ``‖U⁻¹φ(a)‖``, each ``(B, K)``, of

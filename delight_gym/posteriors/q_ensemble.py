@@ -250,14 +250,7 @@ class ContinuousQEnsemble:
 
     def _actions(self, value: Any, name: str, lead: tuple[int | None, ...]) -> torch.Tensor:
         """``(*lead, act_dim)`` actions inside the bounds (``None`` in ``lead``: any size)."""
-        x = _numbers(value, name)
-        want = (*lead, self.act_dim)
-        shape = tuple(x.shape)
-        if len(shape) != len(want) or any(
-            w is not None and w != s for w, s in zip(want, shape, strict=True)
-        ):
-            text = ", ".join("C" if w is None else str(w) for w in want)
-            raise ValueError(f"{name} must have shape ({text}), got {shape}")
+        x = check_shape(_numbers(value, name), (*lead, self.act_dim), name, any_size="C")
         t = self._tensor(x, name)
         outside = (t < self._low) | (t > self._high)
         if bool(outside.any()):

@@ -24,6 +24,7 @@ from delight_gym._checks import (
     check_positive_float,
     check_positive_int,
     check_seed,
+    check_shape,
     check_would_fit,
     magnitude_limit,
 )
@@ -48,13 +49,7 @@ def _as_tensor(
 ) -> torch.Tensor:
     """``value`` as a finite float64 tensor of ``shape`` (``None``: any size) on ``device``, at
     most ``limit`` in magnitude."""
-    out = real_tensor(value, name, STATS_DTYPE, device)
-    sizes = tuple(out.shape)
-    if len(sizes) != len(shape) or any(
-        s not in (None, t) for s, t in zip(shape, sizes, strict=True)
-    ):
-        want = ", ".join("n" if s is None else str(s) for s in shape)
-        raise ValueError(f"{name} must have shape ({want}), got {tuple(out.shape)}")
+    out = check_shape(real_tensor(value, name, STATS_DTYPE, device), shape, name)
     check_magnitude(out, name, limit, why="(the posterior's stated input range)")
     return out
 
