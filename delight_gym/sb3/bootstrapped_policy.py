@@ -16,7 +16,8 @@ from stable_baselines3.common.preprocessing import get_action_dim, get_obs_shape
 from stable_baselines3.common.type_aliases import Schedule
 from stable_baselines3.common.vec_env import VecNormalize
 
-from delight_gym._checks import check_positive_int, check_probability, check_would_fit
+from delight_gym._checks import check_positive_int, check_would_fit
+from delight_gym.posteriors.arguments import check_fraction
 from delight_gym.posteriors.ensemble import (
     DEFAULT_HIDDEN_SIZES,
     DEFAULT_NUM_HEADS,
@@ -113,9 +114,7 @@ class BootstrapReplayBuffer(ReplayBuffer):
             raise ValueError("optimize_memory_usage is not supported by BootstrapReplayBuffer")
         size = check_positive_int(buffer_size, "buffer_size")
         heads = check_positive_int(num_heads, "num_heads")
-        mask = check_probability(mask_prob, "mask_prob")
-        if mask == 0:
-            raise ValueError("mask_prob must be > 0")
+        mask = check_fraction(mask_prob, "mask_prob")
         masked = mask < 1
         obs_bytes = int(np.prod(get_obs_shape(observation_space)))  # type: ignore[arg-type]
         obs_bytes *= np.dtype(observation_space.dtype).itemsize
