@@ -255,9 +255,7 @@ def check_action_batch(
     """``actions`` as a new int64 ``(size,)`` array in ``[0, num_actions)``; else a
     ``ValueError`` naming ``name`` and the offending entries (bools and floats are refused,
     never truncated). A GPU tensor is checked there and returned as an int64 tensor."""
-    arr = host_view(actions)
-    if tuple(arr.shape) != (size,):
-        raise ValueError(f"{name} must have shape ({size},), got {tuple(arr.shape)}")
+    arr = check_shape(host_view(actions), (size,), name)
     dtype, numpy = arr.dtype, isinstance(arr, np.ndarray)
     if numpy:
         integers = dtype.kind in "iu"
