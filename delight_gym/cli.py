@@ -392,7 +392,7 @@ def _run_spec(
     except SettingError as exc:
         parser.error(f"{family.parameters[exc.key].option}: {exc}")
     for param in family.agent_parameters:  # DE's settings as DE checks them (normal floats)
-        if param in DE_PARAMETERS:
+        if param.name in (p.name for p in DE_PARAMETERS):
             try:
                 DelightOptions(**{param.name: tuning[param.name]})
             except (TypeError, ValueError) as exc:
