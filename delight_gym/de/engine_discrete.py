@@ -115,11 +115,13 @@ class DiscreteDelightWrapper(DelightEngine):
             posterior = default_posterior(obs_space, self.num_actions, **kwargs)
         else:
             posterior = adapt_posterior(posterior, self.num_actions, obs_space)
-        if not isinstance(posterior, ValuePosterior):
-            raise TypeError(
-                "posterior must follow delight_gym.posteriors.ValuePosterior (num_actions, mean, "
-                f"expected_improvement, update), got {type(posterior).__name__}"
-            )
+        check_instance(
+            posterior,
+            ValuePosterior,
+            "posterior",
+            "a delight_gym.posteriors.ValuePosterior (num_actions, mean, expected_improvement, "
+            "update)",
+        )
         if self.num_actions is not None and posterior.num_actions != self.num_actions:
             raise ValueError(
                 f"posterior has {posterior.num_actions} actions but the host's action space has "
