@@ -33,6 +33,7 @@ __all__ = [
     "check_all_finite",
     "check_binary",
     "check_callable",
+    "check_choice",
     "check_device",
     "check_finite_array",
     "check_finite_float",
@@ -185,6 +186,14 @@ def check_instance(value: Any, kind: type | tuple[type, ...], name: str, what: s
     TYPE")``."""
     if not isinstance(value, kind):
         raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+    return value
+
+
+def check_choice(value: Any, choices: Any, name: str) -> Any:
+    """``value`` if it is one of ``choices``; else ``ValueError("NAME must be one of CHOICES,
+    got VALUE")`` (``choices`` as the caller wants them shown: a tuple, a sorted list)."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
 
 

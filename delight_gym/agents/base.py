@@ -12,7 +12,7 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from delight_gym._checks import check_positive_int
+from delight_gym._checks import check_choice, check_positive_int
 from delight_gym.agents.seeding import SeedLike
 from delight_gym.de.options import DelightOptions, DelightOptionsView
 from delight_gym.de.rule import DelightDecision, apply_delight_rule
@@ -173,8 +173,7 @@ def agent_registry(*classes: type[AgentT]) -> dict[str, type[AgentT]]:
 def build_agent(registry: dict[str, type[AgentT]], name: str, *args: Any, **kwargs: Any) -> AgentT:
     """``registry[name](*args, **kwargs)``; ``ValueError`` naming the choices for an unknown
     ``name`` (a keyword the agent does not take is its ``TypeError``)."""
-    if name not in registry:
-        raise ValueError(f"agent must be one of {sorted(registry)}, got {name!r}")
+    check_choice(name, sorted(registry), "agent")
     return registry[name](*args, **kwargs)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from delight_gym._checks import check_positive_int
+from delight_gym._checks import check_choice, check_positive_int
 from delight_gym.envs.continuum import (
     DEFAULT_NOISE,
     DEFAULT_NUM_BUMPS,
@@ -89,8 +89,7 @@ def run_botorch(
 
     from delight_gym.envs.continuum import ContinuumBanditEnv
 
-    if agent not in BOTORCH_AGENTS:
-        raise ValueError(f"agent must be one of {list(BOTORCH_AGENTS)}, got {agent!r}")
+    check_choice(agent, list(BOTORCH_AGENTS), "agent")
     d = check_positive_int(dim, "dim")
     horizon = check_positive_int(horizon, "horizon")
     seeds = check_positive_int(seeds, "seeds")

@@ -14,6 +14,7 @@ import torch
 
 from delight_gym._checks import (
     check_all_finite,
+    check_choice,
     check_device,
     check_flag,
     check_nonnegative_float,
@@ -138,10 +139,7 @@ class ContextualAgent:
             self.device = check_device(device)
             self.dtype = torch.float64
         else:
-            if posterior not in CONTEXTUAL_POSTERIORS:
-                raise ValueError(
-                    f"posterior must be one of {CONTEXTUAL_POSTERIORS}, got {posterior!r}"
-                )
+            check_choice(posterior, CONTEXTUAL_POSTERIORS, "posterior")
             sizes = (self.batch, self.num_arms if self.per_arm else 1, self.input_dim)
             self.posterior = _build_posterior(
                 posterior, sizes, self.generators, device, posterior_options
@@ -340,8 +338,7 @@ def make_contextual_agent(
     ValueError
         An unknown ``name`` (naming the choices) or a bad setting (naming it).
     """
-    if name not in CONTEXTUAL_AGENTS:
-        raise ValueError(f"name must be one of {CONTEXTUAL_AGENTS}, got {name!r}")
+    check_choice(name, CONTEXTUAL_AGENTS, "name")
     scale = check_positive_float(reward_scale, "reward_scale")
     sizes = (batch, num_arms, input_dim)
     common: dict[str, Any] = {"per_arm": per_arm, "seed": seed, "device": device}

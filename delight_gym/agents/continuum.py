@@ -17,6 +17,7 @@ from gymnasium import spaces
 
 from delight_gym._checks import (
     array_bytes,
+    check_choice,
     check_finite_array,
     check_nonnegative_int,
     check_positive_float,
@@ -181,8 +182,7 @@ class ContinuumAgent:
         surprisal_cap: float | None = None,
         ucb_delta: float | None = None,
     ) -> None:
-        if name not in CONTINUUM_AGENTS:
-            raise ValueError(f"name must be one of {list(CONTINUUM_AGENTS)}, got {name!r}")
+        check_choice(name, list(CONTINUUM_AGENTS), "name")
         given = {
             "half_life": half_life,
             "gate_price": gate_price,

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from delight_gym._checks import check_flag, check_positive_float, check_probability
+from delight_gym._checks import check_choice, check_flag, check_positive_float, check_probability
 from delight_gym.de.commitment import check_durations
 from delight_gym.de.posterior import BASELINES
 from delight_gym.de.rule import (
@@ -85,8 +85,7 @@ class DelightOptions:
         set_(self, "gate_price", gate_price)
         set_(self, "surprisal_cap", surprisal_cap)
         set_(self, "half_life", check_positive_float(self.half_life, "half_life", normal=True))
-        if self.baseline not in BASELINES:
-            raise ValueError(f"baseline must be one of {BASELINES}, got {self.baseline!r}")
+        check_choice(self.baseline, BASELINES, "baseline")
         if self.value_scale not in _SCALE_MODES:
             if isinstance(self.value_scale, str):
                 raise ValueError(

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from delight_gym._arrays import is_torch
-from delight_gym._checks import check_finite_array
+from delight_gym._checks import check_choice, check_finite_array
 
 __all__ = [
     "BASELINES",
@@ -46,8 +46,7 @@ def host_baseline(means: Any, host_probs: Any, kind: str = "host") -> Any:
     unused). ``means`` and ``host_probs`` are ``(..., A)`` of one type. ``ValueError`` on an
     unknown ``kind`` or, for ``"host"``, shapes that differ.
     """
-    if kind not in BASELINES:
-        raise ValueError(f"kind must be one of {BASELINES}, got {kind!r}")
+    check_choice(kind, BASELINES, "kind")
     if kind == "max":
         return means.amax(dim=-1) if is_torch(means) else np.max(means, axis=-1)
     if tuple(means.shape) != tuple(host_probs.shape):
@@ -126,8 +125,7 @@ def evaluate_posterior(
     ValueError
         On an unknown ``baseline`` or means whose shape is not ``host_probs``'s.
     """
-    if baseline not in BASELINES:
-        raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+    check_choice(baseline, BASELINES, "baseline")
     # The caller checked host_probs: a posterior's unchecked evaluate skips a second check.
     evaluate = getattr(posterior, "evaluate_unchecked", None) or getattr(
         posterior, "evaluate", None

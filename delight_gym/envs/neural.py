@@ -12,6 +12,7 @@ from gymnasium import spaces
 from numpy.typing import NDArray
 
 from delight_gym._checks import (
+    check_choice,
     check_nonnegative_float,
     check_nonnegative_int,
     check_positive_int,
@@ -63,9 +64,7 @@ def draw_unit_sphere(rng: np.random.Generator, shape: tuple[int, ...]) -> NDArra
 
 def check_neural_reward(value: Any, name: str = "reward") -> str:
     """``value`` if it is a key of :data:`NEURAL_REWARDS`, else a ``ValueError``."""
-    if not isinstance(value, str) or value not in NEURAL_REWARDS:
-        raise ValueError(f"{name} must be one of {list(NEURAL_REWARDS)}, got {value!r}")
-    return value
+    return check_choice(value, list(NEURAL_REWARDS), name)
 
 
 def neural_bandit_nbytes(num_arms: int, dim: int, context_dim: int, num_envs: int = 0) -> int:

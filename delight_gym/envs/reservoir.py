@@ -12,7 +12,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from delight_gym._checks import check_positive_float, check_positive_int
+from delight_gym._checks import check_choice, check_positive_float, check_positive_int
 from delight_gym.envs._base import (
     InstanceEnv,
     check_discrete_action,
@@ -62,8 +62,7 @@ class ReservoirEnv(InstanceEnv[np.int64]):
     ) -> None:
         self.tail_exponent = check_positive_float(tail_exponent, "tail_exponent")
         self.num_arms = check_positive_int(num_arms, "num_arms")
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
+        check_choice(reward_mode, REWARD_MODES, "reward_mode")
         self.reward_mode = reward_mode
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.action_space = spaces.Discrete(self.num_arms)

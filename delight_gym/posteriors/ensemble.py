@@ -17,6 +17,7 @@ import torch
 from gymnasium import spaces
 
 from delight_gym._checks import (
+    check_choice,
     check_device,
     check_finite_array,
     check_positive_float,
@@ -214,8 +215,7 @@ class EnsembleQPosterior:
         """Float64 means ``(n, A)``, baseline ``(n,)`` and EI ``(n, A)`` computed on
         :attr:`device`, copied to the host once; ``host_probs`` ``(n, A)`` holds a
         distribution per row (``None`` allowed for ``baseline="max"``)."""
-        if baseline not in BASELINES:
-            raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+        check_choice(baseline, BASELINES, "baseline")
         q = self.head_values_tensor(observations).double()
         n, a = q.shape[1], q.shape[2]
         if host_probs is None and baseline == "max":

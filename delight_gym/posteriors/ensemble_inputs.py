@@ -19,6 +19,7 @@ from delight_gym._checks import (
     check_action_batch,
     check_all_finite,
     check_binary,
+    check_choice,
     check_shape,
     host_view,
 )
@@ -84,8 +85,7 @@ class EnsembleInputs:
     ) -> None:
         self.num_actions = num_actions
         self.num_heads = num_heads
-        if encoding not in ENCODINGS:
-            raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
+        check_choice(encoding, ENCODINGS, "encoding")
         if isinstance(observation_space, spaces.Discrete):
             if encoding not in ("auto", "index"):
                 raise ValueError(

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from delight_gym._checks import (
+    check_choice,
     check_flag,
     check_float_dtype,
     check_positive_float,
@@ -57,9 +58,7 @@ NEURAL_LINEAR_SETTINGS: dict[str, dict[str, Any]] = {
 
 def neural_linear_settings(value: Any, name: str = "nl_settings") -> str:
     """``value`` if it names one of :data:`NEURAL_LINEAR_SETTINGS`, else a ``ValueError``."""
-    if not isinstance(value, str) or value not in NEURAL_LINEAR_SETTINGS:
-        raise ValueError(f"{name} must be one of {sorted(NEURAL_LINEAR_SETTINGS)}, got {value!r}")
-    return value
+    return check_choice(value, sorted(NEURAL_LINEAR_SETTINGS), name)
 
 
 class NeuralLinearPosterior(BatchedBanditPosterior):
