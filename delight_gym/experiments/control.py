@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym._checks import check_choice, check_nonnegative_int, check_positive_int
 from delight_gym.experiments.families.control import CONTINUOUS_AGENTS, DISCRETE_AGENTS, TASKS
 
 __all__ = [
@@ -266,8 +266,7 @@ def run_control(
 ) -> ControlResult:
     """Train ``agent`` on ``task`` for ``horizon`` steps (the task's default if ``None``) on
     seeds ``seed, …, seed + seeds − 1``, one run each (:func:`train_and_evaluate`)."""
-    if task not in TASKS:
-        raise ValueError(f"task must be one of {list(TASKS)}, got {task!r}")
+    check_choice(task, list(TASKS), "task")
     spec = TASKS[task]
     steps = check_positive_int(spec["steps"] if horizon is None else horizon, "horizon")
     seeds = check_positive_int(seeds, "seeds")

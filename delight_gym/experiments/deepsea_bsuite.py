@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from delight_gym._checks import check_nonnegative_int, check_positive_int
+from delight_gym._checks import check_choice, check_nonnegative_int, check_positive_int
 from delight_gym.experiments.families.base import DE_PARAMETERS, DELIGHT, PSRL
 from delight_gym.experiments.families.deepsea_bsuite import (
     BATCHED_AGENTS,
@@ -135,8 +135,7 @@ class BsuitePlan:
     ) -> BsuitePlan:
         """The plan of :func:`run_bsuite_deep_sea`'s arguments; a ``ValueError``/``TypeError``
         naming the argument it refuses."""
-        if agent not in BSUITE_AGENTS:
-            raise ValueError(f"agent must be one of {list(BSUITE_AGENTS)}, got {agent!r}")
+        check_choice(agent, list(BSUITE_AGENTS), "agent")
         n = check_positive_int(size, "size")
         seed = check_nonnegative_int(seed, "seed")
         mapping = (
@@ -183,8 +182,7 @@ def make_deep_agent(agent: str, env: Any, *, seed: int, **kwargs: Any) -> Any:
     :data:`DEEP_AGENTS`, on the DeepSea ``env``, seeded ``seed``; ``kwargs``: the DE agents'
     ``half_life``, ``gate_price``, ``surprisal_cap``, and constructor keywords over bsuite's
     settings (``tensorboard_log``...)."""
-    if agent not in DEEP_AGENTS:
-        raise ValueError(f"agent must be one of {list(DEEP_AGENTS)}, got {agent!r}")
+    check_choice(agent, list(DEEP_AGENTS), "agent")
     de = _de_settings(agent, kwargs)
     common: dict[str, Any] = {"seed": seed, "device": "cpu"}
     if agent == DQN_EGREEDY.name:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from delight_gym._checks import check_choice
 from delight_gym.experiments.families import FAMILIES, Family
 from delight_gym.experiments.figure_style import (
     AGENT_COLORS,
@@ -446,8 +447,7 @@ def make_figure(
 ) -> list[Path]:
     """Draw ``figure`` into ``out/<figure.name>.png`` and ``.pdf``; returns the paths. A second
     title line gives the number of seeds (when all rows share one)."""
-    if figure.plot not in _PLOTTERS:
-        raise ValueError(f"figure.plot must be one of {sorted(_PLOTTERS)}, got {figure.plot!r}")
+    check_choice(figure.plot, sorted(_PLOTTERS), "figure.plot")
     plot = _PLOTTERS[figure.plot]
     seeds = sorted(set(summary["seeds"]))
     title = figure.title

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 
-from delight_gym._checks import check_positive_int
+from delight_gym._checks import check_choice, check_positive_int
 from delight_gym._workers import spawn_pool, stop_pool
 from delight_gym.experiments.results import (
     OPTIONAL_PER_SEED,
@@ -388,8 +388,7 @@ def run_experiment(
     """
     from tqdm.auto import tqdm
 
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
+    check_choice(backend, list(BACKENDS), "backend")
     if jobs is not None:
         jobs = check_positive_int(jobs, "jobs")
     if not serial_seconds >= 0:  # NaN too
