@@ -24,7 +24,17 @@ from delight_gym._checks import (
     host_view,
 )
 
-__all__ = ["ENCODINGS", "EnsembleInputs", "Transitions", "as_device_tensor", "one_hot_indices"]
+__all__ = [
+    "ENCODINGS",
+    "EnsembleInputs",
+    "Transitions",
+    "as_column",
+    "as_device_tensor",
+    "box_size",
+    "nonnegative_masks",
+    "numbers_kind",
+    "one_hot_indices",
+]
 
 #: Input encodings of an ensemble of Q-heads: ``"auto"`` (Discrete → ``"index"``, Box with
 #: bounds ``[0, 1]`` → ``"one_hot"``, other Box → ``"dense"``), ``"index"``, ``"one_hot"``
@@ -106,13 +116,8 @@ class EnsembleInputs:
                 encoding = "one_hot" if unit else "dense"
             self.encoding = encoding
             self.obs_shape = tuple(int(d) for d in observation_space.shape)
-            self.input_dim = int(np.prod(self.obs_shape)) if self.obs_shape else 1
+            self.input_dim = box_size(observation_space, "observation_space")
             self.obs_start = 0
-            if self.input_dim == 0:
-                raise ValueError(
-                    "observation_space must hold at least one number, got a Box of shape "
-                    f"{self.obs_shape}"
-                )
         else:
             raise TypeError(
                 "observation_space must be a gymnasium Discrete or Box space, got "
@@ -129,9 +134,7 @@ class EnsembleInputs:
         x = host_view(observations)
         if x.ndim == 0:
             raise ValueError(f"{name} must be a batch with a leading axis, got a scalar")
-        kind = _dtype_kind(x)
-        if kind not in "biuf":
-            raise TypeError(f"{name} must be numbers, got dtype {x.dtype}")
+        kind = numbers_kind(x, name, "biuf", "numbers")
         shape = tuple(x.shape)
         if self.encoding == "index":
             if len(shape) > 2 or (len(shape) == 2 and shape[1] != 1):
@@ -189,18 +192,16 @@ class EnsembleInputs:
             raise ValueError(
                 f"next_observations must hold one row per observation ({b}), got {xn.shape[0]}"
             )
-        act = _column(batch.actions, b, "actions")
+        act = as_column(batch.actions, b, "actions")
         act = check_action_batch(act, b, self.num_actions, "actions")
-        rew = _float32(_column(batch.rewards, b, "rewards"), "rewards", "iuf", "real numbers")
-        done = _column(batch.terminated, b, "terminated")
+        rew = _float32(as_column(batch.rewards, b, "rewards"), "rewards", "iuf", "real numbers")
+        done = as_column(batch.terminated, b, "terminated")
         check_binary(done, "terminated")
         m = None
         if batch.masks is not None:
             m = check_shape(host_view(batch.masks), (b, self.num_heads), "masks")
             m = _float32(m, "masks", "biuf", "numbers")
-            if bool((m < 0).any()):
-                raise ValueError("masks must be >= 0 (weights of each transition in each head)")
-            m = as_device_tensor(m, device)
+            m = as_device_tensor(nonnegative_masks(m), device)
         return Transitions(
             observations=x,
             next_observations=xn,
@@ -285,8 +286,19 @@ def as_device_tensor(value: Any, device: torch.device) -> torch.Tensor:
     return torch.as_tensor(np.asarray(value), device=device)
 
 
-def _column(value: Any, rows: int, name: str) -> Any:
-    # (rows,) from (rows,) or (rows, 1) (SB3's replay samples)
+def box_size(space: Any, name: str) -> int:
+    """The numbers in one observation of the Box ``space`` (1 for shape ``()``); a
+    ``ValueError`` naming ``name`` if it holds none."""
+    size = int(np.prod(space.shape)) if space.shape else 1
+    if size == 0:
+        raise ValueError(f"{name} must hold at least one number, got a Box of shape {space.shape}")
+    return size
+
+
+def as_column(value: Any, rows: int, name: str) -> Any:
+    """``value`` (array_like or tensor, as :func:`~delight_gym._checks.host_view` gives it)
+    reshaped ``(rows,)`` from ``(rows,)`` or ``(rows, 1)`` (SB3's replay samples); a
+    ``ValueError`` naming ``name`` for any other shape."""
     x = host_view(value)
     if tuple(x.shape) not in ((rows,), (rows, 1)):
         raise ValueError(f"{name} must have shape ({rows},) or ({rows}, 1), got {tuple(x.shape)}")
@@ -306,11 +318,26 @@ def _dtype_kind(x: Any) -> str:
     return "u" if x.dtype == torch.uint8 else "i"
 
 
+def numbers_kind(x: Any, name: str, kinds: str, what: str) -> str:
+    """numpy's dtype kind of ``x`` (an array or a tensor); a ``TypeError`` (``NAME must be
+    WHAT, got dtype ...``) unless it is one of ``kinds``."""
+    kind = _dtype_kind(x)
+    if kind not in kinds:
+        raise TypeError(f"{name} must be {what}, got dtype {x.dtype}")
+    return kind
+
+
+def nonnegative_masks(masks: Any) -> Any:
+    """``masks`` (an array or a tensor of weights); a ``ValueError`` if one is negative."""
+    if bool((masks < 0).any()):
+        raise ValueError("masks must be >= 0 (each transition's weight in each head)")
+    return masks
+
+
 def _float32(x: Any, name: str, kinds: str, what: str) -> Any:
     # x (array or tensor) as float32: a TypeError unless its dtype kind is one of kinds, a
     # ValueError unless finite in float32 (beyond its range: inf)
-    if _dtype_kind(x) not in kinds:
-        raise TypeError(f"{name} must be {what}, got dtype {x.dtype}")
+    numbers_kind(x, name, kinds, what)
     out = _cast(x, "float32")
     check_all_finite(out, name, where=" in float32")
     return out

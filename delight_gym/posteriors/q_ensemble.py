@@ -51,6 +51,12 @@ from delight_gym.posteriors.ensemble import (
     TDStepStats,
     ensemble_expected_improvement,
 )
+from delight_gym.posteriors.ensemble_inputs import (
+    as_column,
+    box_size,
+    nonnegative_masks,
+    numbers_kind,
+)
 
 __all__ = ["ContinuousQEnsemble", "ContinuousTransitions"]
 
@@ -92,11 +98,7 @@ def _box_size(space: Any, name: str) -> int:
             f"{name} is a {type(space).__name__} space: ContinuousQEnsemble does not support "
             "composite observations; flatten them first (gymnasium.wrappers.FlattenObservation)"
         )
-    check_instance(space, spaces.Box, name, "a gymnasium Box space")
-    size = int(np.prod(space.shape)) if space.shape else 1
-    if size == 0:
-        raise ValueError(f"{name} must hold at least one number, got a Box of shape {space.shape}")
-    return size
+    return box_size(check_instance(space, spaces.Box, name, "a gymnasium Box space"), name)
 
 
 def _numbers(value: Any, name: str, *, bools: bool = False) -> Any:
@@ -106,13 +108,7 @@ def _numbers(value: Any, name: str, *, bools: bool = False) -> Any:
         x = host_view(value)
     except (TypeError, ValueError, RuntimeError) as exc:
         raise TypeError(f"{name} must be array-like of numbers: {exc}") from None
-    if isinstance(x, np.ndarray):
-        kind = x.dtype.kind
-    else:
-        kind = "b" if x.dtype == torch.bool else "c" if x.dtype.is_complex else "f"
-    if kind not in ("biuf" if bools else "iuf"):
-        raise TypeError(f"{name} must be real numbers, got dtype {x.dtype}")
-    if kind == "b":
+    if numbers_kind(x, name, "biuf" if bools else "iuf", "real numbers") == "b":
         return x.astype(np.float64) if isinstance(x, np.ndarray) else x.double()
     return x
 
@@ -263,12 +259,10 @@ class ContinuousQEnsemble:
 
     def _column(self, value: Any, name: str, rows: int, *, binary: bool = False) -> torch.Tensor:
         """``(rows,)`` from ``(rows,)`` or ``(rows, 1)``; ``binary``: 0/1 only, never rounded."""
-        x = _numbers(value, name, bools=True)
-        if tuple(x.shape) not in ((rows,), (rows, 1)):
-            raise ValueError(f"{name} must have shape ({rows},) or ({rows}, 1), got {x.shape}")
+        x = as_column(_numbers(value, name, bools=True), rows, name)
         if binary:
             check_binary(x, name)
-        return self._tensor(x, name).reshape(rows)
+        return self._tensor(x, name)
 
     def _query(self, observations: Any, actions: Any, heads: int) -> tuple[torch.Tensor, int, int]:
         """The network inputs ``(B·C, obs_dim + act_dim)`` of a query, with ``B`` and ``C``,
@@ -398,9 +392,7 @@ class ContinuousQEnsemble:
         masks = batch.masks
         if masks is not None:
             x = check_shape(_numbers(masks, "masks", bools=True), (n, self.num_heads), "masks")
-            masks = self._tensor(x, "masks")
-            if bool((masks < 0).any()):
-                raise ValueError("masks must be >= 0 (each transition's weight in each head)")
+            masks = nonnegative_masks(self._tensor(x, "masks"))
         return ContinuousTransitions(obs, act, rew, nxt, done, next_act, masks)
 
     def td_loss(self, batch: ContinuousTransitions) -> TDStepStats:
