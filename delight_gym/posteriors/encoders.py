@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from delight_gym._checks import check_shape
 
-__all__ = ["DiscreteEncoder", "OneHotEncoder", "encoder_for_space"]
+__all__ = ["DiscreteEncoder", "OneHotEncoder", "encoder_for_space", "required_encoder"]
 
 
 class DiscreteEncoder:
@@ -72,3 +72,12 @@ def encoder_for_space(space: Any) -> DiscreteEncoder | OneHotEncoder | None:
     ):
         return OneHotEncoder(space.shape)
     return None
+
+
+def required_encoder(space: Any, refusal: str) -> DiscreteEncoder | OneHotEncoder:
+    """The encoder of ``space`` (:func:`encoder_for_space`); for a space without one, a
+    ``ValueError`` whose message is ``refusal`` with ``{space}`` replaced by the space's repr."""
+    encoder = encoder_for_space(space)
+    if encoder is None:
+        raise ValueError(refusal.format(space=repr(space)))
+    return encoder

@@ -15,6 +15,7 @@ import torch
 from delight_gym._checks import (
     check_action_batch,
     check_all_finite,
+    check_choice,
     check_finite_array,
     check_finite_float,
     check_positive_float,
@@ -24,7 +25,7 @@ from delight_gym._checks import (
 from delight_gym.de.posterior import PosteriorValues, check_baseline, host_baseline
 from delight_gym.posteriors.adapters import PosteriorAdapter, split_values, to_numpy
 from delight_gym.posteriors.arguments import check_placement
-from delight_gym.posteriors.encoders import DiscreteEncoder, OneHotEncoder, encoder_for_space
+from delight_gym.posteriors.encoders import DiscreteEncoder, OneHotEncoder, required_encoder
 from delight_gym.posteriors.tabular_planning import TabularModel, value_iteration
 from delight_gym.posteriors.tabular_sampling import (
     GeneratorLike,
@@ -98,9 +99,7 @@ class TabularMDPPosterior:
         if transition_prior is None:
             transition_prior = DEFAULT_TRANSITION_MASS / self.num_states
         self.transition_prior = check_positive_float(transition_prior, "transition_prior")
-        if reward_model not in ("beta", "normal"):
-            raise ValueError(f"reward_model must be 'beta' or 'normal', got {reward_model!r}")
-        self.reward_model = reward_model
+        self.reward_model = check_choice(reward_model, ("beta", "normal"), "reward_model")
         self.device, self.dtype = check_placement(device, dtype)
         low, high = (float(x) for x in _pair(reward_range, "reward_range", " (low, high)"))
         if not (math.isfinite(low) and math.isfinite(high) and low < high):
@@ -305,8 +304,7 @@ class TabularMDPPosterior:
         tol = check_positive_float(stick_tolerance, "stick_tolerance")
         if not tol < 1.0:
             raise ValueError(f"stick_tolerance must be < 1, got {stick_tolerance}")
-        if sampler not in ("auto", "sparse", "dense"):
-            raise ValueError(f"sampler must be 'auto', 'sparse' or 'dense', got {sampler!r}")
+        check_choice(sampler, ("auto", "sparse", "dense"), "sampler")
         if sampler == "auto":
             sampler = "sparse" if self.expected_sticks(tol) <= self.num_states / 4 else "dense"
         row_list = list(range(self.batch_size)) if rows is None else [int(i) for i in rows]
@@ -349,12 +347,10 @@ class TabularMDPAdapter(PosteriorAdapter):
         super().__init__(posterior, TabularMDPPosterior, getattr(posterior, "num_actions", None))
         self.encoder: DiscreteEncoder | OneHotEncoder | None = None
         if observation_space is not None:
-            self.encoder = encoder_for_space(observation_space)
-            if self.encoder is None:
-                raise ValueError(
-                    "observation_space must be Discrete or a one-hot Box, got "
-                    f"{observation_space!r}"
-                )
+            self.encoder = required_encoder(
+                observation_space,
+                "observation_space must be Discrete or a one-hot Box, got {space}",
+            )
             if self.encoder.num_states != posterior.num_states:
                 raise ValueError(
                     f"observation_space encodes {self.encoder.num_states} states but the "

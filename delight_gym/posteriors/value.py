@@ -18,7 +18,7 @@ from delight_gym._checks import (
     check_probability,
 )
 from delight_gym.de.posterior import check_baseline
-from delight_gym.posteriors.encoders import DiscreteEncoder, encoder_for_space
+from delight_gym.posteriors.encoders import DiscreteEncoder, encoder_for_space, required_encoder
 from delight_gym.posteriors.gaussian import gaussian_ei_unchecked
 
 __all__ = ["TabularValuePosterior", "default_posterior"]
@@ -80,12 +80,11 @@ class TabularValuePosterior:
     ) -> TabularValuePosterior:
         """The posterior for a ``Discrete`` or one-hot ``Box`` (bounds ``[0, 1]``) observation
         space (``ValueError`` otherwise); ``kwargs`` go to the constructor."""
-        encoder = encoder_for_space(observation_space)
-        if encoder is None:
-            raise ValueError(
-                "the default tabular posterior needs a Discrete or one-hot Box observation "
-                f"space, got {observation_space!r}; pass posterior= explicitly"
-            )
+        encoder = required_encoder(
+            observation_space,
+            "the default tabular posterior needs a Discrete or one-hot Box observation space, "
+            "got {space}; pass posterior= explicitly",
+        )
         return cls(encoder.num_states, num_actions, encoder=encoder, **kwargs)
 
     def std(self, observations: np.ndarray) -> np.ndarray:
