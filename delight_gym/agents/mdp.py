@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from delight_gym._checks import check_nonnegative_int, check_positive_float
+from delight_gym._checks import check_choice, check_nonnegative_int, check_positive_float
 from delight_gym.agents.base import (
     AnnealedSettings,
     DelightSettings,
@@ -183,9 +183,7 @@ class _HostAgent(AnnealedSettings, MDPAgent):
         **kwargs: Any,
     ) -> None:
         self.temperature = check_positive_float(temperature, "temperature")
-        if epsilon_clock not in ("step", "episode"):
-            raise ValueError(f"epsilon_clock must be 'step' or 'episode', got {epsilon_clock!r}")
-        self.epsilon_clock = epsilon_clock
+        self.epsilon_clock = check_choice(epsilon_clock, ("step", "episode"), "epsilon_clock")
         super().__init__(*args, **kwargs)
 
     def _epsilon(self) -> float:

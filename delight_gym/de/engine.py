@@ -192,6 +192,17 @@ class DelightEngine(DelightOptionsView, metaclass=abc.ABCMeta):
             name, clocks=("step", "episode"), spread_scale=self.spread_scale, commits=True
         )
 
+    def _host_observation_space(self) -> Any:
+        """The host's observation space; a ``TypeError`` if it has none (a callable host given
+        none)."""
+        space = self.host.observation_space
+        if space is None:
+            raise TypeError(
+                "observation_space is required for a callable host (it tells one observation "
+                "from a batch)"
+            )
+        return space
+
     def _default_posterior_kwargs(
         self, posterior: Any, posterior_kwargs: dict[str, Any] | None, seed: int | None
     ) -> dict[str, Any] | None:

@@ -127,9 +127,7 @@ class ContinuousDelightWrapper(DelightEngine):
         )
         self.action_space = self.host.action_space
         self.low, self.high = check_box_bounds(self.action_space, "action_space")
-        self.observation_space = self.host.observation_space
-        if self.observation_space is None:
-            raise TypeError("observation_space is required for a callable host")
+        self.observation_space = self._host_observation_space()
         check_observation_space(self.observation_space, type(self).__name__)
         proposers = [(None, self.n_host), (_Scored(), self.n_posterior)]
         check_would_fit(
@@ -186,10 +184,15 @@ class ContinuousDelightWrapper(DelightEngine):
         self._seen_ei = ei if scale == 1.0 else scaled_expected_improvement(ei, scale)
         return self._seen_ei
 
+    def _batch(self, observation: Any, name: str) -> tuple[np.ndarray, bool]:
+        """As the base class's, refusing an empty batch (a candidate set needs a row)."""
+        batch, single = super()._batch(observation, name)
+        if len(batch) == 0:
+            raise ValueError(f"{name} must hold at least one observation (an empty batch)")
+        return batch, single
+
     def _act(self, obs: np.ndarray, deterministic: bool) -> np.ndarray:
         n = len(obs)
-        if n == 0:
-            raise ValueError("observation must hold at least one observation (an empty batch)")
         if deterministic:
             actions = checked_actions(self.host.act(obs), n, self.low, self.high, "host")
             self.last_info = _no_decision_info(actions, 0.0)
@@ -291,9 +294,7 @@ class ContinuousDelightWrapper(DelightEngine):
         """An ``update`` on ``ContinuousTransitions`` whose next actions are the host's own;
         ``truncated`` is checked, not used."""
         batch, action, reward, nxt, terminated, truncated = transition
-        n = len(batch)
-        if n == 0:
-            raise ValueError("obs must hold at least one observation (an empty batch)")
+        n = len(batch)  # >= 1: _batch refused an empty one
         act = checked_actions(action, n, self.low, self.high, "action")
         rewards = row_vector(reward, n, "reward", np.float64)
         check_all_finite(rewards, "reward")

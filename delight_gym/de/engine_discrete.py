@@ -88,12 +88,7 @@ class DiscreteDelightWrapper(DelightEngine):
             observation_space=observation_space,
             action_space=action_space,
         )
-        obs_space = self.host.observation_space
-        if obs_space is None:
-            raise TypeError(
-                "observation_space is required for a callable host (it tells one observation "
-                "from a batch)"
-            )
+        obs_space = self._host_observation_space()
         self.observation_space = check_instance(
             obs_space, spaces.Space, "observation_space", "a gymnasium Space"
         )

@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 from gymnasium import spaces
 
-from delight_gym._checks import check_box_bounds, check_callable, check_positive_float, host_view
+from delight_gym._checks import check_box_bounds, check_callable, host_view
 from delight_gym.de.proposers import DEFAULT_HOST_STD, GaussianProposalHost, checked_actions
 
 __all__ = ["BoxHost", "CallableBoxHost", "CallableHost", "Host", "checked_actions", "make_host"]
@@ -107,8 +107,8 @@ class CallableBoxHost:
         host_std: float = DEFAULT_HOST_STD,
     ) -> None:
         check_callable(fn, "host")
-        if log_density is not None and not callable(log_density):
-            raise TypeError(f"host_log_density must be callable, got {type(log_density).__name__}")
+        if log_density is not None:
+            check_callable(log_density, "host_log_density")
         self.low, self.high = check_box_bounds(action_space, "action_space")
         self.fn, self.log_density = fn, log_density
         self.action_space, self.observation_space = action_space, observation_space
@@ -238,7 +238,7 @@ def _make_box_host(
         if host_std is not None:
             raise TypeError("host_std applies to a host built here, not to an adapter")
         return host
-    std = DEFAULT_HOST_STD if host_std is None else check_positive_float(host_std, "host_std")
+    std = DEFAULT_HOST_STD if host_std is None else host_std  # the proposal checks it
     if is_model:
         if sb3_hosts.has_gaussian_policy(host):
             if host_std is not None:

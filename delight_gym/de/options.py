@@ -96,11 +96,8 @@ class DelightOptions:
             set_(self, "value_scale", scale)  # normal: EI is divided by it
         if self.clock is not None:
             clock = _CLOCK_ALIASES.get(self.clock, self.clock)
-            if clock not in CLOCKS:
-                raise ValueError(f"clock must be one of {CLOCKS} or None, got {self.clock!r}")
-            set_(self, "clock", clock)
-        if self.host is not None and self.host not in HOSTS:
-            raise ValueError(f"host must be one of {HOSTS} or None, got {self.host!r}")
+            set_(self, "clock", check_choice(clock, (*CLOCKS, None), "clock"))
+        check_choice(self.host, (*HOSTS, None), "host")
         set_(self, "commit", check_flag(self.commit, "commit"))
         if self.commit and self.host == "mean":
             raise ValueError("commit switches the episode's head: it needs host='head'")
@@ -155,22 +152,30 @@ class DelightOptions:
             ``agreement``); divides EI by its posterior's spread; holds overrides.
         """
         clock = self.clock or clocks[0]
-        if clock not in clocks:
-            raise ValueError(f"{owner} counts clock in {clocks}; got clock={self.clock!r}")
-        if not hosts and self.host is not None:
-            raise ValueError(f"{owner} takes its host as an argument; delight.host must be None")
-        if not hosts and self.commit:
-            raise ValueError(f"{owner} has no episode head to commit to; commit must be False")
-        if self.durations != (1,) and not commits:
-            raise ValueError(f"{owner} does not hold overrides; durations must be (1,)")
-        if self.value_scale == "spread" and spread_scale:
-            pass
-        elif self.value_scale in _SCALE_MODES and not auto_scale:
-            raise ValueError(
-                f"{owner} has no running value scale nor heads; value_scale must be a float"
-            )
-        if self.agreement is not None and not auto_scale:
-            raise ValueError(f"{owner} has no heads to agree; agreement must be None")
+        spread = self.value_scale == "spread" and spread_scale
+        refusals = (  # (refused, why), the first refused is raised
+            (clock not in clocks, f"counts clock in {clocks}; got clock={self.clock!r}"),
+            (
+                not hosts and self.host is not None,
+                "takes its host as an argument; delight.host must be None",
+            ),
+            (not hosts and self.commit, "has no episode head to commit to; commit must be False"),
+            (
+                self.durations != (1,) and not commits,
+                "does not hold overrides; durations must be (1,)",
+            ),
+            (
+                not spread and self.value_scale in _SCALE_MODES and not auto_scale,
+                "has no running value scale nor heads; value_scale must be a float",
+            ),
+            (
+                self.agreement is not None and not auto_scale,
+                "has no heads to agree; agreement must be None",
+            ),
+        )
+        for refused, why in refusals:
+            if refused:
+                raise ValueError(f"{owner} {why}")
         resolved = copy.copy(self)  # the fields were checked on construction: no second check
         object.__setattr__(resolved, "clock", clock)
         object.__setattr__(resolved, "host", self.host or (hosts[0] if hosts else None))

@@ -90,6 +90,7 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
         if any(given) and not all(given):
             raise ValueError("alphas, betas and costs must be given together (or none of them)")
         fixed = all(given)
+        num = None if num_boxes is None else check_positive_int(num_boxes, "num_boxes")
         self._fixed_instance = "this env was built with fixed priors and costs" if fixed else None
         if fixed:
             self._alphas = _positive_vector(alphas, "alphas")  # type: ignore[arg-type]
@@ -98,17 +99,11 @@ class PandoraBoxesEnv(InstanceEnv[NDArray[np.float32]]):
             k = self._alphas.size
             if self._betas.size != k or self._costs.size != k:
                 raise ValueError("alphas, betas and costs must have the same length")
-            if num_boxes is not None:
-                num = check_positive_int(num_boxes, "num_boxes")
-                check_agrees("num_boxes", num, k, "the priors' length")
+            check_agrees("num_boxes", num, k, "the priors' length")
             if np.any(self._costs > 1):
                 raise ValueError("costs must lie in (0, 1]")
         else:
-            k = (
-                DEFAULT_NUM_BOXES
-                if num_boxes is None
-                else check_positive_int(num_boxes, "num_boxes")
-            )
+            k = DEFAULT_NUM_BOXES if num is None else num
         self.num_boxes = k
         out = float(outside_option)
         if not 0.0 <= out <= 1.0:
