@@ -96,15 +96,13 @@ def check_observations(
     g = torch.as_tensor(groups, device=device)
     if g.is_floating_point() or g.dtype == torch.bool:
         raise TypeError(f"groups must be an integer tensor, got {g.dtype}")
-    if g.numel() != batch * n:
-        raise ValueError(f"groups must have {batch * n} entries, got {g.numel()}")
-    g = g.reshape(batch, n)
+    y = torch.as_tensor(targets, dtype=dtype, device=device)
+    for name, t in (("groups", g), ("targets", y)):
+        if t.numel() != batch * n:
+            raise ValueError(f"{name} must have {batch * n} entries, got {t.numel()}")
+    g, y = g.reshape(batch, n), y.reshape(batch, n)
     if bool(((g < 0) | (g >= num_groups)).any()):
         raise ValueError(f"groups must lie in [0, {num_groups})")
-    y = torch.as_tensor(targets, dtype=dtype, device=device)
-    if y.numel() != batch * n:
-        raise ValueError(f"targets must have {batch * n} entries, got {y.numel()}")
-    y = y.reshape(batch, n)
     for name, t in (("inputs", x), ("targets", y)):
         check_all_finite(t, name)
     return x, g.long(), y
