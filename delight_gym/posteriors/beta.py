@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from delight_gym._checks import (
+    check_action_batch,
     check_instance,
     check_positive_float,
     check_positive_int,
@@ -85,12 +86,7 @@ class BetaBernoulliPosterior:
         act = np.asarray(actions)
         if act.dtype == np.bool_ or not np.issubdtype(act.dtype, np.integer):
             raise TypeError(f"actions must be an integer array, got dtype {act.dtype}")
-        check_shape(act, (self.batch_size,), "actions")
-        if act.size and (act.min() < 0 or act.max() >= self.num_arms):
-            raise ValueError(
-                f"actions must lie in [0, {self.num_arms}), got values in "
-                f"[{act.min()}, {act.max()}]"
-            )
+        act = check_action_batch(act, self.batch_size, self.num_arms)
         rew = check_shape(
             check_unit_interval_array(rewards, "rewards"), (self.batch_size,), "rewards"
         )
