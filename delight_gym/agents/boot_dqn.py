@@ -91,7 +91,6 @@ class SeedBatchedBootDQN:
     ) -> None:
         self.num_seeds = check_positive_int(num_seeds, "num_seeds")
         self.num_heads = check_positive_int(num_heads, "num_heads")
-        self.num_actions = check_positive_int(num_actions, "num_actions")
         self.batch_size, self.buffer_size, self.learning_starts = check_replay_options(
             batch_size, buffer_size, learning_starts
         )
@@ -109,6 +108,7 @@ class SeedBatchedBootDQN:
             prior_scale=prior_scale,
             generator=self.generator,
         ).to(dev)
+        self.num_actions = self.network.num_actions  # checked by the network
         self.device = dev
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=float(learning_rate))
         s, cap = self.num_seeds, self.buffer_size

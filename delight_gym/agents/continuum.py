@@ -22,7 +22,6 @@ from delight_gym._checks import (
     check_nonnegative_int,
     check_positive_float,
     check_positive_int,
-    check_seed,
     check_unit_interval_array,
     check_would_fit,
 )
@@ -198,8 +197,6 @@ class ContinuumAgent:
         surprisal_cap = DEFAULT_SURPRISAL_CAP if surprisal_cap is None else surprisal_cap
         ucb_delta = DEFAULT_UCB_DELTA if ucb_delta is None else ucb_delta
         self.name = name
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.dim = check_positive_int(dim, "dim")
         self.num_candidates = check_positive_int(num_candidates, "num_candidates")
         self.num_local = check_nonnegative_int(num_local, "num_local")
         self.num_posterior = check_nonnegative_int(num_posterior, "num_posterior")
@@ -219,16 +216,18 @@ class ContinuumAgent:
         self.half_life = check_positive_float(half_life, "half_life")
         self.ucb_delta = check_positive_float(ucb_delta, "ucb_delta", normal=True)
         srinivas_beta(1, self.num_candidates, self.ucb_delta)  # checks δ < 1
-        self.rng = np.random.default_rng(check_seed(seed))
         self.posterior = RFFPosterior(
-            self.batch_size,
-            self.dim,
+            batch_size,
+            dim,
             num_features=num_features,
             lengthscale=lengthscale,
             prior_std=prior_std,
             noise=noise,
             seed=seed,
         )
+        # batch_size, dim and seed are checked by the posterior, as the agent's own
+        self.batch_size, self.dim = self.posterior.batch_size, self.posterior.dim
+        self.rng = np.random.default_rng(self.posterior.seed)
         b, c, s = self.batch_size, self.num_candidates, self.num_posterior
         m = self.posterior.num_features
         check_would_fit(
