@@ -23,7 +23,6 @@ from delight_gym._checks import (
 from delight_gym.posteriors.arguments import check_head_options, check_placement
 from delight_gym.posteriors.batched_base import (
     BatchedBanditPosterior,
-    check_baseline,
     check_generators,
 )
 from delight_gym.posteriors.batched_mlp import BatchedMLP, ObservationBuffer, mlp_parameter_count
@@ -32,34 +31,22 @@ from delight_gym.posteriors.ensemble import (
     DEFAULT_PRIOR_SCALE,
     ensemble_expected_improvement,
 )
-from delight_gym.posteriors.linfull import check_rows
+from delight_gym.posteriors.linfull import RowPredictive
 
 __all__ = ["BanditEnsemblePosterior", "EnsemblePredictive"]
 
 
-class EnsemblePredictive:
+class EnsemblePredictive(RowPredictive):
     """The heads' values ``(H, B, K)`` of ``K`` actions in ``B`` rows, and their mean
-    ``(B, K)``."""
+    ``(B, K)``; the expected improvement is the heads' ``(1/H) Σ_h (f_h(a) − baseline)^+``."""
 
     def __init__(self, head_values: torch.Tensor) -> None:
         self.head_values = head_values
         self.mean = head_values.mean(dim=0)
 
-    def expected_improvement(
-        self, baseline: torch.Tensor, rows: torch.Tensor | None = None, *, at_least: float = 0.0
-    ) -> torch.Tensor:
-        """``(1/H) Σ_h (f_h(a) − baseline)^+``, ``(r, K)``, on ``rows`` (all rows when
-        ``None``), for a finite baseline of shape ``()``, ``(r,)`` or ``(r, 1)``;
-        ``at_least`` is unused (the interface of ``StudentTPredictive``)."""
-        rows = check_rows(rows, self.head_values.shape[1])
-        r = self.head_values.shape[1] if rows is None else rows.shape[0]
-        v = check_baseline(baseline, r, self.mean.dtype, self.mean.device)
-        return self._expected_improvement(v, rows, at_least)
-
     def _expected_improvement(
         self, v: torch.Tensor, rows: torch.Tensor | None, at_least: float
     ) -> torch.Tensor:
-        """:meth:`expected_improvement` of a ``(r, 1)`` baseline and int64 ``rows``."""
         values = (
             self.head_values if rows is None else self.head_values[:, rows.to(self.mean.device)]
         )

@@ -11,6 +11,7 @@ reward ``f = x̃ᵀw`` of an input is then Student-t with ``2a`` degrees of free
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_B0",
     "DEFAULT_LAMBDA_PRIOR",
     "LinFullPosterior",
+    "RowPredictive",
     "StudentTPredictive",
     "check_prior_shape",
     "check_rows",
@@ -72,7 +74,34 @@ def check_rows(rows: Any, batch_size: int) -> torch.Tensor | None:
     return idx.long()
 
 
-class StudentTPredictive:
+class RowPredictive(abc.ABC):
+    """A predictive of the mean reward of ``K`` actions in ``B`` rows (``mean`` ``(B, K)``):
+    its expected improvement, checked here and computed by each subclass."""
+
+    mean: torch.Tensor
+
+    def expected_improvement(
+        self, baseline: torch.Tensor, rows: torch.Tensor | None = None, *, at_least: float = 0.0
+    ) -> torch.Tensor:
+        """``E[(f(a) − baseline)^+]``, ``(r, K)``, on ``rows`` (int64 ``(r,)``; all rows when
+        ``None``), for a finite baseline of shape ``()``, ``(r,)`` or ``(r, 1)``.
+
+        With ``at_least > 0`` a subclass may return 0, unevaluated, where the EI is provably
+        below it (:class:`StudentTPredictive` does; the ensemble's ignores it).
+        """
+        rows = check_rows(rows, self.mean.shape[0])
+        r = self.mean.shape[0] if rows is None else rows.shape[0]
+        v = check_baseline(baseline, r, self.mean.dtype, self.mean.device)
+        return self._expected_improvement(v, rows, at_least)
+
+    @abc.abstractmethod
+    def _expected_improvement(
+        self, v: torch.Tensor, rows: torch.Tensor | None, at_least: float
+    ) -> torch.Tensor:
+        """:meth:`expected_improvement` of a ``(r, 1)`` baseline and int64 ``rows``."""
+
+
+class StudentTPredictive(RowPredictive):
     """The Student-t posterior of the mean reward of ``K`` actions in ``B`` rows: its location,
     and its scale and degrees of freedom computed on demand for the rows asked.
 
@@ -98,23 +127,9 @@ class StudentTPredictive:
         """``(B, K)`` degrees of freedom ``2a``."""
         return self.spread(None)[1]
 
-    def expected_improvement(
-        self, baseline: torch.Tensor, rows: torch.Tensor | None = None, *, at_least: float = 0.0
-    ) -> torch.Tensor:
-        """``E[(f(a) − baseline)^+]``, ``(r, K)``, on ``rows`` (int64 ``(r,)``; all rows when
-        ``None``), for a finite baseline of shape ``()``, ``(r,)`` or ``(r, 1)``.
-
-        With ``at_least > 0`` the entries whose EI is provably below it are 0, not evaluated.
-        """
-        rows = check_rows(rows, self.mean.shape[0])
-        r = self.mean.shape[0] if rows is None else rows.shape[0]
-        v = check_baseline(baseline, r, self.mean.dtype, self.mean.device)
-        return self._expected_improvement(v, rows, at_least)
-
     def _expected_improvement(
         self, v: torch.Tensor, rows: torch.Tensor | None, at_least: float
     ) -> torch.Tensor:
-        """:meth:`expected_improvement` of a ``(r, 1)`` baseline and int64 ``rows``."""
         m = self.mean if rows is None else self.mean[rows.to(self.mean.device)]
         s, nu = self.spread(rows)
         if at_least <= 0:
