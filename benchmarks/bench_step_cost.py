@@ -137,17 +137,25 @@ def run_average(clocks: tuple[int, ...], ratios: list[float], horizon: int) -> f
     return area / (ts[-1] - ts[0])
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The description as written, and each option's default."""
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print each algorithm's CPU milliseconds per step and DE's ratio, with the load."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=Args.steps)
-    parser.add_argument("--warmup", type=int, default=Args.warmup)
-    parser.add_argument("--repeats", type=int, default=Args.repeats)
-    parser.add_argument("--clocks", type=str, default=",".join(map(str, Args.clocks)))
-    parser.add_argument("--deepsea-steps", type=int, default=Args.deepsea_steps)
-    parser.add_argument("--deepsea-repeats", type=int, default=Args.deepsea_repeats)
-    parser.add_argument("--only", choices=("all", "pendulum", "deepsea"), default="all")
-    parser.add_argument("--quick", action="store_true")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=_HelpFormatter
+    )
+    add = parser.add_argument
+    add("--steps", type=int, default=Args.steps, help="Pendulum steps per timed window")
+    add("--warmup", type=int, default=Args.warmup, help="steps that fill the replay first")
+    add("--repeats", type=int, default=Args.repeats, help="paired windows at each clock")
+    clocks = ",".join(map(str, Args.clocks))
+    add("--clocks", type=str, default=clocks, help="DE's clocks t, comma-separated")
+    add("--deepsea-steps", type=int, default=Args.deepsea_steps, help="DeepSea steps per window")
+    add("--deepsea-repeats", type=int, default=Args.deepsea_repeats, help="DeepSea window pairs")
+    add("--only", choices=("all", "pendulum", "deepsea"), default="all", help="which pairs")
+    add("--quick", action="store_true", help="tiny sizes (the test suite's smoke run)")
     ns = parser.parse_args(argv)
     args = Args(
         ns.steps,
