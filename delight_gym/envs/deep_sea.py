@@ -427,9 +427,11 @@ class DeepSeaVectorEnv(_DeepSeaParameters, InstanceVectorEnv):  # type: ignore[m
             "denoised_reward": denoised,
             "denoised_return": self._denoised_return.copy(),
         }
-        final_obs = np.full(m, None, dtype=object)  # read only where terminated
-        for i in np.flatnonzero(terminated).tolist():
-            final_obs[i] = np.zeros((n, n), dtype=np.float32)
+        final_obs = None  # built only on a step where some sub-env terminated
+        if terminated.any():
+            final_obs = np.full(m, None, dtype=object)
+            for i in np.flatnonzero(terminated).tolist():
+                final_obs[i] = np.zeros((n, n), dtype=np.float32)
         success = {"is_success": self._found & terminated}
         infos = vector_step_infos(step_info, terminated, final_obs, success)
         self._start_episodes(terminated)  # SAME_STEP autoreset; the mapping is kept
