@@ -152,30 +152,21 @@ class DelightOptions:
             ``agreement``); divides EI by its posterior's spread; holds overrides.
         """
         clock = self.clock or clocks[0]
+        if clock not in clocks:
+            raise ValueError(f"{owner} counts clock in {clocks}; got clock={self.clock!r}")
+        if not hosts and self.host is not None:
+            raise ValueError(f"{owner} takes its host as an argument; delight.host must be None")
+        if not hosts and self.commit:
+            raise ValueError(f"{owner} has no episode head to commit to; commit must be False")
+        if self.durations != (1,) and not commits:
+            raise ValueError(f"{owner} does not hold overrides; durations must be (1,)")
         spread = self.value_scale == "spread" and spread_scale
-        refusals = (  # (refused, why), the first refused is raised
-            (clock not in clocks, f"counts clock in {clocks}; got clock={self.clock!r}"),
-            (
-                not hosts and self.host is not None,
-                "takes its host as an argument; delight.host must be None",
-            ),
-            (not hosts and self.commit, "has no episode head to commit to; commit must be False"),
-            (
-                self.durations != (1,) and not commits,
-                "does not hold overrides; durations must be (1,)",
-            ),
-            (
-                not spread and self.value_scale in _SCALE_MODES and not auto_scale,
-                "has no running value scale nor heads; value_scale must be a float",
-            ),
-            (
-                self.agreement is not None and not auto_scale,
-                "has no heads to agree; agreement must be None",
-            ),
-        )
-        for refused, why in refusals:
-            if refused:
-                raise ValueError(f"{owner} {why}")
+        if not spread and self.value_scale in _SCALE_MODES and not auto_scale:
+            raise ValueError(
+                f"{owner} has no running value scale nor heads; value_scale must be a float"
+            )
+        if self.agreement is not None and not auto_scale:
+            raise ValueError(f"{owner} has no heads to agree; agreement must be None")
         resolved = copy.copy(self)  # the fields were checked on construction: no second check
         object.__setattr__(resolved, "clock", clock)
         object.__setattr__(resolved, "host", self.host or (hosts[0] if hosts else None))
